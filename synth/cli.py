@@ -1,0 +1,241 @@
+"""Command-line interface: argument parsing and dispatch only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from synth.cost.bounds import stage_lower_bounds_batch
+from synth.cost.evaluate import PhaseEvaluation
+from synth.cost.fattree import ideal_exchange_time
+from synth.errors import SynthError
+from synth.fileio import atomic_open
+from synth.instance import Instance, resolve
+from synth.render import console
+from synth.render.routes_file import RoutesWriter, read_routes
+from synth.topology import parse_topology
+from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern
+from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
+from synth.workflow import FLOWS_PER_BATCH, Progress, parse_phase_selection, route_phases
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit code 2
+        raise SynthError(f"{self.prog}: {message}")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
+    return value
+
+
+def _load(args) -> tuple[Instance, object, object]:
+    instance = resolve(args.spec)
+    xgft = parse_topology(instance.spec)
+    return instance, xgft, xgft.network()
+
+
+def _workload(args, instance: Instance, xgft, network):
+    pattern = args.traffic or instance.traffic.get("pattern")
+    if not pattern:
+        raise SynthError("no traffic given: use --traffic PATTERN (or a [traffic] pattern in the instance file)")
+    size = args.bytes if args.bytes is not None else int(instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES))
+    workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), size)
+    selection = args.phase or str(instance.traffic.get("phases", "all"))
+    return workload, parse_phase_selection(selection, workload.num_phases)
+
+
+def _print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool) -> dict:
+    if full_table or len(evaluations) <= console.TABLE_PHASES:
+        print(console.phase_rows(evaluations, network))
+    else:
+        print(console.distribution_lines(evaluations))
+    totals = console.summary(evaluations)
+    print(console.summary_line(totals))
+    return totals
+
+
+# ----- commands ---------------------------------------------------------------------------------
+
+def cmd_topology(args) -> int:
+    _, xgft, network = _load(args)
+    if args.format == "json":
+        text = json.dumps(network.to_json_dict(), separators=(",", ":"))
+        if args.out:
+            with atomic_open(args.out) as handle:
+                handle.write(text + "\n")
+        else:
+            print(text)
+    else:
+        print(console.topology_summary(xgft, network))
+    return 0
+
+
+def cmd_route(args) -> int:
+    instance, xgft, network = _load(args)
+    workload, phases = _workload(args, instance, xgft, network)
+    router = args.router or instance.route.get("router")
+    if not router:
+        raise SynthError("no router given: use --router NAME (or a [route] router in the instance file)")
+    seed = args.seed if args.seed is not None else int(instance.route.get("seed", 0))
+    print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
+    print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
+    print(f"router    {router} (seed {seed})")
+    progress = Progress(len(phases), enabled=not args.quiet)
+    routed = route_phases(xgft, network, workload, phases, router, seed, progress, keep_routes=bool(args.out))
+    header = {
+        "topology": {"spec": xgft.spec},
+        "traffic": workload.describe(),
+        "router": router,
+        "seed": seed,
+    }
+    evaluations = []
+    if args.out:
+        with atomic_open(args.out) as handle:
+            writer = RoutesWriter(handle, header)
+            for phase in routed:
+                evaluations.append(phase.evaluation)
+                writer.add_phase(_phase_record(xgft, phase))
+            totals = console.summary(evaluations)
+            writer.close(totals)
+    else:
+        evaluations = [phase.evaluation for phase in routed]
+    print()
+    _print_phases(evaluations, network, args.table)
+    if args.out:
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _phase_record(xgft, phase) -> dict:
+    e = phase.evaluation
+    return {
+        "phase": e.phase,
+        "max_contention": e.max_contention,
+        "lower_bound": e.lower_bound,
+        "gap": e.gap,
+        "status": e.status,
+        "stage_max": e.stage_max,
+        "stage_bounds": e.stage_bounds,
+        "flows": phase.flows.rows(),
+        "paths": xgft.path_nodes(phase.flows.src, phase.flows.dst, phase.choice),
+    }
+
+
+def cmd_bounds(args) -> int:
+    instance, xgft, network = _load(args)
+    workload, phases = _workload(args, instance, xgft, network)
+    print(f"topology  {xgft.label()}: {network.num_terminals} terminals")
+    print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
+    print()
+    per_batch = max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
+    stage_bounds = []
+    for start in range(0, len(phases), per_batch):
+        batch = phases[start : start + per_batch]
+        idx, src, dst, _ = workload.batch(batch)
+        stage_bounds.append(stage_lower_bounds_batch(xgft, idx, src, dst, len(batch)))
+    bounds = np.concatenate(stage_bounds)
+    evaluations = [
+        PhaseEvaluation(int(p), int(b.max(initial=0)), int(b.max(initial=0)), "optimal", -1, b.tolist(), [])
+        for p, b in zip(phases, bounds)
+    ]
+    if args.table or len(phases) <= console.TABLE_PHASES:
+        rows = [[e.phase, e.lower_bound] + e.stage_bounds for e in evaluations]
+        print(console.table(["phase", "lower bound"] + [f"stage {k}" for k in range(1, xgft.height + 1)], rows))
+    else:
+        counts = np.bincount(bounds.max(axis=1))
+        rows = [[value, int(n)] for value, n in enumerate(counts) if n]
+        print(console.table(["lower bound", "phases"], rows))
+    print("lower bound per stage, max over the phases: " + ", ".join(
+        f"stage {k}: {int(v)}" for k, v in enumerate(bounds.max(axis=0), start=1)))
+    if workload.is_all_to_all:
+        print()
+        print("all-to-all bandwidth per layer (003, eq. 2.1): messages per phase a layer-l subtree's up links must carry")
+        print(console.bmin_lines(xgft))
+        ideal = ideal_exchange_time(xgft.m, workload.message_bytes)
+        print()
+        print(f"ideal exchange time (003, sec. 2.5.1; 10 Gb/s, 100 ns links, 50 ns switches, 500 ns adapters, 64 B flits): "
+              f"{ideal * 1e6:.2f} us for {workload.message_bytes} B messages")
+    return 0
+
+
+def cmd_check(args) -> int:
+    doc = read_routes(args.routes)
+    report = check_routes(doc)
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.ok:
+        print(f"OK: {report.phases} phases, {report.paths} paths valid, minimal up*/down*; "
+              f"recorded contention and bounds match (max contention {report.max_contention})")
+        return 0
+    for problem in report.problems[:MAX_LISTED_PROBLEMS]:
+        print(f"FAIL: {problem}")
+    if len(report.problems) > MAX_LISTED_PROBLEMS:
+        print(f"... and {len(report.problems) - MAX_LISTED_PROBLEMS} more problems")
+    print(f"FAILED: {len(report.problems)} problems in {report.phases} phases")
+    return 1
+
+
+# ----- parser ---------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="synth", description="Contention-optimal routing synthesis for interconnection networks.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def add_spec(p):
+        p.add_argument("spec", metavar="SPEC", help="network spec such as xgft:3:8,4,2:1,8,2, or an instance .toml file")
+
+    def add_traffic(p):
+        p.add_argument("--traffic", metavar="PATTERN", help="a2a-lin[:SHIFT], a2a-xor, a2a-opt, a2a-ghe, a2a-bgh, "
+                       "shift:K, bitcomp, bitrev, randperm:SEED, uniform:SEED, csv:PATH")
+        p.add_argument("--phase", metavar="SEL", help="all (default), P, P1,P2,... or A-B")
+        p.add_argument("--bytes", type=_positive_int, help=f"message size in bytes (default {DEFAULT_MESSAGE_BYTES})")
+        p.add_argument("--table", action="store_true", help=f"a row per phase even beyond {console.TABLE_PHASES} phases")
+
+    p = sub.add_parser("topology", help="summarize a network or write it as JSON")
+    add_spec(p)
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--out", metavar="FILE", help="write the JSON here instead of stdout")
+    p.set_defaults(func=cmd_topology)
+
+    p = sub.add_parser("route", help="route a workload and report contention against the lower bound")
+    add_spec(p)
+    add_traffic(p)
+    p.add_argument("--router", metavar="NAME", help="dmodk, smodk, random, random-msg")
+    p.add_argument("--seed", type=_positive_int, help="seed of the random routers (default 0)")
+    p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/1 JSON)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_route)
+
+    p = sub.add_parser("bounds", help="lower bounds on contention for a workload, B_min and ideal time for all-to-all")
+    add_spec(p)
+    add_traffic(p)
+    p.set_defaults(func=cmd_bounds)
+
+    p = sub.add_parser("check", help="re-verify a routes file from scratch")
+    p.add_argument("routes", metavar="ROUTES.json")
+    p.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except SynthError as exc:
+        print(f"synth: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

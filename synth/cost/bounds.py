@@ -1,0 +1,44 @@
+"""Lower bounds on maximum link contention that every routing obeys.
+
+Subtree cut bound (003_fd372c8942ac4293.txt, ch.3 sec. 3.4.4, digest sec. 4): every message
+whose source lies in a layer-(k-1) subtree P and whose NCA layer is at least k leaves P
+through the up links of P's XGFT nodes at stage k; there are W_1*...*W_k of them. So the
+maximum contention at stage k is at least ceil(count / (W_1*...*W_k)), and likewise for
+messages entering P on the down links. Stage 1 is the per-terminal injection/ejection bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.topology.xgft import Xgft
+
+
+def _ceil_div(a: np.ndarray, b: int) -> np.ndarray:
+    return -(-a // b)
+
+
+def stage_lower_bounds_batch(xgft: Xgft, phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray, num_phases: int) -> np.ndarray:
+    """Subtree cut bound per (phase, stage): shape (num_phases, H)."""
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    phase_index = np.asarray(phase_index, dtype=np.int64)
+    out = np.zeros((num_phases, xgft.height), dtype=np.int64)
+    for k in range(1, xgft.height + 1):
+        span, subtrees = xgft.mt_span[k - 1], xgft.mt_count(k - 1)
+        src_tree, dst_tree = src // span, dst // span
+        leaving = src_tree != dst_tree  # NCA layer >= k
+        for tree in (src_tree, dst_tree):
+            keys = phase_index[leaving] * subtrees + tree[leaving]
+            counts = np.bincount(keys, minlength=num_phases * subtrees).reshape(num_phases, subtrees)
+            out[:, k - 1] = np.maximum(out[:, k - 1], _ceil_div(counts.max(axis=1), xgft.wt_span[k]))
+    return out
+
+
+def stage_lower_bounds(xgft: Xgft, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Subtree cut bound of one flow set per stage 1..H."""
+    src = np.asarray(src, dtype=np.int64)
+    return stage_lower_bounds_batch(xgft, np.zeros(src.shape, dtype=np.int64), src, dst, 1)[0]
+
+
+def lower_bound(xgft: Xgft, src: np.ndarray, dst: np.ndarray) -> int:
+    return int(stage_lower_bounds(xgft, src, dst).max(initial=0))

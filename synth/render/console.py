@@ -1,0 +1,112 @@
+"""Plain-text renderings for the terminal: topology summaries, per-phase tables, summaries."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Sequence
+
+from synth.cost.evaluate import PhaseEvaluation
+from synth.cost.fattree import bmin_table, top_halving_savings
+from synth.topology.network import Network
+from synth.topology.xgft import Xgft
+
+# Up to this many phases a per-phase table is printed by default; beyond it, a distribution.
+TABLE_PHASES = 64
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence], align: str | None = None) -> str:
+    """Right-aligned columns (left-aligned where `align` has an 'l')."""
+    cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    align = align or "r" * len(headers)
+    lines = []
+    for r in cells:
+        parts = [c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(r, widths, align)]
+        lines.append("  ".join(parts).rstrip())
+    return "\n".join(lines)
+
+
+def percent(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def topology_summary(xgft: Xgft, network: Network) -> str:
+    h = xgft.height
+    lines = [
+        f"{xgft.label()}  spec {xgft.spec}",
+        f"terminals {network.num_terminals}, switches {network.num_switches}, "
+        f"links {network.num_channels // 2} ({network.num_channels} directed channels)",
+        "",
+    ]
+    rows = []
+    for layer in range(h + 1):
+        down = xgft.m[layer - 1] if layer >= 1 else 0
+        up = xgft.w[layer] if layer < h else 0
+        links = xgft.link_count(layer) if layer >= 1 else "-"
+        paths = xgft.wt_span[layer]
+        rows.append([layer, xgft.switch_count(layer), links, down, up, paths])
+    lines.append(table(["layer", "S(l) nodes", "E(l) links below", "down ports", "up ports", "paths via layer"], rows))
+    lines.append("")
+    lines.append("layer 0 are the terminals; E(l) counts the links between layers l-1 and l (stage l);")
+    lines.append("'paths via layer' is W_1*...*W_l, the minimal paths of a flow whose NCA is at that layer.")
+    switch_saving, link_saving = top_halving_savings(xgft.m)
+    lines.append(
+        f"halving W_{h} of the full-bisection XGFT with these M saves {percent(float(switch_saving))} of switches "
+        f"and {percent(float(link_saving))} of links (003, sec. 2.4.2)"
+    )
+    return "\n".join(lines)
+
+
+def bmin_lines(xgft: Xgft) -> str:
+    rows = [
+        [r["layer"], r["bmin"], r["full_bisection"], r["up_links"], r["contention_bound"]]
+        for r in bmin_table(xgft)
+    ]
+    return table(["layer l", "B_min(l)", "full bisection", "XGFT up links", "contention >="], rows)
+
+
+def phase_rows(evaluations: Sequence[PhaseEvaluation], network: Network | None) -> str:
+    rows = []
+    for e in evaluations:
+        hottest = network.channel_label(e.hottest_channel) if network is not None and e.hottest_channel >= 0 else "-"
+        rows.append([e.phase, e.max_contention, e.lower_bound, e.gap, e.status, hottest])
+    return table(["phase", "max contention", "lower bound", "gap", "status", "a hottest channel"], rows, "rrrrll")
+
+
+def distribution_lines(evaluations: Sequence[PhaseEvaluation]) -> str:
+    counts = Counter((e.max_contention, e.lower_bound) for e in evaluations)
+    rows = []
+    for (achieved, bound), n in sorted(counts.items()):
+        example = [e.phase for e in evaluations if (e.max_contention, e.lower_bound) == (achieved, bound)][:6]
+        more = ", ..." if n > len(example) else ""
+        rows.append([achieved, bound, n, ", ".join(map(str, example)) + more])
+    return table(["max contention", "lower bound", "phases", "e.g. phases"], rows, "rrrl")
+
+
+def summary(evaluations: Sequence[PhaseEvaluation]) -> dict:
+    worst = max(evaluations, key=lambda e: (e.max_contention, -e.phase))
+    above = [e for e in evaluations if e.max_contention > e.lower_bound]
+    total = sum(e.max_contention for e in evaluations)
+    total_bound = sum(e.lower_bound for e in evaluations)
+    return {
+        "phases": len(evaluations),
+        "max_contention": worst.max_contention,
+        "worst_phase": worst.phase,
+        "max_lower_bound": max(e.lower_bound for e in evaluations),
+        "phases_at_bound": len(evaluations) - len(above),
+        "phases_above_bound": len(above),
+        "max_gap": max((e.gap for e in evaluations), default=0),
+        "sum_max_contention": total,
+        "sum_lower_bound": total_bound,
+        "statuses": dict(Counter(e.status for e in evaluations)),
+    }
+
+
+def summary_line(s: dict) -> str:
+    excess = (s["sum_max_contention"] / s["sum_lower_bound"] - 1) if s["sum_lower_bound"] else 0.0
+    statuses = ", ".join(f"{n} {k}" for k, n in sorted(s["statuses"].items()))
+    return (
+        f"summary: {s['phases']} phases ({statuses}); max contention {s['max_contention']} (phase {s['worst_phase']}), "
+        f"lower bound up to {s['max_lower_bound']}; {s['phases_above_bound']} phases above the bound (max gap {s['max_gap']}); "
+        f"sum over phases {s['sum_max_contention']} vs bound {s['sum_lower_bound']} (+{percent(excess)})"
+    )

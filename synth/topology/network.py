@@ -1,0 +1,105 @@
+"""The family-independent network model: nodes and directed channels as numpy arrays.
+
+Terminals are nodes 0..N-1, so a flow names its endpoints by rank; switches follow. Every
+directed channel carries (src node, src port, dst node, dst port), ports numbered per node
+from 1 as in InfiniBand. A family module (xgft, ...) builds a Network and keeps its own
+addressing; everything downstream (loads, checks, tables) only needs these arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(eq=False)
+class Network:
+    spec: str
+    family: str
+    num_terminals: int
+    node_level: np.ndarray  # (num_nodes,) layer of every node; terminals are level 0
+    node_names: list[str]
+    channel_src: np.ndarray  # (num_channels,) node ids
+    channel_src_port: np.ndarray
+    channel_dst: np.ndarray
+    channel_dst_port: np.ndarray
+    _channel_keys: np.ndarray | None = field(default=None, repr=False)
+    _channel_order: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.node_level.shape[0])
+
+    @property
+    def num_channels(self) -> int:
+        return int(self.channel_src.shape[0])
+
+    @property
+    def num_switches(self) -> int:
+        return self.num_nodes - self.num_terminals
+
+    def is_terminal(self, node: int) -> bool:
+        return 0 <= node < self.num_terminals
+
+    def node_kind(self, node: int) -> str:
+        return "terminal" if self.is_terminal(node) else "switch"
+
+    def channel_label(self, channel: int) -> str:
+        """A person-readable description of one directed channel."""
+        src, dst = int(self.channel_src[channel]), int(self.channel_dst[channel])
+        return (
+            f"{self.node_names[src]}[{int(self.channel_src_port[channel])}] -> "
+            f"{self.node_names[dst]}[{int(self.channel_dst_port[channel])}]"
+        )
+
+    def channel_is_up(self) -> np.ndarray:
+        """True for channels that climb a level (towards the root of a tree-like network)."""
+        return self.node_level[self.channel_dst] > self.node_level[self.channel_src]
+
+    def channel_stage(self) -> np.ndarray:
+        """The stage of every channel: the higher of its two endpoint levels (E(l) counts stage l)."""
+        return np.maximum(self.node_level[self.channel_src], self.node_level[self.channel_dst])
+
+    def find_channels(self, src_nodes: np.ndarray, dst_nodes: np.ndarray) -> np.ndarray:
+        """Channel id for every (src node, dst node) pair, -1 where no channel joins them.
+
+        Independent of any family's addressing: a sorted key lookup over the channel arrays.
+        With parallel channels between the same two nodes, the lowest channel id is returned.
+        """
+        if self._channel_keys is None:
+            keys = self.channel_src.astype(np.int64) * self.num_nodes + self.channel_dst
+            order = np.argsort(keys, kind="stable")
+            self._channel_keys, self._channel_order = keys[order], order
+        keys = np.asarray(src_nodes, dtype=np.int64) * self.num_nodes + np.asarray(dst_nodes, dtype=np.int64)
+        pos = np.searchsorted(self._channel_keys, keys)
+        pos_clipped = np.minimum(pos, len(self._channel_keys) - 1)
+        found = (pos < len(self._channel_keys)) & (self._channel_keys[pos_clipped] == keys)
+        valid_nodes = (np.asarray(src_nodes) >= 0) & (np.asarray(dst_nodes) >= 0)
+        return np.where(found & valid_nodes, self._channel_order[pos_clipped], -1)
+
+    def to_json_dict(self) -> dict:
+        """The `synth-topology/1` document (see docs/formats.md)."""
+        levels = self.node_level.tolist()
+        nodes = [
+            {"id": i, "name": self.node_names[i], "kind": self.node_kind(i), "level": levels[i]}
+            for i in range(self.num_nodes)
+        ]
+        columns = zip(
+            self.channel_src.tolist(),
+            self.channel_src_port.tolist(),
+            self.channel_dst.tolist(),
+            self.channel_dst_port.tolist(),
+        )
+        channels = [
+            {"id": i, "src": s, "src_port": sp, "dst": d, "dst_port": dp}
+            for i, (s, sp, d, dp) in enumerate(columns)
+        ]
+        return {
+            "format": "synth-topology/1",
+            "spec": self.spec,
+            "family": self.family,
+            "terminals": self.num_terminals,
+            "nodes": nodes,
+            "channels": channels,
+        }

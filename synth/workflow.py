@@ -1,0 +1,179 @@
+"""Whole runs: route the selected phases of a workload in batches, evaluate them, stream results.
+
+Shared by the CLI and the reports so that both print the same numbers.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from math import gcd
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import numpy as np
+
+from synth.cost.evaluate import PhaseEvaluation, evaluate_batch
+from synth.cost.loads import phase_channel_counts
+from synth.errors import SynthError
+from synth.parallel import default_workers, map_in_processes
+from synth.route.oblivious import OBLIVIOUS_ROUTERS
+from synth.topology.network import Network
+from synth.topology.xgft import Xgft
+from synth.traffic.flows import Flows
+from synth.traffic.patterns import Workload
+
+# Batches of about 64 k flows keep the (phase, channel) count matrix and the temporaries in cache.
+FLOWS_PER_BATCH = 1 << 16
+
+
+@dataclass
+class RoutedPhase:
+    flows: Flows | None  # None when the run keeps evaluations only
+    choice: np.ndarray | None  # per flow: WT index at the NCA layer (synth.topology.xgft)
+    evaluation: PhaseEvaluation
+
+
+def parse_phase_selection(text: str, num_phases: int) -> np.ndarray:
+    """`all`, `P`, `P1,P2,...` or ranges `A-B` (inclusive), each checked against the workload."""
+    text = str(text).strip()
+    if text == "all":
+        return np.arange(num_phases, dtype=np.int64)
+    selected: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        first, dash, last = part.partition("-")
+        try:
+            values = range(int(first), int(last) + 1) if dash else [int(part)]
+        except ValueError:
+            raise SynthError(f"--phase takes all, P, P1,P2,... or A-B; got '{text}'") from None
+        for p in values:
+            if not 0 <= p < num_phases:
+                raise SynthError(f"phase {p} out of range: the workload has phases 0..{num_phases - 1}")
+            selected.append(p)
+    if not selected:
+        raise SynthError(f"--phase selects no phase: '{text}'")
+    return np.asarray(selected, dtype=np.int64)
+
+
+def router_function(name: str) -> Callable:
+    try:
+        return OBLIVIOUS_ROUTERS[name]
+    except KeyError:
+        known = ", ".join(OBLIVIOUS_ROUTERS)
+        raise SynthError(f"unknown router '{name}' (known: {known})") from None
+
+
+def _positions_in_phase(phase_index: np.ndarray, num: int) -> np.ndarray:
+    starts = np.concatenate([[0], np.cumsum(np.bincount(phase_index, minlength=num))[:-1]])
+    return np.arange(phase_index.shape[0]) - starts[phase_index]
+
+
+class Progress:
+    """Progress on stderr for runs longer than a moment: phases done, elapsed, achieved vs bound."""
+
+    def __init__(self, total: int, enabled: bool = True, every: float = 2.0):
+        self.total, self.enabled, self.every = total, enabled, every
+        self.start = self.last = time.monotonic()
+        self.done = self.above = 0
+
+    def update(self, evaluations: list[PhaseEvaluation]) -> None:
+        self.done += len(evaluations)
+        self.above += sum(e.max_contention > e.lower_bound for e in evaluations)
+        now = time.monotonic()
+        if self.enabled and now - self.last >= self.every and self.done < self.total:
+            self.last = now
+            print(f"  {self.done}/{self.total} phases, {now - self.start:.1f} s, {self.above} above the lower bound",
+                  file=sys.stderr, flush=True)
+
+
+def route_phases(
+    xgft: Xgft,
+    network: Network,
+    workload: Workload,
+    phases: np.ndarray,
+    router: str,
+    seed: int = 0,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    keep_routes: bool = True,
+) -> Iterator[RoutedPhase]:
+    """Route and evaluate the selected phases in order, batches spread over worker processes."""
+    route = router_function(router)
+    per_batch = max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
+    batches = [phases[start : start + per_batch] for start in range(0, len(phases), per_batch)]
+
+    def route_batch(batch: np.ndarray):
+        idx, src, dst, size = workload.batch(batch)
+        choice = route(xgft, src, dst, phase=batch[idx], index=_positions_in_phase(idx, len(batch)), seed=seed)
+        evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice)
+        # Flows and paths cross the process boundary only when the caller keeps them.
+        return (idx, src, dst, size, choice, evaluations) if keep_routes else evaluations
+
+    for result in map_in_processes(route_batch, batches, workers):
+        if not keep_routes:
+            if progress is not None:
+                progress.update(result)
+            for evaluation in result:
+                yield RoutedPhase(None, None, evaluation)
+            continue
+        idx, src, dst, size, choice, evaluations = result
+        if progress is not None:
+            progress.update(evaluations)
+        bounds = np.searchsorted(idx, np.arange(len(evaluations) + 1))
+        for i, evaluation in enumerate(evaluations):
+            part = slice(bounds[i], bounds[i + 1])
+            yield RoutedPhase(Flows(src[part], dst[part], size[part]), choice[part], evaluation)
+
+
+@dataclass
+class ExchangeLoads:
+    """Channel loads of a whole exchange: the per-phase maximum and the total per channel."""
+
+    phases: np.ndarray
+    max_contention: np.ndarray  # per phase
+    total_messages: np.ndarray  # per channel, summed over the phases
+
+
+def exchange_loads(
+    xgft: Xgft,
+    workload: Workload,
+    phases: np.ndarray,
+    router: str,
+    seed: int = 0,
+    workers: int | None = None,
+) -> ExchangeLoads:
+    """Route the selected phases and compute their channel loads, nothing else (no bounds):
+    the inner loop of whole-exchange analyses, batched and spread over worker processes."""
+    route = router_function(router)
+    per_batch = max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
+    ranks = scattered_ranks(workload.num_ranks)
+
+    def load_task(task_phases: np.ndarray):
+        # A task runs many batches and returns one total: little crosses the process boundary.
+        peaks, total = [], np.zeros(xgft.num_channels, dtype=np.int64)
+        for start in range(0, len(task_phases), per_batch):
+            batch = task_phases[start : start + per_batch]
+            idx, src, dst, _ = workload.batch(batch, ranks)
+            choice = route(xgft, src, dst, phase=batch[idx], index=_positions_in_phase(idx, len(batch)), seed=seed)
+            counts = phase_channel_counts(xgft, idx, src, dst, choice, len(batch))
+            peaks.append(counts.max(axis=1))
+            total += counts.sum(axis=0)
+        return np.concatenate(peaks), total
+
+    num_tasks = min(len(phases), 4 * (workers or default_workers()))
+    tasks = [t for t in np.array_split(np.asarray(phases), num_tasks) if len(t)]
+    peaks, total = [], np.zeros(xgft.num_channels, dtype=np.int64)
+    for task_peaks, task_total in map_in_processes(load_task, tasks, workers):
+        peaks.append(task_peaks)
+        total += task_total
+    return ExchangeLoads(np.asarray(phases), np.concatenate(peaks), total)
+
+
+def scattered_ranks(n: int) -> np.ndarray:
+    """0..n-1 visited with a stride near n/phi coprime to n: neighbouring ranks share switches,
+    so a scattered order avoids runs of increments to one counter in bincount (about 2x)."""
+    stride = max(1, int(n * 0.6180339887))
+    while gcd(stride, n) != 1:
+        stride += 1
+    return (np.arange(n, dtype=np.int64) * stride) % n
