@@ -64,9 +64,21 @@ def router_function(name: str) -> Callable:
         raise SynthError(f"unknown router '{name}' (known: {known})") from None
 
 
-def _positions_in_phase(phase_index: np.ndarray, num: int) -> np.ndarray:
-    starts = np.concatenate([[0], np.cumsum(np.bincount(phase_index, minlength=num))[:-1]])
-    return np.arange(phase_index.shape[0]) - starts[phase_index]
+def repeat_ordinals(phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """For every flow, how many earlier flows of its phase have the same (src, dst)."""
+    order = np.lexsort((dst, src, phase_index))
+    keys = np.stack([phase_index[order], src[order], dst[order]])
+    starts = np.concatenate([[True], (np.diff(keys, axis=1) != 0).any(axis=0)]) if len(order) else np.zeros(0, bool)
+    position = np.arange(len(order))
+    group_start = np.maximum.accumulate(np.where(starts, position, 0))
+    ordinals = np.empty(len(order), dtype=np.int64)
+    ordinals[order] = position - group_start
+    return ordinals
+
+
+def _occurrences(workload: Workload, idx: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    # Generated patterns send one message per source and phase; only explicit matrices repeat pairs.
+    return repeat_ordinals(idx, src, dst) if workload.explicit is not None else np.zeros(len(src), dtype=np.int64)
 
 
 class Progress:
@@ -101,29 +113,42 @@ def route_phases(
     """Route and evaluate the selected phases in order, batches spread over worker processes."""
     route = router_function(router)
     per_batch = max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
-    batches = [phases[start : start + per_batch] for start in range(0, len(phases), per_batch)]
+    # Flows of kept routes stay in rank order; otherwise a scattered order speeds up the counts.
+    ranks = None if keep_routes else scattered_ranks(workload.num_ranks)
 
-    def route_batch(batch: np.ndarray):
-        idx, src, dst, size = workload.batch(batch)
-        choice = route(xgft, src, dst, phase=batch[idx], index=_positions_in_phase(idx, len(batch)), seed=seed)
-        evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice)
-        # Flows and paths cross the process boundary only when the caller keeps them.
-        return (idx, src, dst, size, choice, evaluations) if keep_routes else evaluations
+    def route_task(task_phases: np.ndarray) -> list:
+        results = []
+        for start in range(0, len(task_phases), per_batch):
+            batch = task_phases[start : start + per_batch]
+            idx, src, dst, size = workload.batch(batch, ranks)
+            choice = route(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed)
+            evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice)
+            # Flows and paths cross the process boundary only when the caller keeps them.
+            results.append((evaluations, (idx, src, dst, size, choice) if keep_routes else None))
+        return results
 
-    for result in map_in_processes(route_batch, batches, workers):
-        if not keep_routes:
+    for task_results in map_in_processes(route_task, _tasks(phases, per_batch, keep_routes, workers), workers):
+        for evaluations, arrays in task_results:
             if progress is not None:
-                progress.update(result)
-            for evaluation in result:
-                yield RoutedPhase(None, None, evaluation)
-            continue
-        idx, src, dst, size, choice, evaluations = result
-        if progress is not None:
-            progress.update(evaluations)
-        bounds = np.searchsorted(idx, np.arange(len(evaluations) + 1))
-        for i, evaluation in enumerate(evaluations):
-            part = slice(bounds[i], bounds[i + 1])
-            yield RoutedPhase(Flows(src[part], dst[part], size[part]), choice[part], evaluation)
+                progress.update(evaluations)
+            if arrays is None:
+                yield from (RoutedPhase(None, None, e) for e in evaluations)
+                continue
+            idx, src, dst, size, choice = arrays
+            bounds = np.searchsorted(idx, np.arange(len(evaluations) + 1))
+            for i, evaluation in enumerate(evaluations):
+                part = slice(bounds[i], bounds[i + 1])
+                yield RoutedPhase(Flows(src[part], dst[part], size[part]), choice[part], evaluation)
+
+
+def _tasks(phases: np.ndarray, per_batch: int, large_results: bool, workers: int | None) -> list[np.ndarray]:
+    """Split phases into tasks for the workers: one batch each when results are large (kept
+    routes, streamed in order), otherwise a few tasks per worker so little crosses processes."""
+    phases = np.asarray(phases)
+    if large_results:
+        return [phases[i : i + per_batch] for i in range(0, len(phases), per_batch)]
+    num_tasks = min(len(phases), 4 * (workers or default_workers()))
+    return [t for t in np.array_split(phases, num_tasks) if len(t)]
 
 
 @dataclass
@@ -155,16 +180,14 @@ def exchange_loads(
         for start in range(0, len(task_phases), per_batch):
             batch = task_phases[start : start + per_batch]
             idx, src, dst, _ = workload.batch(batch, ranks)
-            choice = route(xgft, src, dst, phase=batch[idx], index=_positions_in_phase(idx, len(batch)), seed=seed)
+            choice = route(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed)
             counts = phase_channel_counts(xgft, idx, src, dst, choice, len(batch))
             peaks.append(counts.max(axis=1))
             total += counts.sum(axis=0)
         return np.concatenate(peaks), total
 
-    num_tasks = min(len(phases), 4 * (workers or default_workers()))
-    tasks = [t for t in np.array_split(np.asarray(phases), num_tasks) if len(t)]
     peaks, total = [], np.zeros(xgft.num_channels, dtype=np.int64)
-    for task_peaks, task_total in map_in_processes(load_task, tasks, workers):
+    for task_peaks, task_total in map_in_processes(load_task, _tasks(phases, per_batch, False, workers), workers):
         peaks.append(task_peaks)
         total += task_total
     return ExchangeLoads(np.asarray(phases), np.concatenate(peaks), total)

@@ -1,6 +1,8 @@
 """Oblivious minimal up*/down* routers for XGFTs.
 
-A router returns, for every flow, its path choice: the WT index at the flow's NCA layer
+A router is called as router(xgft, src, dst, phase=..., occurrence=..., seed=...) with
+per-flow arrays (occurrence: how many earlier flows of the same phase have the same source and
+destination) and returns, for every flow, its path choice: the WT index at the flow's NCA layer
 (see synth.topology.xgft), 0 <= choice < W_1*...*W_delta. All routers are vectorized over
 flows, so whole exchanges are routed in bulk.
 """
@@ -29,7 +31,7 @@ def _hash_choice(xgft: Xgft, key: np.ndarray, seed: int, dst: np.ndarray, src: n
     return (mix64(key ^ salt) % paths).astype(np.int64)
 
 
-def dmodk(xgft: Xgft, src, dst, phase, index, seed=0):
+def dmodk(xgft: Xgft, src, dst, phase, occurrence, seed=0):
     """Destination-mod-k: at layer l take up link floor(dst / (W_1*...*W_l)) mod W_{l+1}.
 
     With w_1 least significant in the WT index, those digits assemble to dst mod P_delta.
@@ -37,23 +39,28 @@ def dmodk(xgft: Xgft, src, dst, phase, index, seed=0):
     return np.asarray(dst, dtype=np.int64) % xgft.path_count(xgft.nca_layer(src, dst))
 
 
-def smodk(xgft: Xgft, src, dst, phase, index, seed=0):
+def smodk(xgft: Xgft, src, dst, phase, occurrence, seed=0):
     """Source-mod-k: the same digits taken from the source rank."""
     return np.asarray(src, dtype=np.int64) % xgft.path_count(xgft.nca_layer(src, dst))
 
 
-def random_per_pair(xgft: Xgft, src, dst, phase, index, seed=0):
+def random_per_pair(xgft: Xgft, src, dst, phase, occurrence, seed=0):
     """Static random: one seeded random path per (source, destination) pair, in every phase."""
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     key = mix64((src * xgft.num_leaves + dst).astype(np.uint64))
     return _hash_choice(xgft, key, seed, dst, src)
 
 
-def random_per_message(xgft: Xgft, src, dst, phase, index, seed=0):
-    """Dynamic random: an independent seeded random path for every message (phase, position)."""
+def random_per_message(xgft: Xgft, src, dst, phase, occurrence, seed=0):
+    """Dynamic random: an independent seeded random path for every message.
+
+    A message is named by (phase, src, dst, occurrence), occurrence counting repeats of the same
+    pair within a phase, so the result does not depend on the order flows are listed in.
+    """
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-    key = mix64(np.asarray(phase, dtype=np.uint64) * np.uint64(0x100000001B3) + np.asarray(index, dtype=np.uint64))
-    return _hash_choice(xgft, key ^ np.uint64(0xA5A5A5A5), seed, dst, src)
+    pair = mix64((src * xgft.num_leaves + dst).astype(np.uint64))
+    message = mix64(np.asarray(phase, dtype=np.uint64) * np.uint64(0x100000001B3) + np.asarray(occurrence, dtype=np.uint64))
+    return _hash_choice(xgft, pair ^ message, seed, dst, src)
 
 
 OBLIVIOUS_ROUTERS = {

@@ -1,0 +1,56 @@
+import numpy as np
+import pytest
+
+from synth.cli import main
+from synth.topology import parse_topology
+
+# 003_fd372c8942ac4293.txt Table 2.1 (half bisection, M_L = 2) and Table 3.1.
+TABLE_2_1 = {
+    16: "xgft:3:4,2,2:1,4,1",
+    32: "xgft:3:4,4,2:1,4,2",
+    64: "xgft:3:8,4,2:1,8,2",
+    128: "xgft:3:8,8,2:1,8,4",
+    256: "xgft:4:8,4,4,2:1,8,4,2",
+    512: "xgft:4:8,8,4,2:1,8,8,2",
+    1024: "xgft:4:8,8,8,2:1,8,8,4",
+}
+TABLE_3_1 = {
+    16: "xgft:2:8,2:1,4",
+    32: "xgft:3:4,4,2:1,4,2",
+    64: "xgft:3:8,4,2:1,8,2",
+    128: "xgft:3:8,8,2:1,8,4",
+    256: "xgft:4:8,4,4,2:1,8,4,2",
+    512: "xgft:4:8,8,4,2:1,8,8,2",
+    1024: "xgft:4:16,8,4,2:1,16,8,2",
+    2048: "xgft:5:8,8,4,4,2:1,8,8,4,2",
+    4096: "xgft:5:8,8,8,4,2:1,8,8,8,2",
+    8192: "xgft:5:8,8,8,8,2:1,8,8,8,4",
+}
+
+
+@pytest.fixture
+def run(capsys):
+    """Run the CLI in-process: returns (exit code, stdout, stderr)."""
+
+    def _run(*argv):
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return _run
+
+
+def xgft_and_network(spec):
+    xgft = parse_topology(spec)
+    return xgft, xgft.network()
+
+
+def hop_channels(network, paths):
+    """Channel ids along node paths, found by the network's independent (src, dst) lookup."""
+    out = []
+    for path in paths:
+        if len(path) > 1:
+            hops = network.find_channels(np.asarray(path[:-1]), np.asarray(path[1:]))
+            assert (hops >= 0).all()
+            out.append(hops)
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)

@@ -1,0 +1,196 @@
+"""The command line: outputs, the routes file round trip through `synth check`, and bad input."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from synth.route.oblivious import OBLIVIOUS_ROUTERS
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = "xgft:3:4,3,2:1,4,3"
+
+
+def test_topology_summary(run):
+    code, out, _ = run("topology", "xgft:3:8,4,2:1,8,2")
+    assert code == 0
+    assert "XGFT(3; 8,4,2; 1,8,2)" in out
+    assert "terminals 64, switches 40, links 160 (320 directed channels)" in out
+    assert "saves 28.6% of switches and 16.7% of links" in out
+
+
+def test_topology_json(run, tmp_path):
+    target = tmp_path / "net.json"
+    code, out, _ = run("topology", SMALL, "--format", "json", "--out", target)
+    assert code == 0 and out == ""
+    doc = json.loads(target.read_text())
+    assert doc["format"] == "synth-topology/1" and doc["spec"] == SMALL and doc["terminals"] == 24
+    assert doc["nodes"][0] == {"id": 0, "name": "t0", "kind": "terminal", "level": 0}
+    assert {n["kind"] for n in doc["nodes"][24:]} == {"switch"}
+    assert set(doc["channels"][0]) == {"id", "src", "src_port", "dst", "dst_port"}
+    assert len(doc["channels"]) == 2 * (24 + 24 + 24)  # E(l) = S(l) M_l = 6*4, 8*3, 12*2
+
+
+@pytest.mark.parametrize("router", sorted(OBLIVIOUS_ROUTERS))
+@pytest.mark.parametrize("pattern", ["a2a-opt", "a2a-xor", "a2a-bgh", "bitrev", "uniform:3"])
+def test_every_router_output_passes_check(run, tmp_path, router, pattern):
+    target = tmp_path / "routes.json"
+    spec = "xgft:3:4,4,2:1,4,2"
+    code, out, _ = run("route", spec, "--traffic", pattern, "--router", router, "--seed", 9, "--out", target, "--quiet")
+    assert code == 0, out
+    doc = json.loads(target.read_text())
+    assert doc["format"] == "synth-routes/1" and doc["topology"] == {"spec": spec} and doc["router"] == router
+    phases = doc["phases"]
+    assert len(phases) == doc["traffic"]["phases"]
+    assert all(len(p["flows"]) == len(p["paths"]) == 32 for p in phases)
+    assert all(p["status"] == ("optimal" if p["max_contention"] == p["lower_bound"] else "feasible") for p in phases)
+    code, out, _ = run("check", target)
+    assert code == 0 and out.startswith("OK:"), out
+
+
+def test_route_table_and_summary(run):
+    code, out, _ = run("route", "xgft:3:8,4,2:1,8,2", "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "0,3,5-6")
+    assert code == 0
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("phase"))
+    assert [line.split()[0] for line in lines[header + 1 : header + 5]] == ["0", "3", "5", "6"]
+    assert "summary: 4 phases" in out and "lower bound up to 1" in out
+
+
+def test_route_many_phases_prints_a_distribution(run):
+    code, out, _ = run("route", "xgft:4:8,8,4,2:1,8,8,2", "--traffic", "a2a-opt", "--router", "smodk", "--quiet")
+    assert code == 0
+    assert "e.g. phases" in out and "summary: 512 phases" in out
+
+
+def test_instance_file_supplies_defaults(run, tmp_path):
+    instance = ROOT / "instances" / "table2.1" / "xgft64.toml"
+    code, out, _ = run("route", instance, "--phase", "1-2")
+    assert code == 0
+    assert "a2a-opt: 2 of 64 phases" in out and "router    dmodk" in out
+    code, out, _ = run("route", instance, "--phase", "1", "--router", "smodk", "--traffic", "a2a-lin")
+    assert "a2a-lin: 1 of 64" in out and "smodk" in out
+
+
+def test_every_bundled_instance_loads(run):
+    files = sorted((ROOT / "instances").rglob("*.toml"))
+    assert len(files) == 7 + 10 + 11
+    for path in files:
+        code, out, err = run("topology", path)
+        assert code == 0, err
+
+
+def test_bounds_command(run):
+    code, out, _ = run("bounds", "xgft:3:8,8,2:1,8,4", "--traffic", "a2a-xor")
+    assert code == 0
+    assert "B_min(l)" in out and "ideal exchange time" in out
+    rows = [line.split() for line in out.splitlines()]
+    assert ["2", "64"] in rows and ["1", "63"] in rows and ["0", "1"] in rows  # sec. 2.5.2: 2 in N/2 phases
+    code, out, _ = run("bounds", "xgft:3:8,4,2:1,8,2", "--traffic", "shift:8")
+    assert code == 0 and "B_min" not in out and "stage 1: 1" in out
+
+
+def tamper(run, tmp_path, change):
+    target = tmp_path / "routes.json"
+    assert run("route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "0-3", "--out", target, "--quiet")[0] == 0
+    doc = json.loads(target.read_text())
+    change(doc)
+    target.write_text(json.dumps(doc))
+    return run("check", target)
+
+
+def _swap_last_two_nodes(doc):
+    path = next(p for p in doc["phases"][1]["paths"] if len(p) == 7)
+    path[-1], path[-2] = path[-2], path[-1]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["phases"][0].__setitem__("max_contention", 99), "recorded max contention 99"),
+    (lambda d: d["phases"][1].__setitem__("lower_bound", 0), "recorded lower bound 0"),
+    (_swap_last_two_nodes, "path runs"),
+    (lambda d: d["phases"][1]["paths"][5].__setitem__(1, 30), "is not a channel"),
+    (lambda d: d["phases"][3]["flows"][0].__setitem__(1, 7), "flows differ"),
+    (lambda d: d["phases"][0]["paths"].pop(), "flows but"),
+    (lambda d: d["phases"][2].__setitem__("status", "optimal"), "status optimal but contention"),
+    (lambda d: d["phases"][2].__setitem__("status", "great"), "unknown status"),
+])
+def test_check_catches_tampering(run, tmp_path, change, message):
+    code, out, _ = tamper(run, tmp_path, change)
+    assert code == 1 and message in out and "FAILED" in out
+
+
+def test_check_catches_a_non_minimal_path(run, tmp_path):
+    from synth.topology import parse_topology
+    network = parse_topology(SMALL).network()
+
+    def detour(doc):
+        phase = doc["phases"][1]
+        for i, (src, dst, _) in enumerate(phase["flows"]):
+            path = phase["paths"][i]
+            if len(path) == 3:  # through one leaf switch: go up to layer 2 and back down
+                up = network.channel_dst[(network.channel_src == path[1]) & network.channel_is_up()][0]
+                phase["paths"][i] = [path[0], path[1], int(up), path[1], path[2]]
+                return
+        raise AssertionError("no short path to lengthen")
+
+    code, out, _ = tamper(run, tmp_path, detour)
+    assert code == 1 and "a minimal one has 2" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["topology", "xgft:3:8,0,2:1,8,2"], "M_2 must be a positive integer"),
+    (["topology", "xgft:3:8,4:1,8,2"], "needs 3 M and 3 W"),
+    (["route", SMALL, "--traffic", "a2a-nope", "--router", "dmodk"], "unknown traffic pattern"),
+    (["route", SMALL, "--traffic", "a2a-opt", "--router", "magic"], "unknown router 'magic'"),
+    (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "24"], "phase 24 out of range"),
+    (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "x"], "--phase takes"),
+    (["route", SMALL, "--traffic", "bitrev", "--router", "dmodk"], "power-of-two"),
+    (["route", SMALL, "--traffic", "csv:/no/such.csv", "--router", "dmodk"], "cannot read traffic file"),
+    (["route", SMALL, "--router", "dmodk"], "no traffic given"),
+    (["route", SMALL, "--traffic", "a2a-opt"], "no router given"),
+    (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--seed", "-1"], "non-negative"),
+    (["bounds", "nope.toml", "--traffic", "a2a-opt"], "cannot read instance file"),
+    (["check", "/no/such/routes.json"], "cannot read routes file"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_input_is_one_line_and_exit_2(run, tmp_path, argv, message):
+    target = tmp_path / "out.json"
+    code, out, err = run(*argv, "--out", target) if argv[0] == "route" else run(*argv)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("synth: error:")
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_malformed_csv_and_foreign_routes_file(run, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("0,1,2\nthree,4,5\n")
+    code, _, err = run("route", SMALL, "--traffic", f"csv:{bad}", "--router", "dmodk", "--out", tmp_path / "r.json")
+    assert code == 2 and "must be integers" in err and not (tmp_path / "r.json").exists()
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"format": "synth-routes/9", "phases": []}))
+    code, _, err = run("check", other)
+    assert code == 2 and "expected 'synth-routes/1'" in err
+    other.write_text("{not json")
+    assert run("check", other)[0] == 2
+
+
+def test_csv_traffic_end_to_end(run, tmp_path):
+    matrix = tmp_path / "m.csv"
+    matrix.write_text("src,dst,bytes,phase\n0,23,1000,0\n0,23,1000,0\n5,6,10,1\n")
+    target = tmp_path / "r.json"
+    code, out, _ = run("route", SMALL, "--traffic", f"csv:{matrix}", "--router", "random-msg", "--out", target, "--quiet")
+    assert code == 0
+    code, out, _ = run("check", target)
+    assert code == 0 and "not compared" in out
+
+
+def test_no_traceback_from_the_installed_command(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "synth", "route", "xgft:3:8,0,2:1,8,2", "--traffic", "a2a-opt",
+                             "--router", "dmodk", "--out", str(tmp_path / "x.json")], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == ["synth: error: XGFT M_2 must be a positive integer, got 0"]
+    assert "Traceback" not in result.stderr and not (tmp_path / "x.json").exists()
