@@ -19,7 +19,8 @@ from synth.render.routes_file import RoutesWriter, read_routes
 from synth.topology import parse_topology
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern
 from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
-from synth.workflow import FLOWS_PER_BATCH, Progress, parse_phase_selection, route_phases
+from synth.render.loads_csv import write_loads_csv
+from synth.workflow import FLOWS_PER_BATCH, Progress, exchange_loads, parse_phase_selection, route_phases
 
 
 class _Parser(argparse.ArgumentParser):
@@ -110,8 +111,15 @@ def cmd_route(args) -> int:
         evaluations = [phase.evaluation for phase in routed]
     print()
     _print_phases(evaluations, network, args.table)
+    print()
+    print(console.stage_lines(evaluations, network))
     if args.out:
         print(f"wrote {args.out}")
+    if args.loads:
+        loads = exchange_loads(xgft, workload, phases, router, seed, with_bytes=True)
+        with atomic_open(args.loads) as handle:
+            write_loads_csv(handle, network, loads)
+        print(f"wrote {args.loads}")
     return 0
 
 
@@ -212,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--router", metavar="NAME", help="dmodk, smodk, random, random-msg")
     p.add_argument("--seed", type=_positive_int, help="seed of the random routers (default 0)")
     p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/1 JSON)")
+    p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_route)
 

@@ -158,6 +158,8 @@ class ExchangeLoads:
     phases: np.ndarray
     max_contention: np.ndarray  # per phase
     total_messages: np.ndarray  # per channel, summed over the phases
+    peak_messages: np.ndarray  # per channel, the largest load in any one phase
+    total_bytes: np.ndarray | None  # per channel, summed over the phases (when asked for)
 
 
 def exchange_loads(
@@ -167,6 +169,7 @@ def exchange_loads(
     router: str,
     seed: int = 0,
     workers: int | None = None,
+    with_bytes: bool = False,
 ) -> ExchangeLoads:
     """Route the selected phases and compute their channel loads, nothing else (no bounds):
     the inner loop of whole-exchange analyses, batched and spread over worker processes."""
@@ -175,22 +178,34 @@ def exchange_loads(
     ranks = scattered_ranks(workload.num_ranks)
 
     def load_task(task_phases: np.ndarray):
-        # A task runs many batches and returns one total: little crosses the process boundary.
-        peaks, total = [], np.zeros(xgft.num_channels, dtype=np.int64)
+        # A task runs many batches and returns per-channel totals: little crosses processes.
+        channels = xgft.num_channels
+        peaks, total, peak = [], np.zeros(channels, dtype=np.int64), np.zeros(channels, dtype=np.int64)
+        total_bytes = np.zeros(channels, dtype=np.int64) if with_bytes else None
         for start in range(0, len(task_phases), per_batch):
             batch = task_phases[start : start + per_batch]
-            idx, src, dst, _ = workload.batch(batch, ranks)
+            idx, src, dst, size = workload.batch(batch, ranks)
             choice = route(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed)
             counts = phase_channel_counts(xgft, idx, src, dst, choice, len(batch))
             peaks.append(counts.max(axis=1))
             total += counts.sum(axis=0)
-        return np.concatenate(peaks), total
+            np.maximum(peak, counts.max(axis=0), out=peak)
+            if with_bytes:
+                keys = xgft.channel_keys(src, dst, choice, missing=channels)
+                weights = np.broadcast_to(size, keys.shape).ravel()
+                total_bytes += np.bincount(keys.ravel(), weights=weights, minlength=channels + 1)[:channels].astype(np.int64)
+        return np.concatenate(peaks), total, peak, total_bytes
 
-    peaks, total = [], np.zeros(xgft.num_channels, dtype=np.int64)
-    for task_peaks, task_total in map_in_processes(load_task, _tasks(phases, per_batch, False, workers), workers):
+    peaks = []
+    total, peak = np.zeros(xgft.num_channels, dtype=np.int64), np.zeros(xgft.num_channels, dtype=np.int64)
+    total_bytes = np.zeros(xgft.num_channels, dtype=np.int64) if with_bytes else None
+    for task_peaks, task_total, task_peak, task_bytes in map_in_processes(load_task, _tasks(phases, per_batch, False, workers), workers):
         peaks.append(task_peaks)
         total += task_total
-    return ExchangeLoads(np.asarray(phases), np.concatenate(peaks), total)
+        np.maximum(peak, task_peak, out=peak)
+        if with_bytes:
+            total_bytes += task_bytes
+    return ExchangeLoads(np.asarray(phases), np.concatenate(peaks), total, peak, total_bytes)
 
 
 def scattered_ranks(n: int) -> np.ndarray:

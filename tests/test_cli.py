@@ -194,3 +194,22 @@ def test_no_traceback_from_the_installed_command(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == ["synth: error: XGFT M_2 must be a positive integer, got 0"]
     assert "Traceback" not in result.stderr and not (tmp_path / "x.json").exists()
+
+
+def test_loads_csv(run, tmp_path):
+    import csv
+    target = tmp_path / "loads.csv"
+    code, out, _ = run("route", "xgft:3:8,4,2:1,8,2", "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "0-7",
+                       "--bytes", 1000, "--loads", target, "--quiet")
+    assert code == 0 and "stage" in out
+    rows = list(csv.DictReader(target.open()))
+    assert len(rows) == 320
+    from synth.topology import parse_topology
+    from synth.traffic.patterns import parse_pattern
+    xgft = parse_topology("xgft:3:8,4,2:1,8,2")
+    workload = parse_pattern("a2a-opt", 64, xgft.hierarchy())
+    hops = sum(int(2 * xgft.nca_layer(f.src, f.dst).sum()) for f in map(workload.flows, range(8)))
+    assert sum(int(r["messages"]) for r in rows) == hops
+    assert all(int(r["bytes"]) == 1000 * int(r["messages"]) for r in rows)
+    assert max(int(r["peak_messages_per_phase"]) for r in rows) == 7
+    assert {r["direction"] for r in rows} == {"up", "down"}

@@ -110,3 +110,15 @@ def summary_line(s: dict) -> str:
         f"lower bound up to {s['max_lower_bound']}; {s['phases_above_bound']} phases above the bound (max gap {s['max_gap']}); "
         f"sum over phases {s['sum_max_contention']} vs bound {s['sum_lower_bound']} (+{percent(excess)})"
     )
+
+
+def stage_lines(evaluations: Sequence[PhaseEvaluation], network: Network) -> str:
+    """Per stage: the worst achieved contention and the largest lower bound over the phases."""
+    stages = len(evaluations[0].stage_bounds)
+    rows = []
+    for k in range(stages):
+        achieved = max(e.stage_max[k] for e in evaluations)
+        bound = max(e.stage_bounds[k] for e in evaluations)
+        below = "terminals" if k == 0 else f"layer {k}"
+        rows.append([k + 1, f"{below} - layer {k + 1}", achieved, bound])
+    return table(["stage", "links", "max contention", "lower bound"], rows, "rlrr")

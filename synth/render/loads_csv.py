@@ -1,0 +1,24 @@
+"""Per-channel loads as CSV, for spreadsheets and plotting scripts."""
+
+from __future__ import annotations
+
+import csv
+from typing import IO
+
+from synth.topology.network import Network
+
+
+def write_loads_csv(handle: IO[str], network: Network, loads) -> None:
+    """One row per directed channel: its endpoints, stage and direction, the messages summed over
+    the phases, the largest load in a single phase, and the bytes summed over the phases."""
+    writer = csv.writer(handle, lineterminator="\n")
+    writer.writerow(["channel", "src", "src_port", "dst", "dst_port", "stage", "direction",
+                     "messages", "peak_messages_per_phase", "bytes"])
+    stage, up = network.channel_stage().tolist(), network.channel_is_up().tolist()
+    names = network.node_names
+    columns = zip(network.channel_src.tolist(), network.channel_src_port.tolist(), network.channel_dst.tolist(),
+                  network.channel_dst_port.tolist(), loads.total_messages.tolist(), loads.peak_messages.tolist(),
+                  loads.total_bytes.tolist())
+    for channel, (src, src_port, dst, dst_port, messages, peak, size) in enumerate(columns):
+        writer.writerow([channel, names[src], src_port, names[dst], dst_port, stage[channel],
+                         "up" if up[channel] else "down", messages, peak, size])
