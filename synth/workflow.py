@@ -111,17 +111,13 @@ def route_phases(
     keep_routes: bool = True,
 ) -> Iterator[RoutedPhase]:
     """Route and evaluate the selected phases in order, batches spread over worker processes."""
-    route = router_function(router)
-    per_batch = max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
+    per_batch = _phases_per_batch(workload)
     # Flows of kept routes stay in rank order; otherwise a scattered order speeds up the counts.
     ranks = None if keep_routes else scattered_ranks(workload.num_ranks)
 
     def route_task(task_phases: np.ndarray) -> list:
         results = []
-        for start in range(0, len(task_phases), per_batch):
-            batch = task_phases[start : start + per_batch]
-            idx, src, dst, size = workload.batch(batch, ranks)
-            choice = route(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed)
+        for batch, idx, src, dst, size, choice in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
             evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice)
             # Flows and paths cross the process boundary only when the caller keeps them.
             results.append((evaluations, (idx, src, dst, size, choice) if keep_routes else None))
@@ -139,6 +135,21 @@ def route_phases(
             for i, evaluation in enumerate(evaluations):
                 part = slice(bounds[i], bounds[i + 1])
                 yield RoutedPhase(Flows(src[part], dst[part], size[part]), choice[part], evaluation)
+
+
+def _phases_per_batch(workload: Workload) -> int:
+    return max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
+
+
+def _routed_batches(xgft: Xgft, workload: Workload, phases: np.ndarray, router: str, seed: int, ranks):
+    """(batch, phase index, src, dst, bytes, choice) for consecutive batches of the phases."""
+    route = router_function(router)
+    per_batch = _phases_per_batch(workload)
+    for start in range(0, len(phases), per_batch):
+        batch = phases[start : start + per_batch]
+        idx, src, dst, size = workload.batch(batch, ranks)
+        choice = route(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed)
+        yield batch, idx, src, dst, size, choice
 
 
 def _tasks(phases: np.ndarray, per_batch: int, large_results: bool, workers: int | None) -> list[np.ndarray]:
@@ -173,8 +184,7 @@ def exchange_loads(
 ) -> ExchangeLoads:
     """Route the selected phases and compute their channel loads, nothing else (no bounds):
     the inner loop of whole-exchange analyses, batched and spread over worker processes."""
-    route = router_function(router)
-    per_batch = max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
+    per_batch = _phases_per_batch(workload)
     ranks = scattered_ranks(workload.num_ranks)
 
     def load_task(task_phases: np.ndarray):
@@ -182,10 +192,7 @@ def exchange_loads(
         channels = xgft.num_channels
         peaks, total, peak = [], np.zeros(channels, dtype=np.int64), np.zeros(channels, dtype=np.int64)
         total_bytes = np.zeros(channels, dtype=np.int64) if with_bytes else None
-        for start in range(0, len(task_phases), per_batch):
-            batch = task_phases[start : start + per_batch]
-            idx, src, dst, size = workload.batch(batch, ranks)
-            choice = route(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed)
+        for batch, idx, src, dst, size, choice in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
             counts = phase_channel_counts(xgft, idx, src, dst, choice, len(batch))
             peaks.append(counts.max(axis=1))
             total += counts.sum(axis=0)
