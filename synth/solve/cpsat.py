@@ -1,0 +1,52 @@
+"""OR-Tools CP-SAT backend."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoiceProblem, SolveResult
+
+
+def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, hint: np.ndarray | None = None) -> SolveResult:
+    start = time.perf_counter()
+    model = cp_model.CpModel()
+    variables = [[model.NewBoolVar("") for _ in range(int(k))] for k in problem.num_candidates.tolist()]
+    for row in variables:
+        model.AddExactlyOne(row)
+    z = model.NewIntVar(0, max(problem.z_upper, 0), "z") if problem.has_objective else None
+    items, cands = problem.group_items.tolist(), problem.group_candidates.tolist()
+    ptr = problem.group_ptr.tolist()
+    for g in range(problem.num_groups):
+        expr = sum(variables[items[j]][cands[j]] for j in range(ptr[g], ptr[g + 1]))
+        if problem.capped[g]:
+            model.Add(expr <= z)
+        else:
+            if problem.upper[g] < ptr[g + 1] - ptr[g]:
+                model.Add(expr <= int(problem.upper[g]))
+        if problem.lower[g] > 0:
+            model.Add(expr >= int(problem.lower[g]))
+    if z is not None:
+        model.Minimize(z)
+    if hint is not None:
+        for row, chosen in zip(variables, hint.tolist()):
+            for k, var in enumerate(row):
+                model.AddHint(var, k == chosen)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = max(1, threads)
+    if time_limit:
+        solver.parameters.max_time_in_seconds = float(time_limit)
+    code = solver.Solve(model)
+    seconds = time.perf_counter() - start
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        choice = np.array([next(k for k, v in enumerate(row) if solver.Value(v)) for row in variables], dtype=np.int64)
+        objective = int(solver.Value(z)) if z is not None else None
+        bound = int(round(solver.BestObjectiveBound())) if z is not None else None
+        # A feasibility problem is solved by any solution; an objective needs the proof.
+        status = OPTIMAL if code == cp_model.OPTIMAL or z is None else FEASIBLE
+        return SolveResult(status, choice, objective, bound, "cpsat", seconds)
+    if code == cp_model.INFEASIBLE:
+        return SolveResult(INFEASIBLE, None, solver="cpsat", seconds=seconds)
+    return SolveResult(TIMEOUT, None, solver="cpsat", seconds=seconds)

@@ -1,0 +1,116 @@
+"""The one problem form every ILP of synth is written in, and the result every backend returns.
+
+Items each choose exactly one candidate (item i chooses among 0..num_candidates[i]-1). Groups
+are sets of (item, candidate) pairs with bounds on how many of their pairs are chosen:
+lb <= count <= ub, or count <= z for `capped` groups, where z is one integer variable to be
+minimized. The per-layer XGFT model (a set of messages and one up link: eq. 3.6-3.12), the
+path-selection model (the paths through one channel) and step assignment all fit it; every
+backend solves it, and one MathProg model (synth/models/assignment.mod) reads it from a data file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+OPTIMAL, FEASIBLE, INFEASIBLE, TIMEOUT = "optimal", "feasible", "infeasible", "timeout"
+
+
+@dataclass
+class ChoiceProblem:
+    num_candidates: np.ndarray  # (items,) candidates per item
+    group_ptr: np.ndarray  # (groups + 1,) CSR offsets into group_items / group_candidates
+    group_items: np.ndarray
+    group_candidates: np.ndarray
+    lower: np.ndarray  # (groups,) minimum count
+    upper: np.ndarray  # (groups,) maximum count; ignored for capped groups
+    capped: np.ndarray  # (groups,) bool: count <= z, z minimized
+    z_upper: int = 0  # a known feasible value of z (solvers may use it as a bound)
+
+    @property
+    def num_items(self) -> int:
+        return int(self.num_candidates.shape[0])
+
+    @property
+    def num_groups(self) -> int:
+        return int(self.lower.shape[0])
+
+    @property
+    def has_objective(self) -> bool:
+        return bool(self.capped.any())
+
+    def group(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        sl = slice(self.group_ptr[g], self.group_ptr[g + 1])
+        return self.group_items[sl], self.group_candidates[sl]
+
+    def counts(self, choice: np.ndarray) -> np.ndarray:
+        """How many pairs of every group a choice vector picks."""
+        picked = choice[self.group_items] == self.group_candidates
+        owner = np.repeat(np.arange(self.num_groups), np.diff(self.group_ptr))
+        return np.bincount(owner[picked], minlength=self.num_groups)
+
+    def violations(self, choice: np.ndarray, z: int | None = None) -> int:
+        """Number of violated bounds (0 for a feasible choice; capped groups against z if given)."""
+        if ((choice < 0) | (choice >= self.num_candidates)).any():
+            return int(((choice < 0) | (choice >= self.num_candidates)).sum())
+        counts = self.counts(choice)
+        bad = counts < self.lower
+        bad |= ~self.capped & (counts > self.upper)
+        if z is not None:
+            bad |= self.capped & (counts > z)
+        return int(bad.sum())
+
+    def objective(self, choice: np.ndarray) -> int:
+        counts = self.counts(choice)
+        return int(counts[self.capped].max(initial=0))
+
+
+@dataclass
+class ProblemBuilder:
+    """Collects groups; `build` freezes them into a ChoiceProblem."""
+
+    num_candidates: np.ndarray
+    _items: list = field(default_factory=list)
+    _cands: list = field(default_factory=list)
+    _lower: list = field(default_factory=list)
+    _upper: list = field(default_factory=list)
+    _capped: list = field(default_factory=list)
+
+    def add(self, items: np.ndarray, candidates: np.ndarray, lower: int = 0, upper: int | None = None, capped: bool = False) -> None:
+        """A group of (item, candidate) pairs; pairs naming a candidate the item lacks are dropped."""
+        items = np.asarray(items, dtype=np.int64)
+        candidates = np.broadcast_to(np.asarray(candidates, dtype=np.int64), items.shape)
+        allowed = candidates < self.num_candidates[items]
+        self._items.append(items[allowed])
+        self._cands.append(candidates[allowed])
+        self._lower.append(lower)
+        self._upper.append(int(allowed.sum()) if upper is None else upper)
+        self._capped.append(capped)
+
+    def build(self, z_upper: int = 0) -> ChoiceProblem:
+        sizes = [len(a) for a in self._items]
+        return ChoiceProblem(
+            num_candidates=np.asarray(self.num_candidates, dtype=np.int64),
+            group_ptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+            group_items=np.concatenate(self._items) if self._items else np.zeros(0, np.int64),
+            group_candidates=np.concatenate(self._cands) if self._cands else np.zeros(0, np.int64),
+            lower=np.asarray(self._lower, dtype=np.int64),
+            upper=np.asarray(self._upper, dtype=np.int64),
+            capped=np.asarray(self._capped, dtype=bool),
+            z_upper=z_upper,
+        )
+
+
+@dataclass
+class SolveResult:
+    status: str  # optimal | feasible | infeasible | timeout
+    choice: np.ndarray | None  # (items,) chosen candidate, None without a solution
+    objective: int | None = None  # z of the solution (problems with capped groups)
+    best_bound: int | None = None  # proven lower bound on z
+    solver: str = ""
+    seconds: float = 0.0
+
+    @property
+    def solved(self) -> bool:
+        return self.choice is not None

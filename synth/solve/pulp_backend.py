@@ -1,0 +1,58 @@
+"""PuLP backends: CBC (bundled with PuLP) and HiGHS (through highspy)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pulp
+
+from synth.errors import SynthError
+from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoiceProblem, SolveResult
+
+
+def _solver(name: str, time_limit: float | None, threads: int):
+    if name == "cbc":
+        return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, threads=max(1, threads))
+    if name == "highs":
+        solver = pulp.HiGHS(msg=False, timeLimit=time_limit, threads=max(1, threads))
+        if not solver.available():
+            raise SynthError("the HiGHS backend needs the highspy package: pip install highspy")
+        return solver
+    raise ValueError(name)
+
+
+def solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, threads: int) -> SolveResult:
+    start = time.perf_counter()
+    model = pulp.LpProblem("synth", pulp.LpMinimize)
+    variables = [[pulp.LpVariable(f"x_{i}_{k}", cat="Binary") for k in range(int(n))]
+                 for i, n in enumerate(problem.num_candidates.tolist())]
+    for i, row in enumerate(variables):
+        model += pulp.lpSum(row) == 1, f"one_{i}"
+    z = pulp.LpVariable("z", lowBound=0, upBound=max(problem.z_upper, 0), cat="Integer") if problem.has_objective else None
+    model += (z if z is not None else pulp.lpSum([]))
+    items, cands = problem.group_items.tolist(), problem.group_candidates.tolist()
+    ptr = problem.group_ptr.tolist()
+    for g in range(problem.num_groups):
+        expr = pulp.lpSum(variables[items[j]][cands[j]] for j in range(ptr[g], ptr[g + 1]))
+        if problem.capped[g]:
+            model += expr <= z, f"cap_{g}"
+        elif problem.upper[g] < ptr[g + 1] - ptr[g]:
+            model += expr <= int(problem.upper[g]), f"up_{g}"
+        if problem.lower[g] > 0:
+            model += expr >= int(problem.lower[g]), f"low_{g}"
+    model.solve(_solver(name, time_limit, threads))
+    seconds = time.perf_counter() - start
+    has_solution = model.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+    if has_solution:
+        choice = np.array([max(range(len(row)), key=lambda k: row[k].value() or 0) for row in variables], dtype=np.int64)
+        if problem.violations(choice, int(round(z.value())) if z is not None else None):
+            has_solution = False  # a solver's "solution" that breaks a bound is no solution
+    if has_solution:
+        objective = int(round(z.value())) if z is not None else None
+        proven = model.sol_status == pulp.LpSolutionOptimal and model.status == pulp.LpStatusOptimal
+        status = OPTIMAL if proven or z is None else FEASIBLE
+        return SolveResult(status, choice, objective, objective if status == OPTIMAL else None, name, seconds)
+    if model.status == pulp.LpStatusInfeasible:
+        return SolveResult(INFEASIBLE, None, solver=name, seconds=seconds)
+    return SolveResult(TIMEOUT, None, solver=name, seconds=seconds)
