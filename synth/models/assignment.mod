@@ -1,8 +1,8 @@
 /* synth choice problem (synth/solve/problem.py) in MathProg, for glpsol.
 
    Items each choose exactly one allowed candidate. Every group bounds how many of its
-   (item, candidate) pairs are chosen: lower <= count <= upper, or count <= z for capped
-   groups, and z is minimized. The per-layer XGFT routing model of
+   (item, candidate) pairs are chosen: lower <= count <= upper, or count <= upper + z for
+   capped groups, and z >= 0 is minimized. The per-layer XGFT routing model of
    003_fd372c8942ac4293.txt (eq. 3.6-3.15) is written this way by synth; with no capped group
    the objective is constant and any feasible solution is optimal (optimality embedded in
    feasibility, as in the seed).
@@ -28,7 +28,7 @@ minimize max_capped: z;
 s.t. one{i in I}: sum{(i, k) in A} x[i, k] = 1;
 s.t. at_least{g in G: lower[g] > 0}: sum{(i, k) in P[g]} x[i, k] >= lower[g];
 s.t. at_most{g in G: capped[g] = 0}: sum{(i, k) in P[g]} x[i, k] <= upper[g];
-s.t. at_most_z{g in G: capped[g] = 1}: sum{(i, k) in P[g]} x[i, k] <= z;
+s.t. at_most_z{g in G: capped[g] = 1}: sum{(i, k) in P[g]} x[i, k] <= upper[g] + z;
 
 solve;
 

@@ -22,7 +22,7 @@ def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, 
     for g in range(problem.num_groups):
         expr = sum(variables[items[j]][cands[j]] for j in range(ptr[g], ptr[g + 1]))
         if problem.capped[g]:
-            model.Add(expr <= z)
+            model.Add(expr <= int(problem.upper[g]) + z)
         else:
             if problem.upper[g] < ptr[g + 1] - ptr[g]:
                 model.Add(expr <= int(problem.upper[g]))

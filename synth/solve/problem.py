@@ -2,8 +2,8 @@
 
 Items each choose exactly one candidate (item i chooses among 0..num_candidates[i]-1). Groups
 are sets of (item, candidate) pairs with bounds on how many of their pairs are chosen:
-lb <= count <= ub, or count <= z for `capped` groups, where z is one integer variable to be
-minimized. The per-layer XGFT model (a set of messages and one up link: eq. 3.6-3.12), the
+lb <= count <= ub, or count <= ub + z for `capped` groups, where z >= 0 is one integer variable
+to be minimized (ub = 0 gives "minimize the maximum count"). The per-layer XGFT model (a set of messages and one up link: eq. 3.6-3.12), the
 path-selection model (the paths through one channel) and step assignment all fit it; every
 backend solves it, and one MathProg model (synth/models/assignment.mod) reads it from a data file.
 """
@@ -24,8 +24,8 @@ class ChoiceProblem:
     group_items: np.ndarray
     group_candidates: np.ndarray
     lower: np.ndarray  # (groups,) minimum count
-    upper: np.ndarray  # (groups,) maximum count; ignored for capped groups
-    capped: np.ndarray  # (groups,) bool: count <= z, z minimized
+    upper: np.ndarray  # (groups,) maximum count (plus z for capped groups)
+    capped: np.ndarray  # (groups,) bool: count <= upper + z, z minimized
     z_upper: int = 0  # a known feasible value of z (solvers may use it as a bound)
 
     @property
@@ -58,12 +58,13 @@ class ChoiceProblem:
         bad = counts < self.lower
         bad |= ~self.capped & (counts > self.upper)
         if z is not None:
-            bad |= self.capped & (counts > z)
+            bad |= self.capped & (counts > self.upper + z)
         return int(bad.sum())
 
     def objective(self, choice: np.ndarray) -> int:
-        counts = self.counts(choice)
-        return int(counts[self.capped].max(initial=0))
+        """The smallest z this choice satisfies."""
+        excess = self.counts(choice) - self.upper
+        return max(0, int(excess[self.capped].max(initial=0)))
 
 
 @dataclass
@@ -78,14 +79,15 @@ class ProblemBuilder:
     _capped: list = field(default_factory=list)
 
     def add(self, items: np.ndarray, candidates: np.ndarray, lower: int = 0, upper: int | None = None, capped: bool = False) -> None:
-        """A group of (item, candidate) pairs; pairs naming a candidate the item lacks are dropped."""
+        """A group of (item, candidate) pairs; pairs naming a candidate the item lacks are dropped.
+        A capped group's bound is upper + z (upper defaults to 0 there)."""
         items = np.asarray(items, dtype=np.int64)
         candidates = np.broadcast_to(np.asarray(candidates, dtype=np.int64), items.shape)
         allowed = candidates < self.num_candidates[items]
         self._items.append(items[allowed])
         self._cands.append(candidates[allowed])
         self._lower.append(lower)
-        self._upper.append(int(allowed.sum()) if upper is None else upper)
+        self._upper.append((0 if capped else int(allowed.sum())) if upper is None else upper)
         self._capped.append(capped)
 
     def build(self, z_upper: int = 0) -> ChoiceProblem:

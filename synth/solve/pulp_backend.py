@@ -36,7 +36,7 @@ def solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, thre
     for g in range(problem.num_groups):
         expr = pulp.lpSum(variables[items[j]][cands[j]] for j in range(ptr[g], ptr[g + 1]))
         if problem.capped[g]:
-            model += expr <= z, f"cap_{g}"
+            model += expr <= int(problem.upper[g]) + z, f"cap_{g}"
         elif problem.upper[g] < ptr[g + 1] - ptr[g]:
             model += expr <= int(problem.upper[g]), f"up_{g}"
         if problem.lower[g] > 0:

@@ -1,0 +1,320 @@
+"""Contention-optimal XGFT routes: per-layer ILPs combined by dynamic programming.
+
+003_fd372c8942ac4293.txt, chapter 3. Layers are solved bottom-up; at layer l every message
+still going up (delta > l) picks its up link w_{l+1}. The sets of eq. 3.1-3.4 group the
+messages that can still meet on a link at layer l + lambda: same WT node at layer l (the
+choices so far), same MT ancestor at layer l + lambda (up side: of the source, down side: of
+the destination, Property 3), and delta > l + lambda. For every set of c messages and every
+link w, the count choosing w is bounded:
+    strong      <= ceil(c / W_{l+1})                                            (3.6, 3.8)
+    relaxed     <= ceil(c / W_{l+1} / Q) * Q,  Q = W_{l+2}*...*W_{l+lambda+1}    (3.11, 3.12)
+    balance     >= floor(c / W_{l+1})                                           (3.9, 3.10)
+and each message picks exactly one link (3.15). Restriction elimination drops a lambda > 0 bound
+that the lambda = 0 bounds already imply. Sets never mix WT nodes, so each WT node of a layer
+is an independent subproblem.
+
+Construction `halving` (default): the W_{l+1} links are split by the prime factors of W_{l+1}
+(8 = 2*2*2: halves, quarters, eighths). A set whose count on every link must lie in [L, U] may
+put at most R*U and at least R*L members into a part that spans R links, so each split is a
+small model with f candidates, and its parts are independent subproblems for the next factor.
+After the last split every set meets exactly the chosen conditions. Where a split has no
+solution, the direct model with all W_{l+1} links and the chosen conditions is solved instead.
+
+If the conditions of a layer are infeasible, the smallest uniform excess over their bounds is
+found (minimize z with every count <= bound + z) and routing carries on; the phase's status
+then comes from comparing its achieved contention with the lower bound.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from synth.errors import SynthError
+from synth.solve import ProblemBuilder, check_solver, solve
+from synth.solve.problem import INFEASIBLE, TIMEOUT
+from synth.topology.xgft import Xgft
+
+CONSTRAINTS = ("strong", "relaxed", "strong+eliminated", "relaxed+eliminated")
+CONSTRUCTIONS = ("halving", "ilp")
+
+
+@dataclass(frozen=True)
+class LayeredOptions:
+    constraints: str = "strong"
+    balance: bool = False
+    solver: str = "cpsat"
+    time_limit: float | None = None  # seconds per solver call
+    threads: int = 1
+    construction: str = "halving"
+    glpk_options: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.constraints not in CONSTRAINTS:
+            raise SynthError(f"unknown constraints '{self.constraints}' (known: {', '.join(CONSTRAINTS)})")
+        if self.construction not in CONSTRUCTIONS:
+            raise SynthError(f"unknown construction '{self.construction}' (known: {', '.join(CONSTRUCTIONS)})")
+        check_solver(self.solver)
+        if self.time_limit is not None and not self.time_limit > 0:
+            raise SynthError(f"--time-limit must be a positive number of seconds, got {self.time_limit}")
+        if self.threads < 1:
+            raise SynthError(f"--threads must be at least 1, got {self.threads}")
+
+
+@dataclass
+class PhaseReport:
+    """How a phase was routed: per layer, the subproblems and what solved them."""
+
+    subproblems: int = 0
+    split_solved: int = 0  # subproblems solved by balanced splits
+    direct_solved: int = 0  # subproblems solved by the direct per-layer model
+    relaxed_layers: list[int] = field(default_factory=list)  # layers whose conditions were infeasible
+    timeouts: int = 0  # solver calls that ended without a solution
+    solver_seconds: float = 0.0
+
+    @property
+    def status_override(self) -> str | None:
+        return TIMEOUT if self.timeouts else None
+
+
+# ----- the sets of eq. 3.1-3.4 -----------------------------------------------------------------
+
+@dataclass
+class LayerSets:
+    """All sets of one subproblem: members in CSR form, with lambda, side and count."""
+
+    ptr: np.ndarray
+    members: np.ndarray  # local message indices
+    lam: np.ndarray
+    side: np.ndarray  # 0 up (by source), 1 down (by destination)
+    ancestor: np.ndarray  # MT node at layer l + lambda
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.ptr)
+
+    def members_of(self, s: int) -> np.ndarray:
+        return self.members[self.ptr[s] : self.ptr[s + 1]]
+
+
+def layer_sets(xgft: Xgft, layer: int, src: np.ndarray, dst: np.ndarray, delta: np.ndarray) -> LayerSets:
+    """The sets M^u_{lambda, mt, wt} and M^d_{lambda, mt, wt} of one WT node (eq. 3.1, 3.3)."""
+    ptr, members, lams, sides, ancestors = [0], [], [], [], []
+    for lam in range(xgft.height - layer):
+        climbing = np.flatnonzero(delta > layer + lam)
+        if climbing.size == 0:
+            break
+        for side, ranks in ((0, src), (1, dst)):
+            keys = ranks[climbing] // xgft.mt_span[layer + lam]
+            order = np.argsort(keys, kind="stable")
+            sorted_keys = keys[order]
+            starts = np.flatnonzero(np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]]))
+            bounds = np.append(starts, len(order))
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                members.append(climbing[order[a:b]])
+                ptr.append(ptr[-1] + (b - a))
+                lams.append(lam)
+                sides.append(side)
+                ancestors.append(int(sorted_keys[a]))
+    return LayerSets(
+        np.asarray(ptr, dtype=np.int64),
+        np.concatenate(members) if members else np.zeros(0, dtype=np.int64),
+        np.asarray(lams, dtype=np.int64),
+        np.asarray(sides, dtype=np.int64),
+        np.asarray(ancestors, dtype=np.int64),
+    )
+
+
+def set_bounds(xgft: Xgft, layer: int, sets: LayerSets, constraints: str, balance: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) per set for the direct per-layer model; upper = -1 where eliminated."""
+    width = xgft.w[layer]
+    c = sets.sizes
+    q = np.array([int(np.prod(xgft.w[layer + 1 : layer + 1 + lam])) for lam in sets.lam.tolist()], dtype=np.int64)
+    strong = -(-c // width)
+    upper = (-(-c // (width * q))) * q if constraints.startswith("relaxed") else strong
+    lower = c // width if balance else np.zeros_like(c)
+    if constraints.endswith("+eliminated"):
+        upper = upper.copy()
+        local = sets.lam == 0
+        for s in np.flatnonzero(sets.lam > 0):
+            ratio = xgft.mt_span[layer + sets.lam[s]] // xgft.mt_span[layer]
+            below = local & (sets.side == sets.side[s]) & (sets.ancestor // ratio == sets.ancestor[s])
+            implied = int((-(-c[below] // width)).sum())
+            if implied <= upper[s]:
+                upper[s] = -1  # eq. 3.6/3.11 already follows from the lambda = 0 bounds
+    return lower, upper
+
+
+def conditions_hold(xgft: Xgft, layer: int, src, dst, delta, wt, choice_w, constraints="strong", balance=False, max_lambda=None) -> bool:
+    """Whether a layer-l assignment (w_{l+1} per message) meets the conditions, for checks and tests."""
+    src, dst, delta, wt, choice_w = (np.asarray(a) for a in (src, dst, delta, wt, choice_w))
+    for node in np.unique(wt[delta > layer]):
+        idx = np.flatnonzero((delta > layer) & (wt == node))
+        sets = layer_sets(xgft, layer, src[idx], dst[idx], delta[idx])
+        lower, upper = set_bounds(xgft, layer, sets, constraints, balance)
+        for s in range(len(sets.lam)):
+            if max_lambda is not None and sets.lam[s] > max_lambda:
+                continue
+            counts = np.bincount(choice_w[idx][sets.members_of(s)], minlength=xgft.w[layer])
+            if (counts < lower[s]).any() or (upper[s] >= 0 and (counts > upper[s]).any()):
+                return False
+    return True
+
+
+# ----- solving one WT node ---------------------------------------------------------------------
+
+def _prime_factors(n: int) -> list[int]:
+    factors, p = [], 2
+    while n > 1:
+        while n % p == 0:
+            factors.append(p)
+            n //= p
+        p += 1
+    return factors
+
+
+def _restricted_sets(sets: LayerSets, items: np.ndarray, lower: np.ndarray, upper: np.ndarray):
+    """The sets restricted to `items` (local indices), merged where their members coincide
+    (keeping the tightest bounds) and without those no bound constrains."""
+    position = np.full(int(sets.members.max(initial=-1)) + 1, -1, dtype=np.int64)
+    position[items] = np.arange(len(items))
+    merged: dict[bytes, list] = {}
+    for s in range(len(sets.lam)):
+        if upper[s] < 0 and lower[s] == 0:
+            continue
+        local = position[sets.members_of(s)]
+        local = np.sort(local[local >= 0])
+        if local.size < 2:
+            continue
+        key = local.tobytes()
+        up = int(upper[s]) if upper[s] >= 0 else local.size
+        if key in merged:
+            entry = merged[key]
+            entry[1], entry[2] = max(entry[1], int(lower[s])), min(entry[2], up)
+        else:
+            merged[key] = [local, int(lower[s]), up]
+    return list(merged.values())
+
+
+class _Solver:
+    def __init__(self, options: LayeredOptions, report: PhaseReport):
+        self.options, self.report = options, report
+
+    def run(self, problem, hint=None):
+        o = self.options
+        result = solve(problem, o.solver, o.time_limit, o.threads, hint, o.glpk_options)
+        self.report.solver_seconds += result.seconds
+        if result.status == TIMEOUT:
+            self.report.timeouts += 1
+        return result
+
+    def split(self, items: np.ndarray, sets: LayerSets, factors: list[int], lower: np.ndarray, upper: np.ndarray) -> np.ndarray | None:
+        """Recursive splitting of the links into their prime factors; the link index per item,
+        or None if no solution was found.
+
+        A set whose count on every final link must lie in [L, U] may put at most R*U and at
+        least R*L of its members into a part that still spans R links: the same conditions,
+        checked one factor at a time on ever smaller, independent parts. A split chosen without
+        look-ahead can leave a part that cannot be split further; then that part's parent is
+        solved directly with all the links it spans, and so on upwards.
+        """
+        if not factors:
+            return np.zeros(len(items), dtype=np.int64)
+        digits = self._assign(items, sets, factors[0], int(np.prod(factors[1:])), lower, upper)
+        if digits is None:
+            return None
+        link = np.empty(len(items), dtype=np.int64)
+        for part in range(factors[0]):
+            mine = np.flatnonzero(digits == part)
+            rest = self.split(items[mine], sets, factors[1:], lower, upper)
+            if rest is None:
+                if len(factors) == 1:
+                    return None
+                return self._assign(items, sets, int(np.prod(factors)), 1, lower, upper)
+            link[mine] = part + factors[0] * rest
+        return link
+
+    def _assign(self, items, sets, parts: int, span: int, lower, upper) -> np.ndarray | None:
+        """Assign items to `parts` parts, each spanning `span` links, within the set bounds."""
+        builder = ProblemBuilder(np.full(len(items), parts, dtype=np.int64))
+        for local, low, up in _restricted_sets(sets, items, lower, upper):
+            if span * up >= local.size and span * low == 0:
+                continue
+            for part in range(parts):
+                builder.add(local, part, lower=span * low, upper=min(span * up, local.size))
+        result = self.run(builder.build())
+        return result.choice if result.solved else None
+
+    def direct(self, xgft: Xgft, layer: int, sets: LayerSets, n: int) -> tuple[np.ndarray, bool]:
+        """The per-layer model with all W_{l+1} links; (links, conditions met)."""
+        width = xgft.w[layer]
+        o = self.options
+        lower, upper = set_bounds(xgft, layer, sets, o.constraints, o.balance)
+        attempts = [(lower, False)] + ([(np.zeros_like(lower), False)] if o.balance else []) + [(np.zeros_like(lower), True)]
+        for lows, slack in attempts:
+            builder = ProblemBuilder(np.full(n, width, dtype=np.int64))
+            for s in range(len(sets.lam)):
+                members = sets.members_of(s)
+                if upper[s] < 0 and lows[s] == 0:
+                    continue
+                for w in range(width):
+                    bound = int(upper[s]) if upper[s] >= 0 else len(members)
+                    builder.add(members, w, lower=int(lows[s]), upper=bound, capped=slack)
+            result = self.run(builder.build(z_upper=n))
+            if result.solved:
+                return result.choice, not slack
+            if result.status != INFEASIBLE:
+                break  # a timeout: do not try weaker models on the clock
+        return np.arange(n, dtype=np.int64) % width, False
+
+
+def route_phase(xgft: Xgft, src: np.ndarray, dst: np.ndarray, options: LayeredOptions) -> tuple[np.ndarray, PhaseReport]:
+    """Route one phase (any multiset of messages): the path choice per message and a report."""
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    delta = xgft.nca_layer(src, dst)
+    choice = np.zeros(len(src), dtype=np.int64)  # WT index reached so far
+    report = PhaseReport()
+    solver = _Solver(options, report)
+    for layer in range(xgft.height):
+        width = xgft.w[layer]
+        climbing = delta > layer
+        if width == 1 or not climbing.any():
+            continue
+        factors = _prime_factors(width)
+        for node in np.unique(choice[climbing]):
+            idx = np.flatnonzero(climbing & (choice == node))
+            report.subproblems += 1
+            sets = layer_sets(xgft, layer, src[idx], dst[idx], delta[idx])
+            links = None
+            if options.construction == "halving":
+                lower, upper = set_bounds(xgft, layer, sets, options.constraints, options.balance)
+                links = solver.split(np.arange(len(idx)), sets, factors, lower, upper)
+            if links is not None:
+                report.split_solved += 1
+            else:
+                links, met = solver.direct(xgft, layer, sets, len(idx))
+                report.direct_solved += 1
+                if not met and layer not in report.relaxed_layers:
+                    report.relaxed_layers.append(layer)
+            choice[idx] += links * xgft.wt_span[layer]
+    return choice, report
+
+
+class LayeredRouter:
+    """Router interface of synth.workflow: routes each phase of a batch on its own."""
+
+    expensive = True  # one phase per task
+
+    def __init__(self, options: LayeredOptions):
+        self.options = options
+
+    def __call__(self, xgft: Xgft, src, dst, phase, occurrence, seed=0):
+        src, dst, phase = (np.asarray(a, dtype=np.int64) for a in (src, dst, phase))
+        choice = np.zeros(len(src), dtype=np.int64)
+        reports = {}
+        for p in np.unique(phase):
+            idx = np.flatnonzero(phase == p)
+            choice[idx], reports[int(p)] = route_phase(xgft, src[idx], dst[idx], self.options)
+        return choice, reports
