@@ -20,7 +20,8 @@ from synth.topology import parse_topology
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern
 from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.render.loads_csv import write_loads_csv
-from synth.workflow import FLOWS_PER_BATCH, Progress, exchange_loads, parse_phase_selection, route_phases
+from synth.route.layered import LayeredOptions
+from synth.workflow import FLOWS_PER_BATCH, Progress, exchange_loads, parse_phase_selection, route_phases, router_function
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,6 +36,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'")
     return value
 
 
@@ -87,17 +98,20 @@ def cmd_route(args) -> int:
     if not router:
         raise SynthError("no router given: use --router NAME (or a [route] router in the instance file)")
     seed = args.seed if args.seed is not None else int(instance.route.get("seed", 0))
+    route = router_function(router, _layered_options(args))
     print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
     print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
-    print(f"router    {router} (seed {seed})")
+    print(f"router    {_router_label(router, args, seed)}")
     progress = Progress(len(phases), enabled=not args.quiet)
-    routed = route_phases(xgft, network, workload, phases, router, seed, progress, keep_routes=bool(args.out))
+    routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=bool(args.out))
     header = {
         "topology": {"spec": xgft.spec},
         "traffic": workload.describe(),
         "router": router,
         "seed": seed,
     }
+    if router in ("layered", "monolithic"):
+        header["synthesis"] = _layered_options(args).describe()
     evaluations = []
     if args.out:
         with atomic_open(args.out) as handle:
@@ -116,11 +130,36 @@ def cmd_route(args) -> int:
     if args.out:
         print(f"wrote {args.out}")
     if args.loads:
-        loads = exchange_loads(xgft, workload, phases, router, seed, with_bytes=True)
+        loads = exchange_loads(xgft, workload, phases, route, seed, with_bytes=True)
         with atomic_open(args.loads) as handle:
             write_loads_csv(handle, network, loads)
         print(f"wrote {args.loads}")
     return 0
+
+
+def _layered_options(args) -> LayeredOptions:
+    return LayeredOptions(
+        constraints=args.constraints,
+        balance=args.balance,
+        solver=args.solver,
+        time_limit=args.time_limit,
+        threads=args.threads,
+        construction=args.construction,
+        glpk_options=tuple(args.glpk_options.split()) if args.glpk_options else None,
+    )
+
+
+def _router_label(router: str, args, seed: int) -> str:
+    if router == "monolithic":
+        o = _layered_options(args)
+        limit = f", time limit {o.time_limit:g} s" if o.time_limit else ""
+        return f"monolithic (one model per phase, solver {o.solver}{limit})"
+    if router == "layered":
+        o = _layered_options(args)
+        limit = f", time limit {o.time_limit:g} s per solve" if o.time_limit else ""
+        return (f"layered ({o.construction}, {o.constraints} conditions{', balanced' if o.balance else ''}, "
+                f"solver {o.solver}{limit})")
+    return f"{router} (seed {seed})"
 
 
 def _phase_record(xgft, phase) -> dict:
@@ -133,6 +172,8 @@ def _phase_record(xgft, phase) -> dict:
         "status": e.status,
         "stage_max": e.stage_max,
         "stage_bounds": e.stage_bounds,
+        **({"solver": phase.report.as_dict()} if phase.report is not None else {}),
+        **({"proven_by": phase.report.proven_by} if phase.report is not None and phase.report.proven_by else {}),
         "flows": phase.flows.rows(),
         "paths": xgft.path_nodes(phase.flows.src, phase.flows.dst, phase.choice),
     }
@@ -217,8 +258,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("route", help="route a workload and report contention against the lower bound")
     add_spec(p)
     add_traffic(p)
-    p.add_argument("--router", metavar="NAME", help="dmodk, smodk, random, random-msg")
+    p.add_argument("--router", metavar="NAME", help="dmodk, smodk, random, random-msg, layered, monolithic")
     p.add_argument("--seed", type=_positive_int, help="seed of the random routers (default 0)")
+    layered = p.add_argument_group("layered router (003, ch.3)")
+    layered.add_argument("--constraints", default="strong", metavar="KIND",
+                         help="strong (eq. 3.6, 3.8; default), relaxed (3.11, 3.12), strong+eliminated, relaxed+eliminated")
+    layered.add_argument("--balance", action=argparse.BooleanOptionalAction, default=False,
+                         help="also require floor(c/W) messages per link (eq. 3.9, 3.10)")
+    layered.add_argument("--construction", default="halving", metavar="HOW",
+                         help="halving (split links by prime factors, default) or ilp (one model per WT node)")
+    layered.add_argument("--solver", default="cpsat", metavar="NAME", help="cpsat (default), cbc, highs, glpk")
+    layered.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds per solver call")
+    layered.add_argument("--threads", type=_positive_int, default=1, metavar="T", help="solver threads per call")
+    layered.add_argument("--glpk-options", metavar="OPTS", help="glpsol options (default: --intopt --binarize --fpump)")
     p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/1 JSON)")
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

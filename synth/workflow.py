@@ -17,6 +17,8 @@ from synth.cost.evaluate import PhaseEvaluation, evaluate_batch
 from synth.cost.loads import phase_channel_counts
 from synth.errors import SynthError
 from synth.parallel import default_workers, map_in_processes
+from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
+from synth.route.monolithic import MonolithicRouter
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
@@ -32,6 +34,7 @@ class RoutedPhase:
     flows: Flows | None  # None when the run keeps evaluations only
     choice: np.ndarray | None  # per flow: WT index at the NCA layer (synth.topology.xgft)
     evaluation: PhaseEvaluation
+    report: PhaseReport | None = None  # how a synthesizing router got there
 
 
 def parse_phase_selection(text: str, num_phases: int) -> np.ndarray:
@@ -56,12 +59,24 @@ def parse_phase_selection(text: str, num_phases: int) -> np.ndarray:
     return np.asarray(selected, dtype=np.int64)
 
 
-def router_function(name: str) -> Callable:
+ROUTERS = tuple(OBLIVIOUS_ROUTERS) + ("layered", "monolithic")
+
+
+def router_function(name: str, layered: LayeredOptions | None = None) -> Callable:
+    """The router called as router(xgft, src, dst, phase=, occurrence=, seed=). It returns the
+    path choices, or (choices, {phase: PhaseReport}) when it has more to say."""
+    if name == "layered":
+        return LayeredRouter(layered or LayeredOptions())
+    if name == "monolithic":
+        return MonolithicRouter(layered or LayeredOptions())
     try:
         return OBLIVIOUS_ROUTERS[name]
     except KeyError:
-        known = ", ".join(OBLIVIOUS_ROUTERS)
-        raise SynthError(f"unknown router '{name}' (known: {known})") from None
+        raise SynthError(f"unknown router '{name}' (known: {', '.join(ROUTERS)})") from None
+
+
+def _is_expensive(router: Callable) -> bool:
+    return getattr(router, "expensive", False)
 
 
 def repeat_ordinals(phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -104,52 +119,58 @@ def route_phases(
     network: Network,
     workload: Workload,
     phases: np.ndarray,
-    router: str,
+    router: Callable | str,
     seed: int = 0,
     progress: Progress | None = None,
     workers: int | None = None,
     keep_routes: bool = True,
 ) -> Iterator[RoutedPhase]:
     """Route and evaluate the selected phases in order, batches spread over worker processes."""
-    per_batch = _phases_per_batch(workload)
+    router = router_function(router) if isinstance(router, str) else router
+    per_batch = _phases_per_batch(workload, router)
     # Flows of kept routes stay in rank order; otherwise a scattered order speeds up the counts.
     ranks = None if keep_routes else scattered_ranks(workload.num_ranks)
 
     def route_task(task_phases: np.ndarray) -> list:
         results = []
-        for batch, idx, src, dst, size, choice in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
-            evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice)
+        for batch, idx, src, dst, size, choice, reports in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
+            overrides = {p: r.status_override for p, r in reports.items() if r.status_override}
+            proven = np.array([bool(reports.get(int(p)) and reports[int(p)].proven_by) for p in batch])
+            evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice, proven, overrides)
             # Flows and paths cross the process boundary only when the caller keeps them.
-            results.append((evaluations, (idx, src, dst, size, choice) if keep_routes else None))
+            results.append((evaluations, reports, (idx, src, dst, size, choice) if keep_routes else None))
         return results
 
-    for task_results in map_in_processes(route_task, _tasks(phases, per_batch, keep_routes, workers), workers):
-        for evaluations, arrays in task_results:
+    large = keep_routes or _is_expensive(router)
+    for task_results in map_in_processes(route_task, _tasks(phases, per_batch, large, workers), workers):
+        for evaluations, reports, arrays in task_results:
             if progress is not None:
                 progress.update(evaluations)
             if arrays is None:
-                yield from (RoutedPhase(None, None, e) for e in evaluations)
+                yield from (RoutedPhase(None, None, e, reports.get(e.phase)) for e in evaluations)
                 continue
             idx, src, dst, size, choice = arrays
             bounds = np.searchsorted(idx, np.arange(len(evaluations) + 1))
             for i, evaluation in enumerate(evaluations):
                 part = slice(bounds[i], bounds[i + 1])
-                yield RoutedPhase(Flows(src[part], dst[part], size[part]), choice[part], evaluation)
+                yield RoutedPhase(Flows(src[part], dst[part], size[part]), choice[part], evaluation, reports.get(evaluation.phase))
 
 
-def _phases_per_batch(workload: Workload) -> int:
+def _phases_per_batch(workload: Workload, router: Callable) -> int:
+    if _is_expensive(router):
+        return 1  # synthesis: one phase per task keeps all workers busy
     return max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
 
 
-def _routed_batches(xgft: Xgft, workload: Workload, phases: np.ndarray, router: str, seed: int, ranks):
-    """(batch, phase index, src, dst, bytes, choice) for consecutive batches of the phases."""
-    route = router_function(router)
-    per_batch = _phases_per_batch(workload)
+def _routed_batches(xgft: Xgft, workload: Workload, phases: np.ndarray, router: Callable, seed: int, ranks):
+    """(batch, phase index, src, dst, bytes, choice, reports) for consecutive batches of the phases."""
+    per_batch = _phases_per_batch(workload, router)
     for start in range(0, len(phases), per_batch):
         batch = phases[start : start + per_batch]
         idx, src, dst, size = workload.batch(batch, ranks)
-        choice = route(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed)
-        yield batch, idx, src, dst, size, choice
+        routed = router(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed)
+        choice, reports = routed if isinstance(routed, tuple) else (routed, {})
+        yield batch, idx, src, dst, size, choice, reports
 
 
 def _tasks(phases: np.ndarray, per_batch: int, large_results: bool, workers: int | None) -> list[np.ndarray]:
@@ -177,14 +198,15 @@ def exchange_loads(
     xgft: Xgft,
     workload: Workload,
     phases: np.ndarray,
-    router: str,
+    router: Callable | str,
     seed: int = 0,
     workers: int | None = None,
     with_bytes: bool = False,
 ) -> ExchangeLoads:
     """Route the selected phases and compute their channel loads, nothing else (no bounds):
     the inner loop of whole-exchange analyses, batched and spread over worker processes."""
-    per_batch = _phases_per_batch(workload)
+    router = router_function(router) if isinstance(router, str) else router
+    per_batch = _phases_per_batch(workload, router)
     ranks = scattered_ranks(workload.num_ranks)
 
     def load_task(task_phases: np.ndarray):
@@ -192,7 +214,7 @@ def exchange_loads(
         channels = xgft.num_channels
         peaks, total, peak = [], np.zeros(channels, dtype=np.int64), np.zeros(channels, dtype=np.int64)
         total_bytes = np.zeros(channels, dtype=np.int64) if with_bytes else None
-        for batch, idx, src, dst, size, choice in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
+        for batch, idx, src, dst, size, choice, _ in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
             counts = phase_channel_counts(xgft, idx, src, dst, choice, len(batch))
             peaks.append(counts.max(axis=1))
             total += counts.sum(axis=0)

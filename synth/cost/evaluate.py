@@ -56,6 +56,7 @@ def evaluate_batch(
     dst: np.ndarray,
     choice: np.ndarray,
     proven_optimal: np.ndarray | None = None,
+    status_override: dict[int, str] | None = None,
 ) -> list[PhaseEvaluation]:
     """Evaluate the flows of several phases; `phase_index` says which entry of `phases` owns a flow."""
     phases = np.asarray(phases)
@@ -70,11 +71,14 @@ def evaluate_batch(
         bound = int(bounds[i].max(initial=0))
         achieved = int(peak[i])
         proven = bool(proven_optimal[i]) if proven_optimal is not None else False
+        status = status_of(achieved, bound, proven)
+        if status != OPTIMAL and status_override and int(phases[i]) in status_override:
+            status = status_override[int(phases[i])]  # e.g. a solver ran out of time
         results.append(PhaseEvaluation(
             phase=int(phases[i]),
             max_contention=achieved,
             lower_bound=bound,
-            status=status_of(achieved, bound, proven),
+            status=status,
             hottest_channel=int(hottest[i]) if achieved > 0 else -1,
             stage_bounds=bounds[i].tolist(),
             stage_max=per_stage[i].tolist(),

@@ -51,6 +51,10 @@ class LayeredOptions:
     construction: str = "halving"
     glpk_options: tuple[str, ...] | None = None
 
+    def describe(self) -> dict:
+        return {"constraints": self.constraints, "balance": self.balance, "construction": self.construction,
+                "solver": self.solver, "time_limit": self.time_limit, "threads": self.threads}
+
     def __post_init__(self) -> None:
         if self.constraints not in CONSTRAINTS:
             raise SynthError(f"unknown constraints '{self.constraints}' (known: {', '.join(CONSTRAINTS)})")
@@ -73,10 +77,17 @@ class PhaseReport:
     relaxed_layers: list[int] = field(default_factory=list)  # layers whose conditions were infeasible
     timeouts: int = 0  # solver calls that ended without a solution
     solver_seconds: float = 0.0
+    proven_by: str | None = None  # a solver that proved the phase's routing optimal
 
     @property
     def status_override(self) -> str | None:
         return TIMEOUT if self.timeouts else None
+
+    def as_dict(self) -> dict:
+        return {"subproblems": self.subproblems, "split_solved": self.split_solved,
+                "direct_solved": self.direct_solved, "relaxed_layers": self.relaxed_layers,
+                "timeouts": self.timeouts, "solver_seconds": round(self.solver_seconds, 3),
+                **({"proven_by": self.proven_by} if self.proven_by else {})}
 
 
 # ----- the sets of eq. 3.1-3.4 -----------------------------------------------------------------
@@ -270,14 +281,20 @@ class _Solver:
         return np.arange(n, dtype=np.int64) % width, False
 
 
-def route_phase(xgft: Xgft, src: np.ndarray, dst: np.ndarray, options: LayeredOptions) -> tuple[np.ndarray, PhaseReport]:
-    """Route one phase (any multiset of messages): the path choice per message and a report."""
+def route_phase(xgft: Xgft, src: np.ndarray, dst: np.ndarray, options: LayeredOptions,
+                start_layer: int = 0, start_choice: np.ndarray | None = None) -> tuple[np.ndarray, PhaseReport]:
+    """Route one phase (any multiset of messages): the path choice per message and a report.
+
+    Dynamic programming over layers: layer l's solution fixes the WT node every message reaches
+    at layer l + 1, which defines layer l + 1's subproblems. `start_layer` and `start_choice`
+    (WT indices at that layer) continue from a given partial routing.
+    """
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     delta = xgft.nca_layer(src, dst)
-    choice = np.zeros(len(src), dtype=np.int64)  # WT index reached so far
+    choice = np.zeros(len(src), dtype=np.int64) if start_choice is None else np.array(start_choice, dtype=np.int64)
     report = PhaseReport()
     solver = _Solver(options, report)
-    for layer in range(xgft.height):
+    for layer in range(start_layer, xgft.height):
         width = xgft.w[layer]
         climbing = delta > layer
         if width == 1 or not climbing.any():
@@ -302,13 +319,14 @@ def route_phase(xgft: Xgft, src: np.ndarray, dst: np.ndarray, options: LayeredOp
     return choice, report
 
 
-class LayeredRouter:
-    """Router interface of synth.workflow: routes each phase of a batch on its own."""
+class PerPhaseRouter:
+    """Router interface of synth.workflow for synthesizers that route one phase at a time:
+    called with the flows of a batch, returns (choices, {phase: PhaseReport})."""
 
     expensive = True  # one phase per task
 
-    def __init__(self, options: LayeredOptions):
-        self.options = options
+    def __init__(self, route_one, options: LayeredOptions):
+        self.route_one, self.options = route_one, options
 
     def __call__(self, xgft: Xgft, src, dst, phase, occurrence, seed=0):
         src, dst, phase = (np.asarray(a, dtype=np.int64) for a in (src, dst, phase))
@@ -316,5 +334,9 @@ class LayeredRouter:
         reports = {}
         for p in np.unique(phase):
             idx = np.flatnonzero(phase == p)
-            choice[idx], reports[int(p)] = route_phase(xgft, src[idx], dst[idx], self.options)
+            choice[idx], reports[int(p)] = self.route_one(xgft, src[idx], dst[idx], self.options)
         return choice, reports
+
+
+def LayeredRouter(options: LayeredOptions) -> PerPhaseRouter:
+    return PerPhaseRouter(route_phase, options)

@@ -1,0 +1,68 @@
+"""The monolithic baseline: one ILP over the whole network for a phase.
+
+Every message chooses its whole minimal path (one of W_1*...*W_delta, Property 1); every
+directed channel bounds the messages whose chosen path uses it by z; z is minimized. This is
+the model the per-layer decomposition replaces: it shows what decomposition buys, and on small
+instances its proven optimum certifies results where the subtree cut bound is not reached.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.errors import SynthError
+from synth.route.layered import LayeredOptions, PerPhaseRouter, PhaseReport
+from synth.route.oblivious import dmodk
+from synth.solve import ProblemBuilder, solve
+from synth.solve.problem import OPTIMAL, TIMEOUT
+from synth.topology.xgft import Xgft
+
+# (message, path) variables beyond which the model is refused: at this size CP-SAT needs
+# minutes to hours, and the per-layer router is the tool to use.
+MAX_VARIABLES = 60_000
+
+
+def monolithic_problem(xgft: Xgft, src: np.ndarray, dst: np.ndarray, z_upper: int):
+    delta = xgft.nca_layer(src, dst)
+    paths = xgft.path_count(delta)
+    total = int(paths.sum())
+    if total > MAX_VARIABLES:
+        raise SynthError(
+            f"the monolithic model of this phase would have {total:,} path variables (limit {MAX_VARIABLES:,}); "
+            "use --router layered for networks of this size"
+        )
+    item = np.repeat(np.arange(len(src)), paths)
+    candidate = np.arange(total) - np.repeat(np.cumsum(paths) - paths, paths)
+    up, down = xgft.stage_channels(src[item], dst[item], candidate)
+    channel = np.concatenate([up, down]).ravel()
+    pair = np.tile(np.arange(total), 2 * xgft.height)
+    used = channel >= 0
+    channel, pair = channel[used], pair[used]
+    order = np.argsort(channel, kind="stable")
+    channel, pair = channel[order], pair[order]
+    builder = ProblemBuilder(paths)
+    starts = np.flatnonzero(np.concatenate([[True], channel[1:] != channel[:-1]])) if len(channel) else np.zeros(0, int)
+    for a, b in zip(starts, np.append(starts[1:], len(channel))):
+        builder.add(item[pair[a:b]], candidate[pair[a:b]], capped=True)
+    return builder.build(z_upper=z_upper)
+
+
+def route_phase_monolithic(xgft: Xgft, src, dst, options: LayeredOptions) -> tuple[np.ndarray, PhaseReport]:
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    report = PhaseReport(subproblems=1)
+    start = dmodk(xgft, src, dst, None, None)  # a feasible routing bounds z from above
+    problem = monolithic_problem(xgft, src, dst, z_upper=0)
+    problem.z_upper = problem.objective(start)
+    result = solve(problem, options.solver, options.time_limit, options.threads, hint=start, glpk_options=options.glpk_options)
+    report.solver_seconds = result.seconds
+    report.direct_solved = 1
+    if not result.solved:
+        report.timeouts = int(result.status == TIMEOUT)
+        return start, report
+    if result.status == OPTIMAL:
+        report.proven_by = options.solver
+    return result.choice, report
+
+
+def MonolithicRouter(options: LayeredOptions) -> PerPhaseRouter:
+    return PerPhaseRouter(route_phase_monolithic, options)
