@@ -122,3 +122,113 @@ def test_permutations_reach_the_proven_optimum(n):
             assert report.proven_by == "cpsat"
             assert achieved == contention(xgft, flows.src, flows.dst, best), pattern
         assert achieved <= bound + 1, pattern
+
+
+SOLVER_CASES = [
+    ("xgft:2:2,2:3,3", None),  # figure 3.2
+    (TABLE_3_1[16], "a2a-opt:5"),
+    (TABLE_3_1[32], "a2a-opt:11"),
+    (TABLE_2_1[16], "bitcomp"),
+    ("xgft:3:4,3,2:1,4,3", "randperm:3"),
+]
+
+
+def solver_case(spec, pattern):
+    if pattern is None:
+        return figure_3_2()
+    xgft = parse_topology(spec)
+    name, _, phase = pattern.partition(":")
+    if name == "a2a-opt":
+        flows = parse_pattern(name, xgft.num_leaves, xgft.hierarchy()).flows(int(phase))
+    else:
+        flows = parse_pattern(pattern, xgft.num_leaves, xgft.hierarchy()).flows(0)
+    return xgft, flows.src, flows.dst
+
+
+@pytest.mark.parametrize("spec, pattern", SOLVER_CASES)
+@pytest.mark.parametrize("construction", ["halving", "ilp"])
+def test_all_backends_give_the_same_contention(spec, pattern, construction):
+    xgft, src, dst = solver_case(spec, pattern)
+    achieved = {}
+    for solver in ("cpsat", "cbc", "highs", "glpk"):
+        choice, report = route_phase(xgft, src, dst, LayeredOptions(solver=solver, construction=construction, time_limit=60))
+        assert report.timeouts == 0
+        achieved[solver] = contention(xgft, src, dst, choice)
+    assert len(set(achieved.values())) == 1, achieved
+    assert achieved["cpsat"] == lower_bound(xgft, src, dst)
+
+
+@pytest.mark.parametrize("solver", ["cpsat", "cbc", "highs", "glpk"])
+def test_monolithic_proves_the_optimum_with_every_backend(solver):
+    xgft, src, dst = solver_case(TABLE_2_1[16], "bitcomp")
+    choice, report = route_phase_monolithic(xgft, src, dst, LayeredOptions(solver=solver, time_limit=60))
+    assert report.proven_by == solver
+    assert contention(xgft, src, dst, choice) == 2 == lower_bound(xgft, src, dst)
+
+
+def test_glpsol_runs_the_models_file(tmp_path):
+    """The MathProg model in models/ solves a data file synth writes, run by glpsol directly."""
+    import subprocess
+    from pathlib import Path
+    from synth.solve import ProblemBuilder
+    from synth.solve.glpk import write_data
+
+    model = Path(__file__).resolve().parent.parent / "models" / "assignment.mod"
+    assert model.exists()
+    builder = ProblemBuilder(np.array([3, 3, 3]))
+    for k in range(3):
+        builder.add(np.arange(3), k, upper=1)
+    out = tmp_path / "solution.txt"
+    with open(tmp_path / "p.dat", "w") as handle:
+        write_data(builder.build(), handle, str(out))
+    run = subprocess.run(["glpsol", "--math", str(model), "--data", str(tmp_path / "p.dat"), "--intopt", "--binarize", "--fpump"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "INTEGER OPTIMAL SOLUTION FOUND" in run.stdout
+    rows = [line.split() for line in out.read_text().splitlines()]
+    assert rows[0] == ["z", "0"] and sorted(int(k) for _, k in rows[1:]) == [0, 1, 2]
+
+
+def test_layered_cli_writes_checked_routes(run, tmp_path):
+    target = tmp_path / "routes.json"
+    code, out, _ = run("route", TABLE_3_1[64], "--traffic", "a2a-opt", "--router", "layered", "--phase", "0-7",
+                       "--out", target, "--quiet")
+    assert code == 0 and "8 optimal" in out
+    doc = json.loads(target.read_text())
+    assert doc["synthesis"]["constraints"] == "strong" and doc["synthesis"]["solver"] == "cpsat"
+    assert all(p["status"] == "optimal" and p["solver"]["subproblems"] > 0 for p in doc["phases"])
+    assert run("check", target)[0] == 0
+
+
+def test_monolithic_cli_marks_a_proof_above_the_bound(run, tmp_path):
+    """On XGFT(2; 2,2; 1,1) (no path choice) a phase where two flows share a link is optimal at 2,
+    above no bound: the proof is the solver's."""
+    matrix = tmp_path / "m.csv"
+    matrix.write_text("0,2\n1,3\n")
+    target = tmp_path / "routes.json"
+    code, out, _ = run("route", "xgft:2:2,2:1,1", "--traffic", f"csv:{matrix}", "--router", "monolithic", "--out", target, "--quiet")
+    assert code == 0
+    phase = json.loads(target.read_text())["phases"][0]
+    assert phase["max_contention"] == phase["lower_bound"] == 2 and phase["status"] == "optimal"
+    assert run("check", target)[0] == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--solver", "gurobi"], "unknown solver 'gurobi'"),
+    (["--time-limit", "0"], "positive number of seconds"),
+    (["--time-limit", "-3"], "positive number of seconds"),
+    (["--time-limit", "soon"], "positive number of seconds"),
+    (["--constraints", "weak"], "unknown constraints 'weak'"),
+    (["--construction", "magic"], "unknown construction 'magic'"),
+    (["--threads", "0"], "--threads must be at least 1"),
+])
+def test_layered_bad_options(run, tmp_path, argv, message):
+    target = tmp_path / "r.json"
+    code, _, err = run("route", TABLE_3_1[16], "--traffic", "a2a-opt", "--router", "layered", "--phase", "1", *argv, "--out", target)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not target.exists()
+
+
+def test_monolithic_refuses_a_model_too_large(run, tmp_path):
+    target = tmp_path / "r.json"
+    code, _, err = run("route", TABLE_3_1[512], "--traffic", "a2a-opt", "--router", "monolithic", "--phase", "3", "--out", target)
+    assert code == 2 and "use --router layered" in err and not target.exists()

@@ -39,6 +39,7 @@ from synth.topology.xgft import Xgft
 
 CONSTRAINTS = ("strong", "relaxed", "strong+eliminated", "relaxed+eliminated")
 CONSTRUCTIONS = ("halving", "ilp")
+SPLIT_RETRIES = 4  # new solutions of a split before its part is solved with all its links
 
 
 @dataclass(frozen=True)
@@ -213,9 +214,9 @@ class _Solver:
     def __init__(self, options: LayeredOptions, report: PhaseReport):
         self.options, self.report = options, report
 
-    def run(self, problem, hint=None):
+    def run(self, problem, hint=None, seed: int = 0):
         o = self.options
-        result = solve(problem, o.solver, o.time_limit, o.threads, hint, o.glpk_options)
+        result = solve(problem, o.solver, o.time_limit, o.threads, hint, o.glpk_options, seed)
         self.report.solver_seconds += result.seconds
         if result.status == TIMEOUT:
             self.report.timeouts += 1
@@ -228,34 +229,49 @@ class _Solver:
         A set whose count on every final link must lie in [L, U] may put at most R*U and at
         least R*L of its members into a part that still spans R links: the same conditions,
         checked one factor at a time on ever smaller, independent parts. A split chosen without
-        look-ahead can leave a part that cannot be split further; then that part's parent is
-        solved directly with all the links it spans, and so on upwards.
+        look-ahead can leave a part that cannot be split further: the split is then solved
+        again, with that part's member set excluded from every part, a few times; after that the
+        whole part is solved directly with all the links it spans.
         """
         if not factors:
             return np.zeros(len(items), dtype=np.int64)
-        digits = self._assign(items, sets, factors[0], int(np.prod(factors[1:])), lower, upper)
-        if digits is None:
+        parts, span = factors[0], int(np.prod(factors[1:]))
+        excluded: list[np.ndarray] = []
+        for attempt in range(SPLIT_RETRIES + 1):
+            digits = self._assign(items, sets, parts, span, lower, upper, excluded, seed=attempt)
+            if digits is None:
+                break
+            link = np.empty(len(items), dtype=np.int64)
+            for part in range(parts):
+                mine = np.flatnonzero(digits == part)
+                rest = self.split(items[mine], sets, factors[1:], lower, upper)
+                if rest is None:
+                    excluded.append(mine)
+                    break
+                link[mine] = part + parts * rest
+            else:
+                return link
+        if len(factors) == 1:
             return None
-        link = np.empty(len(items), dtype=np.int64)
-        for part in range(factors[0]):
-            mine = np.flatnonzero(digits == part)
-            rest = self.split(items[mine], sets, factors[1:], lower, upper)
-            if rest is None:
-                if len(factors) == 1:
-                    return None
-                return self._assign(items, sets, int(np.prod(factors)), 1, lower, upper)
-            link[mine] = part + factors[0] * rest
-        return link
+        return self._assign(items, sets, parts * span, 1, lower, upper)
 
-    def _assign(self, items, sets, parts: int, span: int, lower, upper) -> np.ndarray | None:
-        """Assign items to `parts` parts, each spanning `span` links, within the set bounds."""
+    def _assign(self, items, sets, parts: int, span: int, lower, upper, excluded=(), seed: int = 0) -> np.ndarray | None:
+        """Assign items to `parts` parts, each spanning `span` links, within the set bounds;
+        no part may hold exactly the members of an `excluded` group."""
         builder = ProblemBuilder(np.full(len(items), parts, dtype=np.int64))
         for local, low, up in _restricted_sets(sets, items, lower, upper):
-            if span * up >= local.size and span * low == 0:
+            low, up, c = span * low, min(span * up, local.size), local.size
+            if up >= c and low == 0:
+                continue
+            if parts == 2:  # part 0 holds what part 1 does not: one group carries both bounds
+                builder.add(local, 1, lower=max(low, c - up), upper=min(up, c - low))
                 continue
             for part in range(parts):
-                builder.add(local, part, lower=span * low, upper=min(span * up, local.size))
-        result = self.run(builder.build())
+                builder.add(local, part, lower=low, upper=up)
+        for members in excluded:
+            for part in range(parts):
+                builder.add(members, part, upper=len(members) - 1)
+        result = self.run(builder.build(), seed=seed)
         return result.choice if result.solved else None
 
     def direct(self, xgft: Xgft, layer: int, sets: LayerSets, n: int) -> tuple[np.ndarray, bool]:

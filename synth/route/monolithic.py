@@ -17,19 +17,21 @@ from synth.solve import ProblemBuilder, solve
 from synth.solve.problem import OPTIMAL, TIMEOUT
 from synth.topology.xgft import Xgft
 
-# (message, path) variables beyond which the model is refused: at this size CP-SAT needs
-# minutes to hours, and the per-layer router is the tool to use.
-MAX_VARIABLES = 60_000
+# (message, path) variables beyond which the model is refused without a time limit (at this
+# size a solver may need hours), and refused outright (memory, model building time).
+MAX_VARIABLES_UNCAPPED = 20_000
+MAX_VARIABLES = 250_000
 
 
-def monolithic_problem(xgft: Xgft, src: np.ndarray, dst: np.ndarray, z_upper: int):
+def monolithic_problem(xgft: Xgft, src: np.ndarray, dst: np.ndarray, z_upper: int, capped_time: bool = False):
     delta = xgft.nca_layer(src, dst)
     paths = xgft.path_count(delta)
     total = int(paths.sum())
-    if total > MAX_VARIABLES:
+    if total > MAX_VARIABLES or (total > MAX_VARIABLES_UNCAPPED and not capped_time):
+        hint = "" if total > MAX_VARIABLES else " or give --time-limit to run it capped"
         raise SynthError(
-            f"the monolithic model of this phase would have {total:,} path variables (limit {MAX_VARIABLES:,}); "
-            "use --router layered for networks of this size"
+            f"the monolithic model of this phase would have {total:,} path variables, too many to solve without "
+            f"a cap; use --router layered for networks of this size{hint}"
         )
     item = np.repeat(np.arange(len(src)), paths)
     candidate = np.arange(total) - np.repeat(np.cumsum(paths) - paths, paths)
@@ -51,7 +53,7 @@ def route_phase_monolithic(xgft: Xgft, src, dst, options: LayeredOptions) -> tup
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     report = PhaseReport(subproblems=1)
     start = dmodk(xgft, src, dst, None, None)  # a feasible routing bounds z from above
-    problem = monolithic_problem(xgft, src, dst, z_upper=0)
+    problem = monolithic_problem(xgft, src, dst, z_upper=0, capped_time=options.time_limit is not None)
     problem.z_upper = problem.objective(start)
     result = solve(problem, options.solver, options.time_limit, options.threads, hint=start, glpk_options=options.glpk_options)
     report.solver_seconds = result.seconds

@@ -23,12 +23,13 @@ def solve(
     threads: int = 1,
     hint: np.ndarray | None = None,
     glpk_options: tuple[str, ...] | None = None,
+    seed: int = 0,
 ) -> SolveResult:
     """Solve with one backend; every backend returns the same SolveResult shape and statuses."""
     check_solver(solver)
     if solver == "cpsat":
         from synth.solve.cpsat import solve_cpsat
-        return solve_cpsat(problem, time_limit, threads, hint)
+        return solve_cpsat(problem, time_limit, threads, hint, seed)
     if solver == "cbc":
         from synth.solve.pulp_backend import solve_pulp
         return solve_pulp(problem, solver, time_limit, threads)

@@ -10,12 +10,18 @@ from ortools.sat.python import cp_model
 from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoiceProblem, SolveResult
 
 
-def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, hint: np.ndarray | None = None) -> SolveResult:
+def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, hint: np.ndarray | None = None, seed: int = 0) -> SolveResult:
     start = time.perf_counter()
     model = cp_model.CpModel()
-    variables = [[model.NewBoolVar("") for _ in range(int(k))] for k in problem.num_candidates.tolist()]
-    for row in variables:
-        model.AddExactlyOne(row)
+    variables = []
+    for k in problem.num_candidates.tolist():
+        if k == 2:  # one literal and its negation: no exactly-one constraint needed
+            b = model.NewBoolVar("")
+            variables.append([b.Not(), b])
+        else:
+            row = [model.NewBoolVar("") for _ in range(int(k))]
+            model.AddExactlyOne(row)
+            variables.append(row)
     z = model.NewIntVar(0, max(problem.z_upper, 0), "z") if problem.has_objective else None
     items, cands = problem.group_items.tolist(), problem.group_candidates.tolist()
     ptr = problem.group_ptr.tolist()
@@ -32,16 +38,20 @@ def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, 
         model.Minimize(z)
     if hint is not None:
         for row, chosen in zip(variables, hint.tolist()):
+            if len(row) == 2:
+                model.AddHint(row[1], chosen == 1)
+                continue
             for k, var in enumerate(row):
                 model.AddHint(var, k == chosen)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = max(1, threads)
+    solver.parameters.random_seed = seed
     if time_limit:
         solver.parameters.max_time_in_seconds = float(time_limit)
     code = solver.Solve(model)
     seconds = time.perf_counter() - start
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        choice = np.array([next(k for k, v in enumerate(row) if solver.Value(v)) for row in variables], dtype=np.int64)
+        choice = np.array([next(k for k, v in enumerate(row) if solver.BooleanValue(v)) for row in variables], dtype=np.int64)
         objective = int(solver.Value(z)) if z is not None else None
         bound = int(round(solver.BestObjectiveBound())) if z is not None else None
         # A feasibility problem is solved by any solution; an objective needs the proof.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import pulp
@@ -13,7 +14,9 @@ from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoicePr
 
 def _solver(name: str, time_limit: float | None, threads: int):
     if name == "cbc":
-        return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, threads=max(1, threads))
+        with warnings.catch_warnings():  # PuLP 3 warns that the bundled CBC moves to an extra in PuLP 4
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, threads=max(1, threads))
     if name == "highs":
         solver = pulp.HiGHS(msg=False, timeLimit=time_limit, threads=max(1, threads))
         if not solver.available():
