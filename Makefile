@@ -3,22 +3,27 @@
 PYTHON ?= python3
 PIP = PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install -q
 
-.PHONY: install install-test demo test bench
+.PHONY: install install-test demo test test-slow bench
 
 install:
+	scripts/install-system-packages.sh
 	$(PIP) -e .
 
-install-test:
+install-test: install
 	$(PIP) -e '.[test]'
 
-# The main job on a bundled instance: route every OPT phase of the 512-leaf Table 3.1 XGFT,
-# write the routes file and re-verify it independently.
+# The main job on a bundled instance: synthesize contention-optimal routes for every OPT phase of
+# the 256-leaf Table 3.1 XGFT, write the routes file and re-verify it independently.
 demo: install
-	$(PYTHON) -m synth route instances/table3.1/xgft512.toml --out out/xgft512-dmodk.json
-	$(PYTHON) -m synth check out/xgft512-dmodk.json
+	$(PYTHON) -m synth route instances/table3.1/xgft256.toml --router layered --out out/xgft256-layered.json
+	$(PYTHON) -m synth check out/xgft256-layered.json
 
 test: install-test
 	$(PYTHON) -m pytest -q
 
 bench: install
 	$(PYTHON) tests/bench/bench_loads.py
+
+# Whole exchanges (every OPT phase up to 512 leaves, samples up to 8192): minutes, run by CI.
+test-slow: install-test
+	$(PYTHON) -m pytest -q tests/slow

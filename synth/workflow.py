@@ -104,10 +104,18 @@ class Progress:
         self.start = self.last = time.monotonic()
         self.done = self.above = 0
 
-    def update(self, evaluations: list[PhaseEvaluation]) -> None:
+    def update(self, evaluations: list[PhaseEvaluation], reports: dict | None = None) -> None:
         self.done += len(evaluations)
         self.above += sum(e.max_contention > e.lower_bound for e in evaluations)
         now = time.monotonic()
+        if self.enabled and reports:  # synthesis: a line per phase
+            for e in evaluations:
+                report = reports.get(e.phase)
+                detail = f"; {report.progress_text()}" if report is not None else ""
+                print(f"  phase {e.phase}: contention {e.max_contention}, bound {e.lower_bound}, {e.status}{detail} "
+                      f"[{self.done}/{self.total}, {now - self.start:.1f} s]", file=sys.stderr, flush=True)
+            self.last = now
+            return
         if self.enabled and now - self.last >= self.every and self.done < self.total:
             self.last = now
             print(f"  {self.done}/{self.total} phases, {now - self.start:.1f} s, {self.above} above the lower bound",
@@ -145,7 +153,7 @@ def route_phases(
     for task_results in map_in_processes(route_task, _tasks(phases, per_batch, large, workers), workers):
         for evaluations, reports, arrays in task_results:
             if progress is not None:
-                progress.update(evaluations)
+                progress.update(evaluations, reports)
             if arrays is None:
                 yield from (RoutedPhase(None, None, e, reports.get(e.phase)) for e in evaluations)
                 continue

@@ -232,3 +232,18 @@ def test_monolithic_refuses_a_model_too_large(run, tmp_path):
     target = tmp_path / "r.json"
     code, _, err = run("route", TABLE_3_1[512], "--traffic", "a2a-opt", "--router", "monolithic", "--phase", "3", "--out", target)
     assert code == 2 and "use --router layered" in err and not target.exists()
+
+
+def test_backtracking_recovers_when_a_layer_has_no_strong_solution():
+    """With one model per WT node, some strong layer-1 solutions of these 256-leaf phases leave
+    layer 2 without a strong solution (the seed's conditions do not guarantee extendability);
+    solving layer 1 again differently recovers contention 1."""
+    xgft = parse_topology(TABLE_3_1[256])
+    workload = parse_pattern("a2a-opt", 256, xgft.hierarchy())
+    backtracked = 0
+    for p in (1, 37, 73, 217, 255):
+        flows = workload.flows(p)
+        choice, report = route_phase(xgft, flows.src, flows.dst, LayeredOptions(construction="ilp"))
+        assert contention(xgft, flows.src, flows.dst, choice) == 1 and not report.relaxed_layers
+        backtracked += report.backtracks
+    print(f"backtracks over 5 phases: {backtracked}")

@@ -40,6 +40,7 @@ from synth.topology.xgft import Xgft
 CONSTRAINTS = ("strong", "relaxed", "strong+eliminated", "relaxed+eliminated")
 CONSTRUCTIONS = ("halving", "ilp")
 SPLIT_RETRIES = 4  # new solutions of a split before its part is solved with all its links
+BACKTRACKS = 6  # re-solutions of a lower layer per phase when a layer's conditions fail
 
 
 @dataclass(frozen=True)
@@ -79,15 +80,24 @@ class PhaseReport:
     timeouts: int = 0  # solver calls that ended without a solution
     solver_seconds: float = 0.0
     proven_by: str | None = None  # a solver that proved the phase's routing optimal
+    layer_seconds: dict[int, float] = field(default_factory=dict)
+    backtracks: int = 0  # lower layers solved again because a layer above had no solution
 
     @property
     def status_override(self) -> str | None:
         return TIMEOUT if self.timeouts else None
 
+    def progress_text(self) -> str:
+        layers = " ".join(f"L{layer} {seconds:.2f}s" for layer, seconds in self.layer_seconds.items())
+        extra = f", conditions relaxed at layers {self.relaxed_layers}" if self.relaxed_layers else ""
+        extra += f", {self.timeouts} solver timeouts" if self.timeouts else ""
+        extra += f", {self.backtracks} backtracks" if self.backtracks else ""
+        return f"{self.subproblems} subproblems ({layers}){extra}"
+
     def as_dict(self) -> dict:
         return {"subproblems": self.subproblems, "split_solved": self.split_solved,
                 "direct_solved": self.direct_solved, "relaxed_layers": self.relaxed_layers,
-                "timeouts": self.timeouts, "solver_seconds": round(self.solver_seconds, 3),
+                "timeouts": self.timeouts, "backtracks": self.backtracks, "solver_seconds": round(self.solver_seconds, 3),
                 **({"proven_by": self.proven_by} if self.proven_by else {})}
 
 
@@ -297,41 +307,73 @@ class _Solver:
         return np.arange(n, dtype=np.int64) % width, False
 
 
+def _solve_layer(xgft: Xgft, layer: int, src, dst, delta, choice, options: LayeredOptions, solver: "_Solver",
+                 attempt: int) -> tuple[np.ndarray, bool]:
+    """Choose w_{l+1} for every message climbing past `layer`; returns the new WT indices and
+    whether every subproblem met its conditions. Attempts after the first present each model
+    with its messages in another order, which leads any backend to another solution."""
+    report = solver.report
+    choice = choice.copy()
+    climbing = delta > layer
+    factors = _prime_factors(xgft.w[layer])
+    met_all = True
+    for node in np.unique(choice[climbing]):
+        idx = np.flatnonzero(climbing & (choice == node))
+        if attempt:
+            idx = np.random.default_rng([attempt, layer, int(node)]).permutation(idx)
+        report.subproblems += 1
+        sets = layer_sets(xgft, layer, src[idx], dst[idx], delta[idx])
+        links = None
+        if options.construction == "halving":
+            lower, upper = set_bounds(xgft, layer, sets, options.constraints, options.balance)
+            links = solver.split(np.arange(len(idx)), sets, factors, lower, upper)
+        if links is not None:
+            report.split_solved += 1
+        else:
+            links, met = solver.direct(xgft, layer, sets, len(idx))
+            report.direct_solved += 1
+            met_all &= met
+        choice[idx] += links * xgft.wt_span[layer]
+    return choice, met_all
+
+
 def route_phase(xgft: Xgft, src: np.ndarray, dst: np.ndarray, options: LayeredOptions,
                 start_layer: int = 0, start_choice: np.ndarray | None = None) -> tuple[np.ndarray, PhaseReport]:
     """Route one phase (any multiset of messages): the path choice per message and a report.
 
     Dynamic programming over layers: layer l's solution fixes the WT node every message reaches
-    at layer l + 1, which defines layer l + 1's subproblems. `start_layer` and `start_choice`
-    (WT indices at that layer) continue from a given partial routing.
+    at layer l + 1, which defines layer l + 1's subproblems. The seed's conditions do not make
+    every layer solution extendable (measured: on the 256-leaf Table 3.1 tree some strong layer-1
+    solutions leave layer 2 without a strong solution), so when a layer's conditions fail, the
+    layer below is solved again differently and the layer retried, up to BACKTRACKS times per
+    phase. `start_layer` and `start_choice` (WT indices at that layer) continue from a given
+    partial routing.
     """
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     delta = xgft.nca_layer(src, dst)
-    choice = np.zeros(len(src), dtype=np.int64) if start_choice is None else np.array(start_choice, dtype=np.int64)
+    first = np.zeros(len(src), dtype=np.int64) if start_choice is None else np.array(start_choice, dtype=np.int64)
     report = PhaseReport()
     solver = _Solver(options, report)
-    for layer in range(start_layer, xgft.height):
-        width = xgft.w[layer]
-        climbing = delta > layer
-        if width == 1 or not climbing.any():
+    layers = [l for l in range(start_layer, xgft.height) if xgft.w[l] > 1 and (delta > l).any()]
+    before = {layers[0]: first} if layers else {}  # WT indices entering each solved layer
+    attempts = dict.fromkeys(layers, 0)
+    backtracks, position, choice = 0, 0, first
+    while position < len(layers):
+        layer = layers[position]
+        started = time.perf_counter()
+        choice, met = _solve_layer(xgft, layer, src, dst, delta, before[layer], options, solver, attempts[layer])
+        report.layer_seconds[layer] = report.layer_seconds.get(layer, 0.0) + time.perf_counter() - started
+        if not met and position > 0 and backtracks < BACKTRACKS:
+            backtracks += 1
+            position -= 1
+            attempts[layers[position]] += 1
             continue
-        factors = _prime_factors(width)
-        for node in np.unique(choice[climbing]):
-            idx = np.flatnonzero(climbing & (choice == node))
-            report.subproblems += 1
-            sets = layer_sets(xgft, layer, src[idx], dst[idx], delta[idx])
-            links = None
-            if options.construction == "halving":
-                lower, upper = set_bounds(xgft, layer, sets, options.constraints, options.balance)
-                links = solver.split(np.arange(len(idx)), sets, factors, lower, upper)
-            if links is not None:
-                report.split_solved += 1
-            else:
-                links, met = solver.direct(xgft, layer, sets, len(idx))
-                report.direct_solved += 1
-                if not met and layer not in report.relaxed_layers:
-                    report.relaxed_layers.append(layer)
-            choice[idx] += links * xgft.wt_span[layer]
+        if not met and layer not in report.relaxed_layers:
+            report.relaxed_layers.append(layer)
+        position += 1
+        if position < len(layers):
+            before[layers[position]] = choice
+    report.backtracks = backtracks
     return choice, report
 
 
@@ -343,6 +385,8 @@ class PerPhaseRouter:
 
     def __init__(self, route_one, options: LayeredOptions):
         self.route_one, self.options = route_one, options
+        if options.solver == "cpsat":
+            import synth.solve.cpsat  # noqa: F401  (loaded once here, not in every forked worker)
 
     def __call__(self, xgft: Xgft, src, dst, phase, occurrence, seed=0):
         src, dst, phase = (np.asarray(a, dtype=np.int64) for a in (src, dst, phase))

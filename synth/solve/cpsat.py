@@ -16,44 +16,44 @@ def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, 
     variables = []
     for k in problem.num_candidates.tolist():
         if k == 2:  # one literal and its negation: no exactly-one constraint needed
-            b = model.NewBoolVar("")
-            variables.append([b.Not(), b])
+            b = model.new_bool_var("")
+            variables.append([~b, b])
         else:
-            row = [model.NewBoolVar("") for _ in range(int(k))]
-            model.AddExactlyOne(row)
+            row = [model.new_bool_var("") for _ in range(int(k))]
+            model.add_exactly_one(row)
             variables.append(row)
-    z = model.NewIntVar(0, max(problem.z_upper, 0), "z") if problem.has_objective else None
+    z = model.new_int_var(0, max(problem.z_upper, 0), "z") if problem.has_objective else None
     items, cands = problem.group_items.tolist(), problem.group_candidates.tolist()
     ptr = problem.group_ptr.tolist()
     for g in range(problem.num_groups):
         expr = sum(variables[items[j]][cands[j]] for j in range(ptr[g], ptr[g + 1]))
         if problem.capped[g]:
-            model.Add(expr <= int(problem.upper[g]) + z)
+            model.add(expr <= int(problem.upper[g]) + z)
         else:
             if problem.upper[g] < ptr[g + 1] - ptr[g]:
-                model.Add(expr <= int(problem.upper[g]))
+                model.add(expr <= int(problem.upper[g]))
         if problem.lower[g] > 0:
-            model.Add(expr >= int(problem.lower[g]))
+            model.add(expr >= int(problem.lower[g]))
     if z is not None:
-        model.Minimize(z)
+        model.minimize(z)
     if hint is not None:
         for row, chosen in zip(variables, hint.tolist()):
             if len(row) == 2:
-                model.AddHint(row[1], chosen == 1)
+                model.add_hint(row[1], chosen == 1)
                 continue
             for k, var in enumerate(row):
-                model.AddHint(var, k == chosen)
+                model.add_hint(var, k == chosen)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = max(1, threads)
     solver.parameters.random_seed = seed
     if time_limit:
         solver.parameters.max_time_in_seconds = float(time_limit)
-    code = solver.Solve(model)
+    code = solver.solve(model)
     seconds = time.perf_counter() - start
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        choice = np.array([next(k for k, v in enumerate(row) if solver.BooleanValue(v)) for row in variables], dtype=np.int64)
-        objective = int(solver.Value(z)) if z is not None else None
-        bound = int(round(solver.BestObjectiveBound())) if z is not None else None
+        choice = np.array([next(k for k, v in enumerate(row) if solver.boolean_value(v)) for row in variables], dtype=np.int64)
+        objective = int(solver.value(z)) if z is not None else None
+        bound = int(round(solver.best_objective_bound)) if z is not None else None
         # A feasibility problem is solved by any solution; an objective needs the proof.
         status = OPTIMAL if code == cp_model.OPTIMAL or z is None else FEASIBLE
         return SolveResult(status, choice, objective, bound, "cpsat", seconds)

@@ -14,9 +14,7 @@ from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoicePr
 
 def _solver(name: str, time_limit: float | None, threads: int):
     if name == "cbc":
-        with warnings.catch_warnings():  # PuLP 3 warns that the bundled CBC moves to an extra in PuLP 4
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, threads=max(1, threads))
+        return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, threads=max(1, threads))
     if name == "highs":
         solver = pulp.HiGHS(msg=False, timeLimit=time_limit, threads=max(1, threads))
         if not solver.available():
@@ -26,6 +24,12 @@ def _solver(name: str, time_limit: float | None, threads: int):
 
 
 def solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, threads: int) -> SolveResult:
+    with warnings.catch_warnings():  # PuLP 3 announces its 4.0 API on every variable
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return _solve_pulp(problem, name, time_limit, threads)
+
+
+def _solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, threads: int) -> SolveResult:
     start = time.perf_counter()
     model = pulp.LpProblem("synth", pulp.LpMinimize)
     variables = [[pulp.LpVariable(f"x_{i}_{k}", cat="Binary") for k in range(int(n))]
