@@ -220,6 +220,17 @@ def _restricted_sets(sets: LayerSets, items: np.ndarray, lower: np.ndarray, uppe
     return list(merged.values())
 
 
+def _symmetry_broken(n: int, parts: int) -> np.ndarray:
+    """Candidates per item for a model whose parts (links) are interchangeable: every bound
+    applies to every part alike, so any solution can be relabelled to use its parts in order of
+    first use. Item j may then take only parts 0..j. Without this, tight instances spend
+    minutes refuting the parts' permutations (measured: 255 messages on 4 links, over 60 s
+    unsolved without it, 0.5 s with it)."""
+    candidates = np.full(n, parts, dtype=np.int64)
+    candidates[: min(n, parts)] = np.arange(1, min(n, parts) + 1)
+    return candidates
+
+
 class _Solver:
     def __init__(self, options: LayeredOptions, report: PhaseReport):
         self.options, self.report = options, report
@@ -268,7 +279,7 @@ class _Solver:
     def _assign(self, items, sets, parts: int, span: int, lower, upper, excluded=(), seed: int = 0) -> np.ndarray | None:
         """Assign items to `parts` parts, each spanning `span` links, within the set bounds;
         no part may hold exactly the members of an `excluded` group."""
-        builder = ProblemBuilder(np.full(len(items), parts, dtype=np.int64))
+        builder = ProblemBuilder(_symmetry_broken(len(items), parts))
         for local, low, up in _restricted_sets(sets, items, lower, upper):
             low, up, c = span * low, min(span * up, local.size), local.size
             if up >= c and low == 0:
@@ -291,7 +302,7 @@ class _Solver:
         lower, upper = set_bounds(xgft, layer, sets, o.constraints, o.balance)
         attempts = [(lower, False)] + ([(np.zeros_like(lower), False)] if o.balance else []) + [(np.zeros_like(lower), True)]
         for lows, slack in attempts:
-            builder = ProblemBuilder(np.full(n, width, dtype=np.int64))
+            builder = ProblemBuilder(_symmetry_broken(n, width))
             for s in range(len(sets.lam)):
                 members = sets.members_of(s)
                 if upper[s] < 0 and lows[s] == 0:
