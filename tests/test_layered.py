@@ -1,7 +1,6 @@
 """The layered router (003_fd372c8942ac4293.txt ch.3): conditions, optimality, backends, CLI."""
 
 import json
-import itertools
 
 import numpy as np
 import pytest
@@ -100,7 +99,6 @@ def test_balance_gives_every_link_floor_or_ceil():
     flows = parse_pattern("a2a-opt", 64, xgft.hierarchy()).flows(7)
     choice, _ = route_phase(xgft, flows.src, flows.dst, LayeredOptions(balance=True))
     delta = xgft.nca_layer(flows.src, flows.dst)
-    wt = np.zeros_like(choice)
     for layer in range(xgft.height):
         w_next = (choice // xgft.wt_span[layer]) % xgft.w[layer]
         assert conditions_hold(xgft, layer, flows.src, flows.dst, delta, choice % xgft.wt_span[layer], w_next, balance=True)
