@@ -46,6 +46,10 @@ def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = max(1, threads)
     solver.parameters.random_seed = seed
+    if z is None:
+        # Pure feasibility: the LP relaxation only costs time (measured on 250-message, 4-link
+        # layer models: 0.4-1.6 s with it, 0.05-0.07 s without).
+        solver.parameters.linearization_level = 0
     if time_limit:
         solver.parameters.max_time_in_seconds = float(time_limit)
     code = solver.solve(model)
