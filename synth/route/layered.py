@@ -17,7 +17,9 @@ Construction `halving` (default): the W_{l+1} links are split by the prime facto
 (8 = 2*2*2: halves, quarters, eighths). A set whose count on every link must lie in [L, U] may
 put at most R*U and at least R*L members into a part that spans R links, so each split is a
 small model with f candidates, and its parts are independent subproblems for the next factor.
-After the last split every set meets exactly the chosen conditions. Where a split has no
+After the last split every set meets exactly the chosen conditions. Binary splits pair the
+messages at every MT node (Euler partition, as in balanced bipartite edge colouring), so the
+solver only orients cycles; small parts take all their links in one model. Where a split has no
 solution, the direct model with all W_{l+1} links and the chosen conditions is solved instead.
 
 If the conditions of a layer are infeasible, the smallest uniform excess over their bounds is
@@ -46,7 +48,7 @@ CONSTRUCTIONS = ("halving", "ilp")
 WHOLE_MAX_MESSAGES = 128
 WHOLE_MAX_MESSAGES_FEW_LINKS, FEW_LINKS = 512, 4
 SPLIT_RETRIES = 4  # new solutions of a split before its part is solved with all its links
-BACKTRACKS = 6  # re-solutions of a lower layer per phase when a layer's conditions fail
+BACKTRACKS = 24  # re-solutions of a WT node per phase when a child node's conditions fail
 
 
 @dataclass(frozen=True)
@@ -302,7 +304,9 @@ class _Solver:
         checked one factor at a time on ever smaller, independent parts. A split chosen without
         look-ahead can leave a part that cannot be split further: the split is then solved
         again, with that part's member set excluded from every part, a few times; after that the
-        whole part is solved directly with all the links it spans.
+        whole part is solved directly with all the links it spans. Small parts are solved with all
+        their links at once from the start (see WHOLE_MAX_MESSAGES). Binary splits first try the
+        Euler pairing (_euler_pairs), which leaves the solver one orientation per cycle.
         """
         if not factors:
             return np.zeros(len(items), dtype=np.int64)
@@ -382,81 +386,100 @@ class _Solver:
         return (np.arange(n, dtype=np.int64) % width if fallback else None), False
 
 
-def _solve_layer(xgft: Xgft, layer: int, src, dst, delta, choice, options: LayeredOptions, solver: "_Solver",
-                 attempt: int, fallback: bool = True) -> tuple[np.ndarray | None, bool]:
-    """Choose w_{l+1} for every message climbing past `layer`; returns the new WT indices and
-    whether every subproblem met its conditions. Attempts after the first present each model
-    with its messages in another order, which leads any backend to another solution. Without
-    `fallback` (the caller will solve a lower layer again), a subproblem whose conditions have
-    no solution ends the layer at once with (None, False)."""
+def _solve_node(xgft: Xgft, layer: int, idx: np.ndarray, src, dst, delta, options: LayeredOptions,
+                solver: "_Solver", fallback: bool) -> tuple[np.ndarray | None, bool]:
+    """w_{l+1} for the messages `idx` of one WT node at `layer`: (links, conditions met). Without
+    `fallback` (the caller will solve the parent node again), (None, False) if the conditions
+    have no solution."""
     report = solver.report
-    choice = choice.copy()
-    climbing = delta > layer
-    factors = _prime_factors(xgft.w[layer])
-    met_all = True
-    for node in np.unique(choice[climbing]):
-        idx = np.flatnonzero(climbing & (choice == node))
-        if attempt:
-            idx = np.random.default_rng([attempt, layer, int(node)]).permutation(idx)
-        report.subproblems += 1
-        sets = layer_sets(xgft, layer, src[idx], dst[idx], delta[idx])
-        links = None
-        if options.construction == "halving":
-            lower, upper = set_bounds(xgft, layer, sets, options.constraints, options.balance)
-            links = solver.split(np.arange(len(idx)), sets, factors, lower, upper)
+    report.subproblems += 1
+    sets = layer_sets(xgft, layer, src[idx], dst[idx], delta[idx])
+    if options.construction == "halving":
+        lower, upper = set_bounds(xgft, layer, sets, options.constraints, options.balance)
+        links = solver.split(np.arange(len(idx)), sets, _prime_factors(xgft.w[layer]), lower, upper)
         if links is not None:
             report.split_solved += 1
-        else:
-            links, met = solver.direct(xgft, layer, sets, len(idx), fallback)
-            report.direct_solved += 1
+            return links, True
+    report.direct_solved += 1
+    return solver.direct(xgft, layer, sets, len(idx), fallback)
+
+
+OK, RELAXED, RETRY = "ok", "relaxed", "retry"
+
+
+class _Search:
+    """Depth-first over the WT tree. The messages of a WT node at layer l only ever meet again
+    in its own WT subtree, so the dynamic programming over layers is a tree: every node is solved,
+    then its children at layer l + 1 (one per link). The seed's conditions do not make every
+    solution extendable (measured: on the 256- and 2048-leaf Table 3.1 trees some strong layer
+    solutions leave a child WT node without a strong solution), so a child without a solution
+    makes its parent node be solved again with its messages in another order (another solution
+    for every backend), up to BACKTRACKS times per phase; after that the failing node takes the
+    smallest uniform excess over its bounds and the search carries on."""
+
+    def __init__(self, xgft: Xgft, src, dst, delta, layers: list[int], choice: np.ndarray, options: LayeredOptions):
+        self.xgft, self.src, self.dst, self.delta, self.layers = xgft, src, dst, delta, layers
+        self.choice, self.options = choice, options
+        self.report = PhaseReport()
+        self.solver = _Solver(options, self.report)
+
+    def subtree(self, position: int, idx: np.ndarray, has_parent: bool) -> str:
+        """Route the messages `idx`, which share their WT node at layers[position]."""
+        while position < len(self.layers) and not (self.delta[idx] > self.layers[position]).any():
+            position += 1
+        if position == len(self.layers):
+            return OK
+        layer, report = self.layers[position], self.report
+        climbing = idx[self.delta[idx] > layer]
+        saved = self.choice[climbing].copy()  # restored before every new attempt
+        node = int(saved[0])
+        for attempt in range(BACKTRACKS + 1):
+            self.choice[climbing] = saved
+            order = np.random.default_rng([attempt, layer, node]).permutation(climbing) if attempt else climbing
+            may_retry = has_parent and report.backtracks < BACKTRACKS
+            started = time.perf_counter()
+            links, met = _solve_node(self.xgft, layer, order, self.src, self.dst, self.delta, self.options,
+                                     self.solver, fallback=not may_retry)
+            report.layer_seconds[layer] = report.layer_seconds.get(layer, 0.0) + time.perf_counter() - started
             if links is None:
-                return None, False
-            met_all &= met
-        choice[idx] += links * xgft.wt_span[layer]
-    return choice, met_all
+                return RETRY
+            if not met and layer not in report.relaxed_layers:
+                report.relaxed_layers.append(layer)
+            self.choice[order] += links * self.xgft.wt_span[layer]
+            outcome = OK if met else RELAXED
+            for link in range(self.xgft.w[layer]):
+                child = order[links == link]
+                result = self.subtree(position + 1, child, True) if child.size else OK
+                if result == RETRY and report.backtracks >= BACKTRACKS:
+                    result = self.subtree(position + 1, child, True)  # no budget left: the child relaxes
+                if result == RETRY:
+                    break
+                if result == RELAXED:
+                    outcome = RELAXED
+            else:
+                return outcome
+            report.backtracks += 1
+        raise AssertionError("unreachable: every failed attempt spends the phase's backtracking budget")
 
 
 def route_phase(xgft: Xgft, src: np.ndarray, dst: np.ndarray, options: LayeredOptions,
                 start_layer: int = 0, start_choice: np.ndarray | None = None) -> tuple[np.ndarray, PhaseReport]:
     """Route one phase (any multiset of messages): the path choice per message and a report.
 
-    Dynamic programming over layers: layer l's solution fixes the WT node every message reaches
-    at layer l + 1, which defines layer l + 1's subproblems. The seed's conditions do not make
-    every layer solution extendable (measured: on the 256-leaf Table 3.1 tree some strong layer-1
-    solutions leave layer 2 without a strong solution), so when a layer's conditions fail, the
-    layer below is solved again differently and the layer retried, up to BACKTRACKS times per
-    phase. `start_layer` and `start_choice` (WT indices at that layer) continue from a given
-    partial routing.
+    Dynamic programming over layers, depth-first over the WT tree (_Search): a WT node's solution
+    at layer l fixes the WT node each of its messages reaches at layer l + 1, which defines its
+    children's subproblems. `start_layer` and `start_choice` (WT indices at that layer) continue
+    from a given partial routing.
     """
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     delta = xgft.nca_layer(src, dst)
-    first = np.zeros(len(src), dtype=np.int64) if start_choice is None else np.array(start_choice, dtype=np.int64)
-    report = PhaseReport()
-    solver = _Solver(options, report)
-    layers = [l for l in range(start_layer, xgft.height) if xgft.w[l] > 1 and (delta > l).any()]
-    before = {layers[0]: first} if layers else {}  # WT indices entering each solved layer
-    attempts = dict.fromkeys(layers, 0)
-    backtracks, position, choice = 0, 0, first
-    while position < len(layers):
-        layer = layers[position]
-        started = time.perf_counter()
-        can_backtrack = position > 0 and backtracks < BACKTRACKS
-        solved, met = _solve_layer(xgft, layer, src, dst, delta, before[layer], options, solver, attempts[layer],
-                                   fallback=not can_backtrack)
-        report.layer_seconds[layer] = report.layer_seconds.get(layer, 0.0) + time.perf_counter() - started
-        if not met and can_backtrack:
-            backtracks += 1
-            position -= 1
-            attempts[layers[position]] += 1
-            continue
-        choice = solved
-        if not met and layer not in report.relaxed_layers:
-            report.relaxed_layers.append(layer)
-        position += 1
-        if position < len(layers):
-            before[layers[position]] = choice
-    report.backtracks = backtracks
-    return choice, report
+    choice = np.zeros(len(src), dtype=np.int64) if start_choice is None else np.array(start_choice, dtype=np.int64)
+    layers = [l for l in range(start_layer, xgft.height) if xgft.w[l] > 1]
+    search = _Search(xgft, src, dst, delta, layers, choice, options)
+    climbing = np.flatnonzero(delta > start_layer)
+    for node in np.unique(choice[climbing]):
+        search.subtree(0, climbing[choice[climbing] == node], has_parent=False)
+    return choice, search.report
 
 
 class PerPhaseRouter:
