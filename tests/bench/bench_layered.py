@@ -1,7 +1,7 @@
 """Benchmark: the layered router against the seed's method and the monolithic model.
 
     python tests/bench/bench_layered.py [--sizes 16,32,64,128,256,512] [--phases 8]
-                                        [--glpk-cap 60] [--mono-cap 60] [--skip glpk,mono]
+                                        [--glpk-cap 60] [--mono-cap 60] [--skip seed,mono]
 
 On the same OPT phases of the Table 3.1 XGFTs (003_fd372c8942ac4293.txt), one process, side by side:
   synth     layered router, prime-factor splitting, strong conditions, CP-SAT (the default);
@@ -16,6 +16,7 @@ lower bound, and the ratios of the seed's method and of the monolithic model to 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import time
 
@@ -90,6 +91,8 @@ def main() -> None:
             ratio = f"{median / base:.1f}x" if base else "-"
             print(f"{n:>6} {m:<6} {len(times):>6} {median:>9.2f} {max(times):>8.2f} "
                   f"{sum(ok for _, ok in results[m]):>5}/{len(times):<3} {ratio:>7}  {'; '.join(sorted(notes[m]))}", flush=True)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"{'':>6} peak memory of the process so far: {peak:.0f} MiB", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,305 @@
+"""Destination-indexed forwarding tables from routes: LIDs, LMC offsets, and one out port per
+(switch, LID).
+
+An InfiniBand switch forwards by destination LID only. Routes that depend on the source (a
+per-message ILP route) are expressed with LMC: every terminal owns 2^LMC consecutive LIDs, and
+each flow is given one of them (its offset) so that all flows sharing (destination, offset) agree
+at every switch they both visit. Finding the offsets is colouring the flows of each destination
+(two conflict when they leave a common switch by different ports); greedy colouring is used and
+compared with the lower bound max over (destination, switch) of the distinct ports taken there.
+
+Entries no flow of the routes file uses are still filled, so that every LID is reachable from
+every switch: d-mod-k (the up link floor(d / (W_1...W_l)) mod W_{l+1}, or down towards d) for
+terminal LIDs, and minimum-hop paths for switch LIDs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import shortest_path
+
+from synth.errors import SynthError
+from synth.topology.network import Network
+from synth.topology.xgft import Xgft
+
+MAX_LMC = 7  # OpenSM's limit (lmc 0-7)
+MAX_UNICAST_LID = 0xBFFF
+NO_PORT = 255  # "no route" in an LFT
+ARRIVED = -2  # walk marker: the packet reached the switch that owns the LID
+
+
+@dataclass
+class Hops:
+    """Per flow, the switches a path visits and the port it leaves each by; (flows, hops), -1 padded."""
+
+    switch: np.ndarray
+    port: np.ndarray
+
+
+def route_hops(network: Network, paths: list[list[int]]) -> Hops:
+    """The (switch, out port) of every hop of every path; a hop the network lacks is an error."""
+    lengths = np.array([len(p) for p in paths], dtype=np.int64)
+    width = int(lengths.max(initial=1))
+    nodes = np.full((len(paths), width), -1, dtype=np.int64)
+    if len(paths):
+        rows = np.repeat(np.arange(len(paths)), lengths)
+        cols = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        nodes[rows, cols] = np.concatenate([np.asarray(p, dtype=np.int64) for p in paths])
+    here, there = nodes[:, :-1], nodes[:, 1:]
+    used = there >= 0
+    channel = network.find_channels(here, there)
+    broken = used & (channel < 0)
+    if broken.any():
+        flow = int(np.argwhere(broken)[0][0])
+        raise SynthError(f"path of flow {flow} ({paths[flow]}) uses a link that network {network.spec} lacks")
+    at_switch = used & (here >= network.num_terminals)
+    switch = np.where(at_switch, here, -1)
+    port = np.where(at_switch, network.channel_src_port[np.maximum(channel, 0)], -1)
+    return Hops(switch, port)
+
+
+def colour_flows(dst: np.ndarray, hops: Hops) -> tuple[np.ndarray, int]:
+    """(offset per flow, lower bound on the offsets any assignment needs). Flows of one
+    destination sharing an offset agree at every switch they both visit."""
+    offset = np.zeros(len(dst), dtype=np.int64)
+    if len(dst) == 0:
+        return offset, 1
+    rows = np.concatenate([dst[:, None], hops.switch, hops.port], axis=1)
+    routes, inverse = np.unique(rows, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    width = hops.switch.shape[1]
+    route_colour = np.zeros(len(routes), dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], routes[1:, 0] != routes[:-1, 0]]))
+    for a, b in zip(starts, np.append(starts[1:], len(routes))):
+        if b - a == 1:
+            continue
+        colours: list[dict[int, int]] = []
+        longest_first = a + np.argsort(-(routes[a:b, 1 : 1 + width] >= 0).sum(axis=1), kind="stable")
+        for r in longest_first.tolist():
+            switches, ports = routes[r, 1 : 1 + width], routes[r, 1 + width :]
+            hop_pairs = [(s, p) for s, p in zip(switches.tolist(), ports.tolist()) if s >= 0]
+            for c, table in enumerate(colours):
+                if all(table.get(s, p) == p for s, p in hop_pairs):
+                    break
+            else:
+                c = len(colours)
+                colours.append({})
+            colours[c].update(hop_pairs)
+            route_colour[r] = c
+        target = 1 << (lmc_for(len(colours)) - 1) if len(colours) > 1 else 1  # one LMC step less
+        if len(colours) > 1 and target >= _busiest_switch(routes[a:b, 1 : 1 + width], routes[a:b, 1 + width :]):
+            fewer = _colour_with(routes[a:b, 1 : 1 + width], routes[a:b, 1 + width :], target)
+            if fewer is not None:
+                route_colour[a:b] = fewer
+    offset[:] = route_colour[inverse]
+    # Lower bound: the most distinct ports taken at one switch towards one destination.
+    triples = np.stack([np.repeat(dst, width), hops.switch.reshape(-1), hops.port.reshape(-1)], axis=1)
+    triples = np.unique(triples[triples[:, 1] >= 0], axis=0)
+    _, per_switch = np.unique(triples[:, :2], axis=0, return_counts=True)
+    return offset, int(per_switch.max(initial=1))
+
+
+def _busiest_switch(switches: np.ndarray, ports: np.ndarray) -> int:
+    """The most distinct ports one switch sends these routes by: no colouring uses fewer colours."""
+    pairs = np.stack([switches.reshape(-1), ports.reshape(-1)], axis=1)
+    pairs = np.unique(pairs[pairs[:, 0] >= 0], axis=0)
+    return int(np.unique(pairs[:, 0], return_counts=True)[1].max(initial=1))
+
+
+def _colour_with(switches: np.ndarray, ports: np.ndarray, colours: int, time_limit: float = 5.0) -> np.ndarray | None:
+    """A colouring of one destination's routes with `colours` colours, by CP-SAT, or None if
+    none was found in time. Colour c may leave switch s by one port only: y[s, p, c] marks
+    port p as used by colour c."""
+    from ortools.sat.python import cp_model
+
+    visited = switches >= 0
+    hop_keys = sorted({(s, p) for s, p in zip(switches[visited].tolist(), ports[visited].tolist())})
+    key_index = {key: i for i, key in enumerate(hop_keys)}
+    by_switch: dict[int, list[int]] = {}
+    for (s, _), i in key_index.items():
+        by_switch.setdefault(s, []).append(i)
+    model = cp_model.CpModel()
+    y = [[model.new_bool_var("") for _ in range(colours)] for _ in hop_keys]
+    x = []
+    for r, (sw, pt) in enumerate(zip(switches.tolist(), ports.tolist())):
+        row = [model.new_bool_var("") for _ in range(min(r + 1, colours))]  # symmetry: colours in order of use
+        model.add_exactly_one(row)
+        for c, var in enumerate(row):
+            for s, p in zip(sw, pt):
+                if s >= 0:
+                    model.add_implication(var, y[key_index[(s, p)]][c])
+        x.append(row)
+    for members in by_switch.values():
+        if len(members) > 1:
+            for c in range(colours):
+                model.add_at_most_one(y[k][c] for k in members)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.num_workers = 1
+    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return np.array([next(c for c, v in enumerate(row) if solver.value(v)) for row in x], dtype=np.int64)
+
+
+def lmc_for(colours: int) -> int:
+    return max(0, int(np.ceil(np.log2(max(colours, 1)))))
+
+
+@dataclass
+class LidPlan:
+    """LIDs: terminal t owns [base_t, base_t + 2^lmc), base_t = (t + 1) * 2^lmc (aligned, as
+    OpenSM requires); switches follow with one LID each."""
+
+    num_terminals: int
+    num_switches: int
+    lmc: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.lmc <= MAX_LMC:
+            raise SynthError(f"the routes need LMC {self.lmc}; OpenSM supports at most {MAX_LMC}")
+        if self.max_lid > MAX_UNICAST_LID:
+            raise SynthError(f"{self.num_terminals} terminals with LMC {self.lmc} and {self.num_switches} switches need "
+                             f"LID {self.max_lid}, above the unicast limit {MAX_UNICAST_LID}")
+
+    @property
+    def block(self) -> int:
+        return 1 << self.lmc
+
+    def terminal_base(self, terminal):
+        return (np.asarray(terminal, dtype=np.int64) + 1) * self.block
+
+    def switch_lid(self, switch_index):
+        return (self.num_terminals + 1) * self.block + np.asarray(switch_index, dtype=np.int64)
+
+    @property
+    def max_lid(self) -> int:
+        return int(self.switch_lid(self.num_switches - 1))
+
+
+@dataclass
+class ForwardingTables:
+    """out_port[switch index, lid] (NO_PORT where unused), with the LID plan and per-flow DLIDs."""
+
+    network: Network
+    lids: LidPlan
+    out_port: np.ndarray  # (switches, max_lid + 1) uint8
+    dlid: np.ndarray  # (flows,) destination LID each flow of the routes is sent to
+    colours_used: int  # the most offsets one destination needed
+    colours_bound: int  # lower bound on that number
+
+    def entries(self, switch_index: int) -> tuple[np.ndarray, np.ndarray]:
+        """(lids, ports) of one switch's routed LIDs, in LID order."""
+        row = self.out_port[switch_index]
+        lids = np.flatnonzero(row != NO_PORT)
+        return lids, row[lids]
+
+
+def dmodk_ports(xgft: Xgft, switches: np.ndarray) -> np.ndarray:
+    """(len(switches), N) out ports of d-mod-k towards every terminal: down towards d when d is
+    below the switch, else up link floor(d / (W_1...W_l)) mod W_{l+1}."""
+    d = np.arange(xgft.num_leaves, dtype=np.int64)[None, :]
+    layer = np.searchsorted(np.asarray(xgft.node_offset), switches, side="right") - 1
+    local = switches - np.asarray(xgft.node_offset)[layer]
+    span_w = np.asarray(xgft.wt_span, dtype=np.int64)
+    span_m = np.asarray(xgft.mt_span, dtype=np.int64)
+    m = np.asarray(xgft.m + (1,), dtype=np.int64)
+    w = np.asarray(xgft.w + (1,), dtype=np.int64)
+    mt = (local // span_w[layer])[:, None]
+    below = (d // span_m[layer][:, None]) == mt
+    child_digit = (d // span_m[layer - 1][:, None]) % m[layer - 1][:, None]
+    up_link = (d // span_w[layer][:, None]) % w[layer][:, None]
+    return np.where(below, child_digit + 1, m[layer - 1][:, None] + 1 + up_link)
+
+
+def min_hop_ports(network: Network, targets: np.ndarray, chunk: int = 256) -> np.ndarray:
+    """(switches, len(targets)) out ports of minimum-hop paths from every switch to every
+    target node; among equal next hops the (target mod count)-th by port; 0 at the target."""
+    s0, n = network.num_terminals, network.num_nodes
+    graph = csr_matrix((np.ones(network.num_channels), (network.channel_src, network.channel_dst)), shape=(n, n))
+    order = np.lexsort((network.channel_src_port, network.channel_src))
+    ch_src, ch_dst = network.channel_src[order], network.channel_dst[order]
+    ch_port = network.channel_src_port[order]
+    from_switch = ch_src >= s0
+    ch_src, ch_dst, ch_port = ch_src[from_switch], ch_dst[from_switch], ch_port[from_switch]
+    starts = np.searchsorted(ch_src, np.arange(s0, n))
+    segment = np.diff(np.append(starts, len(ch_src)))  # channels per switch
+    ports = np.zeros((n - s0, len(targets)), dtype=np.int64)
+    for a in range(0, len(targets), chunk):
+        block = targets[a : a + chunk]
+        dist = shortest_path(graph.T, unweighted=True, indices=block)  # distance of every node to each target
+        candidate = dist[:, ch_dst] == dist[:, ch_src] - 1
+        count = np.add.reduceat(candidate, starts, axis=1)  # per switch
+        pick = block[:, None] % np.maximum(count, 1)
+        cumulative = np.cumsum(candidate, axis=1)
+        before = np.concatenate([np.zeros((len(block), 1), dtype=np.int64), cumulative[:, starts[1:] - 1]], axis=1)
+        within = cumulative - 1 - np.repeat(before, segment, axis=1)  # rank among the switch's candidates
+        chosen = candidate & (within == np.repeat(pick, segment, axis=1))
+        flow, channel = np.nonzero(chosen)
+        ports[ch_src[channel] - s0, a + flow] = ch_port[channel]
+    own = targets >= s0
+    ports[targets[own] - s0, np.flatnonzero(own)] = 0
+    return ports
+
+
+def build_tables(xgft: Xgft, network: Network, dst: np.ndarray, hops: Hops, lmc: int | None = None) -> ForwardingTables:
+    """Tables holding every flow's path; `lmc` None picks the smallest that holds them."""
+    offset, bound = colour_flows(dst, hops)
+    used = int(offset.max(initial=0)) + 1
+    needed = lmc_for(used)
+    if lmc is None:
+        lmc = needed
+    elif lmc < needed:
+        raise SynthError(f"LMC {lmc} cannot hold these routes: a destination needs {used} LIDs "
+                         f"(LMC {needed}; at least {bound} LIDs by the busiest switch)")
+    lids = LidPlan(network.num_terminals, network.num_switches, lmc)
+    switches = np.arange(network.num_terminals, network.num_nodes)
+    out_port = np.full((len(switches), lids.max_lid + 1), NO_PORT, dtype=np.uint8)
+    terminal_default = dmodk_ports(xgft, switches)
+    for k in range(lids.block):
+        out_port[:, lids.terminal_base(np.arange(network.num_terminals)) + k] = terminal_default
+    out_port[:, lids.switch_lid(np.arange(len(switches)))] = min_hop_ports(network, switches)
+    dlid = lids.terminal_base(dst) + offset
+    visited = hops.switch >= 0
+    rows = hops.switch[visited] - network.num_terminals
+    cols = np.broadcast_to(dlid[:, None], hops.switch.shape)[visited]
+    out_port[rows, cols] = hops.port[visited]
+    return ForwardingTables(network, lids, out_port, dlid, used, bound)
+
+
+def walk_paths(network: Network, out_port: np.ndarray, src: np.ndarray, dlid: np.ndarray, max_hops: int = 64) -> list[list[int]]:
+    """Follow destination-LID forwarding from every source terminal (through its port 1) until a
+    terminal, or the switch owning the LID (out port 0), is reached; node ids per flow. A missing
+    entry, a port without a link or a loop ends the walk with -1 appended, so a broken table
+    never matches a synthesized path."""
+    ports_per_node = int(max(network.channel_src_port.max(initial=0), 1)) + 1
+    link = np.full(network.num_nodes * ports_per_node, -1, dtype=np.int64)
+    link[network.channel_src * ports_per_node + network.channel_src_port] = network.channel_dst
+    src, dlid = np.asarray(src, dtype=np.int64), np.asarray(dlid, dtype=np.int64)
+    here = link[src * ports_per_node + 1]
+    trail = [src, here]
+    active = here >= network.num_terminals
+    for _ in range(max_hops):
+        if not active.any():
+            break
+        port = np.full(len(src), NO_PORT, dtype=np.int64)
+        in_range = active & (dlid < out_port.shape[1])
+        port[in_range] = out_port[here[in_range] - network.num_terminals, dlid[in_range]]
+        ok = active & (port != NO_PORT) & (port > 0) & (port < ports_per_node)
+        nxt = np.where(ok, link[np.where(ok, here * ports_per_node + port, 0)], -1)
+        nxt = np.where(active & (port == 0), ARRIVED, nxt)  # port 0: the switch's own LID
+        nxt = np.where(active, nxt, ARRIVED)
+        trail.append(nxt)
+        here = nxt
+        active = here >= network.num_terminals
+    steps = np.stack(trail, axis=1).tolist()
+    paths = []
+    for row in steps:
+        end = next((i for i in range(1, len(row)) if row[i] < network.num_terminals), None)
+        if end is None:
+            paths.append(row + [-1])  # a loop
+        else:
+            paths.append(row[:end] if row[end] == ARRIVED else row[: end + 1])
+    return paths

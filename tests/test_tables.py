@@ -1,0 +1,110 @@
+"""Forwarding tables from routes: LIDs, LMC offsets, and walking the tables back to paths."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from conftest import TABLE_3_1, xgft_and_network
+from synth.errors import SynthError
+from synth.route.layered import LayeredOptions, route_phase
+from synth.route.oblivious import OBLIVIOUS_ROUTERS
+from synth.tables.forwarding import MAX_UNICAST_LID, NO_PORT, LidPlan, build_tables, route_hops, walk_paths
+from synth.traffic.patterns import parse_pattern
+
+
+def exchange(spec, router, phases=None):
+    xgft, network = xgft_and_network(spec)
+    workload = parse_pattern("a2a-opt", xgft.num_leaves, xgft.hierarchy())
+    phases = np.arange(workload.num_phases) if phases is None else np.asarray(phases)
+    if router == "layered":
+        parts = [workload.flows(int(p)) for p in phases]
+        src = np.concatenate([f.src for f in parts])
+        dst = np.concatenate([f.dst for f in parts])
+        choice = np.concatenate([route_phase(xgft, f.src, f.dst, LayeredOptions())[0] for f in parts])
+    else:
+        idx, src, dst, _ = workload.batch(phases)
+        choice = OBLIVIOUS_ROUTERS[router](xgft, src, dst, phase=phases[idx], occurrence=np.zeros_like(src))
+    return xgft, network, src, dst, xgft.path_nodes(src, dst, choice)
+
+
+def dmodk_expected_port(xgft, switch_node, d):
+    """The d-mod-k definition, written from the node's coordinates: down towards d if d is in
+    the switch's subtree, else up link floor(d / (W_1...W_l)) mod W_{l+1} (port M_l + 1 + link)."""
+    layer, m_digits, _ = xgft.node_coords(switch_node)
+    leaves_below = int(np.prod(xgft.m[:layer]))
+    subtree = switch_node - xgft.node_offset[layer]
+    subtree //= int(np.prod(xgft.w[:layer]))
+    if d // leaves_below == subtree:
+        return (d // int(np.prod(xgft.m[: layer - 1]))) % xgft.m[layer - 1] + 1
+    return xgft.m[layer - 1] + 1 + (d // int(np.prod(xgft.w[:layer]))) % xgft.w[layer]
+
+
+@pytest.mark.parametrize("n", [16, 64])
+def test_dmodk_tables_follow_the_definition(n):
+    xgft, network, src, dst, paths = exchange(TABLE_3_1[n], "dmodk")
+    tables = build_tables(xgft, network, dst, route_hops(network, paths))
+    assert tables.lids.lmc == 0
+    for switch in range(network.num_terminals, network.num_nodes):
+        for d in range(n):
+            lid = int(tables.lids.terminal_base(d))
+            assert tables.out_port[switch - network.num_terminals, lid] == dmodk_expected_port(xgft, switch, d)
+
+
+@pytest.mark.parametrize("n", [32, 64])
+def test_per_flow_routes_need_lmc_and_walk_back_exactly(n):
+    """Layered routes of a whole exchange depend on the source: offsets per destination make
+    every flow's walk through the tables equal its synthesized path."""
+    xgft, network, src, dst, paths = exchange(TABLE_3_1[n], "layered")
+    hops = route_hops(network, paths)
+    tables = build_tables(xgft, network, dst, hops)
+    assert tables.lids.lmc > 0
+    assert tables.colours_bound <= tables.colours_used <= 1 << tables.lids.lmc
+    walked = walk_paths(network, tables.out_port, src, tables.dlid)
+    moving = src != dst
+    assert [w for w, m in zip(walked, moving) if m] == [p for p, m in zip(paths, moving) if m]
+    # Flows sharing a DLID agree at every switch they both visit (the colouring's invariant).
+    for lid in np.unique(tables.dlid)[:50]:
+        seen = {}
+        for f in np.flatnonzero(tables.dlid == lid):
+            for s, p in zip(hops.switch[f], hops.port[f]):
+                if s >= 0:
+                    assert seen.setdefault(int(s), int(p)) == p
+
+
+def test_every_switch_routes_every_lid():
+    xgft, network, src, dst, paths = exchange(TABLE_3_1[32], "layered", phases=[3])
+    tables = build_tables(xgft, network, dst, route_hops(network, paths))
+    switch_lids = tables.lids.switch_lid(np.arange(network.num_switches))
+    terminal_lids = (tables.lids.terminal_base(np.arange(network.num_terminals))[:, None] + np.arange(tables.lids.block)).ravel()
+    assert (tables.out_port[:, terminal_lids] != NO_PORT).all()
+    assert (tables.out_port[:, switch_lids] != NO_PORT).all()
+    assert (tables.out_port[np.arange(network.num_switches), switch_lids] == 0).all()
+    # from every terminal, the tables lead to every switch's LID on a shortest path
+    sources = np.repeat(np.arange(network.num_terminals), network.num_switches)
+    targets = np.tile(np.arange(network.num_switches), network.num_terminals)
+    walked = walk_paths(network, tables.out_port, sources, switch_lids[targets])
+    assert [path[-1] for path in walked] == (targets + network.num_terminals).tolist()
+    graph = nx.DiGraph(zip(network.channel_src.tolist(), network.channel_dst.tolist()))
+    hops = dict(nx.all_pairs_shortest_path_length(graph))
+    assert all(len(path) - 1 == hops[s][t + network.num_terminals] for path, s, t in zip(walked, sources, targets))
+
+
+def test_lmc_that_cannot_hold_the_routes_is_refused():
+    xgft, network, src, dst, paths = exchange(TABLE_3_1[32], "layered")
+    with pytest.raises(SynthError, match="LMC 0 cannot hold these routes"):
+        build_tables(xgft, network, dst, route_hops(network, paths), lmc=0)
+
+
+def test_lid_plan_limits():
+    with pytest.raises(SynthError, match="at most 7"):
+        LidPlan(16, 8, 8)
+    with pytest.raises(SynthError, match="above the unicast limit"):
+        LidPlan(8192, 100, 3)
+    plan = LidPlan(1024, 704, 2)
+    assert plan.terminal_base(0) % 4 == 0 and plan.max_lid <= MAX_UNICAST_LID
+
+
+def test_a_path_over_a_missing_link_is_refused():
+    xgft, network = xgft_and_network(TABLE_3_1[16])
+    with pytest.raises(SynthError, match="lacks"):
+        route_hops(network, [[0, 1]])
