@@ -108,3 +108,27 @@ def test_a_path_over_a_missing_link_is_refused():
     xgft, network = xgft_and_network(TABLE_3_1[16])
     with pytest.raises(SynthError, match="lacks"):
         route_hops(network, [[0, 1]])
+
+
+def test_opensm_files_name_every_node_and_route_every_switch():
+    from synth.render.switch_tables import render_fabric, render_guid2lid, render_lfts
+
+    xgft, network, src, dst, paths = exchange(TABLE_3_1[32], "layered", phases=[5])
+    tables = build_tables(xgft, network, dst, route_hops(network, paths))
+    fabric = render_fabric(network)
+    records = [line.split('"')[1] for line in fabric.splitlines() if line.startswith(("Switch", "Ca"))]
+    assert records == network.node_names[network.num_terminals :] + network.node_names[: network.num_terminals]
+    assert all(line.startswith("Ca\t1 ") for line in fabric.splitlines() if line.startswith("Ca"))
+    guid2lid = render_guid2lid(tables)
+    entries = guid2lid.split("\n\n")
+    assert len([e for e in entries if e]) == network.num_nodes  # one entry per port, blank-line separated
+    lfts = render_lfts(tables)
+    assert lfts.count("Unicast lids") == network.num_switches
+    assert " 255" not in lfts and "portguid" not in lfts
+    assert sum(line.startswith("0x") for line in lfts.splitlines()) == int((tables.out_port != NO_PORT).sum())
+
+
+def test_highest_lid_never_starts_a_block_of_64():
+    """OpenSM 3.3.23 drops the highest LID from every switch when it is a multiple of 64."""
+    plan = LidPlan(1024, 704, 0)  # the 1024-leaf Table 3.1 tree: 0x6c0 would be the highest
+    assert plan.max_lid % 64 != 0 and plan.switch_lid(0) > plan.terminal_base(1023)

@@ -151,7 +151,7 @@ def lmc_for(colours: int) -> int:
 @dataclass
 class LidPlan:
     """LIDs: terminal t owns [base_t, base_t + 2^lmc), base_t = (t + 1) * 2^lmc (aligned, as
-    OpenSM requires); switches follow with one LID each."""
+    OpenSM requires); switches follow with one LID each (see switch_base)."""
 
     num_terminals: int
     num_switches: int
@@ -171,8 +171,16 @@ class LidPlan:
     def terminal_base(self, terminal):
         return (np.asarray(terminal, dtype=np.int64) + 1) * self.block
 
+    @property
+    def switch_base(self) -> int:
+        """Switches follow the terminals; one LID is skipped if the highest LID would start a
+        block of 64: OpenSM 3.3.23 then leaves that LID out of every switch (measured: the
+        1024-leaf Table 3.1 tree, highest LID 0x6c0, read back without it)."""
+        first = (self.num_terminals + 1) * self.block
+        return first + 1 if (first + self.num_switches - 1) % 64 == 0 else first
+
     def switch_lid(self, switch_index):
-        return (self.num_terminals + 1) * self.block + np.asarray(switch_index, dtype=np.int64)
+        return self.switch_base + np.asarray(switch_index, dtype=np.int64)
 
     @property
     def max_lid(self) -> int:

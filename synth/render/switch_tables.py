@@ -1,0 +1,131 @@
+"""Forwarding tables as files: the OpenSM set (fabric.net, guid2lid, lfts.dump) and JSON / CSV.
+
+Formats (docs/formats.md, docs/opensm-notes.md):
+- fabric.net: ibnetdiscover records as ibsim reads them. Each record's quoted id is the node's
+  name in the topology JSON; GUIDs come from the switchguid= / caguid= lines. A terminal is a
+  one-port CA whose port GUID is its node GUID + 1.
+- guid2lid: OpenSM's LID database (`$OSM_CACHE_DIR/guid2lid`): `<port guid> <min lid> <max lid>`,
+  entries separated by an empty line (without it OpenSM reads only the first entry).
+- lfts.dump: what `opensm -R file -U FILE` loads: per switch a `Unicast lids ... guid 0x...:` line
+  and `0xLID PORT` entries. Every switch is written (a missing switch gets an empty table), no
+  entry names port 255, and no entry carries `portguid` (which would make OpenSM remap LIDs and
+  hide mistakes).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import numpy as np
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from synth.tables.forwarding import ForwardingTables
+from synth.topology.network import Network
+
+SWITCH_GUID_BASE = 0x0053_0000_0000_0000
+TERMINAL_GUID_BASE = 0x0043_0000_0000_0000
+TERMINAL_GUID_STEP = 0x10  # room for the port GUIDs (node GUID + port) between CAs
+
+
+@lru_cache(maxsize=1)
+def _templates() -> Environment:
+    return Environment(loader=PackageLoader("synth", "render/templates"), undefined=StrictUndefined,
+                       keep_trailing_newline=True, autoescape=False)
+
+
+def switch_guids(network: Network) -> np.ndarray:
+    return SWITCH_GUID_BASE + 1 + np.arange(network.num_switches, dtype=np.int64)
+
+
+def terminal_port_guids(network: Network) -> np.ndarray:
+    """Port 1 GUID of every terminal's CA (node GUID + 1)."""
+    return TERMINAL_GUID_BASE + TERMINAL_GUID_STEP * (1 + np.arange(network.num_terminals, dtype=np.int64)) + 1
+
+
+def _guid(value: int) -> str:
+    return f"0x{int(value):016x}"
+
+
+def render_fabric(network: Network) -> str:
+    names = network.node_names
+    order = np.lexsort((network.channel_src_port, network.channel_src))
+    src = network.channel_src[order].tolist()
+    src_port, dst, dst_port = (a[order].tolist() for a in (network.channel_src_port, network.channel_dst, network.channel_dst_port))
+    links: list[list[dict]] = [[] for _ in range(network.num_nodes)]
+    for s, sp, d, dp in zip(src, src_port, dst, dst_port):
+        links[s].append({"local": sp, "remote": names[d], "remote_port": dp})
+    ports = [max((p["local"] for p in node_links), default=1) for node_links in links]
+    t = network.num_terminals
+    sw_guids, ca_guids = switch_guids(network).tolist(), (terminal_port_guids(network) - 1).tolist()
+    switches = [{"guid": _guid(sw_guids[i - t]), "ports": ports[i], "name": names[i], "links": links[i]} for i in range(t, network.num_nodes)]
+    terminals = [{"guid": _guid(ca_guids[i]), "ports": ports[i], "name": names[i], "links": links[i]} for i in range(t)]
+    return _templates().get_template("fabric.net.j2").render(
+        title=f"{network.num_switches} switches, {t} terminals", spec=network.spec, switches=switches, terminals=terminals)
+
+
+def render_guid2lid(tables: ForwardingTables) -> str:
+    network, lids = tables.network, tables.lids
+    base = lids.terminal_base(np.arange(network.num_terminals)).tolist()
+    switch_lid = lids.switch_lid(np.arange(network.num_switches)).tolist()
+    lines = [f"{_guid(g)} 0x{b:04x} 0x{b + lids.block - 1:04x}\n\n" for g, b in zip(terminal_port_guids(network).tolist(), base)]
+    lines += [f"{_guid(g)} 0x{lid:04x} 0x{lid:04x}\n\n" for g, lid in zip(switch_guids(network).tolist(), switch_lid)]
+    return "".join(lines)
+
+
+def _switch_rows(tables: ForwardingTables):
+    network = tables.network
+    guids = switch_guids(network).tolist()
+    lids = tables.lids.switch_lid(np.arange(network.num_switches)).tolist()
+    for k in range(network.num_switches):
+        entry_lids, entry_ports = tables.entries(k)
+        yield {"name": network.node_names[network.num_terminals + k], "guid": _guid(guids[k]), "lid": lids[k],
+               "lids": entry_lids.tolist(), "ports": entry_ports.tolist()}
+
+
+def render_lfts(tables: ForwardingTables) -> str:
+    switches = []
+    for row in _switch_rows(tables):
+        row["entries"] = "".join(f"0x{lid:04x} {port:03d}\n" for lid, port in zip(row["lids"], row["ports"]))
+        row["count"] = len(row["lids"])
+        switches.append(row)
+    return _templates().get_template("lfts.dump.j2").render(max_lid=tables.lids.max_lid, switches=switches)
+
+
+def lid_owners(tables: ForwardingTables) -> list[str]:
+    """The node name owning every LID (empty where none)."""
+    network, lids = tables.network, tables.lids
+    owner = [""] * (lids.max_lid + 1)
+    for t, base in enumerate(lids.terminal_base(np.arange(network.num_terminals)).tolist()):
+        for k in range(lids.block):
+            owner[base + k] = network.node_names[t]
+    for k, lid in enumerate(lids.switch_lid(np.arange(network.num_switches)).tolist()):
+        owner[lid] = network.node_names[network.num_terminals + k]
+    return owner
+
+
+def render_csv(tables: ForwardingTables) -> str:
+    owner = lid_owners(tables)
+    switches = []
+    for row in _switch_rows(tables):
+        prefix = f"{row['name']},{row['guid']},{row['lid']},"
+        row["rows"] = "".join(f"{prefix}{owner[lid]},{lid},{port}\n" for lid, port in zip(row["lids"], row["ports"]))
+        switches.append(row)
+    return _templates().get_template("tables.csv.j2").render(switches=switches)
+
+
+def render_json(tables: ForwardingTables) -> str:
+    network, lids = tables.network, tables.lids
+    lid_map = {network.node_names[t]: [b, b + lids.block - 1] for t, b in enumerate(lids.terminal_base(np.arange(network.num_terminals)).tolist())}
+    lid_map.update({network.node_names[network.num_terminals + k]: [lid, lid] for k, lid in enumerate(lids.switch_lid(np.arange(network.num_switches)).tolist())})
+    switches = []
+    for row in _switch_rows(tables):
+        row["lid_list"], row["port_list"] = json.dumps(row["lids"]), json.dumps(row["ports"])
+        switches.append(row)
+    return _templates().get_template("tables.json.j2").render(spec=network.spec, lmc=lids.lmc, lids=lid_map, switches=switches)
+
+
+def render_dlid_csv(src: np.ndarray, dst: np.ndarray, dlid: np.ndarray, phase: np.ndarray) -> str:
+    """The LID each flow is sent to: `src_rank,dst_rank,dlid,phase`, one row per flow."""
+    rows = zip(src.tolist(), dst.tolist(), dlid.tolist(), phase.tolist())
+    return "src_rank,dst_rank,dlid,phase\n" + "".join(f"{s},{d},{lid},{p}\n" for s, d, lid, p in rows)
