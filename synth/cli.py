@@ -233,6 +233,31 @@ def cmd_check(args) -> int:
     return 1
 
 
+def cmd_tables(args) -> int:
+    from synth.render import switch_tables as render
+    from synth.tables.from_routes import tables_for_routes
+
+    doc = read_routes(args.routes)
+    tables, flows = tables_for_routes(doc, args.lmc)
+    files = {"dlid.csv": lambda: render.render_dlid_csv(flows.src, flows.dst, tables.dlid, flows.phase)}
+    if args.format == "opensm":
+        files |= {"fabric.net": lambda: render.render_fabric(tables.network),
+                  "guid2lid": lambda: render.render_guid2lid(tables),
+                  "lfts.dump": lambda: render.render_lfts(tables),
+                  "routes.json": lambda: open(args.routes).read()}
+    else:
+        files[f"tables.{args.format}"] = (lambda: render.render_json(tables)) if args.format == "json" else (lambda: render.render_csv(tables))
+    texts = {name: make() for name, make in files.items()}  # everything rendered before anything is written
+    for name, text in texts.items():
+        with atomic_open(f"{args.out}/{name}") as handle:
+            handle.write(text)
+    lids = tables.lids
+    print(f"{tables.network.num_switches} switches, {tables.network.num_terminals} terminals, LIDs 1..{lids.max_lid}, "
+          f"LMC {lids.lmc} ({tables.colours_used} LIDs used per destination at most, at least {tables.colours_bound} needed)")
+    print(f"wrote {', '.join(sorted(texts))} to {args.out}")
+    return 0
+
+
 # ----- parser ---------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -280,6 +305,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_spec(p)
     add_traffic(p)
     p.set_defaults(func=cmd_bounds)
+
+    p = sub.add_parser("tables", help="switch forwarding tables for a routes file (OpenSM, JSON, CSV)")
+    p.add_argument("routes", metavar="ROUTES.json")
+    p.add_argument("--format", choices=["opensm", "json", "csv"], default="opensm")
+    p.add_argument("--out", metavar="DIR", required=True, help="directory for the files")
+    p.add_argument("--lmc", type=_positive_int, help="LIDs per terminal = 2^LMC (default: the fewest that hold the routes)")
+    p.set_defaults(func=cmd_tables)
 
     p = sub.add_parser("check", help="re-verify a routes file from scratch")
     p.add_argument("routes", metavar="ROUTES.json")

@@ -132,3 +132,23 @@ def test_highest_lid_never_starts_a_block_of_64():
     """OpenSM 3.3.23 drops the highest LID from every switch when it is a multiple of 64."""
     plan = LidPlan(1024, 704, 0)  # the 1024-leaf Table 3.1 tree: 0x6c0 would be the highest
     assert plan.max_lid % 64 != 0 and plan.switch_lid(0) > plan.terminal_base(1023)
+
+
+def test_tables_command_writes_the_opensm_set_or_nothing(run, tmp_path):
+    routes = tmp_path / "r.json"
+    assert run("route", TABLE_3_1[32], "--traffic", "a2a-opt", "--router", "layered", "--phase", "1-4", "--out", routes, "--quiet")[0] == 0
+    code, out, err = run("tables", routes, "--out", tmp_path / "t")
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["dlid.csv", "fabric.net", "guid2lid", "lfts.dump", "routes.json"]
+    assert "LMC" in out
+    rows = (tmp_path / "t" / "dlid.csv").read_text().splitlines()
+    assert rows[0] == "src_rank,dst_rank,dlid,phase" and len(rows) == 1 + 4 * 32
+    for fmt in ("json", "csv"):
+        assert run("tables", routes, "--format", fmt, "--out", tmp_path / fmt)[0] == 0
+        assert (tmp_path / fmt / f"tables.{fmt}").exists()
+    code, _, err = run("tables", routes, "--lmc", "0", "--out", tmp_path / "none")
+    assert code == 2 and "cannot hold" in err and not (tmp_path / "none").exists()
+    other = tmp_path / "other.json"
+    other.write_text('{"format": "synth-routes/2"}')
+    code, _, err = run("tables", other, "--out", tmp_path / "none")
+    assert code == 2 and "expected 'synth-routes/1'" in err

@@ -1,0 +1,51 @@
+"""Forwarding tables for the flows of a routes file (`synth tables`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.errors import SynthError
+from synth.tables.forwarding import ForwardingTables, build_tables, route_hops
+from synth.topology import parse_topology
+
+
+@dataclass
+class RoutedFlows:
+    src: np.ndarray
+    dst: np.ndarray
+    phase: np.ndarray
+    paths: list[list[int]]
+
+
+def routed_flows(doc: dict) -> RoutedFlows:
+    """Every flow of every phase of a (shape-checked) routes document, in file order."""
+    src, dst, phase, paths = [], [], [], []
+    for record in doc["phases"]:
+        flows = record["flows"]
+        if len(flows) != len(record["paths"]):
+            raise SynthError(f"routes file: phase {record['phase']} has {len(flows)} flows but {len(record['paths'])} paths")
+        src += [int(f[0]) for f in flows]
+        dst += [int(f[1]) for f in flows]
+        phase += [int(record["phase"])] * len(flows)
+        paths += record["paths"]
+    as_array = lambda values: np.asarray(values, dtype=np.int64)  # noqa: E731
+    return RoutedFlows(as_array(src), as_array(dst), as_array(phase), paths)
+
+
+def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTables, RoutedFlows]:
+    xgft = parse_topology(doc["topology"]["spec"])
+    if xgft.w[0] != 1:
+        raise SynthError(f"{xgft.spec}: terminals with {xgft.w[0]} ports (W_1 > 1) cannot be rendered as "
+                         "one-port InfiniBand CAs; tables need W_1 = 1")
+    network = xgft.network()
+    flows = routed_flows(doc)
+    bad = (flows.src < 0) | (flows.src >= network.num_terminals) | (flows.dst < 0) | (flows.dst >= network.num_terminals)
+    if bad.any():
+        raise SynthError(f"routes file: flow {int(np.argmax(bad))} names a rank outside 0..{network.num_terminals - 1}")
+    ends_ok = [len(p) > 0 and p[0] == s and p[-1] == d for p, s, d in zip(flows.paths, flows.src.tolist(), flows.dst.tolist())]
+    if not all(ends_ok):
+        k = ends_ok.index(False)
+        raise SynthError(f"routes file: the path of flow {k} does not run from rank {flows.src[k]} to rank {flows.dst[k]}")
+    return build_tables(xgft, network, flows.dst, route_hops(network, flows.paths), lmc), flows
