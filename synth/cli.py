@@ -242,7 +242,7 @@ def cmd_tables(args) -> int:
     files = {"dlid.csv": lambda: render.render_dlid_csv(flows.src, flows.dst, tables.dlid, flows.phase)}
     if args.format == "opensm":
         files |= {"fabric.net": lambda: render.render_fabric(tables.network),
-                  "guid2lid": lambda: render.render_guid2lid(tables),
+                  "guid2lid": lambda: render.render_guid2lid(tables.network, tables.lids),
                   "lfts.dump": lambda: render.render_lfts(tables),
                   "routes.json": lambda: open(args.routes).read()}
     else:
@@ -256,6 +256,38 @@ def cmd_tables(args) -> int:
           f"LMC {lids.lmc} ({tables.colours_used} LIDs used per destination at most, at least {tables.colours_bound} needed)")
     print(f"wrote {', '.join(sorted(texts))} to {args.out}")
     return 0
+
+
+def cmd_opensm_check(args) -> int:
+    from synth.opensm.check import ENGINES, check_file_tables, evaluate_engine, load_table_dir
+
+    engines = [] if args.engines == "none" else (list(ENGINES) if args.engines == "all" else args.engines.split(","))
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown:
+        raise SynthError(f"unknown OpenSM engine '{unknown[0]}' (known: {', '.join(ENGINES)})")
+    tables = load_table_dir(args.dir)
+    file_check = check_file_tables(tables)
+    moving = int((tables.flows.src != tables.flows.dst).sum())
+    print(f"OpenSM file engine ({file_check.seconds:.1f} s, LMC {tables.lmc}): "
+          + ("tables loaded" if file_check.engine == "file" else f"REFUSED, OpenSM fell back to {file_check.engine}")
+          + (", LIDs kept" if file_check.lids_kept else ", LIDs CHANGED by OpenSM")
+          + f"; {moving - len(file_check.mismatches)} of {moving} flows follow their synthesized paths through the read-back tables")
+    for k in file_check.mismatches[:5]:
+        print(f"FAIL: flow {k} ({tables.flows.src[k]} -> {tables.flows.dst[k]}, phase {tables.flows.phase[k]}) leaves the synthesized path")
+    phases = tables.doc["phases"]
+    bound = {p["phase"]: p["lower_bound"] for p in phases if "lower_bound" in p}
+    rows = [(tables.doc.get("router", "synth"), {p["phase"]: p["max_contention"] for p in phases}, "", 0)]
+    for engine in engines:
+        result = evaluate_engine(tables, engine)
+        note = "" if result.configured_by == engine else f"fell back to {result.configured_by}"
+        rows.append((f"opensm {engine}", result.max_contention, note, result.unrouted))
+    if rows[1:]:
+        print(f"\n{'routing':<22} {'max contention':>14} {'phases above bound':>19}  notes")
+        for name, contention, note, unrouted in rows:
+            above = sum(contention[p] > bound.get(p, 0) for p in contention)
+            extra = f"; {unrouted} flows unrouted" if unrouted else ""
+            print(f"{name:<22} {max(contention.values(), default=0):>14} {above:>12} of {len(contention):<4}  {note}{extra}")
+    return 0 if file_check.ok else 1
 
 
 # ----- parser ---------------------------------------------------------------------------------
@@ -312,6 +344,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", required=True, help="directory for the files")
     p.add_argument("--lmc", type=_positive_int, help="LIDs per terminal = 2^LMC (default: the fewest that hold the routes)")
     p.set_defaults(func=cmd_tables)
+
+    p = sub.add_parser("opensm-check", help="load tables into OpenSM on a simulated fabric, verify, compare OpenSM's engines")
+    p.add_argument("dir", metavar="DIR", help="a directory written by `synth tables --format opensm`")
+    p.add_argument("--engines", default="all", metavar="LIST", help="OpenSM engines to compare: all (default), none, or e.g. minhop,updn")
+    p.set_defaults(func=cmd_opensm_check)
 
     p = sub.add_parser("check", help="re-verify a routes file from scratch")
     p.add_argument("routes", metavar="ROUTES.json")

@@ -119,7 +119,7 @@ def test_opensm_files_name_every_node_and_route_every_switch():
     records = [line.split('"')[1] for line in fabric.splitlines() if line.startswith(("Switch", "Ca"))]
     assert records == network.node_names[network.num_terminals :] + network.node_names[: network.num_terminals]
     assert all(line.startswith("Ca\t1 ") for line in fabric.splitlines() if line.startswith("Ca"))
-    guid2lid = render_guid2lid(tables)
+    guid2lid = render_guid2lid(network, tables.lids)
     entries = guid2lid.split("\n\n")
     assert len([e for e in entries if e]) == network.num_nodes  # one entry per port, blank-line separated
     lfts = render_lfts(tables)

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from synth.tables.forwarding import ForwardingTables
+from synth.tables.forwarding import ForwardingTables, LidPlan
 from synth.topology.network import Network
 
 SWITCH_GUID_BASE = 0x0053_0000_0000_0000
@@ -64,8 +64,7 @@ def render_fabric(network: Network) -> str:
         title=f"{network.num_switches} switches, {t} terminals", spec=network.spec, switches=switches, terminals=terminals)
 
 
-def render_guid2lid(tables: ForwardingTables) -> str:
-    network, lids = tables.network, tables.lids
+def render_guid2lid(network: Network, lids: LidPlan) -> str:
     base = lids.terminal_base(np.arange(network.num_terminals)).tolist()
     switch_lid = lids.switch_lid(np.arange(network.num_switches)).tolist()
     lines = [f"{_guid(g)} 0x{b:04x} 0x{b + lids.block - 1:04x}\n\n" for g, b in zip(terminal_port_guids(network).tolist(), base)]

@@ -1,0 +1,159 @@
+"""`synth opensm-check DIR`: load synth's tables into OpenSM on a simulated fabric, read them back
+from the switches, and walk every flow through them; then route the same fabric with OpenSM's
+own engines and evaluate the workload on their tables."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from synth.errors import SynthError
+from synth.opensm.sim import Simulator, find_tools, read_back_tables, run_opensm
+from synth.render.routes_file import read_routes
+from synth.render.switch_tables import render_guid2lid, switch_guids
+from synth.tables.forwarding import NO_PORT, LidPlan, walk_paths
+from synth.tables.from_routes import RoutedFlows, routed_flows
+from synth.topology import parse_topology
+from synth.topology.network import Network
+
+# OpenSM's engines that route a fat tree (torus-2QoS needs a torus and QoS; see docs/opensm-notes.md).
+ENGINES = ("minhop", "updn", "dnup", "ftree", "dfsssp", "sssp", "nue", "lash", "dor")
+REQUIRED = ("fabric.net", "guid2lid", "lfts.dump", "dlid.csv", "routes.json")
+
+
+@dataclass
+class TableDir:
+    path: Path
+    doc: dict
+    network: Network
+    flows: RoutedFlows
+    dlid: np.ndarray
+    lmc: int
+
+
+def load_table_dir(path: str | Path) -> TableDir:
+    """The files of `synth tables --format opensm`, checked against each other."""
+    path = Path(path)
+    missing = [name for name in REQUIRED if not (path / name).is_file()]
+    if missing:
+        raise SynthError(f"{path}: missing {', '.join(missing)} (write the directory with `synth tables ROUTES --out {path}`)")
+    doc = read_routes(str(path / "routes.json"))
+    network = parse_topology(doc["topology"]["spec"]).network()
+    _check_fabric(path / "fabric.net", network)
+    flows = routed_flows(doc)
+    rows = (path / "dlid.csv").read_text().splitlines()
+    try:
+        table = np.array([[int(v) for v in row.split(",")[:3]] for row in rows[1:] if row.strip()], dtype=np.int64).reshape(-1, 3)
+    except ValueError:
+        raise SynthError(f"{path / 'dlid.csv'}: expected rows src_rank,dst_rank,dlid[,phase]") from None
+    if len(table) != len(flows.src) or (table[:, 0] != flows.src).any() or (table[:, 1] != flows.dst).any():
+        raise SynthError(f"{path / 'dlid.csv'} does not list the flows of {path / 'routes.json'} in order")
+    ranges = re.findall(r"^0x[0-9a-fA-F]+ 0x([0-9a-fA-F]+) 0x([0-9a-fA-F]+)$", (path / "guid2lid").read_text(), re.M)
+    widths = {int(b, 16) - int(a, 16) + 1 for a, b in ranges}
+    lmc = int(np.log2(max(widths))) if ranges else 0
+    return TableDir(path, doc, network, flows, table[:, 2], lmc)
+
+
+def _check_fabric(fabric: Path, network: Network) -> None:
+    """The fabric file must describe exactly the routes' network (names, ports and links)."""
+    links, node = set(), None
+    for line in fabric.read_text().splitlines():
+        header = re.match(r'^(Switch|Ca|Hca)\s+\d+\s+"([^"]+)"', line)
+        if header:
+            node = header.group(2)
+            continue
+        port = re.match(r'^\[(\d+)\]\s+"([^"]+)"\[(\d+)\]', line)
+        if port and node is not None:
+            links.add((node, int(port.group(1)), port.group(2), int(port.group(3))))
+    names = network.node_names
+    expected = {(names[s], sp, names[d], dp) for s, sp, d, dp in zip(network.channel_src.tolist(), network.channel_src_port.tolist(),
+                                                                    network.channel_dst.tolist(), network.channel_dst_port.tolist())}
+    if links != expected:
+        example = sorted(links ^ expected)[0]
+        raise SynthError(f"{fabric} does not describe the network of the routes ({network.spec}): "
+                         f"{len(links ^ expected)} links differ, e.g. {example[0]}[{example[1]}] - {example[2]}[{example[3]}]")
+
+
+def out_port_matrix(network: Network, read: dict[int, dict[int, int]], max_lid: int) -> np.ndarray:
+    """Read-back tables as (switch index, LID) -> port; a switch missing from the read-back is an error."""
+    table = np.full((network.num_switches, max_lid + 1), NO_PORT, dtype=np.uint8)
+    for index, guid in enumerate(switch_guids(network).tolist()):
+        entries = read.get(guid)
+        if entries is None:
+            raise SynthError(f"switch {network.node_names[network.num_terminals + index]} (GUID 0x{guid:016x}) was not read back")
+        lids = np.array([lid for lid in entries if lid <= max_lid], dtype=np.int64)
+        table[index, lids] = [entries[lid] for lid in lids.tolist()]
+    return table
+
+
+@dataclass
+class FileCheck:
+    engine: str
+    lids_kept: bool
+    flows: int
+    mismatches: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.engine == "file" and self.lids_kept and not self.mismatches
+
+
+def _entries(guid2lid: str) -> set[tuple[str, ...]]:
+    return {tuple(line.lower().split()) for line in guid2lid.splitlines() if line.strip()}
+
+
+def check_file_tables(tables: TableDir) -> FileCheck:
+    tools = find_tools()
+    network = tables.network
+    guid2lid = (tables.path / "guid2lid").read_text()
+    with Simulator(tools, tables.path / "fabric.net") as sim:
+        run = run_opensm(sim, "file", tables.lmc, guid2lid, tables.path / "lfts.dump")
+        read = read_back_tables(sim)
+    plan = LidPlan(network.num_terminals, network.num_switches, tables.lmc)
+    walked = walk_paths(network, out_port_matrix(network, read, plan.max_lid), tables.flows.src, tables.dlid)
+    moving = (tables.flows.src != tables.flows.dst).tolist()
+    bad = [k for k, (w, p, m) in enumerate(zip(walked, tables.flows.paths, moving)) if m and w != p]
+    return FileCheck(run.engine, _entries(run.guid2lid) == _entries(guid2lid), len(moving), bad, run.seconds)
+
+
+@dataclass
+class EngineResult:
+    engine: str
+    configured_by: str  # the engine OpenSM reports; another one means it fell back
+    max_contention: dict[int, int]  # per phase
+    unrouted: int  # flows whose walk did not reach the destination
+    seconds: float
+
+
+def evaluate_engine(tables: TableDir, engine: str) -> EngineResult:
+    """OpenSM's `engine` on the fabric (LMC 0, synth's LIDs), the workload walked through its tables."""
+    tools = find_tools()
+    network = tables.network
+    plan = LidPlan(network.num_terminals, network.num_switches, 0)
+    with Simulator(tools, tables.path / "fabric.net") as sim:
+        run = run_opensm(sim, engine, 0, render_guid2lid(network, plan))
+        read = read_back_tables(sim)
+    flows = tables.flows
+    walked = walk_paths(network, out_port_matrix(network, read, plan.max_lid), flows.src, plan.terminal_base(flows.dst))
+    reached = np.array([w[-1] == d for w, d in zip(walked, flows.dst.tolist())])
+    contention = phase_contention(network, walked, flows.phase, reached)
+    return EngineResult(engine, run.engine, contention, int((~reached).sum()), run.seconds)
+
+
+def phase_contention(network: Network, paths: list[list[int]], phase: np.ndarray, usable: np.ndarray) -> dict[int, int]:
+    """The most paths of one phase sharing a directed channel, per phase."""
+    hops_from, hops_to, owner = [], [], []
+    for k, path in enumerate(paths):
+        if usable[k] and len(path) > 1:
+            hops_from += path[:-1]
+            hops_to += path[1:]
+            owner += [k] * (len(path) - 1)
+    channels = network.find_channels(np.asarray(hops_from, dtype=np.int64), np.asarray(hops_to, dtype=np.int64))
+    phases, phase_index = np.unique(phase, return_inverse=True)
+    keys = phase_index[np.asarray(owner, dtype=np.int64)] * network.num_channels + channels
+    counts = np.bincount(keys, minlength=len(phases) * network.num_channels).reshape(len(phases), -1)
+    return dict(zip(phases.tolist(), counts.max(axis=1).tolist()))
