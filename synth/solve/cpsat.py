@@ -37,6 +37,8 @@ def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, 
     if z is not None:
         model.minimize(z)
     if hint is not None:
+        if z is not None:  # a complete hint: CP-SAT then starts from a feasible solution
+            model.add_hint(z, problem.objective(hint))
         for row, chosen in zip(variables, hint.tolist()):
             if len(row) == 2:
                 model.add_hint(row[1], chosen == 1)
