@@ -146,6 +146,7 @@ def _layered_options(args) -> LayeredOptions:
         threads=args.threads,
         construction=args.construction,
         glpk_options=tuple(args.glpk_options.split()) if args.glpk_options else None,
+        consistency=args.consistency,
     )
 
 
@@ -327,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     layered.add_argument("--solver", default="cpsat", metavar="NAME", help="cpsat (default), cbc, highs, glpk")
     layered.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds per solver call")
     layered.add_argument("--threads", type=_positive_int, default=1, metavar="T", help="solver threads per call")
+    layered.add_argument("--consistency", default="flow", metavar="KIND",
+                         help="flow (a route per message, default) or destination (all flows to a destination agree at "
+                              "every switch over all phases: tables without LMC)")
     layered.add_argument("--glpk-options", metavar="OPTS", help="glpsol options (default: --intopt --binarize --fpump)")
     p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/1 JSON)")
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")

@@ -17,6 +17,7 @@ from synth.cost.evaluate import PhaseEvaluation, evaluate_batch
 from synth.cost.loads import phase_channel_counts
 from synth.errors import SynthError
 from synth.parallel import default_workers, map_in_processes
+from synth.route.consistent import ConsistentRouter
 from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
 from synth.route.monolithic import MonolithicRouter
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
@@ -66,7 +67,11 @@ def router_function(name: str, layered: LayeredOptions | None = None) -> Callabl
     """The router called as router(xgft, src, dst, phase=, occurrence=, seed=). It returns the
     path choices, or (choices, {phase: PhaseReport}) when it has more to say."""
     if name == "layered":
-        return LayeredRouter(layered or LayeredOptions())
+        options = layered or LayeredOptions()
+        return ConsistentRouter(options) if options.consistency == "destination" else LayeredRouter(options)
+    if layered is not None and layered.consistency == "destination" and name != "dmodk":  # d-mod-k is consistent
+        raise SynthError(f"--consistency destination is implemented for the layered router (and d-mod-k is "
+                         f"destination-consistent by definition), not for '{name}'")
     if name == "monolithic":
         return MonolithicRouter(layered or LayeredOptions())
     try:
@@ -165,6 +170,8 @@ def route_phases(
 
 
 def _phases_per_batch(workload: Workload, router: Callable) -> int:
+    if getattr(router, "whole_workload", False):
+        return workload.num_phases  # the phases share one solution (destination-consistent tables)
     if _is_expensive(router):
         return 1  # synthesis: one phase per task keeps all workers busy
     return max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))

@@ -29,3 +29,10 @@ def test_whole_opt_exchange_routed_consistently(n):
     theirs = per_phase_contention(xgft, src, dst, phase, dmodk(xgft, src, dst, phase, None))
     assert max(mine) <= max(theirs)
     print(f"\n{n} leaves: destination-consistent max contention {max(mine)}, d-mod-k {max(theirs)}")
+
+
+def test_consistency_option_is_checked(run):
+    code, _, err = run("route", TABLE_3_1[16], "--traffic", "a2a-opt", "--router", "layered", "--consistency", "source")
+    assert code == 2 and "unknown consistency 'source'" in err
+    code, _, err = run("route", TABLE_3_1[16], "--traffic", "a2a-opt", "--router", "smodk", "--consistency", "destination")
+    assert code == 2 and "not for 'smodk'" in err

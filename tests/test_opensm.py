@@ -64,3 +64,17 @@ def test_unknown_engine_is_refused(run, tmp_path):
     directory, _ = routed_tables(run, tmp_path, 16, "1")
     code, _, err = run("opensm-check", directory, "--engines", "torus")
     assert code == 2 and "unknown OpenSM engine 'torus'" in err
+
+
+@pytest.mark.parametrize("n, phases", [(16, "all"), (32, "all"), (64, "all"), (128, "0-15")])
+def test_destination_consistent_routes_load_with_lmc_0(run, tmp_path, n, phases):
+    routes = tmp_path / "routes.json"
+    code, _, err = run("route", TABLE_3_1[n], "--traffic", "a2a-opt", "--router", "layered", "--consistency", "destination",
+                       "--time-limit", "20", "--phase", phases, "--out", routes, "--quiet")
+    assert code == 0, err
+    code, summary, err = run("tables", routes, "--out", tmp_path / "tables")
+    assert code == 0 and "LMC 0 " in summary, summary + err
+    code, out, err = run("opensm-check", tmp_path / "tables", "--engines", "none")
+    assert code == 0 and "tables loaded, LIDs kept" in out, out + err
+    followed, total = out.split("; ")[1].split(" flows")[0].split(" of ")
+    assert followed == total

@@ -83,3 +83,17 @@ def _worst_phase(xgft: Xgft, src, dst, phase, choice) -> int:
         mine = phase == p
         worst = max(worst, int(channel_loads(xgft.hop_matrix(src[mine], dst[mine], choice[mine]), xgft.num_channels).max(initial=0)))
     return worst
+
+
+class ConsistentRouter:
+    """Router interface of synth.workflow: all selected phases in one call (they share the tables)."""
+
+    expensive = True
+    whole_workload = True
+
+    def __init__(self, options: LayeredOptions):
+        self.options = options
+
+    def __call__(self, xgft: Xgft, src, dst, phase, occurrence, seed=0):
+        choice, report = route_consistent(xgft, src, dst, phase, self.options)
+        return choice, {int(p): report for p in np.unique(phase)}

@@ -41,6 +41,7 @@ from synth.topology.xgft import Xgft
 
 CONSTRAINTS = ("strong", "relaxed", "strong+eliminated", "relaxed+eliminated")
 CONSTRUCTIONS = ("halving", "ilp")
+CONSISTENCIES = ("flow", "destination")
 # A part is assigned to all its links in one model, not split further, when it is small: a split
 # chosen without look-ahead often leaves a part that cannot be split, and for small parts one
 # model is faster than the retries (measured on the Table 3.1 trees: 512 leaves 1.3 -> 0.7 s,
@@ -60,16 +61,20 @@ class LayeredOptions:
     threads: int = 1
     construction: str = "halving"
     glpk_options: tuple[str, ...] | None = None
+    consistency: str = "flow"  # flow: any route per message; destination: one route per (destination, switch)
 
     def describe(self) -> dict:
         return {"constraints": self.constraints, "balance": self.balance, "construction": self.construction,
-                "solver": self.solver, "time_limit": self.time_limit, "threads": self.threads}
+                "solver": self.solver, "time_limit": self.time_limit, "threads": self.threads,
+                "consistency": self.consistency}
 
     def __post_init__(self) -> None:
         if self.constraints not in CONSTRAINTS:
             raise SynthError(f"unknown constraints '{self.constraints}' (known: {', '.join(CONSTRAINTS)})")
         if self.construction not in CONSTRUCTIONS:
             raise SynthError(f"unknown construction '{self.construction}' (known: {', '.join(CONSTRUCTIONS)})")
+        if self.consistency not in CONSISTENCIES:
+            raise SynthError(f"unknown consistency '{self.consistency}' (known: {', '.join(CONSISTENCIES)})")
         check_solver(self.solver)
         if self.time_limit is not None and not self.time_limit > 0:
             raise SynthError(f"--time-limit must be a positive number of seconds, got {self.time_limit}")
