@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -240,17 +241,19 @@ def cmd_tables(args) -> int:
 
     doc = read_routes(args.routes)
     tables, flows = tables_for_routes(doc, args.lmc)
-    files = {"dlid.csv": lambda: render.render_dlid_csv(flows.src, flows.dst, tables.dlid, flows.phase)}
+    # Everything is rendered before anything is written.
+    texts = {"dlid.csv": render.render_dlid_csv(flows.src, flows.dst, tables.dlid, flows.phase)}
     if args.format == "opensm":
-        files |= {"fabric.net": lambda: render.render_fabric(tables.network),
-                  "guid2lid": lambda: render.render_guid2lid(tables.network, tables.lids),
-                  "lfts.dump": lambda: render.render_lfts(tables),
-                  "routes.json": lambda: open(args.routes).read()}
+        texts |= {"fabric.net": render.render_fabric(tables.network),
+                  "guid2lid": render.render_guid2lid(tables.network, tables.lids),
+                  "lfts.dump": render.render_lfts(tables),
+                  "routes.json": Path(args.routes).read_text()}
+    elif args.format == "json":
+        texts["tables.json"] = render.render_json(tables)
     else:
-        files[f"tables.{args.format}"] = (lambda: render.render_json(tables)) if args.format == "json" else (lambda: render.render_csv(tables))
-    texts = {name: make() for name, make in files.items()}  # everything rendered before anything is written
+        texts["tables.csv"] = render.render_csv(tables)
     for name, text in texts.items():
-        with atomic_open(f"{args.out}/{name}") as handle:
+        with atomic_open(Path(args.out) / name) as handle:
             handle.write(text)
     lids = tables.lids
     print(f"{tables.network.num_switches} switches, {tables.network.num_terminals} terminals, LIDs 1..{lids.max_lid}, "

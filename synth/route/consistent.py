@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from synth.cost.loads import channel_loads
+from synth.cost.loads import phase_channel_counts
 from synth.route.layered import LayeredOptions, PhaseReport, _Solver, layer_sets
 from synth.route.oblivious import dmodk
 from synth.solve import ProblemBuilder
@@ -26,8 +26,8 @@ from synth.topology.xgft import Xgft
 
 
 def _unit_groups(xgft: Xgft, layer: int, src, dst, delta, phase, unit, width: int, builder: ProblemBuilder) -> None:
-    """For every phase and every set of eq. 3.1-3.4 among `src`... (one WT node), the units of its
-    flows on each link: count <= ceil(c / W_{l+1}) + z."""
+    """For every phase and every set of eq. 3.1-3.4 among the flows of one WT node, the units of
+    the set's flows on each link: count <= ceil(c / W_{l+1}) + z."""
     for p in np.unique(phase):
         mine = np.flatnonzero(phase == p)
         sets = layer_sets(xgft, layer, src[mine], dst[mine], delta[mine])
@@ -78,11 +78,8 @@ def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.nda
 
 
 def _worst_phase(xgft: Xgft, src, dst, phase, choice) -> int:
-    worst = 0
-    for p in np.unique(phase):
-        mine = phase == p
-        worst = max(worst, int(channel_loads(xgft.hop_matrix(src[mine], dst[mine], choice[mine]), xgft.num_channels).max(initial=0)))
-    return worst
+    phases, phase_index = np.unique(phase, return_inverse=True)
+    return int(phase_channel_counts(xgft, phase_index, src, dst, choice, len(phases)).max(initial=0))
 
 
 class ConsistentRouter:

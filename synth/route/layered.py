@@ -94,7 +94,7 @@ class PhaseReport:
     solver_seconds: float = 0.0
     proven_by: str | None = None  # a solver that proved the phase's routing optimal
     layer_seconds: dict[int, float] = field(default_factory=dict)
-    backtracks: int = 0  # lower layers solved again because a layer above had no solution
+    backtracks: int = 0  # WT nodes solved again because a child WT node had no solution
 
     @property
     def status_override(self) -> str | None:

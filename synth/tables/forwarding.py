@@ -62,8 +62,9 @@ def route_hops(network: Network, paths: list[list[int]]) -> Hops:
 
 
 def colour_flows(dst: np.ndarray, hops: Hops) -> tuple[np.ndarray, int]:
-    """(offset per flow, lower bound on the offsets any assignment needs). Flows of one
-    destination sharing an offset agree at every switch they both visit."""
+    """(offset per flow, lower bound on the offsets any assignment needs: the most distinct ports
+    taken at one switch towards one destination). Flows of one destination sharing an offset
+    agree at every switch they both visit."""
     offset = np.zeros(len(dst), dtype=np.int64)
     if len(dst) == 0:
         return offset, 1
@@ -72,10 +73,13 @@ def colour_flows(dst: np.ndarray, hops: Hops) -> tuple[np.ndarray, int]:
     inverse = inverse.reshape(-1)
     width = hops.switch.shape[1]
     route_colour = np.zeros(len(routes), dtype=np.int64)
+    bound = 1
     starts = np.flatnonzero(np.concatenate([[True], routes[1:, 0] != routes[:-1, 0]]))
     for a, b in zip(starts, np.append(starts[1:], len(routes))):
         if b - a == 1:
             continue
+        busiest = _busiest_switch(routes[a:b, 1 : 1 + width], routes[a:b, 1 + width :])
+        bound = max(bound, busiest)
         colours: list[dict[int, int]] = []
         longest_first = a + np.argsort(-(routes[a:b, 1 : 1 + width] >= 0).sum(axis=1), kind="stable")
         for r in longest_first.tolist():
@@ -90,16 +94,12 @@ def colour_flows(dst: np.ndarray, hops: Hops) -> tuple[np.ndarray, int]:
             colours[c].update(hop_pairs)
             route_colour[r] = c
         target = 1 << (lmc_for(len(colours)) - 1) if len(colours) > 1 else 1  # one LMC step less
-        if len(colours) > 1 and target >= _busiest_switch(routes[a:b, 1 : 1 + width], routes[a:b, 1 + width :]):
+        if len(colours) > 1 and target >= busiest:
             fewer = _colour_with(routes[a:b, 1 : 1 + width], routes[a:b, 1 + width :], target)
             if fewer is not None:
                 route_colour[a:b] = fewer
     offset[:] = route_colour[inverse]
-    # Lower bound: the most distinct ports taken at one switch towards one destination.
-    triples = np.stack([np.repeat(dst, width), hops.switch.reshape(-1), hops.port.reshape(-1)], axis=1)
-    triples = np.unique(triples[triples[:, 1] >= 0], axis=0)
-    _, per_switch = np.unique(triples[:, :2], axis=0, return_counts=True)
-    return offset, int(per_switch.max(initial=1))
+    return offset, bound
 
 
 def _busiest_switch(switches: np.ndarray, ports: np.ndarray) -> int:
