@@ -263,12 +263,10 @@ def cmd_tables(args) -> int:
 
 
 def cmd_opensm_check(args) -> int:
-    from synth.opensm.check import ENGINES, check_file_tables, evaluate_engine, load_table_dir
+    from synth.opensm.check import check_file_tables, evaluate_engine, load_table_dir
+    from synth.opensm.engines import parse_engines
 
-    engines = [] if args.engines == "none" else (list(ENGINES) if args.engines == "all" else args.engines.split(","))
-    unknown = [e for e in engines if e not in ENGINES]
-    if unknown:
-        raise SynthError(f"unknown OpenSM engine '{unknown[0]}' (known: {', '.join(ENGINES)})")
+    engines = parse_engines(args.engines)
     tables = load_table_dir(args.dir)
     file_check = check_file_tables(tables)
     moving = int((tables.flows.src != tables.flows.dst).sum())
@@ -292,6 +290,43 @@ def cmd_opensm_check(args) -> int:
             extra = f"; {unrouted} flows unrouted" if unrouted else ""
             print(f"{name:<22} {max(contention.values(), default=0):>14} {above:>12} of {len(contention):<4}  {note}{extra}")
     return 0 if file_check.ok else 1
+
+
+def cmd_report(args) -> int:
+    import shlex
+
+    from synth.opensm.engines import parse_engines
+    from synth.report.data import CostModel, build_report, parse_patterns, parse_routers
+    from synth.report.render import render_html, render_markdown
+
+    out = Path(args.out)
+    if out.suffix.lower() not in (".html", ".htm", ".md"):
+        raise SynthError(f"--out must name a .html or .md file, got '{args.out}'")
+    instance, xgft, network = _load(args)
+    size = args.bytes if args.bytes is not None else int(instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES))
+    bandwidth = 8.0 / args.beta if args.beta is not None else args.bandwidth * 1e9
+    cost = CostModel(args.alpha, bandwidth, size)
+    patterns = parse_patterns(args.patterns, network.num_terminals)
+    routers = parse_routers(args.routers)
+    engines = parse_engines(args.opensm)
+    if engines:
+        from synth.opensm.sim import find_tools
+        find_tools()  # fail before any routing when OpenSM is missing
+    seed = args.seed if args.seed is not None else int(instance.route.get("seed", 0))
+    command = shlex.join(["synth", *args.argv])
+    say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    report = build_report(instance.name, instance.description, instance.source, xgft, cost, patterns, routers, engines,
+                          _layered_options(args), seed, command, say)
+    files = render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}
+    for path, content in files.items():  # everything rendered before anything is written
+        with atomic_open(path, "wb" if isinstance(content, bytes) else "w") as handle:
+            handle.write(content)
+    for result in report.patterns:
+        print(f"{result.label}: " + ", ".join(
+            f"{s.routing} {int(s.max_contention.max(initial=0))} ({result.above_bound(s)} above bound)" for s in result.series)
+            + f"; lower bound {int(result.lower_bound.max(initial=0))}")
+    print(f"wrote {', '.join(str(p) for p in files)}")
+    return 0
 
 
 # ----- parser ---------------------------------------------------------------------------------
@@ -357,6 +392,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engines", default="all", metavar="LIST", help="OpenSM engines to compare: all (default), none, or e.g. minhop,updn")
     p.set_defaults(func=cmd_opensm_check)
 
+    p = sub.add_parser("report", help="analytical cost report (HTML or Markdown) of the all-to-all exchanges on an XGFT")
+    add_spec(p)
+    p.add_argument("--out", metavar="FILE", required=True, help="NAME.html (figures inline) or NAME.md (figures as PNG files beside it)")
+    p.add_argument("--patterns", default="all", metavar="LIST", help="all (default: lin,xor,opt,ghe,bgh) or e.g. opt,lin")
+    p.add_argument("--routers", default="dmodk,smodk,random,layered", metavar="LIST",
+                   help="synth's routings to compare (default dmodk,smodk,random,layered)")
+    p.add_argument("--opensm", default="none", metavar="ENGINES",
+                   help="also OpenSM's engines, run on ibsim: none (default), all, or e.g. minhop,updn,ftree,dfsssp")
+    p.add_argument("--bytes", type=_positive_int, help=f"message size in bytes (default: the instance's, else {DEFAULT_MESSAGE_BYTES})")
+    p.add_argument("--alpha", type=_positive_float, default=1e-6, metavar="S", help="start-up latency per phase in seconds (default 1e-6)")
+    cost = p.add_mutually_exclusive_group()
+    cost.add_argument("--bandwidth", type=_positive_float, default=100.0, metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
+    cost.add_argument("--beta", type=_positive_float, metavar="S", help="seconds per byte (instead of --bandwidth)")
+    p.add_argument("--seed", type=_positive_int, help="seed of the random router (default: the instance's, else 0)")
+    p.add_argument("--solver", default="cpsat", metavar="NAME", help="solver of the layered router (default cpsat)")
+    p.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds per solver call of the layered router")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_report, constraints="strong", balance=False, threads=1, construction="halving",
+                   glpk_options=None, consistency="flow")
+
     p = sub.add_parser("check", help="re-verify a routes file from scratch")
     p.add_argument("routes", metavar="ROUTES.json")
     p.set_defaults(func=cmd_check)
@@ -365,7 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        argv = sys.argv[1:] if argv is None else list(argv)
         args = build_parser().parse_args(argv)
+        args.argv = argv
         return args.func(args)
     except SynthError as exc:
         print(f"synth: error: {exc}", file=sys.stderr)

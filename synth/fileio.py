@@ -18,8 +18,15 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     try:
         with os.fdopen(fd, mode) as handle:
             yield handle
+        os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -11,16 +11,14 @@ from pathlib import Path
 import numpy as np
 
 from synth.errors import SynthError
+from synth.opensm.engines import engine_tables, out_port_matrix, phase_contention
 from synth.opensm.sim import Simulator, find_tools, read_back_tables, run_opensm
 from synth.render.routes_file import read_routes
-from synth.render.switch_tables import render_guid2lid, switch_guids
-from synth.tables.forwarding import NO_PORT, LidPlan, walk_paths
+from synth.tables.forwarding import LidPlan, walk_paths
 from synth.tables.from_routes import RoutedFlows, routed_flows
 from synth.topology import parse_topology
 from synth.topology.network import Network
 
-# OpenSM's engines that route a fat tree (torus-2QoS needs a torus and QoS; see docs/opensm-notes.md).
-ENGINES = ("minhop", "updn", "dnup", "ftree", "dfsssp", "sssp", "nue", "lash", "dor")
 REQUIRED = ("fabric.net", "guid2lid", "lfts.dump", "dlid.csv", "routes.json")
 
 
@@ -77,18 +75,6 @@ def _check_fabric(fabric: Path, network: Network) -> None:
                          f"{len(links ^ expected)} links differ, e.g. {example[0]}[{example[1]}] - {example[2]}[{example[3]}]")
 
 
-def out_port_matrix(network: Network, read: dict[int, dict[int, int]], max_lid: int) -> np.ndarray:
-    """Read-back tables as (switch index, LID) -> port; a switch missing from the read-back is an error."""
-    table = np.full((network.num_switches, max_lid + 1), NO_PORT, dtype=np.uint8)
-    for index, guid in enumerate(switch_guids(network).tolist()):
-        entries = read.get(guid)
-        if entries is None:
-            raise SynthError(f"switch {network.node_names[network.num_terminals + index]} (GUID 0x{guid:016x}) was not read back")
-        lids = np.array([lid for lid in entries if lid <= max_lid], dtype=np.int64)
-        table[index, lids] = [entries[lid] for lid in lids.tolist()]
-    return table
-
-
 @dataclass
 class FileCheck:
     engine: str
@@ -131,29 +117,11 @@ class EngineResult:
 
 def evaluate_engine(tables: TableDir, engine: str) -> EngineResult:
     """OpenSM's `engine` on the fabric (LMC 0, synth's LIDs), the workload walked through its tables."""
-    tools = find_tools()
-    network = tables.network
-    plan = LidPlan(network.num_terminals, network.num_switches, 0)
-    with Simulator(tools, tables.path / "fabric.net") as sim:
-        run = run_opensm(sim, engine, 0, render_guid2lid(network, plan))
-        read = read_back_tables(sim)
+    routed = engine_tables(tables.network, engine, tables.path / "fabric.net")
     flows = tables.flows
-    walked = walk_paths(network, out_port_matrix(network, read, plan.max_lid), flows.src, plan.terminal_base(flows.dst))
-    reached = np.array([w[-1] == d for w, d in zip(walked, flows.dst.tolist())])
-    contention = phase_contention(network, walked, flows.phase, reached)
-    return EngineResult(engine, run.engine, contention, int((~reached).sum()), run.seconds)
-
-
-def phase_contention(network: Network, paths: list[list[int]], phase: np.ndarray, usable: np.ndarray) -> dict[int, int]:
-    """The most paths of one phase sharing a directed channel, per phase."""
-    hops_from, hops_to, owner = [], [], []
-    for k, path in enumerate(paths):
-        if usable[k] and len(path) > 1:
-            hops_from += path[:-1]
-            hops_to += path[1:]
-            owner += [k] * (len(path) - 1)
-    channels = network.find_channels(np.asarray(hops_from, dtype=np.int64), np.asarray(hops_to, dtype=np.int64))
-    phases, phase_index = np.unique(phase, return_inverse=True)
-    keys = phase_index[np.asarray(owner, dtype=np.int64)] * network.num_channels + channels
-    counts = np.bincount(keys, minlength=len(phases) * network.num_channels).reshape(len(phases), -1)
-    return dict(zip(phases.tolist(), counts.max(axis=1).tolist()))
+    channels, reached = routed.walk(tables.network, flows.src, flows.dst)
+    moving = flows.src != flows.dst
+    phases, phase_index = np.unique(flows.phase, return_inverse=True)
+    contention = phase_contention(tables.network, channels, phase_index, len(phases))
+    return EngineResult(engine, routed.configured_by, dict(zip(phases.tolist(), contention.tolist())),
+                        int((moving & ~reached).sum()), routed.seconds)

@@ -277,11 +277,11 @@ def build_tables(xgft: Xgft, network: Network, dst: np.ndarray, hops: Hops, lmc:
     return ForwardingTables(network, lids, out_port, dlid, used, bound)
 
 
-def walk_paths(network: Network, out_port: np.ndarray, src: np.ndarray, dlid: np.ndarray, max_hops: int = 64) -> list[list[int]]:
-    """Follow destination-LID forwarding from every source terminal (through its port 1) until a
-    terminal, or the switch owning the LID (out port 0), is reached; node ids per flow. A missing
-    entry, a port without a link or a loop ends the walk with -1 appended, so a broken table
-    never matches a synthesized path."""
+def walk_nodes(network: Network, out_port: np.ndarray, src: np.ndarray, dlid: np.ndarray, max_hops: int = 64) -> np.ndarray:
+    """Follow destination-LID forwarding from every source terminal (through its port 1): a
+    (flows, steps) node matrix whose rows end at the first terminal reached, or ARRIVED at the
+    switch owning the LID (out port 0), or -1 where an entry is missing or a port has no link;
+    a row that never ends is a loop."""
     ports_per_node = int(max(network.channel_src_port.max(initial=0), 1)) + 1
     link = np.full(network.num_nodes * ports_per_node, -1, dtype=np.int64)
     link[network.channel_src * ports_per_node + network.channel_src_port] = network.channel_dst
@@ -302,12 +302,31 @@ def walk_paths(network: Network, out_port: np.ndarray, src: np.ndarray, dlid: np
         trail.append(nxt)
         here = nxt
         active = here >= network.num_terminals
-    steps = np.stack(trail, axis=1).tolist()
+    return np.stack(trail, axis=1)
+
+
+def walk_paths(network: Network, out_port: np.ndarray, src: np.ndarray, dlid: np.ndarray, max_hops: int = 64) -> list[list[int]]:
+    """walk_nodes as node lists; a broken walk (missing entry, dead port, loop) ends in -1, so a
+    broken table never matches a synthesized path."""
     paths = []
-    for row in steps:
+    for row in walk_nodes(network, out_port, src, dlid, max_hops).tolist():
         end = next((i for i in range(1, len(row)) if row[i] < network.num_terminals), None)
         if end is None:
             paths.append(row + [-1])  # a loop
         else:
             paths.append(row[:end] if row[end] == ARRIVED else row[: end + 1])
     return paths
+
+
+def walk_channels(network: Network, out_port: np.ndarray, src: np.ndarray, dst: np.ndarray, dlid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(channels, reached): the channels each flow's walk crosses as a (flows, hops) matrix
+    padded with -1 (none for a flow to itself, which never enters the network, and none for a
+    walk that fails), and whether the walk ended at its destination terminal `dst`."""
+    nodes = walk_nodes(network, out_port, src, dlid)
+    is_terminal = nodes[:, 1:] < network.num_terminals
+    end = np.where(is_terminal.any(axis=1), is_terminal.argmax(axis=1) + 1, -1)
+    reached = (end > 0) & (nodes[np.arange(len(nodes)), np.maximum(end, 0)] == np.asarray(dst))
+    hop = np.arange(nodes.shape[1] - 1)[None, :]
+    channels = network.find_channels(nodes[:, :-1], nodes[:, 1:])
+    counted = reached & (np.asarray(src) != np.asarray(dst))
+    return np.where(counted[:, None] & (hop < end[:, None]), channels, -1), reached

@@ -1,0 +1,1 @@
+"""Analytical cost reports: routings of all-to-all exchanges next to lower bounds and models."""

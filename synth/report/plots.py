@@ -1,0 +1,64 @@
+"""The report's figures as PNG bytes (matplotlib, Agg backend: no display needed).
+
+Each figure function returns the matplotlib Figure so that tests can read the plotted data back;
+`png` renders it deterministically (no timestamp or software metadata in the file).
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen first)
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from synth.report.data import CostModel, PatternResult  # noqa: E402
+
+def contention_figure(result: PatternResult) -> Figure:
+    """Max contention per phase: a panel per routing (curves on one axes would hide each other),
+    the lower bound shaded grey underneath."""
+    rows = max(1, len(result.series))
+    figure, panels = plt.subplots(rows, 1, figsize=(9, 0.4 + 1.25 * rows), dpi=100, sharex=True, sharey=True, squeeze=False)
+    phases = result.phases
+    top = max([int(result.lower_bound.max(initial=0))] + [int(s.max_contention.max(initial=0)) for s in result.series])
+    for axes, series in zip(panels[:, 0], result.series):
+        axes.fill_between(phases, result.lower_bound, step="mid", color="0.85", label="lower bound")
+        axes.step(phases, series.max_contention, where="mid", color="C3", linewidth=1.0, label=series.routing)
+        above = result.above_bound(series)
+        axes.set_title(f"{series.routing}: max {int(series.max_contention.max(initial=0))}, "
+                       f"{above} of {len(phases)} phases above the bound", fontsize="small", loc="left")
+        axes.set_ylim(0, top + 0.5)
+        axes.yaxis.get_major_locator().set_params(integer=True)
+    panels[-1, 0].set_xlabel(f"{result.label} phase (grey: lower bound)")
+    figure.supylabel("max contention", fontsize="small")
+    figure.tight_layout()
+    return figure
+
+
+def time_figure(results: list[PatternResult], cost: CostModel) -> Figure:
+    """Alpha-beta estimate of each exchange, a bar per routing and pattern; the bound's estimate as a tick."""
+    figure, axes = plt.subplots(figsize=(9, 3.8), dpi=100)
+    routings = [s.routing for s in results[0].series] if results else []
+    width = 0.8 / max(1, len(routings))
+    x = np.arange(len(results))
+    for j, routing in enumerate(routings):
+        heights = [cost.exchange_time(r.series[j].max_contention) * 1e6 for r in results]
+        axes.bar(x - 0.4 + (j + 0.5) * width, heights, width, label=routing)
+    bounds = [cost.exchange_time(r.lower_bound) * 1e6 for r in results]
+    axes.hlines(bounds, x - 0.42, x + 0.42, colors="black", linewidth=1.5, label="lower bound")
+    axes.set_xticks(x, [r.label for r in results])
+    axes.set_ylabel("estimated time (us)")
+    axes.set_title(f"Alpha-beta estimate of the exchange ({cost.message_bytes} B messages)")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    figure.tight_layout()
+    return figure
+
+
+def png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()

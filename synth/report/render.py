@@ -1,0 +1,121 @@
+"""A Report as an HTML page (figures inline) or Markdown (figures as PNG files beside it).
+
+Both formats come from one context of already-formatted values, so they show the same numbers.
+"""
+
+from __future__ import annotations
+
+import base64
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from synth import __version__
+from synth.report import plots
+from synth.report.data import PatternResult, Report
+
+US = 1e6  # seconds to microseconds
+
+
+@lru_cache(maxsize=2)
+def _templates(html: bool) -> Environment:
+    return Environment(loader=PackageLoader("synth", "report/templates"), undefined=StrictUndefined,
+                       autoescape=html, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def _summary_rows(report: Report, result: PatternResult) -> list[dict]:
+    cost = report.cost
+    bound_time = cost.exchange_time(result.lower_bound)
+    rows = [{"routing": "lower bound", "max": int(result.lower_bound.max(initial=0)), "above": "-",
+             "total": int(result.lower_bound.sum()), "time_us": f"{bound_time * US:.2f}", "ratio": "1.00",
+             "seconds": "-", "statuses": "", "note": "no routing does better (subtree cut bound)"}]
+    for series in result.series:
+        time = cost.exchange_time(series.max_contention)
+        statuses = ", ".join(f"{n} {status}" for status, n in sorted(series.statuses.items()))
+        rows.append({
+            "routing": series.routing,
+            "max": int(series.max_contention.max(initial=0)),
+            "above": f"{result.above_bound(series)} of {len(result.phases)}",
+            "total": int(series.max_contention.sum()),
+            "time_us": f"{time * US:.2f}",
+            "ratio": f"{time / bound_time:.2f}" if bound_time > 0 else "-",
+            "seconds": f"{series.seconds:.1f}",
+            "statuses": statuses,
+            "note": series.note,
+        })
+    return rows
+
+
+def _distribution(result: PatternResult) -> dict:
+    """Phases per max-contention value, for the bound and every routing."""
+    columns = [result.lower_bound] + [s.max_contention for s in result.series]
+    top = max(int(c.max(initial=0)) for c in columns)
+    counts = [np.bincount(c, minlength=top + 1) for c in columns]
+    rows = [[value] + [int(c[value]) for c in counts] for value in range(top + 1) if any(c[value] for c in counts)]
+    return {"headers": ["max contention", "lower bound"] + [s.routing for s in result.series], "rows": rows}
+
+
+def _per_phase(result: PatternResult) -> dict:
+    columns = np.stack([result.phases, result.lower_bound] + [s.max_contention for s in result.series], axis=1)
+    return {"headers": ["phase", "lower bound"] + [s.routing for s in result.series], "rows": columns.tolist()}
+
+
+def _context(report: Report, images: dict[str, str]) -> dict:
+    xgft, network, cost = report.xgft, report.network, report.cost
+    return {
+        "title": f"synth cost report: {report.name}",
+        "name": report.name,
+        "description": report.description,
+        "source": report.source,
+        "label": xgft.label(),
+        "spec": xgft.spec,
+        "terminals": network.num_terminals,
+        "switches": network.num_switches,
+        "links": network.num_channels // 2,
+        "message_bytes": cost.message_bytes,
+        "alpha_us": f"{cost.alpha * US:g}",
+        "bandwidth_gbps": f"{cost.bandwidth_bits / 1e9:g}",
+        "beta": f"{cost.beta:.3g}",
+        "ideal_us": f"{report.ideal_time * US:.2f}",
+        "bmin": report.bmin,
+        "command": report.command,
+        "version": __version__,
+        "engine_notes": report.engine_notes,
+        "time_image": images["time"],
+        "patterns": [{
+            "pattern": r.pattern,
+            "label": r.label,
+            "phases": len(r.phases),
+            "summary": _summary_rows(report, r),
+            "distribution": _distribution(r),
+            "per_phase": _per_phase(r),
+            "image": images[r.label],
+        } for r in report.patterns],
+    }
+
+
+def figures(report: Report) -> dict[str, bytes]:
+    """PNG bytes by key: "time" and one per pattern label."""
+    out = {"time": plots.png(plots.time_figure(report.patterns, report.cost))}
+    for result in report.patterns:
+        out[result.label] = plots.png(plots.contention_figure(result))
+    return out
+
+
+def render_html(report: Report) -> str:
+    images = {key: "data:image/png;base64," + base64.b64encode(data).decode("ascii") for key, data in figures(report).items()}
+    return _templates(True).get_template("report.html.j2").render(_context(report, images))
+
+
+def render_markdown(report: Report, out: Path) -> dict[Path, str | bytes]:
+    """The Markdown file and its PNG files (named after it), as {path: content}."""
+    files: dict[Path, str | bytes] = {}
+    images = {}
+    for key, data in figures(report).items():
+        path = out.with_name(f"{out.stem}-{key.lower()}.png")
+        files[path] = data
+        images[key] = path.name
+    files[out] = _templates(False).get_template("report.md.j2").render(_context(report, images))
+    return files
