@@ -3,7 +3,7 @@
 PYTHON ?= python3
 PIP = PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install -q
 
-.PHONY: install install-test demo test test-slow bench
+.PHONY: install install-test demo test test-slow bench report
 
 install:
 	scripts/install-system-packages.sh
@@ -27,3 +27,9 @@ bench: install
 # Whole exchanges (every OPT phase up to 512 leaves, samples up to 8192): minutes, run by CI.
 test-slow: install-test
 	$(PYTHON) -m pytest -q tests/slow
+
+# The committed cost report of the 512-leaf Table 3.1 XGFT (reports/): five exchanges, synth's four
+# routings and four of OpenSM's engines on ibsim. About 20 minutes on 2 cores.
+report: install
+	$(PYTHON) -m synth report instances/table3.1/xgft512.toml --opensm minhop,updn,ftree,dfsssp \
+		--out reports/table3.1-xgft512.html --out reports/table3.1-xgft512.md

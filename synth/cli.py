@@ -44,9 +44,9 @@ def _positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'") from None
+        raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'") from None
     if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'")
+        raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'")
     return value
 
 
@@ -299,9 +299,10 @@ def cmd_report(args) -> int:
     from synth.report.data import CostModel, build_report, parse_patterns, parse_routers
     from synth.report.render import render_html, render_markdown
 
-    out = Path(args.out)
-    if out.suffix.lower() not in (".html", ".htm", ".md"):
-        raise SynthError(f"--out must name a .html or .md file, got '{args.out}'")
+    outs = [Path(o) for o in args.out]
+    for out in outs:
+        if out.suffix.lower() not in (".html", ".htm", ".md"):
+            raise SynthError(f"--out must name a .html or .md file, got '{out}'")
     instance, xgft, network = _load(args)
     size = args.bytes if args.bytes is not None else int(instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES))
     bandwidth = 8.0 / args.beta if args.beta is not None else args.bandwidth * 1e9
@@ -317,7 +318,9 @@ def cmd_report(args) -> int:
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     report = build_report(instance.name, instance.description, instance.source, xgft, cost, patterns, routers, engines,
                           _layered_options(args), seed, command, say)
-    files = render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}
+    files = {}
+    for out in outs:
+        files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}
     for path, content in files.items():  # everything rendered before anything is written
         with atomic_open(path, "wb" if isinstance(content, bytes) else "w") as handle:
             handle.write(content)
@@ -394,7 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="analytical cost report (HTML or Markdown) of the all-to-all exchanges on an XGFT")
     add_spec(p)
-    p.add_argument("--out", metavar="FILE", required=True, help="NAME.html (figures inline) or NAME.md (figures as PNG files beside it)")
+    p.add_argument("--out", metavar="FILE", required=True, action="append",
+                   help="NAME.html (figures inline) or NAME.md (figures as PNG files beside it); may be repeated")
     p.add_argument("--patterns", default="all", metavar="LIST", help="all (default: lin,xor,opt,ghe,bgh) or e.g. opt,lin")
     p.add_argument("--routers", default="dmodk,smodk,random,layered", metavar="LIST",
                    help="synth's routings to compare (default dmodk,smodk,random,layered)")

@@ -212,9 +212,9 @@ def test_monolithic_cli_marks_a_proof_above_the_bound(run, tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["--solver", "gurobi"], "unknown solver 'gurobi'"),
-    (["--time-limit", "0"], "positive number of seconds"),
-    (["--time-limit", "-3"], "positive number of seconds"),
-    (["--time-limit", "soon"], "positive number of seconds"),
+    (["--time-limit", "0"], "--time-limit: expected a positive number"),
+    (["--time-limit", "-3"], "--time-limit: expected a positive number"),
+    (["--time-limit", "soon"], "--time-limit: expected a positive number"),
     (["--constraints", "weak"], "unknown constraints 'weak'"),
     (["--construction", "magic"], "unknown construction 'magic'"),
     (["--threads", "0"], "--threads must be at least 1"),

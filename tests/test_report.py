@@ -1,0 +1,195 @@
+"""`synth report`: the page is well formed, its figures are real images of the data, and its
+numbers are the ones `synth route` and `synth opensm-check` print for the same instance."""
+
+import base64
+import contextlib
+import io
+import json
+import re
+from html.parser import HTMLParser
+
+import matplotlib.image
+import numpy as np
+import pytest
+
+from conftest import TABLE_3_1
+from synth.cli import main
+from synth.cost.alphabeta import exchange_time
+from synth.report import plots
+from synth.report.data import PATTERNS, ROUTERS, PatternResult, Series
+
+SPEC = TABLE_3_1[32]
+PATTERN_NAMES = list(PATTERNS)  # N = 32 is a power of two: XOR included
+
+
+def cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """One report of the 32-leaf Table 3.1 XGFT in both formats."""
+    directory = tmp_path_factory.mktemp("report")
+    code, out, err = cli("report", SPEC, "--out", directory / "r.html", "--out", directory / "r.md", "--quiet")
+    assert code == 0, err
+    return directory, out
+
+
+class StrictHtml(HTMLParser):
+    """Every element closed in order (void elements excepted): what a browser needs no repair for."""
+
+    VOID = {"meta", "img", "br", "hr", "link", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors, self.images, self.tags = [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "img":
+            self.images.append(dict(attrs))
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
+        else:
+            self.stack.pop()
+
+
+def md_tables(text):
+    """Markdown tables after each '## X exchange' heading: {label: [(headers, rows), ...]}."""
+    sections = re.split(r"^## (\w+) exchange$", text, flags=re.M)
+    out = {}
+    for label, body in zip(sections[1::2], sections[2::2]):
+        tables, current = [], None
+        for line in body.splitlines():
+            if line.startswith("|"):
+                cells = [c.strip() for c in line.strip("|").split("|")]
+                if current is None:
+                    current = (cells, [])
+                elif not set("".join(cells)) <= set("-:"):
+                    current[1].append([int(c) for c in cells])
+            elif current is not None:
+                tables.append(current)
+                current = None
+        out[label] = tables
+    return out
+
+
+def per_phase(tables, label):
+    headers, rows = md_tables(tables)[label][-1]
+    columns = np.array(rows).T
+    return dict(zip(headers, columns))
+
+
+def test_html_is_well_formed_and_its_figures_are_png_images(report):
+    directory, _ = report
+    text = (directory / "r.html").read_text()
+    assert text.startswith("<!DOCTYPE html>")
+    parser = StrictHtml()
+    parser.feed(text)
+    parser.close()
+    assert parser.errors == [] and parser.stack == []
+    assert parser.tags.count("html") == parser.tags.count("body") == parser.tags.count("title") == 1
+    assert len(parser.images) == 1 + len(PATTERN_NAMES)  # the time chart and one per pattern
+    for image in parser.images:
+        prefix, data = image["src"].split(",", 1)
+        assert prefix == "data:image/png;base64" and image.get("alt")
+        pixels = matplotlib.image.imread(io.BytesIO(base64.b64decode(data)), format="png")
+        assert pixels.shape[0] > 200 and pixels.shape[1] > 400
+        assert len(np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0)) > 10  # drawn, not blank
+
+
+def test_markdown_links_the_png_files_it_wrote(report):
+    directory, out = report
+    text = (directory / "r.md").read_text()
+    linked = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert sorted(linked) == sorted(["r-time.png"] + [f"r-{PATTERNS[p].lower()}.png" for p in PATTERN_NAMES])
+    for name in linked:
+        assert (directory / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"wrote {directory / 'r.html'}" in out
+
+
+@pytest.mark.parametrize("pattern", PATTERN_NAMES)
+def test_report_numbers_equal_synth_route(report, tmp_path, pattern):
+    """Per phase: the bound and every routing's max contention as `synth route` writes them."""
+    directory, _ = report
+    columns = per_phase((directory / "r.md").read_text(), PATTERNS[pattern])
+    for router, label in ROUTERS.items():
+        routes = tmp_path / f"{router}.json"
+        code, _, err = cli("route", SPEC, "--traffic", pattern, "--router", router, "--out", routes, "--quiet")
+        assert code == 0, err
+        phases = json.loads(routes.read_text())["phases"]
+        assert columns["phase"].tolist() == [p["phase"] for p in phases]
+        assert columns["lower bound"].tolist() == [p["lower_bound"] for p in phases]
+        assert columns[label].tolist() == [p["max_contention"] for p in phases], label
+
+
+def test_alpha_beta_estimates_use_the_seed_defaults(report):
+    """Summary estimates: sum over phases of 1 us + 8e-11 s/B * 4096 B * max contention."""
+    directory, _ = report
+    text = (directory / "r.md").read_text()
+    columns = per_phase(text, "OPT")
+    summary = text.split("### OPT")[1].split("###")[0]
+    estimates = {line.split("|")[1].strip(): float(line.split("|")[5]) for line in summary.splitlines()
+                 if line.startswith("| ") and not line.startswith("| routing")}
+    for label in ["lower bound", *ROUTERS.values()]:
+        expected = 32 * 1e-6 + 8e-11 * 4096 * columns[label].sum()
+        assert estimates[label] == pytest.approx(expected * 1e6, abs=0.006)
+        assert expected == pytest.approx(exchange_time(columns[label], 4096))
+
+
+def test_contention_figure_plots_the_series():
+    phases = np.arange(16)
+    result = PatternResult("a2a-opt", "OPT", phases, np.full(16, 2),
+                           [Series("a", phases % 5, 0.0), Series("b", np.full(16, 3), 0.0)])
+    figure = plots.contention_figure(result)
+    for axes, series in zip(figure.axes, result.series):
+        (line,) = axes.get_lines()
+        assert np.array_equal(line.get_xdata(), phases) and np.array_equal(line.get_ydata(), series.max_contention)
+    changed = PatternResult("a2a-opt", "OPT", phases, np.full(16, 2), [Series("a", phases % 4, 0.0), result.series[1]])
+    assert plots.png(plots.contention_figure(changed)) != plots.png(plots.contention_figure(result))
+
+
+def test_report_shows_opensm_engines_as_opensm_check_does(tmp_path):
+    """Engine columns equal `synth opensm-check` on tables of the same workload."""
+    spec = TABLE_3_1[16]
+    code, _, err = cli("report", spec, "--patterns", "opt", "--routers", "dmodk", "--opensm", "minhop,ftree",
+                       "--out", tmp_path / "r.md", "--quiet")
+    assert code == 0, err
+    columns = per_phase((tmp_path / "r.md").read_text(), "OPT")
+    routes = tmp_path / "routes.json"
+    assert cli("route", spec, "--traffic", "a2a-opt", "--router", "dmodk", "--out", routes, "--quiet")[0] == 0
+    assert cli("tables", routes, "--out", tmp_path / "t")[0] == 0
+    code, out, err = cli("opensm-check", tmp_path / "t", "--engines", "minhop,ftree")
+    assert code == 0, out + err
+    for engine in ("minhop", "ftree"):
+        row = next(line.split() for line in out.splitlines() if line.startswith(f"opensm {engine}"))
+        assert int(row[2]) == columns[f"OpenSM {engine}"].max()
+        assert int(row[3]) == int((columns[f"OpenSM {engine}"] > columns["lower bound"]).sum())
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--out", "r.txt"], "--out must name a .html or .md file"),
+    (["--out", "r.html", "--patterns", "opt,ring"], "unknown exchange 'ring'"),
+    (["--out", "r.html", "--routers", "dmodk,ecmp"], "unknown router 'ecmp'"),
+    (["--out", "r.html", "--opensm", "fattree"], "unknown OpenSM engine 'fattree'"),
+    (["--out", "r.html", "--alpha", "0"], "expected a positive number"),
+    (["--out", "r.html", "--bandwidth", "100", "--beta", "1e-10"], "not allowed with argument"),
+])
+def test_bad_report_options_exit_2_and_write_nothing(tmp_path, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("report", TABLE_3_1[16], *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_xor_is_left_out_of_all_on_other_sizes(tmp_path):
+    code, out, err = cli("report", "xgft:2:3,2:1,3", "--routers", "dmodk", "--out", tmp_path / "r.md", "--quiet")
+    assert code == 0, err
+    assert "XOR" not in out and "LIN:" in out and "BGH:" in out
