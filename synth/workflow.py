@@ -20,6 +20,7 @@ from synth.parallel import default_workers, map_in_processes
 from synth.route.consistent import ConsistentRouter
 from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
 from synth.route.monolithic import MonolithicRouter
+from synth.route.monolithic_consistent import ConsistentMonolithicRouter
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
@@ -69,11 +70,12 @@ def router_function(name: str, layered: LayeredOptions | None = None) -> Callabl
     if name == "layered":
         options = layered or LayeredOptions()
         return ConsistentRouter(options) if options.consistency == "destination" else LayeredRouter(options)
-    if layered is not None and layered.consistency == "destination" and name != "dmodk":  # d-mod-k is consistent
-        raise SynthError(f"--consistency destination is implemented for the layered router (and d-mod-k is "
-                         f"destination-consistent by definition), not for '{name}'")
     if name == "monolithic":
-        return MonolithicRouter(layered or LayeredOptions())
+        options = layered or LayeredOptions()
+        return ConsistentMonolithicRouter(options) if options.consistency == "destination" else MonolithicRouter(options)
+    if layered is not None and layered.consistency == "destination" and name != "dmodk":  # d-mod-k is consistent
+        raise SynthError(f"--consistency destination is implemented for the layered and monolithic routers (and d-mod-k "
+                         f"is destination-consistent by definition), not for '{name}'")
     try:
         return OBLIVIOUS_ROUTERS[name]
     except KeyError:
@@ -113,6 +115,15 @@ class Progress:
         self.done += len(evaluations)
         self.above += sum(e.max_contention > e.lower_bound for e in evaluations)
         now = time.monotonic()
+        if self.enabled and reports and len(evaluations) > 1 and len({id(r) for r in reports.values()}) == 1:
+            # Phases routed together (destination-consistent): one line for all of them.
+            report = next(iter(reports.values()))
+            worst = max(evaluations, key=lambda e: e.max_contention)
+            print(f"  {len(evaluations)} phases routed together: max contention {worst.max_contention} (phase {worst.phase}), "
+                  f"{sum(e.max_contention > e.lower_bound for e in evaluations)} above the bound; {report.progress_text()} "
+                  f"[{now - self.start:.1f} s]", file=sys.stderr, flush=True)
+            self.last = now
+            return
         if self.enabled and reports:  # synthesis: a line per phase
             for e in evaluations:
                 report = reports.get(e.phase)

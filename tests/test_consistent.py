@@ -6,6 +6,7 @@ import pytest
 from conftest import TABLE_3_1, xgft_and_network
 from synth.route.consistent import route_consistent
 from synth.route.layered import LayeredOptions
+from synth.route.monolithic_consistent import route_consistent_monolithic
 from synth.route.oblivious import dmodk
 from synth.tables.forwarding import build_tables, route_hops
 from synth.traffic.patterns import parse_pattern
@@ -36,3 +37,27 @@ def test_consistency_option_is_checked(run):
     assert code == 2 and "unknown consistency 'source'" in err
     code, _, err = run("route", TABLE_3_1[16], "--traffic", "a2a-opt", "--router", "smodk", "--consistency", "destination")
     assert code == 2 and "not for 'smodk'" in err
+
+
+@pytest.mark.parametrize("n", [16, 32])
+def test_monolithic_consistent_model_reaches_the_bound_on_small_opt_exchanges(n):
+    """The exact model over all phases at once: LMC 0 tables, contention 1 in every phase (the
+    bound; the layered consistent routes need 2 on 32 leaves), and a proof about the maximum."""
+    xgft, network = xgft_and_network(TABLE_3_1[n])
+    workload = parse_pattern("a2a-opt", n, xgft.hierarchy())
+    phase, src, dst, _ = workload.batch(np.arange(n))
+    choice, reports = route_consistent_monolithic(xgft, src, dst, phase, LayeredOptions(time_limit=60))
+    tables = build_tables(xgft, network, dst, route_hops(network, xgft.path_nodes(src, dst, choice)))
+    assert tables.lids.lmc == 0
+    assert per_phase_contention(xgft, src, dst, phase, choice) == [1] * n
+    assert reports[0].whole_run.endswith("proven optimal among destination-consistent routings")
+    assert reports[0].proven_by is None  # a proof about the maximum, not about each phase
+
+
+def test_monolithic_consistent_needs_cpsat_and_a_cap_when_large(run):
+    code, _, err = run("route", TABLE_3_1[16], "--traffic", "a2a-opt", "--router", "monolithic",
+                       "--consistency", "destination", "--solver", "cbc")
+    assert code == 2 and "solved by cpsat only" in err
+    code, _, err = run("route", TABLE_3_1[128], "--traffic", "a2a-opt", "--router", "monolithic",
+                       "--consistency", "destination", "--time-limit", "10")
+    assert code == 2 and "path variables" in err and "the selected phases" in err

@@ -95,6 +95,7 @@ class PhaseReport:
     proven_by: str | None = None  # a solver that proved the phase's routing optimal
     layer_seconds: dict[int, float] = field(default_factory=dict)
     backtracks: int = 0  # WT nodes solved again because a child WT node had no solution
+    whole_run: str | None = None  # what a solver proved about all phases routed together
 
     @property
     def status_override(self) -> str | None:
@@ -105,13 +106,15 @@ class PhaseReport:
         extra = f", conditions relaxed at layers {self.relaxed_layers}" if self.relaxed_layers else ""
         extra += f", {self.timeouts} solver timeouts" if self.timeouts else ""
         extra += f", {self.backtracks} backtracks" if self.backtracks else ""
-        return f"{self.subproblems} subproblems ({layers}){extra}"
+        extra += f"; {self.whole_run}" if self.whole_run else ""
+        return f"{self.subproblems} subproblems{f' ({layers})' if layers else ''}{extra}"
 
     def as_dict(self) -> dict:
         return {"subproblems": self.subproblems, "split_solved": self.split_solved,
                 "direct_solved": self.direct_solved, "relaxed_layers": self.relaxed_layers,
                 "timeouts": self.timeouts, "backtracks": self.backtracks, "solver_seconds": round(self.solver_seconds, 3),
-                **({"proven_by": self.proven_by} if self.proven_by else {})}
+                **({"proven_by": self.proven_by} if self.proven_by else {}),
+                **({"whole_run": self.whole_run} if self.whole_run else {})}
 
 
 # ----- the sets of eq. 3.1-3.4 -----------------------------------------------------------------

@@ -23,18 +23,25 @@ MAX_VARIABLES_UNCAPPED = 20_000
 MAX_VARIABLES = 250_000
 
 
-def monolithic_problem(xgft: Xgft, src: np.ndarray, dst: np.ndarray, z_upper: int, capped_time: bool = False):
-    delta = xgft.nca_layer(src, dst)
-    paths = xgft.path_count(delta)
+def path_pairs(xgft: Xgft, src: np.ndarray, dst: np.ndarray, capped_time: bool, what: str = "this phase") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(paths per message, message of every (message, path) pair, path of every pair), refused
+    when the model would be too large to solve (see MAX_VARIABLES*)."""
+    paths = xgft.path_count(xgft.nca_layer(src, dst))
     total = int(paths.sum())
     if total > MAX_VARIABLES or (total > MAX_VARIABLES_UNCAPPED and not capped_time):
         hint = "" if total > MAX_VARIABLES else " or give --time-limit to run it capped"
         raise SynthError(
-            f"the monolithic model of this phase would have {total:,} path variables, too many to solve without "
+            f"the monolithic model of {what} would have {total:,} path variables, too many to solve without "
             f"a cap; use --router layered for networks of this size{hint}"
         )
     item = np.repeat(np.arange(len(src)), paths)
     candidate = np.arange(total) - np.repeat(np.cumsum(paths) - paths, paths)
+    return paths, item, candidate
+
+
+def monolithic_problem(xgft: Xgft, src: np.ndarray, dst: np.ndarray, z_upper: int, capped_time: bool = False):
+    paths, item, candidate = path_pairs(xgft, src, dst, capped_time)
+    total = len(item)
     up, down = xgft.stage_channels(src[item], dst[item], candidate)
     channel = np.concatenate([up, down]).ravel()
     pair = np.tile(np.arange(total), 2 * xgft.height)
