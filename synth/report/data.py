@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -28,7 +28,16 @@ from synth.workflow import route_phases, router_function
 
 # The exchanges of 003_fd372c8942ac4293.txt (sec. 2.3, 4.2) in the seed's order, with its names.
 PATTERNS = {"a2a-lin": "LIN", "a2a-xor": "XOR", "a2a-opt": "OPT", "a2a-ghe": "GHE", "a2a-bgh": "BGH"}
-ROUTERS = {"dmodk": "d-mod-k", "smodk": "s-mod-k", "random": "random", "layered": "synth layered"}
+ROUTERS = {"dmodk": "d-mod-k", "smodk": "s-mod-k", "random": "random", "layered": "synth layered",
+           "layered-consistent": "synth layered, dest.-consistent", "monolithic-consistent": "synth exact, dest.-consistent"}
+SYNTHESIZED = ("layered", "layered-consistent", "monolithic-consistent")  # their phases carry a status
+
+
+def _router(name: str, options: LayeredOptions) -> Callable:
+    """A report's routing name as synth.workflow's router: `-consistent` routes every flow to one
+    destination alike at each switch (tables without LMC), all phases of the pattern together."""
+    base, _, consistent = name.partition("-")
+    return router_function(base, replace(options, consistency="destination" if consistent else "flow"))
 
 
 @dataclass(frozen=True)
@@ -117,15 +126,16 @@ def parse_routers(text: str) -> list[str]:
 def _routed_series(xgft: Xgft, network: Network, workload: Workload, phases: np.ndarray, router: str,
                    options: LayeredOptions, seed: int, progress: Callable[[str], None]) -> tuple[Series, np.ndarray]:
     started = time.perf_counter()
-    evaluations = [routed.evaluation for routed in route_phases(
-        xgft, network, workload, phases, router_function(router, options), seed, keep_routes=False)]
+    routed = list(route_phases(xgft, network, workload, phases, _router(router, options), seed, keep_routes=False))
+    evaluations = [r.evaluation for r in routed]
+    proofs = sorted({r.report.whole_run for r in routed if r.report is not None and r.report.whole_run})
     seconds = time.perf_counter() - started
     contention = np.array([e.max_contention for e in evaluations], dtype=np.int64)
     bound = np.array([e.lower_bound for e in evaluations], dtype=np.int64)
-    statuses = Counter(e.status for e in evaluations) if router == "layered" else Counter()
+    statuses = Counter(e.status for e in evaluations) if router in SYNTHESIZED else Counter()
     progress(f"{PATTERNS[workload.pattern]} {ROUTERS[router]}: max contention {contention.max(initial=0)}, "
              f"{int((contention > bound).sum())} of {len(phases)} phases above the bound, {seconds:.1f} s")
-    return Series(ROUTERS[router], contention, seconds, statuses), bound
+    return Series(ROUTERS[router], contention, seconds, statuses, "; ".join(proofs)), bound
 
 
 def _engine_series(network: Network, workload: Workload, phases: np.ndarray, tables: EngineTables) -> Series:

@@ -15,6 +15,7 @@ terminal LIDs, and minimum-hop paths for switch LIDs.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,10 +62,18 @@ def route_hops(network: Network, paths: list[list[int]]) -> Hops:
     return Hops(switch, port)
 
 
+# Total seconds CP-SAT may spend trying to save one LMC step over the greedy colouring.
+RECOLOUR_BUDGET = 120.0
+
+
 def colour_flows(dst: np.ndarray, hops: Hops) -> tuple[np.ndarray, int]:
     """(offset per flow, lower bound on the offsets any assignment needs: the most distinct ports
     taken at one switch towards one destination). Flows of one destination sharing an offset
-    agree at every switch they both visit."""
+    agree at every switch they both visit.
+
+    Every destination is coloured greedily; the LMC is set by the destination needing the most
+    colours, so CP-SAT then tries to bring only the destinations above one LMC step less down to
+    it, and gives up (keeping the greedy colouring) as soon as one cannot be or the budget is spent."""
     offset = np.zeros(len(dst), dtype=np.int64)
     if len(dst) == 0:
         return offset, 1
@@ -72,34 +81,46 @@ def colour_flows(dst: np.ndarray, hops: Hops) -> tuple[np.ndarray, int]:
     routes, inverse = np.unique(rows, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     width = hops.switch.shape[1]
+    switches, ports = routes[:, 1 : 1 + width], routes[:, 1 + width :]
     route_colour = np.zeros(len(routes), dtype=np.int64)
-    bound = 1
     starts = np.flatnonzero(np.concatenate([[True], routes[1:, 0] != routes[:-1, 0]]))
-    for a, b in zip(starts, np.append(starts[1:], len(routes))):
-        if b - a == 1:
-            continue
-        busiest = _busiest_switch(routes[a:b, 1 : 1 + width], routes[a:b, 1 + width :])
-        bound = max(bound, busiest)
-        colours: list[dict[int, int]] = []
-        longest_first = a + np.argsort(-(routes[a:b, 1 : 1 + width] >= 0).sum(axis=1), kind="stable")
-        for r in longest_first.tolist():
-            switches, ports = routes[r, 1 : 1 + width], routes[r, 1 + width :]
-            hop_pairs = [(s, p) for s, p in zip(switches.tolist(), ports.tolist()) if s >= 0]
-            for c, table in enumerate(colours):
-                if all(table.get(s, p) == p for s, p in hop_pairs):
-                    break
-            else:
-                c = len(colours)
-                colours.append({})
-            colours[c].update(hop_pairs)
-            route_colour[r] = c
-        target = 1 << (lmc_for(len(colours)) - 1) if len(colours) > 1 else 1  # one LMC step less
-        if len(colours) > 1 and target >= busiest:
-            fewer = _colour_with(routes[a:b, 1 : 1 + width], routes[a:b, 1 + width :], target)
-            if fewer is not None:
-                route_colour[a:b] = fewer
+    groups = [(a, b) for a, b in zip(starts.tolist(), np.append(starts[1:], len(routes)).tolist()) if b - a > 1]
+    bound, used = 1, {}
+    for a, b in groups:
+        bound = max(bound, _busiest_switch(switches[a:b], ports[a:b]))
+        route_colour[a:b], used[a] = _greedy_colours(switches[a:b], ports[a:b])
+    most = max(used.values(), default=1)
+    target = 1 << (lmc_for(most) - 1) if most > 1 else 1  # one LMC step less
+    if most > 1 and target >= bound:
+        deadline = time.monotonic() + RECOLOUR_BUDGET
+        for a, b in groups:
+            if used[a] <= target:
+                continue
+            remaining = deadline - time.monotonic()
+            fewer = _colour_with(switches[a:b], ports[a:b], target, min(5.0, remaining)) if remaining > 0 else None
+            if fewer is None:
+                break  # the step cannot be saved (or not in time): the greedy colouring stands
+            route_colour[a:b] = fewer
     offset[:] = route_colour[inverse]
     return offset, bound
+
+
+def _greedy_colours(switches: np.ndarray, ports: np.ndarray) -> tuple[np.ndarray, int]:
+    """First-fit colouring of one destination's routes, longest first: a route joins the first
+    colour whose switches it leaves by the same ports."""
+    colour = np.zeros(len(switches), dtype=np.int64)
+    tables: list[dict[int, int]] = []
+    for r in np.argsort(-(switches >= 0).sum(axis=1), kind="stable").tolist():
+        hop_pairs = [(s, p) for s, p in zip(switches[r].tolist(), ports[r].tolist()) if s >= 0]
+        for c, table in enumerate(tables):
+            if all(table.get(s, p) == p for s, p in hop_pairs):
+                break
+        else:
+            c = len(tables)
+            tables.append({})
+        tables[c].update(hop_pairs)
+        colour[r] = c
+    return colour, len(tables)
 
 
 def _busiest_switch(switches: np.ndarray, ports: np.ndarray) -> int:
