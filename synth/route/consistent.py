@@ -40,26 +40,7 @@ def _unit_groups(xgft: Xgft, layer: int, src, dst, delta, phase, unit, width: in
                 builder.add(members, w, upper=bound, capped=True)
 
 
-def _load_groups(xgft: Xgft, layer: int, src, dst, phase, unit, width: int, builder: ProblemBuilder) -> None:
-    """For every phase, the units whose flows would cross each channel of stage layer+1: count <= z.
-
-    The up channel a climbing flow takes at stage layer+1 is fixed by its source's layer-`layer`
-    subtree and the WT digit chosen here, and so is the down channel on its way back (by its
-    destination's subtree): the XGFT's down path mirrors the up path's WT index. These groups
-    therefore give exactly the maximum contention of stage layer+1, given the lower layers."""
-    span = xgft.mt_span[layer]
-    for tree in (src // span, dst // span):
-        keys = phase * (xgft.num_leaves // span) + tree
-        order = np.argsort(keys, kind="stable")
-        starts = np.flatnonzero(np.concatenate([[True], keys[order][1:] != keys[order][:-1]]))
-        for a, b in zip(starts.tolist(), np.append(starts[1:], len(order)).tolist()):
-            if b - a > 1:
-                for w in range(width):
-                    builder.add(unit[order[a:b]], w, upper=0, capped=True)
-
-
-def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.ndarray, options: LayeredOptions,
-                     objective: str = "sets") -> tuple[np.ndarray, PhaseReport]:
+def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.ndarray, options: LayeredOptions) -> tuple[np.ndarray, PhaseReport]:
     """Path choices (WT index at the NCA layer) for all flows at once, consistent per destination."""
     src, dst, phase = (np.asarray(a, dtype=np.int64) for a in (src, dst, phase))
     delta = xgft.nca_layer(src, dst)
@@ -81,10 +62,7 @@ def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.nda
             unit = unit.reshape(-1)
             report.subproblems += 1
             builder = ProblemBuilder(np.full(len(units), width, dtype=np.int64))
-            if objective == "sets":
-                _unit_groups(xgft, layer, src[flows], dst[flows], delta[flows], phase[flows], unit, width, builder)
-            else:
-                _load_groups(xgft, layer, src[flows], dst[flows], phase[flows], unit, width, builder)
+            _unit_groups(xgft, layer, src[flows], dst[flows], delta[flows], phase[flows], unit, width, builder)
             hint = (units[:, 0] // xgft.wt_span[layer]) % width  # d-mod-k's up link at this layer
             result = solver.run(builder.build(z_upper=len(flows)), hint=hint)
             links = result.choice if result.solved else hint
