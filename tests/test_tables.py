@@ -8,7 +8,7 @@ from conftest import TABLE_3_1, xgft_and_network
 from synth.errors import SynthError
 from synth.route.layered import LayeredOptions, route_phase
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
-from synth.tables.forwarding import MAX_UNICAST_LID, NO_PORT, LidPlan, build_tables, route_hops, walk_paths
+from synth.tables.forwarding import MAX_UNICAST_LID, NO_PORT, LidPlan, build_tables, route_hops, walk_channels, walk_paths
 from synth.traffic.patterns import parse_pattern
 
 
@@ -152,3 +152,21 @@ def test_tables_command_writes_the_opensm_set_or_nothing(run, tmp_path):
     other.write_text('{"format": "synth-routes/2"}')
     code, _, err = run("tables", other, "--out", tmp_path / "none")
     assert code == 2 and "expected 'synth-routes/1'" in err
+
+
+def test_walk_channels_gives_the_channels_of_the_routed_paths():
+    """Walking tables to channel matrices (reports, OpenSM engines) agrees with the XGFT's own
+    path arithmetic; flows to themselves take no channel; a broken table delivers nothing."""
+    xgft, network, src, dst, paths = exchange(TABLE_3_1[32], "layered", phases=[0, 5, 9])
+    hops = route_hops(network, paths)
+    tables = build_tables(xgft, network, dst, hops)
+    channels, reached = walk_channels(network, tables.out_port, src, dst, tables.dlid)
+    assert reached.all()
+    for row, path, s, d in zip(channels.tolist(), paths, src.tolist(), dst.tolist()):
+        expected = [] if s == d else network.find_channels(np.asarray(path[:-1]), np.asarray(path[1:])).tolist()
+        assert [c for c in row if c >= 0] == expected
+    broken = tables.out_port.copy()
+    broken[:, tables.dlid[src != dst][0]] = NO_PORT
+    channels, reached = walk_channels(network, broken, src, dst, tables.dlid)
+    lost = tables.dlid == tables.dlid[src != dst][0]
+    assert not reached[lost & (src != dst)].any() and (channels[lost & (src != dst)] == -1).all()
