@@ -313,11 +313,17 @@ def cmd_report(args) -> int:
     if engines:
         from synth.opensm.sim import find_tools
         find_tools()  # fail before any routing when OpenSM is missing
+    given = []
+    for text in args.lfts or []:
+        name, equals, directory = text.partition("=")
+        if not equals or not name or not directory:
+            raise SynthError(f"--lfts takes NAME=DIR, got '{text}'")
+        given.append((name, directory))
     seed = args.seed if args.seed is not None else int(instance.route.get("seed", 0))
     command = shlex.join(["synth", *args.argv])
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     report = build_report(instance.name, instance.description, instance.source, xgft, cost, patterns, routers, engines,
-                          _layered_options(args), seed, command, say)
+                          _layered_options(args), seed, command, say, given)
     files = {}
     for out in outs:
         files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}
@@ -404,6 +410,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="synth's routings to compare (default dmodk,smodk,random,layered)")
     p.add_argument("--opensm", default="none", metavar="ENGINES",
                    help="also OpenSM's engines, run on ibsim: none (default), all, or e.g. minhop,updn,ftree,dfsssp")
+    p.add_argument("--lfts", action="append", metavar="NAME=DIR",
+                   help="also tables computed elsewhere for this network's fabric (DIR with guid2lid and lfts.dump or "
+                        "opensm-lfts.dump, e.g. from `synth tables` or OpenSM's --dump_files_dir); may be repeated")
     p.add_argument("--bytes", type=_positive_int, help=f"message size in bytes (default: the instance's, else {DEFAULT_MESSAGE_BYTES})")
     p.add_argument("--alpha", type=_positive_float, default=1e-6, metavar="S", help="start-up latency per phase in seconds (default 1e-6)")
     cost = p.add_mutually_exclusive_group()

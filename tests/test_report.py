@@ -20,6 +20,7 @@ from synth.report.data import PATTERNS, ROUTERS, PatternResult, Series
 
 SPEC = TABLE_3_1[32]
 PATTERN_NAMES = list(PATTERNS)  # N = 32 is a power of two: XOR included
+DEFAULT_ROUTERS = {name: ROUTERS[name] for name in ("dmodk", "smodk", "random", "layered")}  # the report's default
 
 
 def cli(*argv):
@@ -120,7 +121,7 @@ def test_report_numbers_equal_synth_route(report, tmp_path, pattern):
     """Per phase: the bound and every routing's max contention as `synth route` writes them."""
     directory, _ = report
     columns = per_phase((directory / "r.md").read_text(), PATTERNS[pattern])
-    for router, label in ROUTERS.items():
+    for router, label in DEFAULT_ROUTERS.items():
         routes = tmp_path / f"{router}.json"
         code, _, err = cli("route", SPEC, "--traffic", pattern, "--router", router, "--out", routes, "--quiet")
         assert code == 0, err
@@ -138,7 +139,7 @@ def test_alpha_beta_estimates_use_the_seed_defaults(report):
     summary = text.split("### OPT")[1].split("###")[0]
     estimates = {line.split("|")[1].strip(): float(line.split("|")[5]) for line in summary.splitlines()
                  if line.startswith("| ") and not line.startswith("| routing")}
-    for label in ["lower bound", *ROUTERS.values()]:
+    for label in ["lower bound", *DEFAULT_ROUTERS.values()]:
         expected = 32 * 1e-6 + 8e-11 * 4096 * columns[label].sum()
         assert estimates[label] == pytest.approx(expected * 1e6, abs=0.006)
         assert expected == pytest.approx(exchange_time(columns[label], 4096))
@@ -193,3 +194,39 @@ def test_xor_is_left_out_of_all_on_other_sizes(tmp_path):
     code, out, err = cli("report", "xgft:2:3,2:1,3", "--routers", "dmodk", "--out", tmp_path / "r.md", "--quiet")
     assert code == 0, err
     assert "XOR" not in out and "LIN:" in out and "BGH:" in out
+
+
+def test_tables_given_as_a_directory_are_evaluated_like_the_routes_they_hold(tmp_path):
+    """--lfts NAME=DIR: d-mod-k tables written by `synth tables` give d-mod-k's numbers; tables of
+    another network or an incomplete directory are refused with one line."""
+    spec = TABLE_3_1[32]
+    routes = tmp_path / "routes.json"
+    assert cli("route", spec, "--traffic", "a2a-lin", "--router", "dmodk", "--out", routes, "--quiet")[0] == 0
+    assert cli("tables", routes, "--out", tmp_path / "t")[0] == 0
+    code, _, err = cli("report", spec, "--patterns", "opt,lin", "--routers", "dmodk", "--lfts", f"mine={tmp_path / 't'}",
+                       "--out", tmp_path / "r.md", "--quiet")
+    assert code == 0, err
+    text = (tmp_path / "r.md").read_text()
+    for label in ("OPT", "LIN"):
+        columns = per_phase(text, label)
+        assert columns["mine"].tolist() == columns["d-mod-k"].tolist()
+    code, _, err = cli("report", TABLE_3_1[16], "--lfts", f"mine={tmp_path / 't'}", "--out", tmp_path / "x.md")
+    assert code == 2 and "does not describe the network" in err
+    (tmp_path / "t" / "lfts.dump").unlink()
+    code, _, err = cli("report", spec, "--lfts", f"mine={tmp_path / 't'}", "--out", tmp_path / "x.md")
+    assert code == 2 and "tables need guid2lid and one of lfts.dump" in err
+    assert not (tmp_path / "x.md").exists()
+
+
+def test_destination_consistent_routings_equal_synth_route_with_consistency(tmp_path):
+    spec = TABLE_3_1[16]
+    code, _, err = cli("report", spec, "--patterns", "opt", "--routers", "layered-consistent,monolithic-consistent",
+                       "--out", tmp_path / "r.md", "--quiet", "--time-limit", "30")
+    assert code == 0, err
+    columns = per_phase((tmp_path / "r.md").read_text(), "OPT")
+    for router, label in (("layered", ROUTERS["layered-consistent"]), ("monolithic", ROUTERS["monolithic-consistent"])):
+        routes = tmp_path / f"{router}.json"
+        code, _, err = cli("route", spec, "--traffic", "a2a-opt", "--router", router, "--consistency", "destination",
+                           "--time-limit", "30", "--out", routes, "--quiet")
+        assert code == 0, err
+        assert columns[label].tolist() == [p["max_contention"] for p in json.loads(routes.read_text())["phases"]]

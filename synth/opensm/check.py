@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from synth.errors import SynthError
-from synth.opensm.engines import engine_tables, out_port_matrix, phase_contention
+from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix, phase_contention
 from synth.opensm.sim import Simulator, find_tools, read_back_tables, run_opensm
 from synth.render.routes_file import read_routes
 from synth.tables.forwarding import LidPlan, walk_paths
@@ -40,7 +40,7 @@ def load_table_dir(path: str | Path) -> TableDir:
         raise SynthError(f"{path}: missing {', '.join(missing)} (write the directory with `synth tables ROUTES --out {path}`)")
     doc = read_routes(str(path / "routes.json"))
     network = parse_topology(doc["topology"]["spec"]).network()
-    _check_fabric(path / "fabric.net", network)
+    check_fabric(path / "fabric.net", network)
     flows = routed_flows(doc)
     rows = (path / "dlid.csv").read_text().splitlines()
     try:
@@ -53,26 +53,6 @@ def load_table_dir(path: str | Path) -> TableDir:
     widths = {int(b, 16) - int(a, 16) + 1 for a, b in ranges}
     lmc = int(np.log2(max(widths))) if ranges else 0
     return TableDir(path, doc, network, flows, table[:, 2], lmc)
-
-
-def _check_fabric(fabric: Path, network: Network) -> None:
-    """The fabric file must describe exactly the routes' network (names, ports and links)."""
-    links, node = set(), None
-    for line in fabric.read_text().splitlines():
-        header = re.match(r'^(Switch|Ca|Hca)\s+\d+\s+"([^"]+)"', line)
-        if header:
-            node = header.group(2)
-            continue
-        port = re.match(r'^\[(\d+)\]\s+"([^"]+)"\[(\d+)\]', line)
-        if port and node is not None:
-            links.add((node, int(port.group(1)), port.group(2), int(port.group(3))))
-    names = network.node_names
-    expected = {(names[s], sp, names[d], dp) for s, sp, d, dp in zip(network.channel_src.tolist(), network.channel_src_port.tolist(),
-                                                                    network.channel_dst.tolist(), network.channel_dst_port.tolist())}
-    if links != expected:
-        example = sorted(links ^ expected)[0]
-        raise SynthError(f"{fabric} does not describe the network of the routes ({network.spec}): "
-                         f"{len(links ^ expected)} links differ, e.g. {example[0]}[{example[1]}] - {example[2]}[{example[3]}]")
 
 
 @dataclass

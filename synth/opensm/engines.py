@@ -3,6 +3,7 @@ back from the switches, as synth's out-port matrix (used by `synth opensm-check`
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from synth.errors import SynthError
-from synth.opensm.sim import Simulator, find_tools, read_back_tables, run_opensm
-from synth.render.switch_tables import render_fabric, render_guid2lid, switch_guids
+from synth.opensm.sim import Simulator, find_tools, parse_lft_text, read_back_tables, run_opensm
+from synth.render.switch_tables import render_fabric, render_guid2lid, switch_guids, terminal_port_guids
 from synth.tables.forwarding import NO_PORT, LidPlan, walk_channels
 from synth.topology.network import Network
 
@@ -28,13 +29,13 @@ def parse_engines(text: str) -> list[str]:
     return engines
 
 
-def out_port_matrix(network: Network, read: dict[int, dict[int, int]], max_lid: int) -> np.ndarray:
-    """Read-back tables as (switch index, LID) -> port; a switch missing from the read-back is an error."""
+def out_port_matrix(network: Network, read: dict[int, dict[int, int]], max_lid: int, source: str = "the read-back") -> np.ndarray:
+    """Tables as (switch index, LID) -> port; a switch missing from them is an error."""
     table = np.full((network.num_switches, max_lid + 1), NO_PORT, dtype=np.uint8)
     for index, guid in enumerate(switch_guids(network).tolist()):
         entries = read.get(guid)
         if entries is None:
-            raise SynthError(f"switch {network.node_names[network.num_terminals + index]} (GUID 0x{guid:016x}) was not read back")
+            raise SynthError(f"switch {network.node_names[network.num_terminals + index]} (GUID 0x{guid:016x}) is missing from {source}")
         lids = np.array([lid for lid in entries if lid <= max_lid], dtype=np.int64)
         table[index, lids] = [entries[lid] for lid in lids.tolist()]
     return table
@@ -45,12 +46,12 @@ class EngineTables:
     engine: str
     configured_by: str  # the engine OpenSM reports; another one means it fell back
     out_port: np.ndarray  # (switch index, LID) -> port, as read back
-    lids: LidPlan  # LMC 0, synth's LIDs
+    terminal_lid: np.ndarray  # per terminal, the LID flows to it are sent to (its base LID)
     seconds: float  # OpenSM's own run
 
     def walk(self, network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """walk_channels of flows src -> dst through these tables."""
-        return walk_channels(network, self.out_port, src, dst, self.lids.terminal_base(dst))
+        return walk_channels(network, self.out_port, src, dst, self.terminal_lid[np.asarray(dst)])
 
 
 def engine_tables(network: Network, engine: str, fabric: Path | None = None) -> EngineTables:
@@ -65,7 +66,61 @@ def engine_tables(network: Network, engine: str, fabric: Path | None = None) -> 
         with Simulator(tools, fabric) as sim:
             run = run_opensm(sim, engine, 0, render_guid2lid(network, plan))
             read = read_back_tables(sim)
-    return EngineTables(engine, run.engine, out_port_matrix(network, read, plan.max_lid), plan, run.seconds)
+    terminal_lid = plan.terminal_base(np.arange(network.num_terminals))
+    return EngineTables(engine, run.engine, out_port_matrix(network, read, plan.max_lid), terminal_lid, run.seconds)
+
+
+LFT_FILES = ("lfts.dump", "opensm-lfts.dump")
+
+
+def given_tables(network: Network, name: str, directory: str | Path) -> EngineTables:
+    """Tables computed elsewhere for the network's fabric file (`synth tables`): DIR/guid2lid (the
+    LIDs, as OpenSM keeps them) and DIR/lfts.dump or DIR/opensm-lfts.dump (as `synth tables`,
+    OpenSM's --dump_files_dir or `dump_fts -a` write them); DIR/fabric.net, if present, must be
+    the network's."""
+    directory = Path(directory)
+    lft = next((directory / f for f in LFT_FILES if (directory / f).is_file()), None)
+    if lft is None or not (directory / "guid2lid").is_file():
+        raise SynthError(f"{directory}: tables need guid2lid and one of {', '.join(LFT_FILES)}")
+    if (directory / "fabric.net").is_file():
+        check_fabric(directory / "fabric.net", network)
+    lids = {}
+    for line in (directory / "guid2lid").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            try:
+                lids[int(parts[0], 16)] = int(parts[1], 16)
+            except ValueError:
+                raise SynthError(f"{directory / 'guid2lid'}: expected lines 'GUID BASE-LID TOP-LID', got '{line}'") from None
+    ports = terminal_port_guids(network).tolist()
+    missing = [g for g in ports if g not in lids]
+    if missing:
+        raise SynthError(f"{directory / 'guid2lid'} has no LID for terminal port GUID 0x{missing[0]:016x}: "
+                         f"the tables are not for this network's fabric (write it with `synth tables`)")
+    read = parse_lft_text(lft.read_text())
+    max_lid = max([max(entries, default=0) for entries in read.values()] + list(lids.values()))
+    out_port = out_port_matrix(network, read, max_lid, str(lft))
+    return EngineTables(name, name, out_port, np.array([lids[g] for g in ports], dtype=np.int64), 0.0)
+
+
+def check_fabric(fabric: Path, network: Network) -> None:
+    """The fabric file must describe exactly the routes' network (names, ports and links)."""
+    links, node = set(), None
+    for line in fabric.read_text().splitlines():
+        header = re.match(r'^(Switch|Ca|Hca)\s+\d+\s+"([^"]+)"', line)
+        if header:
+            node = header.group(2)
+            continue
+        port = re.match(r'^\[(\d+)\]\s+"([^"]+)"\[(\d+)\]', line)
+        if port and node is not None:
+            links.add((node, int(port.group(1)), port.group(2), int(port.group(3))))
+    names = network.node_names
+    expected = {(names[s], sp, names[d], dp) for s, sp, d, dp in zip(network.channel_src.tolist(), network.channel_src_port.tolist(),
+                                                                    network.channel_dst.tolist(), network.channel_dst_port.tolist())}
+    if links != expected:
+        example = sorted(links ^ expected)[0]
+        raise SynthError(f"{fabric} does not describe the network {network.spec}: "
+                         f"{len(links ^ expected)} links differ, e.g. {example[0]}[{example[1]}] - {example[2]}[{example[3]}]")
 
 
 def phase_contention(network: Network, channels: np.ndarray, phase_index: np.ndarray, num_phases: int) -> np.ndarray:

@@ -19,7 +19,7 @@ from synth.cost.alphabeta import beta_of, phase_times
 from synth.cost.bounds import stage_lower_bounds_batch
 from synth.cost.fattree import bmin_table, ideal_exchange_time
 from synth.errors import SynthError
-from synth.opensm.engines import EngineTables, engine_tables, phase_contention
+from synth.opensm.engines import EngineTables, engine_tables, given_tables, phase_contention
 from synth.route.layered import LayeredOptions
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
@@ -138,7 +138,7 @@ def _routed_series(xgft: Xgft, network: Network, workload: Workload, phases: np.
     return Series(ROUTERS[router], contention, seconds, statuses, "; ".join(proofs)), bound
 
 
-def _engine_series(network: Network, workload: Workload, phases: np.ndarray, tables: EngineTables) -> Series:
+def _table_series(network: Network, workload: Workload, phases: np.ndarray, tables: EngineTables, label: str) -> Series:
     started = time.perf_counter()
     idx, src, dst, _ = workload.batch(phases)
     channels, reached = tables.walk(network, src, dst)
@@ -147,18 +147,24 @@ def _engine_series(network: Network, workload: Workload, phases: np.ndarray, tab
     note = "" if tables.configured_by == tables.engine else f"OpenSM fell back to {tables.configured_by}"
     if unrouted:
         note = "; ".join(filter(None, [note, f"{unrouted} flows not delivered (left out)"]))
-    return Series(f"OpenSM {tables.engine}", contention, time.perf_counter() - started, note=note)
+    return Series(label, contention, time.perf_counter() - started, note=note)
 
 
 def build_report(
     name: str, description: str, source: str, xgft: Xgft, cost: CostModel, patterns: list[str], routers: list[str],
     engines: list[str], options: LayeredOptions, seed: int, command: str, progress: Callable[[str], None] = lambda _: None,
+    given: list[tuple[str, str]] = (),
 ) -> Report:
+    """`engines` are run by OpenSM on ibsim; `given` are (name, directory) of tables computed
+    elsewhere for the network's fabric (synth.opensm.engines.given_tables)."""
     network = xgft.network()
     engine_runs, notes = [], []
+    for name, directory in given:  # read first: a bad directory fails before any routing
+        engine_runs.append((name, given_tables(network, name, directory)))
+        notes.append(f"{name}: tables read from {directory}")
     for engine in engines:
         tables = engine_tables(network, engine)
-        engine_runs.append(tables)
+        engine_runs.append((f"OpenSM {engine}", tables))
         fallback = "" if tables.configured_by == engine else f" (fell back to {tables.configured_by})"
         notes.append(f"OpenSM {engine}: tables computed by OpenSM in {tables.seconds:.1f} s on ibsim{fallback}, read back with dump_fts")
         progress(notes[-1])
@@ -173,7 +179,7 @@ def build_report(
         if bound is None:  # OpenSM engines only
             idx, src, dst, _ = workload.batch(phases)
             bound = stage_lower_bounds_batch(xgft, idx, src, dst, len(phases)).max(axis=1, initial=0)
-        series += [_engine_series(network, workload, phases, tables) for tables in engine_runs]
+        series += [_table_series(network, workload, phases, tables, label) for label, tables in engine_runs]
         results.append(PatternResult(pattern, PATTERNS[pattern], phases, bound, series))
     return Report(name, description, source, xgft, network, cost, results,
                   ideal_exchange_time(xgft.m, cost.message_bytes), bmin_table(xgft), command, notes)
