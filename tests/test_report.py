@@ -207,6 +207,7 @@ def test_tables_given_as_a_directory_are_evaluated_like_the_routes_they_hold(tmp
                        "--out", tmp_path / "r.md", "--quiet")
     assert code == 0, err
     text = (tmp_path / "r.md").read_text()
+    assert text.startswith(f"# synth cost report: {spec}\n") and f"mine: tables read from {tmp_path / 't'}" in text
     for label in ("OPT", "LIN"):
         columns = per_phase(text, label)
         assert columns["mine"].tolist() == columns["d-mod-k"].tolist()

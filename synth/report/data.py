@@ -159,9 +159,9 @@ def build_report(
     elsewhere for the network's fabric (synth.opensm.engines.given_tables)."""
     network = xgft.network()
     engine_runs, notes = [], []
-    for name, directory in given:  # read first: a bad directory fails before any routing
-        engine_runs.append((name, given_tables(network, name, directory)))
-        notes.append(f"{name}: tables read from {directory}")
+    for label, directory in given:  # read first: a bad directory fails before any routing
+        engine_runs.append((label, given_tables(network, label, directory)))
+        notes.append(f"{label}: tables read from {directory}")
     for engine in engines:
         tables = engine_tables(network, engine)
         engine_runs.append((f"OpenSM {engine}", tables))
