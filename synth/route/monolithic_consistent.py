@@ -76,9 +76,9 @@ def route_consistent_monolithic(xgft: Xgft, src, dst, phase, options: LayeredOpt
             model.add_implication(x[j], y[k])
         # At most one up link per (destination, switch the channel leaves).
         owner = (unique // xgft.num_channels) * network.num_nodes + network.channel_src[unique % xgft.num_channels]
-        groups, group_of = np.unique(owner, return_inverse=True)
-        for g in range(len(groups)):
-            members = np.flatnonzero(group_of == g)
+        order = np.argsort(owner, kind="stable")
+        cuts = np.flatnonzero(np.diff(owner[order])) + 1
+        for members in np.split(order, cuts):
             if len(members) > 1:
                 model.add_at_most_one([y[m] for m in members.tolist()])
         hinted = set(inverse[chosen_in_start[used]].tolist())
