@@ -21,10 +21,11 @@ def contention_figure(result: PatternResult) -> Figure:
     """Max contention per phase: a panel per routing (curves on one axes would hide each other),
     the lower bound shaded grey underneath."""
     rows = max(1, len(result.series))
-    figure, panels = plt.subplots(rows, 1, figsize=(9, 0.4 + 1.25 * rows), dpi=100, sharex=True, sharey=True, squeeze=False)
+    figure, panels = plt.subplots(rows, 1, figsize=(9, 0.4 + 1.25 * rows), dpi=100, sharex=True, squeeze=False)
     phases = result.phases
-    top = max([int(result.lower_bound.max(initial=0))] + [int(s.max_contention.max(initial=0)) for s in result.series])
     for axes, series in zip(panels[:, 0], result.series):
+        # Each panel its own scale: a routing at 56 would flatten one at the bound of 1.
+        top = max(int(result.lower_bound.max(initial=0)), int(series.max_contention.max(initial=0)))
         axes.fill_between(phases, result.lower_bound, step="mid", color="0.85", label="lower bound")
         axes.step(phases, series.max_contention, where="mid", color="C3", linewidth=1.0, label=series.routing)
         above = result.above_bound(series)
