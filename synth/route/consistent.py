@@ -5,11 +5,14 @@ must leave it by the same port, in every phase. The layered method (003_fd372c89
 ch.3) is kept, with the unit of choice changed from a message to a *unit*: the flows to one
 destination d that reach one XGFT switch at layer l (same MT node, same WT node). At layer l each
 unit picks its up link w_{l+1}; a unit holds at most one flow per phase when every phase is a
-permutation, and the seed's sets (eq. 3.1-3.4) are formed per phase over units. The conditions
-usually cannot all hold for every phase at once, so each WT node's model minimizes the uniform
-excess z over the strong bounds (3.6, 3.8) of all its phases' sets, starting from d-mod-k's choice
-(itself destination-consistent) as a hint. All phases are routed in one run; the result is never
-worse than d-mod-k on the same phases (if it were, d-mod-k's routes are returned).
+permutation, and the seed's sets (eq. 3.1-3.4) are formed per phase over units. Each WT node is
+first solved like the per-flow router's (strong bounds 3.6, 3.8, links split by prime factors with
+Euler pairing), the sets of all phases at once; where the strong conditions cannot all hold, the
+node's model minimizes the uniform excess z over them instead, from d-mod-k's choice (itself
+destination-consistent) as a hint. Measured on whole OPT exchanges (max contention over phases,
+bound 1): 64 leaves 1, 128 leaves 2 (d-mod-k 7 and 8); with the excess model alone 128 leaves
+reached only 8. All phases are routed in one run; the result is never worse than d-mod-k on the
+same phases (if it were, d-mod-k's routes are returned).
 """
 
 from __future__ import annotations
@@ -19,25 +22,43 @@ import time
 import numpy as np
 
 from synth.cost.loads import phase_channel_counts
-from synth.route.layered import LayeredOptions, PhaseReport, _Solver, layer_sets
+from synth.route.layered import LayeredOptions, LayerSets, PhaseReport, _prime_factors, _Solver, layer_sets, set_bounds
 from synth.route.oblivious import dmodk
 from synth.solve import ProblemBuilder
 from synth.topology.xgft import Xgft
 
 
-def _unit_groups(xgft: Xgft, layer: int, src, dst, delta, phase, unit, width: int, builder: ProblemBuilder) -> None:
-    """For every phase and every set of eq. 3.1-3.4 among the flows of one WT node, the units of
-    the set's flows on each link: count <= ceil(c / W_{l+1}) + z."""
+def _unit_sets(xgft: Xgft, layer: int, src, dst, delta, phase, unit, switch_mt) -> LayerSets:
+    """The sets of eq. 3.1-3.4 of every phase among the flows of one WT node, with units as
+    members. A unit's switch fixes its up-side MT node, its destination the down side, and the
+    two fix its NCA layer, so the per-item data of LayerSets is well defined for units."""
+    ptr, members, lams, sides, ancestors = [0], [], [], [], []
     for p in np.unique(phase):
         mine = np.flatnonzero(phase == p)
         sets = layer_sets(xgft, layer, src[mine], dst[mine], delta[mine])
-        for s in range(len(sets.lam)):
-            members = unit[mine[sets.members_of(s)]]
-            bound = -(-len(members) // width)
-            if len(members) <= bound:
-                continue  # cannot exceed its bound on any link
+        for k in range(len(sets.lam)):
+            members.append(unit[mine[sets.members_of(k)]])
+            ptr.append(ptr[-1] + len(members[-1]))
+        lams.append(sets.lam)
+        sides.append(sets.side)
+        ancestors.append(sets.ancestor)
+    units = int(unit.max(initial=-1)) + 1
+    vertex, unit_delta = np.zeros((2, units), dtype=np.int64), np.zeros(units, dtype=np.int64)
+    vertex[0, unit], vertex[1, unit], unit_delta[unit] = switch_mt, dst // xgft.mt_span[layer], delta
+    return LayerSets(np.asarray(ptr, dtype=np.int64), np.concatenate(members), np.concatenate(lams),
+                     np.concatenate(sides), np.concatenate(ancestors), vertex, unit_delta)
+
+
+def _least_excess(sets: LayerSets, units: int, width: int, solver: _Solver, hint: np.ndarray):
+    """The smallest uniform excess z over the strong bounds: count <= ceil(c / W_{l+1}) + z."""
+    builder = ProblemBuilder(np.full(units, width, dtype=np.int64))
+    sizes = sets.sizes
+    for k in range(len(sets.lam)):
+        bound = -(-int(sizes[k]) // width)
+        if sizes[k] > bound:  # a set no larger than its bound cannot exceed it on any link
             for w in range(width):
-                builder.add(members, w, upper=bound, capped=True)
+                builder.add(sets.members_of(k), w, upper=bound, capped=True)
+    return solver.run(builder.build(z_upper=units), hint=hint)
 
 
 def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.ndarray, options: LayeredOptions) -> tuple[np.ndarray, PhaseReport]:
@@ -61,13 +82,19 @@ def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.nda
             units, unit = np.unique(keys, axis=0, return_inverse=True)
             unit = unit.reshape(-1)
             report.subproblems += 1
-            builder = ProblemBuilder(np.full(len(units), width, dtype=np.int64))
-            _unit_groups(xgft, layer, src[flows], dst[flows], delta[flows], phase[flows], unit, width, builder)
-            hint = (units[:, 0] // xgft.wt_span[layer]) % width  # d-mod-k's up link at this layer
-            result = solver.run(builder.build(z_upper=len(flows)), hint=hint)
-            links = result.choice if result.solved else hint
-            if not result.solved or result.status != "optimal":
-                report.direct_solved += 1  # a model not solved to proven optimality
+            sets = _unit_sets(xgft, layer, src[flows], dst[flows], delta[flows], phase[flows], unit, switch_mt[wt == node])
+            links = None
+            if options.construction == "halving":  # the per-flow router's splits, on units
+                lower, upper = set_bounds(xgft, layer, sets, "strong", False)
+                links = solver.split(np.arange(len(units)), sets, _prime_factors(width), lower, upper)
+                report.split_solved += links is not None
+            if links is None:  # the strong conditions cannot all hold: the least excess over them
+                hint = (units[:, 0] // xgft.wt_span[layer]) % width  # d-mod-k's up link at this layer
+                result = _least_excess(sets, len(units), width, solver, hint)
+                links = result.choice if result.solved else hint
+                report.direct_solved += 1
+                if layer not in report.relaxed_layers:
+                    report.relaxed_layers.append(layer)
             choice[flows] += links[unit] * xgft.wt_span[layer]
         report.layer_seconds[layer] = time.perf_counter() - started
     fallback = dmodk(xgft, src, dst, phase, None)
