@@ -237,6 +237,7 @@ def cmd_check(args) -> int:
 
 def cmd_tables(args) -> int:
     from synth.render import switch_tables as render
+    from synth.tables.forwarding import lmc_for
     from synth.tables.from_routes import tables_for_routes
 
     doc = read_routes(args.routes)
@@ -256,8 +257,9 @@ def cmd_tables(args) -> int:
         with atomic_open(Path(args.out) / name) as handle:
             handle.write(text)
     lids = tables.lids
+    least = "; the least LMC possible" if lmc_for(tables.colours_bound) == lids.lmc else ""
     print(f"{tables.network.num_switches} switches, {tables.network.num_terminals} terminals, LIDs 1..{lids.max_lid}, "
-          f"LMC {lids.lmc} ({tables.colours_used} LIDs used per destination at most, at least {tables.colours_bound} needed)")
+          f"LMC {lids.lmc} ({tables.colours_used} LIDs used per destination at most, at least {tables.colours_bound} needed{least})")
     print(f"wrote {', '.join(sorted(texts))} to {args.out}")
     return 0
 

@@ -8,7 +8,8 @@ from conftest import TABLE_3_1, xgft_and_network
 from synth.errors import SynthError
 from synth.route.layered import LayeredOptions, route_phase
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
-from synth.tables.forwarding import MAX_UNICAST_LID, NO_PORT, LidPlan, build_tables, route_hops, walk_channels, walk_paths
+from synth.tables.forwarding import (MAX_UNICAST_LID, NO_PORT, Hops, LidPlan, build_tables, colour_flows, route_hops,
+                                     walk_channels, walk_paths)
 from synth.traffic.patterns import parse_pattern
 
 
@@ -170,3 +171,13 @@ def test_walk_channels_gives_the_channels_of_the_routed_paths():
     channels, reached = walk_channels(network, broken, src, dst, tables.dlid)
     lost = tables.dlid == tables.dlid[src != dst][0]
     assert not reached[lost & (src != dst)].any() and (channels[lost & (src != dst)] == -1).all()
+
+
+def test_colouring_proves_when_the_busiest_switch_bound_is_not_enough():
+    """Three routes to one destination that pairwise disagree at a different switch each: every
+    switch sees 2 ports, yet 3 colours are needed; CP-SAT's proof raises the bound to 3, so the
+    reported bound shows that LMC 2 is the least possible."""
+    switch = np.array([[10, 11], [10, 12], [11, 12]])
+    port = np.array([[1, 1], [2, 1], [2, 2]])
+    offsets, bound = colour_flows(np.zeros(3, dtype=np.int64), Hops(switch, port))
+    assert bound == 3 and len(set(offsets.tolist())) == 3

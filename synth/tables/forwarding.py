@@ -68,8 +68,8 @@ RECOLOUR_BUDGET = 120.0
 
 def colour_flows(dst: np.ndarray, hops: Hops) -> tuple[np.ndarray, int]:
     """(offset per flow, lower bound on the offsets any assignment needs: the most distinct ports
-    taken at one switch towards one destination). Flows of one destination sharing an offset
-    agree at every switch they both visit.
+    taken at one switch towards one destination, or more where CP-SAT proved a destination needs
+    more). Flows of one destination sharing an offset agree at every switch they both visit.
 
     Every destination is coloured greedily; the LMC is set by the destination needing the most
     colours, so CP-SAT then tries to bring only the destinations above one LMC step less down to
@@ -97,7 +97,11 @@ def colour_flows(dst: np.ndarray, hops: Hops) -> tuple[np.ndarray, int]:
             if used[a] <= target:
                 continue
             remaining = deadline - time.monotonic()
-            fewer = _colour_with(switches[a:b], ports[a:b], target, min(5.0, remaining)) if remaining > 0 else None
+            if remaining <= 0:
+                break  # out of time: the greedy colouring stands
+            fewer, impossible = _colour_with(switches[a:b], ports[a:b], target, min(5.0, remaining))
+            if impossible:
+                bound = max(bound, target + 1)  # proven: this destination needs more, so the LMC is minimal
             if fewer is None:
                 break  # the step cannot be saved (or not in time): the greedy colouring stands
             route_colour[a:b] = fewer
@@ -130,9 +134,9 @@ def _busiest_switch(switches: np.ndarray, ports: np.ndarray) -> int:
     return int(np.unique(pairs[:, 0], return_counts=True)[1].max(initial=1))
 
 
-def _colour_with(switches: np.ndarray, ports: np.ndarray, colours: int, time_limit: float = 5.0) -> np.ndarray | None:
-    """A colouring of one destination's routes with `colours` colours, by CP-SAT, or None if
-    none was found in time. Colour c may leave switch s by one port only: y[s, p, c] marks
+def _colour_with(switches: np.ndarray, ports: np.ndarray, colours: int, time_limit: float = 5.0) -> tuple[np.ndarray | None, bool]:
+    """(a colouring of one destination's routes with `colours` colours, or None; whether CP-SAT
+    proved that none exists). Colour c may leave switch s by one port only: y[s, p, c] marks
     port p as used by colour c."""
     from ortools.sat.python import cp_model
 
@@ -160,9 +164,10 @@ def _colour_with(switches: np.ndarray, ports: np.ndarray, colours: int, time_lim
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = 1
-    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None
-    return np.array([next(c for c, v in enumerate(row) if solver.value(v)) for row in x], dtype=np.int64)
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None, status == cp_model.INFEASIBLE
+    return np.array([next(c for c, v in enumerate(row) if solver.value(v)) for row in x], dtype=np.int64), False
 
 
 def lmc_for(colours: int) -> int:
