@@ -85,7 +85,7 @@ def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.nda
             sets = _unit_sets(xgft, layer, src[flows], dst[flows], delta[flows], phase[flows], unit, switch_mt[wt == node])
             links = None
             if options.construction == "halving":  # the per-flow router's splits, on units
-                lower, upper = set_bounds(xgft, layer, sets, "strong", False)
+                lower, upper = set_bounds(xgft, layer, sets, options.constraints, options.balance)
                 links = solver.split(np.arange(len(units)), sets, _prime_factors(width), lower, upper)
                 report.split_solved += links is not None
             if links is None:  # the strong conditions cannot all hold: the least excess over them
