@@ -6,23 +6,26 @@ ch.3) is kept, with the unit of choice changed from a message to a *unit*: the f
 destination d that reach one XGFT switch at layer l (same MT node, same WT node). At layer l each
 unit picks its up link w_{l+1}; a unit holds at most one flow per phase when every phase is a
 permutation, and the seed's sets (eq. 3.1-3.4) are formed per phase over units. Each WT node is
-first solved like the per-flow router's (strong bounds 3.6, 3.8, links split by prime factors with
-Euler pairing), the sets of all phases at once; where the strong conditions cannot all hold, the
-node's model minimizes the uniform excess z over them instead, from d-mod-k's choice (itself
-destination-consistent) as a hint. Measured on whole OPT exchanges (max contention over phases,
-bound 1): 64 leaves 1, 128 leaves 2 (d-mod-k 7 and 8); with the excess model alone 128 leaves
-reached only 8. All phases are routed in one run; the result is never worse than d-mod-k on the
-same phases (if it were, d-mod-k's routes are returned).
+solved like the per-flow router's (strong bounds 3.6, 3.8, links split by prime factors with Euler
+pairing), with the sets of all phases at once, depth-first over the WT tree: a node whose child has
+no strong solution is solved again with its units in another order (up to BACKTRACKS times in a
+run); after that a node that still has none takes the least uniform excess over the bounds,
+starting from d-mod-k's choice (itself destination-consistent). Measured on whole OPT exchanges
+(max contention over the phases, bound 1): 64 and 128 leaves 1 (d-mod-k 7 and 8; 3 s for 128),
+256 leaves 3 (5 min). The result is never worse than d-mod-k on the same phases (if it were,
+d-mod-k's routes are returned).
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from synth.cost.loads import phase_channel_counts
-from synth.route.layered import LayeredOptions, LayerSets, PhaseReport, _prime_factors, _Solver, layer_sets, set_bounds
+from synth.route.layered import (LayeredOptions, LayerSets, PhaseReport, _prime_factors, _Search, _Solver, layer_sets,
+                                  set_bounds)
+
+# Re-solutions of a WT node over the whole run when a child node's strong conditions fail.
+BACKTRACKS = 8
 from synth.route.oblivious import dmodk
 from synth.solve import ProblemBuilder
 from synth.topology.xgft import Xgft
@@ -61,42 +64,55 @@ def _least_excess(sets: LayerSets, units: int, width: int, solver: _Solver, hint
     return solver.run(builder.build(z_upper=units), hint=hint)
 
 
+def _node_solver(phase: np.ndarray):
+    """A WT node's solver for synth.route.layered._Search with units instead of messages: the
+    links per flow of `order` (all flows of a unit alike), or (None, False) when the conditions
+    fail and the caller may solve the parent again instead (not `fallback`)."""
+
+    def solve(xgft: Xgft, layer: int, order: np.ndarray, src, dst, delta, options: LayeredOptions, solver: _Solver,
+              fallback: bool) -> tuple[np.ndarray | None, bool]:
+        report = solver.report
+        report.subproblems += 1
+        width = xgft.w[layer]
+        switch_mt = src[order] // xgft.mt_span[layer]
+        keys = dst[order] * (xgft.num_leaves // xgft.mt_span[layer]) + switch_mt
+        _, first, unit = np.unique(keys, return_index=True, return_inverse=True)
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(first))  # units in the order of `order`
+        unit = rank[unit.reshape(-1)]
+        sets = _unit_sets(xgft, layer, src[order], dst[order], delta[order], phase[order], unit, switch_mt)
+        if options.construction == "halving":  # the per-flow router's splits, on units
+            lower, upper = set_bounds(xgft, layer, sets, options.constraints, options.balance)
+            links = solver.split(np.arange(len(first)), sets, _prime_factors(width), lower, upper)
+            if links is not None:
+                report.split_solved += 1
+                return links[unit], True
+        if not fallback:
+            return None, False
+        # The strong conditions cannot all hold: the least excess over them, from d-mod-k's links.
+        unit_dst = np.empty(len(first), dtype=np.int64)
+        unit_dst[unit] = dst[order]
+        hint = (unit_dst // xgft.wt_span[layer]) % width
+        result = _least_excess(sets, len(first), width, solver, hint)
+        report.direct_solved += 1
+        return (result.choice if result.solved else hint)[unit], False
+
+    return solve
+
+
 def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.ndarray, options: LayeredOptions) -> tuple[np.ndarray, PhaseReport]:
-    """Path choices (WT index at the NCA layer) for all flows at once, consistent per destination."""
+    """Path choices (WT index at the NCA layer) for all flows at once, consistent per destination.
+    Depth-first over the WT tree as the per-flow router (synth.route.layered._Search): a node whose
+    child has no strong solution is solved again in another order, up to BACKTRACKS times."""
     src, dst, phase = (np.asarray(a, dtype=np.int64) for a in (src, dst, phase))
     delta = xgft.nca_layer(src, dst)
-    report = PhaseReport()
-    solver = _Solver(options, report)
     choice = np.zeros(len(src), dtype=np.int64)
-    for layer in range(xgft.height):
-        climbing = np.flatnonzero(delta > layer)
-        width = xgft.w[layer]
-        if width == 1 or climbing.size == 0:
-            continue
-        started = time.perf_counter()
-        wt = choice[climbing]
-        switch_mt = src[climbing] // xgft.mt_span[layer]
-        for node in np.unique(wt):
-            flows = climbing[wt == node]
-            keys = np.stack([dst[flows], switch_mt[wt == node]], axis=1)
-            units, unit = np.unique(keys, axis=0, return_inverse=True)
-            unit = unit.reshape(-1)
-            report.subproblems += 1
-            sets = _unit_sets(xgft, layer, src[flows], dst[flows], delta[flows], phase[flows], unit, switch_mt[wt == node])
-            links = None
-            if options.construction == "halving":  # the per-flow router's splits, on units
-                lower, upper = set_bounds(xgft, layer, sets, options.constraints, options.balance)
-                links = solver.split(np.arange(len(units)), sets, _prime_factors(width), lower, upper)
-                report.split_solved += links is not None
-            if links is None:  # the strong conditions cannot all hold: the least excess over them
-                hint = (units[:, 0] // xgft.wt_span[layer]) % width  # d-mod-k's up link at this layer
-                result = _least_excess(sets, len(units), width, solver, hint)
-                links = result.choice if result.solved else hint
-                report.direct_solved += 1
-                if layer not in report.relaxed_layers:
-                    report.relaxed_layers.append(layer)
-            choice[flows] += links[unit] * xgft.wt_span[layer]
-        report.layer_seconds[layer] = time.perf_counter() - started
+    layers = [l for l in range(xgft.height) if xgft.w[l] > 1]
+    search = _Search(xgft, src, dst, delta, layers, choice, options, _node_solver(phase), BACKTRACKS)
+    climbing = np.flatnonzero(delta > 0)
+    for node in np.unique(choice[climbing]):
+        search.subtree(0, climbing[choice[climbing] == node], has_parent=False)
+    report = search.report
     fallback = dmodk(xgft, src, dst, phase, None)
     if _worst_phase(xgft, src, dst, phase, fallback) < _worst_phase(xgft, src, dst, phase, choice):
         report.relaxed_layers.append(-1)  # marks: d-mod-k was better and is returned

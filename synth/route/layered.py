@@ -425,11 +425,14 @@ class _Search:
     for every backend), up to BACKTRACKS times per phase; after that the failing node takes the
     smallest uniform excess over its bounds and the search carries on."""
 
-    def __init__(self, xgft: Xgft, src, dst, delta, layers: list[int], choice: np.ndarray, options: LayeredOptions):
+    def __init__(self, xgft: Xgft, src, dst, delta, layers: list[int], choice: np.ndarray, options: LayeredOptions,
+                 solve_node=None, backtracks: int = BACKTRACKS):
         self.xgft, self.src, self.dst, self.delta, self.layers = xgft, src, dst, delta, layers
         self.choice, self.options = choice, options
         self.report = PhaseReport()
         self.solver = _Solver(options, self.report)
+        self.solve_node = solve_node or _solve_node  # (xgft, layer, order, src, dst, delta, options, solver, fallback)
+        self.budget = backtracks
 
     def subtree(self, position: int, idx: np.ndarray, has_parent: bool) -> str:
         """Route the messages `idx`, which share their WT node at layers[position]."""
@@ -441,13 +444,13 @@ class _Search:
         climbing = idx[self.delta[idx] > layer]
         saved = self.choice[climbing].copy()  # restored before every new attempt
         node = int(saved[0])
-        for attempt in range(BACKTRACKS + 1):
+        for attempt in range(self.budget + 1):
             self.choice[climbing] = saved
             order = np.random.default_rng([attempt, layer, node]).permutation(climbing) if attempt else climbing
-            may_retry = has_parent and report.backtracks < BACKTRACKS
+            may_retry = has_parent and report.backtracks < self.budget
             started = time.perf_counter()
-            links, met = _solve_node(self.xgft, layer, order, self.src, self.dst, self.delta, self.options,
-                                     self.solver, fallback=not may_retry)
+            links, met = self.solve_node(self.xgft, layer, order, self.src, self.dst, self.delta, self.options,
+                                         self.solver, fallback=not may_retry)
             report.layer_seconds[layer] = report.layer_seconds.get(layer, 0.0) + time.perf_counter() - started
             if links is None:
                 return RETRY
@@ -458,7 +461,7 @@ class _Search:
             for link in range(self.xgft.w[layer]):
                 child = order[links == link]
                 result = self.subtree(position + 1, child, True) if child.size else OK
-                if result == RETRY and report.backtracks >= BACKTRACKS:
+                if result == RETRY and report.backtracks >= self.budget:
                     result = self.subtree(position + 1, child, True)  # no budget left: the child relaxes
                 if result == RETRY:
                     break
