@@ -62,3 +62,20 @@ def test_monolithic_consistent_needs_cpsat_and_a_cap_when_large(run):
     code, _, err = run("route", TABLE_3_1[128], "--traffic", "a2a-opt", "--router", "monolithic",
                        "--consistency", "destination", "--time-limit", "10")
     assert code == 2 and "path variables" in err and "the selected phases" in err
+
+
+def test_routes_do_not_depend_on_the_order_flows_are_listed():
+    """The CLI lists flows by rank, load analyses and reports scatter them: the same routes either way."""
+    from synth.route.layered import LayeredRouter
+    from synth.workflow import scattered_ranks
+
+    xgft, _ = xgft_and_network(TABLE_3_1[64])
+    workload = parse_pattern("a2a-opt", 64, xgft.hierarchy())
+    listed = [workload.batch(np.arange(64)), workload.batch(np.arange(64), scattered_ranks(64))]
+    for route in (lambda s, d, p: route_consistent(xgft, s, d, p, LayeredOptions(time_limit=30))[0],
+                  lambda s, d, p: LayeredRouter(LayeredOptions())(xgft, s, d, p, None)[0]):
+        results = []
+        for phase, src, dst, _ in listed:
+            order = np.lexsort((dst, src, phase))
+            results.append(route(src, dst, phase)[order])
+        assert np.array_equal(results[0], results[1])

@@ -105,6 +105,15 @@ def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.nda
     Depth-first over the WT tree as the per-flow router (synth.route.layered._Search): a node whose
     child has no strong solution is solved again in another order, up to BACKTRACKS times."""
     src, dst, phase = (np.asarray(a, dtype=np.int64) for a in (src, dst, phase))
+    # The solvers see units in the order of the flows; the same flows listed in another order
+    # (the CLI lists them by rank, load analyses scatter them) must give the same routes.
+    canonical = np.lexsort((dst, src, phase))
+    choice = np.empty(len(src), dtype=np.int64)
+    choice[canonical], report = _route_canonical(xgft, src[canonical], dst[canonical], phase[canonical], options)
+    return choice, report
+
+
+def _route_canonical(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.ndarray, options: LayeredOptions) -> tuple[np.ndarray, PhaseReport]:
     delta = xgft.nca_layer(src, dst)
     choice = np.zeros(len(src), dtype=np.int64)
     layers = [l for l in range(xgft.height) if xgft.w[l] > 1]

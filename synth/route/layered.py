@@ -510,6 +510,7 @@ class PerPhaseRouter:
         reports = {}
         for p in np.unique(phase):
             idx = np.flatnonzero(phase == p)
+            idx = idx[np.lexsort((dst[idx], src[idx]))]  # one order for the same flows: the same routes
             choice[idx], reports[int(p)] = self.route_one(xgft, src[idx], dst[idx], self.options)
         return choice, reports
 
