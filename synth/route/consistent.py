@@ -23,12 +23,12 @@ import numpy as np
 from synth.cost.loads import phase_channel_counts
 from synth.route.layered import (LayeredOptions, LayerSets, PhaseReport, _prime_factors, _Search, _Solver, layer_sets,
                                   set_bounds)
-
-# Re-solutions of a WT node over the whole run when a child node's strong conditions fail.
-BACKTRACKS = 8
 from synth.route.oblivious import dmodk
 from synth.solve import ProblemBuilder
 from synth.topology.xgft import Xgft
+
+# Re-solutions of a WT node over the whole run when a child node's strong conditions fail.
+BACKTRACKS = 8
 
 
 def _unit_sets(xgft: Xgft, layer: int, src, dst, delta, phase, unit, switch_mt) -> LayerSets:
