@@ -29,7 +29,7 @@ test-slow: install-test
 	$(PYTHON) -m pytest -q tests/slow
 
 # The committed cost report of the 512-leaf Table 3.1 XGFT (reports/): five exchanges, synth's four
-# routings and four of OpenSM's engines on ibsim. About 20 minutes on 2 cores.
+# routings and four of OpenSM's engines on ibsim. About 16 minutes on 2 cores.
 report: install
 	$(PYTHON) -m synth report instances/table3.1/xgft512.toml --opensm minhop,updn,ftree,dfsssp \
 		--out reports/table3.1-xgft512.html --out reports/table3.1-xgft512.md
