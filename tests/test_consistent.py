@@ -47,12 +47,12 @@ def test_monolithic_consistent_model_reaches_the_bound_on_small_opt_exchanges(n)
     xgft, network = xgft_and_network(TABLE_3_1[n])
     workload = parse_pattern("a2a-opt", n, xgft.hierarchy())
     phase, src, dst, _ = workload.batch(np.arange(n))
-    choice, reports = route_consistent_monolithic(xgft, src, dst, phase, LayeredOptions(time_limit=60))
+    choice, report = route_consistent_monolithic(xgft, src, dst, phase, LayeredOptions(time_limit=60))
     tables = build_tables(xgft, network, dst, route_hops(network, xgft.path_nodes(src, dst, choice)))
     assert tables.lids.lmc == 0
     assert per_phase_contention(xgft, src, dst, phase, choice) == [1] * n
-    assert reports[0].whole_run.endswith("proven optimal among destination-consistent routings")
-    assert reports[0].proven_by is None  # a proof about the maximum, not about each phase
+    assert report.whole_run.endswith("proven optimal among destination-consistent routings")
+    assert report.proven_by is None  # a proof about the maximum, not about each phase
 
 
 def test_monolithic_consistent_needs_cpsat_and_a_cap_when_large(run):

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from synth.cost.loads import phase_channel_counts
-from synth.route.layered import (LayeredOptions, LayerSets, PhaseReport, _prime_factors, _Search, _Solver, layer_sets,
-                                  set_bounds)
+from synth.route.layered import (LayeredOptions, LayerSets, PhaseReport, _prime_factors, _Search, _Solver, WholeWorkloadRouter,
+                                  layer_sets, set_bounds)
 from synth.route.oblivious import dmodk
 from synth.solve import ProblemBuilder
 from synth.topology.xgft import Xgft
@@ -134,15 +134,5 @@ def _worst_phase(xgft: Xgft, src, dst, phase, choice) -> int:
     return int(phase_channel_counts(xgft, phase_index, src, dst, choice, len(phases)).max(initial=0))
 
 
-class ConsistentRouter:
-    """Router interface of synth.workflow: all selected phases in one call (they share the tables)."""
-
-    expensive = True
-    whole_workload = True
-
-    def __init__(self, options: LayeredOptions):
-        self.options = options
-
-    def __call__(self, xgft: Xgft, src, dst, phase, occurrence, seed=0):
-        choice, report = route_consistent(xgft, src, dst, phase, self.options)
-        return choice, {int(p): report for p in np.unique(phase)}
+def ConsistentRouter(options: LayeredOptions) -> WholeWorkloadRouter:
+    return WholeWorkloadRouter(route_consistent, options)

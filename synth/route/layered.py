@@ -515,5 +515,21 @@ class PerPhaseRouter:
         return choice, reports
 
 
+class WholeWorkloadRouter:
+    """Router interface of synth.workflow for synthesizers that route all selected phases in one
+    call (destination-consistent routes: the phases share one set of tables). `route_all`
+    returns (choices, PhaseReport); the one report stands for every phase."""
+
+    expensive = True
+    whole_workload = True
+
+    def __init__(self, route_all, options: LayeredOptions):
+        self.route_all, self.options = route_all, options
+
+    def __call__(self, xgft: Xgft, src, dst, phase, occurrence, seed=0):
+        choice, report = self.route_all(xgft, src, dst, phase, self.options)
+        return choice, {int(p): report for p in np.unique(phase)}
+
+
 def LayeredRouter(options: LayeredOptions) -> PerPhaseRouter:
     return PerPhaseRouter(route_phase, options)

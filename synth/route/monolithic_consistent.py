@@ -20,23 +20,23 @@ import time
 import numpy as np
 
 from synth.errors import SynthError
-from synth.route.layered import LayeredOptions, PhaseReport
+from synth.route.layered import LayeredOptions, PhaseReport, WholeWorkloadRouter
 from synth.route.monolithic import path_pairs
 from synth.route.oblivious import dmodk
 from synth.topology.xgft import Xgft
 
 
-def route_consistent_monolithic(xgft: Xgft, src, dst, phase, options: LayeredOptions) -> tuple[np.ndarray, dict[int, PhaseReport]]:
+def route_consistent_monolithic(xgft: Xgft, src, dst, phase, options: LayeredOptions) -> tuple[np.ndarray, PhaseReport]:
     """Path choices for all flows, consistent per destination at every switch, minimizing the
     maximum contention over all phases. The proof, when there is one, is about that maximum
     (no destination-consistent routing has a lower one), not about any single phase, so each
-    phase's report carries it as `whole_run` and its status stays "at the bound or feasible"."""
+    report carries it as `whole_run` and each phase's status stays "at the bound or feasible"."""
     from ortools.sat.python import cp_model
 
     if options.solver != "cpsat":
         raise SynthError(f"the destination-consistent monolithic model is solved by cpsat only, not '{options.solver}'")
     src, dst, phase = (np.asarray(a, dtype=np.int64) for a in (src, dst, phase))
-    phases, phase_index = np.unique(phase, return_inverse=True)
+    _, phase_index = np.unique(phase, return_inverse=True)
     paths, item, candidate = path_pairs(xgft, src, dst, options.time_limit is not None, "the selected phases")
     up, down = xgft.stage_channels(src[item], dst[item], candidate)
     start = dmodk(xgft, src, dst, phase, None)
@@ -110,19 +110,8 @@ def route_consistent_monolithic(xgft: Xgft, src, dst, phase, options: LayeredOpt
     else:
         whole = "no solution within the time limit: d-mod-k's routes"
     timeouts = int(code not in (cp_model.OPTIMAL, cp_model.FEASIBLE))
-    report = PhaseReport(subproblems=1, direct_solved=1, solver_seconds=seconds, timeouts=timeouts, whole_run=whole)
-    reports = {p: report for p in phases.tolist()}  # one report: the phases were routed together
-    return choice, reports
+    return choice, PhaseReport(subproblems=1, direct_solved=1, solver_seconds=seconds, timeouts=timeouts, whole_run=whole)
 
 
-class ConsistentMonolithicRouter:
-    """Router interface of synth.workflow: all selected phases in one model."""
-
-    expensive = True
-    whole_workload = True
-
-    def __init__(self, options: LayeredOptions):
-        self.options = options
-
-    def __call__(self, xgft: Xgft, src, dst, phase, occurrence, seed=0):
-        return route_consistent_monolithic(xgft, src, dst, phase, self.options)
+def ConsistentMonolithicRouter(options: LayeredOptions) -> WholeWorkloadRouter:
+    return WholeWorkloadRouter(route_consistent_monolithic, options)
