@@ -4,15 +4,14 @@ own engines and evaluate the workload on their tables."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from synth.errors import SynthError
-from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix, phase_contention
-from synth.opensm.sim import Simulator, find_tools, read_back_tables, run_opensm
+from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix
+from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, read_back_tables, run_opensm
 from synth.render.routes_file import read_routes
 from synth.tables.forwarding import LidPlan, walk_paths
 from synth.tables.from_routes import RoutedFlows, routed_flows
@@ -49,9 +48,8 @@ def load_table_dir(path: str | Path) -> TableDir:
         raise SynthError(f"{path / 'dlid.csv'}: expected rows src_rank,dst_rank,dlid[,phase]") from None
     if len(table) != len(flows.src) or (table[:, 0] != flows.src).any() or (table[:, 1] != flows.dst).any():
         raise SynthError(f"{path / 'dlid.csv'} does not list the flows of {path / 'routes.json'} in order")
-    ranges = re.findall(r"^0x[0-9a-fA-F]+ 0x([0-9a-fA-F]+) 0x([0-9a-fA-F]+)$", (path / "guid2lid").read_text(), re.M)
-    widths = {int(b, 16) - int(a, 16) + 1 for a, b in ranges}
-    lmc = int(np.log2(max(widths))) if ranges else 0
+    widths = {top - base + 1 for base, top in parse_guid2lid((path / "guid2lid").read_text(), str(path / "guid2lid")).values()}
+    lmc = int(np.log2(max(widths, default=1)))
     return TableDir(path, doc, network, flows, table[:, 2], lmc)
 
 
@@ -99,9 +97,6 @@ def evaluate_engine(tables: TableDir, engine: str) -> EngineResult:
     """OpenSM's `engine` on the fabric (LMC 0, synth's LIDs), the workload walked through its tables."""
     routed = engine_tables(tables.network, engine, tables.path / "fabric.net")
     flows = tables.flows
-    channels, reached = routed.walk(tables.network, flows.src, flows.dst)
-    moving = flows.src != flows.dst
     phases, phase_index = np.unique(flows.phase, return_inverse=True)
-    contention = phase_contention(tables.network, channels, phase_index, len(phases))
-    return EngineResult(engine, routed.configured_by, dict(zip(phases.tolist(), contention.tolist())),
-                        int((moving & ~reached).sum()), routed.seconds)
+    contention, unrouted = routed.phase_contention(tables.network, flows.src, flows.dst, phase_index, len(phases))
+    return EngineResult(engine, routed.configured_by, dict(zip(phases.tolist(), contention.tolist())), unrouted, routed.seconds)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from synth.errors import SynthError
-from synth.opensm.sim import Simulator, find_tools, parse_lft_text, read_back_tables, run_opensm
+from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, run_opensm
 from synth.render.switch_tables import render_fabric, render_guid2lid, switch_guids, terminal_port_guids
 from synth.tables.forwarding import NO_PORT, LidPlan, walk_channels
 from synth.topology.network import Network
@@ -49,9 +49,13 @@ class EngineTables:
     terminal_lid: np.ndarray  # per terminal, the LID flows to it are sent to (its base LID)
     seconds: float  # OpenSM's own run
 
-    def walk(self, network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """walk_channels of flows src -> dst through these tables."""
-        return walk_channels(network, self.out_port, src, dst, self.terminal_lid[np.asarray(dst)])
+    def phase_contention(self, network: Network, src: np.ndarray, dst: np.ndarray, phase_index: np.ndarray,
+                         num_phases: int) -> tuple[np.ndarray, int]:
+        """(max contention per phase, flows not delivered) of flows src -> dst walked through these
+        tables; `phase_index` is 0..num_phases-1 per flow. Undelivered flows count on no channel."""
+        channels, reached = walk_channels(network, self.out_port, src, dst, self.terminal_lid[np.asarray(dst)])
+        unrouted = int(((np.asarray(src) != np.asarray(dst)) & ~reached).sum())
+        return phase_contention(network, channels, phase_index, num_phases), unrouted
 
 
 def engine_tables(network: Network, engine: str, fabric: Path | None = None) -> EngineTables:
@@ -84,14 +88,7 @@ def given_tables(network: Network, name: str, directory: str | Path) -> EngineTa
         raise SynthError(f"{directory}: tables need guid2lid and one of {', '.join(LFT_FILES)}")
     if (directory / "fabric.net").is_file():
         check_fabric(directory / "fabric.net", network)
-    lids = {}
-    for line in (directory / "guid2lid").read_text().splitlines():
-        parts = line.split()
-        if len(parts) == 3:
-            try:
-                lids[int(parts[0], 16)] = int(parts[1], 16)
-            except ValueError:
-                raise SynthError(f"{directory / 'guid2lid'}: expected lines 'GUID BASE-LID TOP-LID', got '{line}'") from None
+    lids = {guid: base for guid, (base, _) in parse_guid2lid((directory / "guid2lid").read_text(), str(directory / "guid2lid")).items()}
     ports = terminal_port_guids(network).tolist()
     missing = [g for g in ports if g not in lids]
     if missing:

@@ -196,3 +196,18 @@ def parse_lft_text(text: str) -> dict[int, dict[int, int]]:
             if port != 255:
                 current[int(match.group(1), 16)] = port
     return tables
+
+
+def parse_guid2lid(text: str, source: str = "guid2lid") -> dict[int, tuple[int, int]]:
+    """OpenSM's LID cache (`guid2lid`): {port GUID: (base LID, top LID)}; a malformed line is an error."""
+    lids = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        try:
+            guid, base, top = (int(v, 16) for v in parts)
+        except ValueError:
+            raise SynthError(f"{source}: expected lines 'GUID BASE-LID TOP-LID', got '{line}'") from None
+        lids[guid] = (base, top)
+    return lids

@@ -19,7 +19,7 @@ from synth.cost.alphabeta import beta_of, phase_times
 from synth.cost.bounds import stage_lower_bounds_batch
 from synth.cost.fattree import bmin_table, ideal_exchange_time
 from synth.errors import SynthError
-from synth.opensm.engines import EngineTables, engine_tables, given_tables, phase_contention
+from synth.opensm.engines import EngineTables, engine_tables, given_tables
 from synth.route.layered import LayeredOptions
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
@@ -141,9 +141,7 @@ def _routed_series(xgft: Xgft, network: Network, workload: Workload, phases: np.
 def _table_series(network: Network, workload: Workload, phases: np.ndarray, tables: EngineTables, label: str) -> Series:
     started = time.perf_counter()
     idx, src, dst, _ = workload.batch(phases)
-    channels, reached = tables.walk(network, src, dst)
-    contention = phase_contention(network, channels, idx, len(phases))
-    unrouted = int(((src != dst) & ~reached).sum())
+    contention, unrouted = tables.phase_contention(network, src, dst, idx, len(phases))
     note = "" if tables.configured_by == tables.engine else f"OpenSM fell back to {tables.configured_by}"
     if unrouted:
         note = "; ".join(filter(None, [note, f"{unrouted} flows not delivered (left out)"]))
