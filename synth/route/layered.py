@@ -422,8 +422,9 @@ class _Search:
     solution extendable (measured: on the 256- and 2048-leaf Table 3.1 trees some strong layer
     solutions leave a child WT node without a strong solution), so a child without a solution
     makes its parent node be solved again with its messages in another order (another solution
-    for every backend), up to BACKTRACKS times per phase; after that the failing node takes the
-    smallest uniform excess over its bounds and the search carries on."""
+    for every backend), up to `backtracks` times per search (BACKTRACKS per phase here); after that
+    the failing node takes the smallest uniform excess over its bounds and the search carries on.
+    `solve_node` solves one WT node (_solve_node: messages; synth.route.consistent: units)."""
 
     def __init__(self, xgft: Xgft, src, dst, delta, layers: list[int], choice: np.ndarray, options: LayeredOptions,
                  solve_node=None, backtracks: int = BACKTRACKS):
