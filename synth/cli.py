@@ -12,8 +12,8 @@ import numpy as np
 from synth.cost.bounds import stage_lower_bounds_batch
 from synth.cost.evaluate import PhaseEvaluation
 from synth.cost.fattree import ideal_exchange_time
-from synth.errors import SynthError
-from synth.fileio import atomic_open
+from synth.core.errors import SynthError
+from synth.core.output import atomic_open
 from synth.instance import Instance, resolve
 from synth.render import console
 from synth.render.routes_file import RoutesWriter, read_routes

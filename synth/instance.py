@@ -25,7 +25,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 
 
 @dataclass

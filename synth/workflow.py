@@ -15,8 +15,8 @@ import numpy as np
 
 from synth.cost.evaluate import PhaseEvaluation, evaluate_batch
 from synth.cost.loads import phase_channel_counts
-from synth.errors import SynthError
-from synth.parallel import default_workers, map_in_processes
+from synth.core.errors import SynthError
+from synth.core.parallel import default_workers, map_in_processes
 from synth.route.consistent import ConsistentRouter
 from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
 from synth.route.monolithic import MonolithicRouter

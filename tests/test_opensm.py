@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from conftest import TABLE_3_1
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.opensm import sim as opensm_sim
 
 

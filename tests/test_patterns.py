@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from conftest import TABLE_2_1
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.topology import parse_topology
 from synth.traffic.patterns import bgh_destinations, ghe_destinations, parse_pattern, xor_destinations
 

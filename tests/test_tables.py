@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import TABLE_3_1, xgft_and_network
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.route.layered import LayeredOptions, route_phase
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
 from synth.tables.forwarding import (MAX_UNICAST_LID, NO_PORT, Hops, LidPlan, build_tables, colour_flows, route_hops,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import TABLE_2_1, TABLE_3_1, xgft_and_network
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.topology import parse_topology
 
 # S(l) = w_1..w_l m_{l+1}..m_h switches per layer, E(l) = S(l) m_l links below layer l (sec. 2.4.2),

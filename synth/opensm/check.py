@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix
 from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, read_back_tables, run_opensm
 from synth.render.routes_file import read_routes

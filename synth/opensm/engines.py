@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, run_opensm
 from synth.render.switch_tables import render_fabric, render_guid2lid, switch_guids, terminal_port_guids
 from synth.tables.forwarding import NO_PORT, LidPlan, walk_channels

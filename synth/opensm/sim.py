@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 
 PRELOAD_CANDIDATES = (
     "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so",

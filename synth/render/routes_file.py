@@ -9,7 +9,7 @@
      "summary": {...}}
 
 Paths use the node ids of `synth topology --format json` for the same spec. The writer goes
-through synth.fileio.atomic_open, so a failed run leaves no partial file.
+through synth.core.output.atomic_open, so a failed run leaves no partial file.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import IO
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 
 FORMAT = "synth-routes/1"
 

@@ -18,7 +18,7 @@ import numpy as np
 from synth.cost.alphabeta import beta_of, phase_times
 from synth.cost.bounds import stage_lower_bounds_batch
 from synth.cost.fattree import bmin_table, ideal_exchange_time
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.opensm.engines import EngineTables, engine_tables, given_tables
 from synth.route.layered import LayeredOptions
 from synth.topology.network import Network

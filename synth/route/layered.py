@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.solve import ProblemBuilder, check_solver, solve
 from synth.solve.problem import INFEASIBLE, TIMEOUT
 from synth.topology.xgft import Xgft

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.route.layered import LayeredOptions, PerPhaseRouter, PhaseReport
 from synth.route.oblivious import dmodk
 from synth.solve import ProblemBuilder, solve

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.route.layered import LayeredOptions, PhaseReport, WholeWorkloadRouter
 from synth.route.monolithic import path_pairs
 from synth.route.oblivious import dmodk

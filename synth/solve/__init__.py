@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.solve.problem import ChoiceProblem, ProblemBuilder, SolveResult
 
 SOLVERS = ("cpsat", "cbc", "highs", "glpk")

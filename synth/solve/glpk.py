@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoiceProblem, SolveResult
 
 MODEL = Path(__file__).resolve().parent.parent / "models" / "assignment.mod"

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pulp
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoiceProblem, SolveResult
 
 

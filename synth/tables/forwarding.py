@@ -22,7 +22,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.tables.forwarding import ForwardingTables, build_tables, route_hops
 from synth.topology import parse_topology
 

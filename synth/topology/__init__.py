@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft, parse_xgft
 

@@ -28,8 +28,8 @@ from math import prod
 
 import numpy as np
 
-from synth.errors import SynthError
-from synth.intmath import div, mod, mul
+from synth.core.errors import SynthError
+from synth.core.intmath import div, mod, mul
 from synth.topology.network import Network
 
 # Larger networks would not fit the per-flow arrays of a 24 GiB machine anyway.

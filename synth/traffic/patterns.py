@@ -23,8 +23,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from synth.errors import SynthError
-from synth.intmath import div, is_power_of_two, mod, mul
+from synth.core.errors import SynthError
+from synth.core.intmath import div, is_power_of_two, mod, mul
 from synth.traffic.flows import Flows
 
 DEFAULT_MESSAGE_BYTES = 4096

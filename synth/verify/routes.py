@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.cost.bounds import lower_bound
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from synth.cost.bounds import lower_bound
 from synth.cost.loads import channel_loads
-from synth.errors import SynthError
+from synth.core.errors import SynthError
 from synth.route.layered import LayeredOptions, route_phase
 from synth.route.monolithic import route_phase_monolithic
 from synth.topology import parse_topology

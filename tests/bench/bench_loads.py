@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from synth.cost.loads import channel_loads
-from synth.parallel import default_workers
+from synth.core.parallel import default_workers
 from synth.route.oblivious import dmodk
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
