@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -13,16 +15,20 @@ from synth.cost.bounds import stage_lower_bounds_batch
 from synth.cost.evaluate import PhaseEvaluation
 from synth.cost.fattree import ideal_exchange_time
 from synth.core.errors import SynthError
-from synth.core.output import atomic_open
-from synth.instance import Instance, resolve
+from synth.core.interrupt import Interrupted, install_handlers
+from synth.core.output import OutputSet
+from synth.core.validate import parse_int, parse_positive_number, read_text
+from synth.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console
-from synth.render.routes_file import RoutesWriter, read_routes
+from synth.render.routes_file import MAX_FILE_BYTES, RoutesWriter, read_routes
 from synth.topology import parse_topology
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern
 from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.render.loads_csv import write_loads_csv
 from synth.route.layered import LayeredOptions
-from synth.workflow import FLOWS_PER_BATCH, Progress, exchange_loads, parse_phase_selection, route_phases, router_function
+from synth.tables.forwarding import MAX_LMC
+from synth.workflow import (FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, Progress, check_flow_limit, exchange_loads,
+                            route_phases, router_function)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,24 +36,18 @@ class _Parser(argparse.ArgumentParser):
         raise SynthError(f"{self.prog}: {message}")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
-    return value
+# Option values are checked by synth.core.validate: ASCII digits, no '8_0', no truncated floats,
+# within 64-bit integers and the documented range; the message names the option.
+MAX_THREADS = 256
+MAX_TIME_LIMIT = 1e6  # seconds: about 11 days per solver call
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'")
-    return value
+def _integer(option: str, minimum: int = 0, maximum: int | None = None):
+    return lambda text: parse_int(text, option, minimum, maximum)
+
+
+def _positive(option: str, maximum: float | None = None):
+    return lambda text: parse_positive_number(text, option, maximum)
 
 
 def _load(args) -> tuple[Instance, object, object]:
@@ -56,14 +56,16 @@ def _load(args) -> tuple[Instance, object, object]:
     return instance, xgft, xgft.network()
 
 
-def _workload(args, instance: Instance, xgft, network):
-    pattern = args.traffic or instance.traffic.get("pattern")
+def _workload(args, instance: Instance, xgft, network, kept: bool):
+    """The workload, the selection text as given and the selected phase numbers."""
+    pattern = args.traffic if args.traffic is not None else instance.traffic.get("pattern")
     if not pattern:
         raise SynthError("no traffic given: use --traffic PATTERN (or a [traffic] pattern in the instance file)")
-    size = args.bytes if args.bytes is not None else int(instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES))
-    workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), size)
-    selection = args.phase or str(instance.traffic.get("phases", "all"))
-    return workload, parse_phase_selection(selection, workload.num_phases)
+    size = args.bytes if args.bytes is not None else instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES)
+    csv_rows = args.max_flows if args.max_flows is not None else (MAX_FLOWS_KEPT if kept else MAX_FLOWS_ANALYSIS)
+    workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), size, max_flows=min(csv_rows, MAX_FLOWS_KEPT))
+    selection = (args.phase if args.phase is not None else instance.traffic.get("phases", "all")).strip()
+    return workload, selection, workload.select(selection)
 
 
 def _print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool) -> dict:
@@ -79,62 +81,64 @@ def _print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool)
 # ----- commands ---------------------------------------------------------------------------------
 
 def cmd_topology(args) -> int:
+    if args.out is not None and args.format != "json":
+        raise SynthError("--out writes the JSON form of the network: add --format json")
     _, xgft, network = _load(args)
-    if args.format == "json":
-        text = json.dumps(network.to_json_dict(), separators=(",", ":"))
-        if args.out:
-            with atomic_open(args.out) as handle:
-                handle.write(text + "\n")
-        else:
-            print(text)
-    else:
+    if args.format != "json":
         print(console.topology_summary(xgft, network))
+        return 0
+    with OutputSet() as outputs:
+        target = outputs.reserve(args.out) if args.out is not None else None
+        text = json.dumps(network.to_json_dict(), separators=(",", ":")) + "\n"
+        if target is None:
+            sys.stdout.write(text)
+        else:
+            target.write(text)
     return 0
 
 
 def cmd_route(args) -> int:
     instance, xgft, network = _load(args)
-    workload, phases = _workload(args, instance, xgft, network)
-    router = args.router or instance.route.get("router")
+    workload, selection, phases = _workload(args, instance, xgft, network, kept=args.out is not None)
+    router = args.router if args.router is not None else instance.route.get("router")
     if not router:
         raise SynthError("no router given: use --router NAME (or a [route] router in the instance file)")
-    seed = args.seed if args.seed is not None else int(instance.route.get("seed", 0))
+    seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     route = router_function(router, _layered_options(args))
-    print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
-    print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
-    print(f"router    {_router_label(router, args, seed)}")
-    progress = Progress(len(phases), enabled=not args.quiet)
-    routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=bool(args.out))
-    header = {
-        "topology": {"spec": xgft.spec},
-        "traffic": workload.describe(),
-        "router": router,
-        "seed": seed,
-    }
-    if router in ("layered", "monolithic"):
-        header["synthesis"] = _layered_options(args).describe()
-    evaluations = []
-    if args.out:
-        with atomic_open(args.out) as handle:
-            writer = RoutesWriter(handle, header)
-            for phase in routed:
-                evaluations.append(phase.evaluation)
-                writer.add_phase(_phase_record(xgft, phase))
-            totals = console.summary(evaluations)
-            writer.close(totals)
-    else:
-        evaluations = [phase.evaluation for phase in routed]
+    check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
+    with OutputSet() as outputs:  # both targets checked (and reserved) before any routing
+        routes_out = outputs.reserve(args.out) if args.out is not None else None
+        loads_out = outputs.reserve(args.loads, "--loads") if args.loads is not None else None
+        print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
+        print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
+        print(f"router    {_router_label(router, args, seed)}")
+        progress = Progress(len(phases), enabled=not args.quiet)
+        routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None)
+        if routes_out is not None:
+            header = {"topology": {"spec": xgft.spec}, "traffic": {**workload.describe(), "selection": selection},
+                      "router": router, "seed": seed}
+            if router in ("layered", "monolithic"):
+                header["synthesis"] = _layered_options(args).describe()
+            evaluations = []
+            with routes_out.open() as handle:
+                writer = RoutesWriter(handle, header)
+                for phase in routed:
+                    evaluations.append(phase.evaluation)
+                    writer.add_phase(_phase_record(xgft, phase))
+                writer.close(console.summary(evaluations))
+        else:
+            evaluations = [phase.evaluation for phase in routed]
+        if loads_out is not None:
+            loads = exchange_loads(xgft, workload, phases, route, seed, with_bytes=True)
+            with loads_out.open() as handle:
+                write_loads_csv(handle, network, loads)
     print()
     _print_phases(evaluations, network, args.table)
     print()
     print(console.stage_lines(evaluations, network))
-    if args.out:
-        print(f"wrote {args.out}")
-    if args.loads:
-        loads = exchange_loads(xgft, workload, phases, route, seed, with_bytes=True)
-        with atomic_open(args.loads) as handle:
-            write_loads_csv(handle, network, loads)
-        print(f"wrote {args.loads}")
+    for out in (args.out, args.loads):
+        if out is not None:
+            print(f"wrote {out}")
     return 0
 
 
@@ -183,7 +187,8 @@ def _phase_record(xgft, phase) -> dict:
 
 def cmd_bounds(args) -> int:
     instance, xgft, network = _load(args)
-    workload, phases = _workload(args, instance, xgft, network)
+    workload, _, phases = _workload(args, instance, xgft, network, kept=False)
+    check_flow_limit(workload, phases, router_function("dmodk"), False, args.max_flows)
     print(f"topology  {xgft.label()}: {network.num_terminals} terminals")
     print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
     print()
@@ -221,18 +226,21 @@ def cmd_bounds(args) -> int:
 def cmd_check(args) -> int:
     doc = read_routes(args.routes)
     report = check_routes(doc)
+    if not report.ok:
+        print(f"FAIL: {report.problems[0]}")  # the first difference, named first
+        report.problems = report.problems[1:]
+        for problem in report.problems[: MAX_LISTED_PROBLEMS - 1]:
+            print(f"FAIL: {problem}")
+        more = len(report.problems) - (MAX_LISTED_PROBLEMS - 1)
+        if more > 0:
+            print(f"... and {more} more problems")
+        print(f"FAILED: {len(report.problems) + 1} problems in {report.phases} phases")
+        return 1
     for note in report.notes:
         print(f"note: {note}")
-    if report.ok:
-        print(f"OK: {report.phases} phases, {report.paths} paths valid, minimal up*/down*; "
-              f"recorded contention and bounds match (max contention {report.max_contention})")
-        return 0
-    for problem in report.problems[:MAX_LISTED_PROBLEMS]:
-        print(f"FAIL: {problem}")
-    if len(report.problems) > MAX_LISTED_PROBLEMS:
-        print(f"... and {len(report.problems) - MAX_LISTED_PROBLEMS} more problems")
-    print(f"FAILED: {len(report.problems)} problems in {report.phases} phases")
-    return 1
+    print(f"OK: {report.phases} phases, {report.paths} paths valid and minimal; recorded contention, bounds, "
+          f"statuses, stages and summary match (max contention {report.max_contention})")
+    return 0
 
 
 def cmd_tables(args) -> int:
@@ -241,21 +249,27 @@ def cmd_tables(args) -> int:
     from synth.tables.from_routes import tables_for_routes
 
     doc = read_routes(args.routes)
-    tables, flows = tables_for_routes(doc, args.lmc)
-    # Everything is rendered before anything is written.
-    texts = {"dlid.csv": render.render_dlid_csv(flows.src, flows.dst, tables.dlid, flows.phase)}
-    if args.format == "opensm":
-        texts |= {"fabric.net": render.render_fabric(tables.network),
-                  "guid2lid": render.render_guid2lid(tables.network, tables.lids),
-                  "lfts.dump": render.render_lfts(tables),
-                  "routes.json": Path(args.routes).read_text()}
-    elif args.format == "json":
-        texts["tables.json"] = render.render_json(tables)
-    else:
-        texts["tables.csv"] = render.render_csv(tables)
-    for name, text in texts.items():
-        with atomic_open(Path(args.out) / name) as handle:
-            handle.write(text)
+    verified = check_routes(doc)  # tables only for routes that re-verify, before anything is written
+    if not verified.ok:
+        raise SynthError(f"routes file '{args.routes}' does not pass synth check: {verified.problems[0]}")
+    names = {"opensm": ["fabric.net", "guid2lid", "lfts.dump", "routes.json"], "json": ["tables.json"],
+             "csv": ["tables.csv"]}[args.format] + ["dlid.csv"]
+    with OutputSet() as outputs:
+        targets = outputs.reserve_dir(args.out, names)
+        tables, flows = tables_for_routes(doc, args.lmc)
+        # Everything is rendered before anything is written.
+        texts = {"dlid.csv": render.render_dlid_csv(flows.src, flows.dst, tables.dlid, flows.phase)}
+        if args.format == "opensm":
+            texts |= {"fabric.net": render.render_fabric(tables.network),
+                      "guid2lid": render.render_guid2lid(tables.network, tables.lids),
+                      "lfts.dump": render.render_lfts(tables),
+                      "routes.json": read_text(args.routes, "routes file", MAX_FILE_BYTES)}
+        elif args.format == "json":
+            texts["tables.json"] = render.render_json(tables)
+        else:
+            texts["tables.csv"] = render.render_csv(tables)
+        for name, text in texts.items():
+            targets[name].write(text)
     lids = tables.lids
     least = "; the least LMC possible" if lmc_for(tables.colours_bound) == lids.lmc else ""
     print(f"{tables.network.num_switches} switches, {tables.network.num_terminals} terminals, LIDs 1..{lids.max_lid}, "
@@ -298,7 +312,7 @@ def cmd_report(args) -> int:
     import shlex
 
     from synth.opensm.engines import parse_engines
-    from synth.report.data import CostModel, build_report, parse_patterns, parse_routers
+    from synth.report.data import CostModel, build_report, parse_patterns, parse_routers, report_router
     from synth.report.render import render_html, render_markdown
 
     outs = [Path(o) for o in args.out]
@@ -306,7 +320,7 @@ def cmd_report(args) -> int:
         if out.suffix.lower() not in (".html", ".htm", ".md"):
             raise SynthError(f"--out must name a .html or .md file, got '{out}'")
     instance, xgft, network = _load(args)
-    size = args.bytes if args.bytes is not None else int(instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES))
+    size = args.bytes if args.bytes is not None else instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES)
     bandwidth = 8.0 / args.beta if args.beta is not None else args.bandwidth * 1e9
     cost = CostModel(args.alpha, bandwidth, size)
     patterns = parse_patterns(args.patterns, network.num_terminals)
@@ -321,17 +335,23 @@ def cmd_report(args) -> int:
         if not equals or not name or not directory:
             raise SynthError(f"--lfts takes NAME=DIR, got '{text}'")
         given.append((name, directory))
-    seed = args.seed if args.seed is not None else int(instance.route.get("seed", 0))
+    seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
+    for pattern in patterns:  # size guards before any routing
+        workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), size)
+        for router in routers:
+            check_flow_limit(workload, workload.phase_numbers, report_router(router, _layered_options(args)), False,
+                             args.max_flows)
     command = shlex.join(["synth", *args.argv])
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
-    report = build_report(instance.name, instance.description, instance.source, xgft, cost, patterns, routers, engines,
-                          _layered_options(args), seed, command, say, given)
-    files = {}
-    for out in outs:
-        files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}
-    for path, content in files.items():  # everything rendered before anything is written
-        with atomic_open(path, "wb" if isinstance(content, bytes) else "w") as handle:
-            handle.write(content)
+    with OutputSet() as outputs:
+        pages = {out: outputs.reserve(out) for out in outs}  # every target checked before hours of routing
+        report = build_report(instance.name, instance.description, instance.source, xgft, cost, patterns, routers, engines,
+                              _layered_options(args), seed, command, say, given, args.timings)
+        files = {}
+        for out in outs:
+            files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}
+        for path, content in files.items():  # everything rendered before anything is written
+            (pages.get(path) or outputs.reserve(path)).write(content)
     for result in report.patterns:
         print(f"{result.label}: " + ", ".join(
             f"{s.routing} {int(s.max_contention.max(initial=0))} ({result.above_bound(s)} above bound)" for s in result.series)
@@ -343,30 +363,40 @@ def cmd_report(args) -> int:
 # ----- parser ---------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="synth", description="Contention-optimal routing synthesis for interconnection networks.")
+    parser = _Parser(prog="synth", description="Contention-optimal routing synthesis for interconnection networks.",
+                     epilog="Exit codes: 0 ok, 1 a check found a difference, 2 bad input, 70 internal error (a bug), "
+                            "130/143 interrupted.")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def add_spec(p):
         p.add_argument("spec", metavar="SPEC", help="network spec such as xgft:3:8,4,2:1,8,2, or an instance .toml file")
 
+    def add_max_flows(p):
+        p.add_argument("--max-flows", type=_integer("--max-flows", 1), metavar="N",
+                       help=f"refuse runs with more flows (default {MAX_FLOWS_KEPT:,} when routes are synthesized or "
+                            f"written, {MAX_FLOWS_ANALYSIS:,} for load analysis)")
+
     def add_traffic(p):
         p.add_argument("--traffic", metavar="PATTERN", help="a2a-lin[:SHIFT], a2a-xor, a2a-opt, a2a-ghe, a2a-bgh, "
                        "shift:K, bitcomp, bitrev, randperm:SEED, uniform:SEED, csv:PATH")
         p.add_argument("--phase", metavar="SEL", help="all (default), P, P1,P2,... or A-B")
-        p.add_argument("--bytes", type=_positive_int, help=f"message size in bytes (default {DEFAULT_MESSAGE_BYTES})")
+        p.add_argument("--bytes", type=_integer("--bytes", 0, MAX_MESSAGE_BYTES),
+                       help=f"message size in bytes (default {DEFAULT_MESSAGE_BYTES})")
         p.add_argument("--table", action="store_true", help=f"a row per phase even beyond {console.TABLE_PHASES} phases")
+        add_max_flows(p)
 
     p = sub.add_parser("topology", help="summarize a network or write it as JSON")
     add_spec(p)
     p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument("--out", metavar="FILE", help="write the JSON here instead of stdout")
+    p.add_argument("--out", metavar="FILE", help="write the JSON (with --format json) here instead of stdout")
     p.set_defaults(func=cmd_topology)
 
     p = sub.add_parser("route", help="route a workload and report contention against the lower bound")
     add_spec(p)
     add_traffic(p)
     p.add_argument("--router", metavar="NAME", help="dmodk, smodk, random, random-msg, layered, monolithic")
-    p.add_argument("--seed", type=_positive_int, help="seed of the random routers (default 0)")
+    p.add_argument("--seed", type=_integer("--seed"), help="seed of the random routers (default 0)")
     layered = p.add_argument_group("layered router (003, ch.3)")
     layered.add_argument("--constraints", default="strong", metavar="KIND",
                          help="strong (eq. 3.6, 3.8; default), relaxed (3.11, 3.12), strong+eliminated, relaxed+eliminated")
@@ -375,8 +405,10 @@ def build_parser() -> argparse.ArgumentParser:
     layered.add_argument("--construction", default="halving", metavar="HOW",
                          help="halving (split links by prime factors, default) or ilp (one model per WT node)")
     layered.add_argument("--solver", default="cpsat", metavar="NAME", help="cpsat (default), cbc, highs, glpk")
-    layered.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds per solver call")
-    layered.add_argument("--threads", type=_positive_int, default=1, metavar="T", help="solver threads per call")
+    layered.add_argument("--time-limit", type=_positive("--time-limit", MAX_TIME_LIMIT), metavar="S",
+                         help="per solver call: CP-SAT's deterministic time (reproducible), wall seconds for the others")
+    layered.add_argument("--threads", type=_integer("--threads", 1, MAX_THREADS), default=1, metavar="T",
+                         help="solver threads per call (CP-SAT: interleaved, deterministic)")
     layered.add_argument("--consistency", default="flow", metavar="KIND",
                          help="flow (a route per message, default) or destination (all flows to a destination agree at "
                               "every switch over all phases: tables without LMC)")
@@ -395,7 +427,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("routes", metavar="ROUTES.json")
     p.add_argument("--format", choices=["opensm", "json", "csv"], default="opensm")
     p.add_argument("--out", metavar="DIR", required=True, help="directory for the files")
-    p.add_argument("--lmc", type=_positive_int, help="LIDs per terminal = 2^LMC (default: the fewest that hold the routes)")
+    p.add_argument("--lmc", type=_integer("--lmc", 0, MAX_LMC),
+                   help="LIDs per terminal = 2^LMC, 0..7 (default: the fewest that hold the routes)")
     p.set_defaults(func=cmd_tables)
 
     p = sub.add_parser("opensm-check", help="load tables into OpenSM on a simulated fabric, verify, compare OpenSM's engines")
@@ -415,35 +448,64 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lfts", action="append", metavar="NAME=DIR",
                    help="also tables computed elsewhere for this network's fabric (DIR with guid2lid and lfts.dump or "
                         "opensm-lfts.dump, e.g. from `synth tables` or OpenSM's --dump_files_dir); may be repeated")
-    p.add_argument("--bytes", type=_positive_int, help=f"message size in bytes (default: the instance's, else {DEFAULT_MESSAGE_BYTES})")
-    p.add_argument("--alpha", type=_positive_float, default=1e-6, metavar="S", help="start-up latency per phase in seconds (default 1e-6)")
+    p.add_argument("--bytes", type=_integer("--bytes", 0, MAX_MESSAGE_BYTES),
+                   help=f"message size in bytes (default: the instance's, else {DEFAULT_MESSAGE_BYTES})")
+    p.add_argument("--alpha", type=_positive("--alpha"), default=1e-6, metavar="S", help="start-up latency per phase in seconds (default 1e-6)")
     cost = p.add_mutually_exclusive_group()
-    cost.add_argument("--bandwidth", type=_positive_float, default=100.0, metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
-    cost.add_argument("--beta", type=_positive_float, metavar="S", help="seconds per byte (instead of --bandwidth)")
-    p.add_argument("--seed", type=_positive_int, help="seed of the random router (default: the instance's, else 0)")
+    cost.add_argument("--bandwidth", type=_positive("--bandwidth"), default=100.0, metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
+    cost.add_argument("--beta", type=_positive("--beta"), metavar="S", help="seconds per byte (instead of --bandwidth)")
+    p.add_argument("--seed", type=_integer("--seed"), help="seed of the random router (default: the instance's, else 0)")
     p.add_argument("--solver", default="cpsat", metavar="NAME", help="solver of the layered router (default cpsat)")
-    p.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds per solver call of the layered router")
+    p.add_argument("--time-limit", type=_positive("--time-limit", MAX_TIME_LIMIT), metavar="S",
+                   help="per solver call of the layered router (CP-SAT: deterministic time)")
+    p.add_argument("--timings", action="store_true", help="add each routing's run time to the tables (reruns then differ)")
+    add_max_flows(p)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_report, constraints="strong", balance=False, threads=1, construction="halving",
                    glpk_options=None, consistency="flow")
 
-    p = sub.add_parser("check", help="re-verify a routes file from scratch")
+    p = sub.add_parser("check", help="re-verify a routes file from scratch (exit 1 on a difference)")
     p.add_argument("routes", metavar="ROUTES.json")
     p.set_defaults(func=cmd_check)
     return parser
 
 
+def _say(text: str) -> None:
+    """One line on stderr, whatever the message holds."""
+    print("synth: " + " ".join(str(text).split()), file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Exit codes: 0 ok, 1 a check found a difference, 2 bad input (one line), 70 internal error
+    (one line; the traceback with --debug), 128 + signal number when interrupted (130, 143)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv  # known before parsing, so that errors in parsing honour it too
+    previous = signal.getsignal(signal.SIGTERM)
+    install_handlers()
     try:
-        argv = sys.argv[1:] if argv is None else list(argv)
         args = build_parser().parse_args(argv)
-        args.argv = argv
+        args.argv = [a for a in argv if a != "--debug"]
         return args.func(args)
     except SynthError as exc:
-        print(f"synth: error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}")
         return 2
+    except KeyboardInterrupt:
+        _say("interrupted (SIGINT); no output written")
+        return 130
+    except Interrupted as exc:
+        _say(f"interrupted ({exc}); no output written")
+        return exc.exit_code
     except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (synth ... | head): not an error
         return 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, said as one
+        if debug:
+            traceback.print_exc()
+        _say(f"internal error (a bug in synth; please report it with the command): {type(exc).__name__}: {exc}"
+             + ("" if debug else " (rerun with --debug for the traceback)"))
+        return 70
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@
     seed = 0
 
 Command-line options override the file. Wherever a SPEC is accepted, a path to such a file is too.
+Every key is checked here, with its type and range: a misspelt key or a float where an integer
+belongs is an error that names the file and the field, never a silent default.
 """
 
 from __future__ import annotations
@@ -26,6 +28,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synth.core.errors import SynthError
+from synth.core.validate import check_keys, require_int, require_str, require_table
+
+MAX_MESSAGE_BYTES = 1 << 40  # 1 TiB: larger messages are not a routing question
+MAX_INSTANCE_BYTES = 1 << 20  # an instance file is a few lines
+
+_KEYS = {
+    None: ("name", "description", "source", "topology", "traffic", "route"),
+    "topology": ("spec",),
+    "traffic": ("pattern", "bytes", "phases"),
+    "route": ("router", "seed"),
+}
 
 
 @dataclass
@@ -42,24 +55,44 @@ class Instance:
 def load_instance(path: str) -> Instance:
     try:
         with open(path, "rb") as handle:
-            data = tomllib.load(handle)
+            raw = handle.read(MAX_INSTANCE_BYTES + 1)
     except OSError as exc:
         raise SynthError(f"cannot read instance file '{path}': {exc.strerror}") from None
+    if len(raw) > MAX_INSTANCE_BYTES:
+        raise SynthError(f"instance file '{path}' is larger than {MAX_INSTANCE_BYTES} bytes: not an instance file")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SynthError(f"instance file '{path}' is not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise SynthError(f"instance file '{path}' is not valid TOML: {exc}") from None
-    topology = data.get("topology")
-    if not isinstance(topology, dict) or not isinstance(topology.get("spec"), str):
-        raise SynthError(f"instance file '{path}' needs a [topology] table with a spec string")
-    for section in ("traffic", "route"):
-        if not isinstance(data.get(section, {}), dict):
-            raise SynthError(f"instance file '{path}': [{section}] must be a table")
+    where = f"instance file '{path}'"
+    check_keys(data, where, _KEYS[None], required=("topology",))
+    sections = {}
+    for section in ("topology", "traffic", "route"):
+        table = require_table(data.get(section, {}), f"{where}: [{section}]")
+        check_keys(table, f"{where}: [{section}]", _KEYS[section], required=("spec",) if section == "topology" else ())
+        sections[section] = dict(table)
+    strings = {key: require_str(data[key], f"{where}: {key}", allow_empty=True) for key in ("name", "description", "source") if key in data}
+    spec = require_str(sections["topology"]["spec"], f"{where}: [topology] spec")
+    traffic, route = sections["traffic"], sections["route"]
+    if "pattern" in traffic:
+        require_str(traffic["pattern"], f"{where}: [traffic] pattern")
+    if "bytes" in traffic:
+        require_int(traffic["bytes"], f"{where}: [traffic] bytes", 0, MAX_MESSAGE_BYTES)
+    if "phases" in traffic:
+        require_str(traffic["phases"], f"{where}: [traffic] phases")
+    if "router" in route:
+        require_str(route["router"], f"{where}: [route] router")
+    if "seed" in route:
+        require_int(route["seed"], f"{where}: [route] seed", 0)
     return Instance(
-        name=str(data.get("name", Path(path).stem)),
-        spec=topology["spec"],
-        description=str(data.get("description", "")),
-        source=str(data.get("source", "")),
-        traffic=dict(data.get("traffic", {})),
-        route=dict(data.get("route", {})),
+        name=strings.get("name") or Path(path).stem,
+        spec=spec,
+        description=strings.get("description", ""),
+        source=strings.get("source", ""),
+        traffic=traffic,
+        route=route,
         path=str(path),
     )
 

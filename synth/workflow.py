@@ -39,26 +39,25 @@ class RoutedPhase:
     report: PhaseReport | None = None  # how a synthesizing router got there
 
 
-def parse_phase_selection(text: str, num_phases: int) -> np.ndarray:
-    """`all`, `P`, `P1,P2,...` or ranges `A-B` (inclusive), each checked against the workload."""
-    text = str(text).strip()
-    if text == "all":
-        return np.arange(num_phases, dtype=np.int64)
-    selected: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        first, dash, last = part.partition("-")
-        try:
-            values = range(int(first), int(last) + 1) if dash else [int(part)]
-        except ValueError:
-            raise SynthError(f"--phase takes all, P, P1,P2,... or A-B; got '{text}'") from None
-        for p in values:
-            if not 0 <= p < num_phases:
-                raise SynthError(f"phase {p} out of range: the workload has phases 0..{num_phases - 1}")
-            selected.append(p)
-    if not selected:
-        raise SynthError(f"--phase selects no phase: '{text}'")
-    return np.asarray(selected, dtype=np.int64)
+# Size guards (--max-flows lifts them). Load analysis streams batches of 64 k flows and keeps
+# per-channel totals only: 67 M flows (the 8192-leaf exchange) take 11 s, 2^31 about 6 minutes.
+# Routes kept for a file are written phase by phase but re-read whole by `synth check` (about
+# 1 KiB of memory per flow) and synthesis takes about 2 ms per flow and core (README,
+# Performance): 2^22 flows are the 2048-leaf exchange, an hour on two cores.
+MAX_FLOWS_ANALYSIS = 1 << 31
+MAX_FLOWS_KEPT = 1 << 22
+
+
+def check_flow_limit(workload: Workload, phases: np.ndarray, router: Callable, keep_routes: bool,
+                     max_flows: int | None) -> None:
+    """Refuse a run whose flows would not fit memory or would run for many hours, before any is made."""
+    kept = keep_routes or _is_expensive(router)
+    limit = max_flows if max_flows is not None else (MAX_FLOWS_KEPT if kept else MAX_FLOWS_ANALYSIS)
+    flows = workload.flow_count(phases)
+    if flows > limit:
+        why = "routes synthesized or kept for a file" if kept else "load analysis"
+        raise SynthError(f"the run has {flows:,} flows ({len(phases):,} phases of '{workload.pattern}'), more than the "
+                         f"limit of {limit:,} for {why}; select fewer phases with --phase, or lift the limit with --max-flows N")
 
 
 ROUTERS = tuple(OBLIVIOUS_ROUTERS) + ("layered", "monolithic")
@@ -158,9 +157,9 @@ def route_phases(
     def route_task(task_phases: np.ndarray) -> list:
         results = []
         for batch, idx, src, dst, size, choice, reports in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
-            overrides = {p: r.status_override for p, r in reports.items() if r.status_override}
+            timed_out = {p for p, r in reports.items() if r.timeouts}
             proven = np.array([bool(reports.get(int(p)) and reports[int(p)].proven_by) for p in batch])
-            evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice, proven, overrides)
+            evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice, proven, timed_out)
             # Flows and paths cross the process boundary only when the caller keeps them.
             results.append((evaluations, reports, (idx, src, dst, size, choice) if keep_routes else None))
         return results

@@ -212,12 +212,12 @@ def test_monolithic_cli_marks_a_proof_above_the_bound(run, tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["--solver", "gurobi"], "unknown solver 'gurobi'"),
-    (["--time-limit", "0"], "--time-limit: expected a positive number"),
-    (["--time-limit", "-3"], "--time-limit: expected a positive number"),
-    (["--time-limit", "soon"], "--time-limit: expected a positive number"),
+    (["--time-limit", "0"], "--time-limit must be a positive number, got '0'"),
+    (["--time-limit", "-3"], "--time-limit must be a positive number, got '-3'"),
+    (["--time-limit", "soon"], "--time-limit must be a positive number, got 'soon'"),
     (["--constraints", "weak"], "unknown constraints 'weak'"),
     (["--construction", "magic"], "unknown construction 'magic'"),
-    (["--threads", "0"], "--threads must be at least 1"),
+    (["--threads", "0"], "--threads must be between 1 and 256, got 0"),
 ])
 def test_layered_bad_options(run, tmp_path, argv, message):
     target = tmp_path / "r.json"

@@ -128,12 +128,12 @@ def test_csv_traffic(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    ("0,9,1\n", "rank out of range"),
-    ("0,x,1\n", "must be integers"),
+    ("0,9,1\n", "line 1: dst must be between 0 and 7, got 9"),
+    ("0,x,1\n", "line 1: dst must be an integer, got 'x'"),
     ("0,1,2,3,4\n", "expected src,dst"),
-    ("0,1,-5\n", "non-negative"),
+    ("0,1,-5\n", "line 1: bytes must be between 0 and"),
     ("src,dst\n", "no flows"),
-    (b"\xff\xfe\x00bad", "not a readable CSV"),
+    (b"\xff\xfe\x00bad", "is not UTF-8 text"),
 ])
 def test_bad_csv(tmp_path, content, message):
     path = tmp_path / "bad.csv"
@@ -158,7 +158,7 @@ def test_bad_patterns(pattern, message):
 
 def test_phase_out_of_range():
     workload = parse_pattern("a2a-opt", 16, (4, 4))
-    with pytest.raises(SynthError, match="phase 16 out of range"):
+    with pytest.raises(SynthError, match="phase 16 is not a phase of 'a2a-opt' \\(phases 0..15\\)"):
         workload.flows(16)
 
 

@@ -180,7 +180,7 @@ def test_report_shows_opensm_engines_as_opensm_check_does(tmp_path):
     (["--out", "r.html", "--patterns", "opt,ring"], "unknown exchange 'ring'"),
     (["--out", "r.html", "--routers", "dmodk,ecmp"], "unknown router 'ecmp'"),
     (["--out", "r.html", "--opensm", "fattree"], "unknown OpenSM engine 'fattree'"),
-    (["--out", "r.html", "--alpha", "0"], "expected a positive number"),
+    (["--out", "r.html", "--alpha", "0"], "--alpha must be a positive number, got '0'"),
     (["--out", "r.html", "--bandwidth", "100", "--beta", "1e-10"], "not allowed with argument"),
 ])
 def test_bad_report_options_exit_2_and_write_nothing(tmp_path, monkeypatch, argv, message):

@@ -146,14 +146,18 @@ def test_coordinates_and_names():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("xgft:3:8,0,2:1,8,2", "M_2 must be a positive integer"),
+    ("xgft:3:8,0,2:1,8,2", "M_2 in 'xgft:3:8,0,2:1,8,2' must be between 1 and 65536, got 0"),
     ("xgft:3:8,4:1,8,2", "needs 3 M and 3 W values"),
     ("xgft:3:8,4,2:1,8", "needs 3 M and 3 W values"),
-    ("xgft:3:8,x,2:1,8,2", "not an integer"),
+    ("xgft:3:8,x,2:1,8,2", "M_2 in 'xgft:3:8,x,2:1,8,2' must be an integer, got 'x'"),
     ("xgft:3:8,4,2", "must be xgft:H"),
-    ("xgft:0:1:1", "at least 1"),
+    ("xgft:0:1:1", "height in 'xgft:0:1:1' must be between 1 and 16, got 0"),
     ("torus:4,4", "unknown network family"),
-    ("xgft:2:2048,1024:1,2048", "larger than supported"),
+    ("xgft:2:2048,1024:1,2048", "2,097,152 leaves, more than the 1,048,576 synth builds"),
+    ("xgft:3:2,2,2:1,2048,2048", "4,198,412 nodes, more than the 4,194,304"),
+    ("xgft:3:8,\uff18,2:1,8,2", "must be an integer"),  # a non-ASCII digit
+    ("xgft:3:8,8_0,2:1,8,2", "must be an integer"),
+    ("xgft:3:8,99999999999999999999999,2:1,8,2", "within 64-bit integers"),
 ])
 def test_bad_specs(text, message):
     with pytest.raises(SynthError, match=message):

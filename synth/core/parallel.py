@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+
+from synth.core.interrupt import quiet_worker
 from typing import Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -33,5 +35,5 @@ def map_in_processes(func: Callable[[T], R], items: Iterable[T], workers: int | 
     global _TASK
     _TASK = func
     context = multiprocessing.get_context("fork")
-    with context.Pool(min(workers, len(items))) as pool:
+    with context.Pool(min(workers, len(items)), initializer=quiet_worker) as pool:
         yield from pool.imap(_call, items)

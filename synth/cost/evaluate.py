@@ -15,7 +15,7 @@ from synth.cost.loads import phase_channel_counts
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
 
-OPTIMAL, FEASIBLE = "optimal", "feasible"
+OPTIMAL, FEASIBLE, TIMEOUT = "optimal", "feasible", "timeout"
 
 
 @dataclass
@@ -33,8 +33,12 @@ class PhaseEvaluation:
         return self.max_contention - self.lower_bound
 
 
-def status_of(max_contention: int, lower_bound: int, proven_optimal: bool = False) -> str:
-    return OPTIMAL if proven_optimal or max_contention <= lower_bound else FEASIBLE
+def status_of(max_contention: int, lower_bound: int, proven_optimal: bool = False, timed_out: bool = False) -> str:
+    """optimal: at the bound, or a solver proved no routing does better; timeout: above the bound
+    after a solver call ran out of time (a better routing may exist); feasible: above the bound."""
+    if proven_optimal or max_contention <= lower_bound:
+        return OPTIMAL
+    return TIMEOUT if timed_out else FEASIBLE
 
 
 def stage_maxima(network: Network, counts: np.ndarray) -> np.ndarray:
@@ -56,7 +60,7 @@ def evaluate_batch(
     dst: np.ndarray,
     choice: np.ndarray,
     proven_optimal: np.ndarray | None = None,
-    status_override: dict[int, str] | None = None,
+    timed_out: set[int] | None = None,
 ) -> list[PhaseEvaluation]:
     """Evaluate the flows of several phases; `phase_index` says which entry of `phases` owns a flow."""
     phases = np.asarray(phases)
@@ -71,9 +75,7 @@ def evaluate_batch(
         bound = int(bounds[i].max(initial=0))
         achieved = int(peak[i])
         proven = bool(proven_optimal[i]) if proven_optimal is not None else False
-        status = status_of(achieved, bound, proven)
-        if status != OPTIMAL and status_override and int(phases[i]) in status_override:
-            status = status_override[int(phases[i])]  # e.g. a solver ran out of time
+        status = status_of(achieved, bound, proven, bool(timed_out) and int(phases[i]) in timed_out)
         results.append(PhaseEvaluation(
             phase=int(phases[i]),
             max_contention=achieved,

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.validate import read_text
 from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix
 from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, read_back_tables, run_opensm
 from synth.render.routes_file import read_routes
@@ -41,14 +42,14 @@ def load_table_dir(path: str | Path) -> TableDir:
     network = parse_topology(doc["topology"]["spec"]).network()
     check_fabric(path / "fabric.net", network)
     flows = routed_flows(doc)
-    rows = (path / "dlid.csv").read_text().splitlines()
+    rows = read_text(path / "dlid.csv", "DLID file").splitlines()
     try:
         table = np.array([[int(v) for v in row.split(",")[:3]] for row in rows[1:] if row.strip()], dtype=np.int64).reshape(-1, 3)
     except ValueError:
         raise SynthError(f"{path / 'dlid.csv'}: expected rows src_rank,dst_rank,dlid[,phase]") from None
     if len(table) != len(flows.src) or (table[:, 0] != flows.src).any() or (table[:, 1] != flows.dst).any():
         raise SynthError(f"{path / 'dlid.csv'} does not list the flows of {path / 'routes.json'} in order")
-    widths = {top - base + 1 for base, top in parse_guid2lid((path / "guid2lid").read_text(), str(path / "guid2lid")).values()}
+    widths = {top - base + 1 for base, top in parse_guid2lid(read_text(path / "guid2lid", "LID file"), str(path / "guid2lid")).values()}
     lmc = int(np.log2(max(widths, default=1)))
     return TableDir(path, doc, network, flows, table[:, 2], lmc)
 
@@ -73,7 +74,7 @@ def _entries(guid2lid: str) -> set[tuple[str, ...]]:
 def check_file_tables(tables: TableDir) -> FileCheck:
     tools = find_tools()
     network = tables.network
-    guid2lid = (tables.path / "guid2lid").read_text()
+    guid2lid = read_text(tables.path / "guid2lid", "LID file")
     with Simulator(tools, tables.path / "fabric.net") as sim:
         run = run_opensm(sim, "file", tables.lmc, guid2lid, tables.path / "lfts.dump")
         read = read_back_tables(sim)

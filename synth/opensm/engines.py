@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.validate import read_text
 from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, run_opensm
 from synth.render.switch_tables import render_fabric, render_guid2lid, switch_guids, terminal_port_guids
 from synth.tables.forwarding import NO_PORT, LidPlan, walk_channels
@@ -88,13 +89,13 @@ def given_tables(network: Network, name: str, directory: str | Path) -> EngineTa
         raise SynthError(f"{directory}: tables need guid2lid and one of {', '.join(LFT_FILES)}")
     if (directory / "fabric.net").is_file():
         check_fabric(directory / "fabric.net", network)
-    lids = {guid: base for guid, (base, _) in parse_guid2lid((directory / "guid2lid").read_text(), str(directory / "guid2lid")).items()}
+    lids = {guid: base for guid, (base, _) in parse_guid2lid(read_text(directory / "guid2lid", "LID file"), str(directory / "guid2lid")).items()}
     ports = terminal_port_guids(network).tolist()
     missing = [g for g in ports if g not in lids]
     if missing:
         raise SynthError(f"{directory / 'guid2lid'} has no LID for terminal port GUID 0x{missing[0]:016x}: "
                          f"the tables are not for this network's fabric (write it with `synth tables`)")
-    read = parse_lft_text(lft.read_text())
+    read = parse_lft_text(read_text(lft, "forwarding table dump"))
     max_lid = max([max(entries, default=0) for entries in read.values()] + list(lids.values()))
     out_port = out_port_matrix(network, read, max_lid, str(lft))
     return EngineTables(name, name, out_port, np.array([lids[g] for g in ports], dtype=np.int64), 0.0)
@@ -103,7 +104,7 @@ def given_tables(network: Network, name: str, directory: str | Path) -> EngineTa
 def check_fabric(fabric: Path, network: Network) -> None:
     """The fabric file must describe exactly the routes' network (names, ports and links)."""
     links, node = set(), None
-    for line in fabric.read_text().splitlines():
+    for line in read_text(fabric, "fabric file").splitlines():
         header = re.match(r'^(Switch|Ca|Hca)\s+\d+\s+"([^"]+)"', line)
         if header:
             node = header.group(2)

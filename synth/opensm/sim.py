@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synth.core.errors import SynthError
+from synth.core.validate import show
 
 PRELOAD_CANDIDATES = (
     "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so",
@@ -208,6 +209,6 @@ def parse_guid2lid(text: str, source: str = "guid2lid") -> dict[int, tuple[int, 
         try:
             guid, base, top = (int(v, 16) for v in parts)
         except ValueError:
-            raise SynthError(f"{source}: expected lines 'GUID BASE-LID TOP-LID', got '{line}'") from None
+            raise SynthError(f"{source}: expected lines 'GUID BASE-LID TOP-LID', got {show(line)}") from None
         lids[guid] = (base, top)
     return lids

@@ -2,22 +2,26 @@
 
     {"format": "synth-routes/1",
      "topology": {"spec": ...},
-     "traffic": {"pattern", "ranks", "phases", "message_bytes"},
-     "router": ..., "seed": ...,
-     "phases": [{"phase", "flows": [[src, dst, bytes]...], "paths": [[node ids]...],
-                 "max_contention", "lower_bound", "gap", "status"}...],
+     "traffic": {"pattern", "ranks", "phases", "message_bytes", "selection"},
+     "router": ..., "seed": ..., "synthesis": {...} (layered and monolithic only),
+     "phases": [{"phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds",
+                 "solver": {...}, "proven_by": ... (synthesizing routers),
+                 "flows": [[src, dst, bytes]...], "paths": [[node ids]...]}...],
      "summary": {...}}
 
-Paths use the node ids of `synth topology --format json` for the same spec. The writer goes
-through synth.core.output.atomic_open, so a failed run leaves no partial file.
+Paths use the node ids of `synth topology --format json` for the same spec. The writer streams into
+a temporary file of synth.core.output, so a failed run leaves no partial file; nothing in the file
+depends on the clock, so a rerun writes the same bytes.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import IO
 
 from synth.core.errors import SynthError
+from synth.core.validate import INT64_MAX, check_keys, require_int, require_list, require_str, require_table, show
 
 FORMAT = "synth-routes/1"
 
@@ -52,26 +56,119 @@ class RoutesWriter:
         self._handle.write(f'\n],\n"summary": {_dump(summary)}\n}}\n')
 
 
+# A routes file is parsed whole (about 1 KiB of memory per flow); larger files are refused before reading.
+MAX_FILE_BYTES = 2 << 30
+
+_TOP = ("format", "topology", "traffic", "router", "seed", "synthesis", "phases", "summary")
+_TOP_REQUIRED = ("format", "topology", "traffic", "router", "seed", "phases", "summary")
+_TRAFFIC = ("pattern", "ranks", "phases", "message_bytes", "selection")
+_PHASE = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "solver",
+          "proven_by", "flows", "paths")
+_PHASE_REQUIRED = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "flows", "paths")
+_SOLVER_COUNTS = ("subproblems", "split_solved", "direct_solved", "timeouts", "backtracks")
+_SOLVER = _SOLVER_COUNTS + ("relaxed_layers", "proven_by", "whole_run")
+SUMMARY_COUNTS = ("phases", "max_contention", "worst_phase", "max_lower_bound", "phases_at_bound", "phases_above_bound",
+                  "max_gap", "sum_max_contention", "sum_lower_bound")
+_SUMMARY = SUMMARY_COUNTS + ("statuses",)
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list) -> dict:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _Malformed(f"the key {show(next(k for k in keys if keys.count(k) > 1))} appears twice in one object")
+    return dict(pairs)
+
+
+def _no_constant(name: str):
+    raise _Malformed(f"{name} is not a number synth accepts")
+
+
 def read_routes(path: str) -> dict:
-    """Load and shape-check a routes file; a wrong format or version is a user error."""
+    """Load a routes file and check its shape and types strictly: every required field present,
+    no unknown field, integers that are integers (not bools, not floats) within int64. Anything
+    else is a user error (exit code 2) naming the field; whether the values are right is what
+    synth.verify.routes decides."""
+    where = f"routes file '{path}'"
     try:
-        with open(path) as handle:
-            doc = json.load(handle)
+        size = os.stat(path).st_size
+        if size > MAX_FILE_BYTES:
+            raise SynthError(f"{where} has {size:,} bytes, more than the {MAX_FILE_BYTES:,} synth reads whole; "
+                             "route fewer phases per file (--phase)")
+        with open(path, "rb") as handle:
+            doc = json.loads(handle.read().decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
     except OSError as exc:
-        raise SynthError(f"cannot read routes file '{path}': {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SynthError(f"'{path}' is not a JSON routes file: {exc}") from None
-    if not isinstance(doc, dict) or "format" not in doc:
-        raise SynthError(f"'{path}' is not a synth routes file (no \"format\" field)")
-    if doc["format"] != FORMAT:
-        raise SynthError(f"'{path}' has format '{doc['format']}', expected '{FORMAT}'")
-    topology = doc.get("topology")
-    if not isinstance(topology, dict) or not isinstance(topology.get("spec"), str):
-        raise SynthError(f"routes file '{path}' has no topology spec")
-    phases = doc.get("phases")
-    if not isinstance(phases, list):
-        raise SynthError(f"routes file '{path}' has no phases list")
-    for i, phase in enumerate(phases):
-        if not isinstance(phase, dict) or not all(k in phase for k in ("phase", "flows", "paths", "max_contention")):
-            raise SynthError(f"routes file '{path}': phase entry {i} lacks phase, flows, paths or max_contention")
+        raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SynthError(f"{where} is not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise SynthError(f"{where} is not JSON: {exc}") from None
+    except (_Malformed, RecursionError) as exc:
+        raise SynthError(f"{where} is not a routes file: {exc if isinstance(exc, _Malformed) else 'nested too deeply'}") from None
+    _check_shape(doc, where)
     return doc
+
+
+def _check_shape(doc, where: str) -> None:
+    if not isinstance(doc, dict) or "format" not in doc:
+        raise SynthError(f"{where} is not a synth routes file (no \"format\" field)")
+    if doc["format"] != FORMAT:
+        raise SynthError(f"{where} has format {show(doc['format'])}, expected '{FORMAT}'")
+    check_keys(doc, where, _TOP, _TOP_REQUIRED)
+    topology = require_table(doc["topology"], f"{where}: topology")
+    check_keys(topology, f"{where}: topology", ("spec",), ("spec",))
+    require_str(topology["spec"], f"{where}: topology.spec")
+    traffic = require_table(doc["traffic"], f"{where}: traffic")
+    check_keys(traffic, f"{where}: traffic", _TRAFFIC, _TRAFFIC)
+    require_str(traffic["pattern"], f"{where}: traffic.pattern")
+    require_str(traffic["selection"], f"{where}: traffic.selection")
+    for key in ("ranks", "phases", "message_bytes"):
+        require_int(traffic[key], f"{where}: traffic.{key}")
+    require_str(doc["router"], f"{where}: router")
+    require_int(doc["seed"], f"{where}: seed")
+    if "synthesis" in doc:
+        require_table(doc["synthesis"], f"{where}: synthesis")
+    for i, record in enumerate(require_list(doc["phases"], f"{where}: phases")):
+        _check_phase(record, f"{where}: phases[{i}]")
+    summary = require_table(doc["summary"], f"{where}: summary")
+    check_keys(summary, f"{where}: summary", _SUMMARY, _SUMMARY)
+    for key in SUMMARY_COUNTS:
+        require_int(summary[key], f"{where}: summary.{key}", None)
+    for status, count in require_table(summary["statuses"], f"{where}: summary.statuses").items():
+        require_int(count, f"{where}: summary.statuses.{status}")
+
+
+def _check_phase(record, where: str) -> None:
+    require_table(record, where)
+    check_keys(record, where, _PHASE, _PHASE_REQUIRED)
+    require_int(record["phase"], f"{where}.phase")
+    for key in ("max_contention", "lower_bound"):
+        require_int(record[key], f"{where}.{key}")
+    require_int(record["gap"], f"{where}.gap", None)
+    require_str(record["status"], f"{where}.status")
+    for key in ("stage_max", "stage_bounds"):
+        for k, value in enumerate(require_list(record[key], f"{where}.{key}")):
+            require_int(value, f"{where}.{key}[{k}]")
+    if "proven_by" in record:
+        require_str(record["proven_by"], f"{where}.proven_by")
+    if "solver" in record:
+        solver = require_table(record["solver"], f"{where}.solver")
+        check_keys(solver, f"{where}.solver", _SOLVER, _SOLVER_COUNTS + ("relaxed_layers",))
+        for key in _SOLVER_COUNTS:
+            require_int(solver[key], f"{where}.solver.{key}")
+        for k, layer in enumerate(require_list(solver["relaxed_layers"], f"{where}.solver.relaxed_layers")):
+            require_int(layer, f"{where}.solver.relaxed_layers[{k}]")
+        for key in ("proven_by", "whole_run"):
+            if key in solver:
+                require_str(solver[key], f"{where}.solver.{key}")
+    flows = require_list(record["flows"], f"{where}.flows")
+    for k, flow in enumerate(flows):
+        if type(flow) is not list or len(flow) != 3 or not all(type(v) is int and 0 <= v <= INT64_MAX for v in flow):
+            raise SynthError(f"{where}.flows[{k}] must be [src, dst, bytes] non-negative integers, got {show(flow)}")
+    paths = require_list(record["paths"], f"{where}.paths")
+    for k, path in enumerate(paths):
+        if type(path) is not list or not all(type(v) is int and 0 <= v <= INT64_MAX for v in path):
+            raise SynthError(f"{where}.paths[{k}] must be a list of node ids (non-negative integers), got {show(path)}")

@@ -33,7 +33,7 @@ ROUTERS = {"dmodk": "d-mod-k", "smodk": "s-mod-k", "random": "random", "layered"
 SYNTHESIZED = ("layered", "layered-consistent", "monolithic-consistent")  # their phases carry a status
 
 
-def _router(name: str, options: LayeredOptions) -> Callable:
+def report_router(name: str, options: LayeredOptions) -> Callable:
     """A report's routing name as synth.workflow's router: `-consistent` routes every flow to one
     destination alike at each switch (tables without LMC), all phases of the pattern together."""
     base, _, consistent = name.partition("-")
@@ -95,6 +95,7 @@ class Report:
     bmin: list[dict]
     command: str
     engine_notes: list[str]
+    timings: bool = False  # run times in the tables: then two runs differ; off by default (byte-identical reruns)
 
 
 def parse_patterns(text: str, num_ranks: int) -> list[str]:
@@ -126,7 +127,7 @@ def parse_routers(text: str) -> list[str]:
 def _routed_series(xgft: Xgft, network: Network, workload: Workload, phases: np.ndarray, router: str,
                    options: LayeredOptions, seed: int, progress: Callable[[str], None]) -> tuple[Series, np.ndarray]:
     started = time.perf_counter()
-    routed = list(route_phases(xgft, network, workload, phases, _router(router, options), seed, keep_routes=False))
+    routed = list(route_phases(xgft, network, workload, phases, report_router(router, options), seed, keep_routes=False))
     evaluations = [r.evaluation for r in routed]
     proofs = sorted({r.report.whole_run for r in routed if r.report is not None and r.report.whole_run})
     seconds = time.perf_counter() - started
@@ -151,7 +152,7 @@ def _table_series(network: Network, workload: Workload, phases: np.ndarray, tabl
 def build_report(
     name: str, description: str, source: str, xgft: Xgft, cost: CostModel, patterns: list[str], routers: list[str],
     engines: list[str], options: LayeredOptions, seed: int, command: str, progress: Callable[[str], None] = lambda _: None,
-    given: list[tuple[str, str]] = (),
+    given: list[tuple[str, str]] = (), timings: bool = False,
 ) -> Report:
     """`engines` are run by OpenSM on ibsim; `given` are (name, directory) of tables computed
     elsewhere for the network's fabric (synth.opensm.engines.given_tables)."""
@@ -164,8 +165,9 @@ def build_report(
         tables = engine_tables(network, engine)
         engine_runs.append((f"OpenSM {engine}", tables))
         fallback = "" if tables.configured_by == engine else f" (fell back to {tables.configured_by})"
-        notes.append(f"OpenSM {engine}: tables computed by OpenSM in {tables.seconds:.1f} s on ibsim{fallback}, read back with dump_fts")
-        progress(notes[-1])
+        took = f" in {tables.seconds:.1f} s" if timings else ""
+        notes.append(f"OpenSM {engine}: tables computed by OpenSM{took} on ibsim{fallback}, read back with dump_fts")
+        progress(f"OpenSM {engine}: tables computed by OpenSM in {tables.seconds:.1f} s on ibsim{fallback}")
     results = []
     for pattern in patterns:
         workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), cost.message_bytes)
@@ -180,4 +182,4 @@ def build_report(
         series += [_table_series(network, workload, phases, tables, label) for label, tables in engine_runs]
         results.append(PatternResult(pattern, PATTERNS[pattern], phases, bound, series))
     return Report(name, description, source, xgft, network, cost, results,
-                  ideal_exchange_time(xgft.m, cost.message_bytes), bmin_table(xgft), command, notes)
+                  ideal_exchange_time(xgft.m, cost.message_bytes), bmin_table(xgft), command, notes, timings)

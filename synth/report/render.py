@@ -83,6 +83,7 @@ def _context(report: Report, images: dict[str, str]) -> dict:
         "command": report.command,
         "version": __version__,
         "engine_notes": report.engine_notes,
+        "timings": report.timings,
         "time_image": images["time"],
         "patterns": [{
             "pattern": r.pattern,

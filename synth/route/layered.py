@@ -97,10 +97,6 @@ class PhaseReport:
     backtracks: int = 0  # WT nodes solved again because a child WT node had no solution
     whole_run: str | None = None  # what a solver proved about all phases routed together
 
-    @property
-    def status_override(self) -> str | None:
-        return TIMEOUT if self.timeouts else None
-
     def progress_text(self) -> str:
         layers = " ".join(f"L{layer} {seconds:.2f}s" for layer, seconds in self.layer_seconds.items())
         extra = f", conditions relaxed at layers {self.relaxed_layers}" if self.relaxed_layers else ""
@@ -110,9 +106,10 @@ class PhaseReport:
         return f"{self.subproblems} subproblems{f' ({layers})' if layers else ''}{extra}"
 
     def as_dict(self) -> dict:
+        """What the routes file records: facts of the run, no timings (reruns are byte-identical)."""
         return {"subproblems": self.subproblems, "split_solved": self.split_solved,
                 "direct_solved": self.direct_solved, "relaxed_layers": self.relaxed_layers,
-                "timeouts": self.timeouts, "backtracks": self.backtracks, "solver_seconds": round(self.solver_seconds, 3),
+                "timeouts": self.timeouts, "backtracks": self.backtracks,
                 **({"proven_by": self.proven_by} if self.proven_by else {}),
                 **({"whole_run": self.whole_run} if self.whole_run else {})}
 

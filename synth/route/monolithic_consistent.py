@@ -33,6 +33,8 @@ def route_consistent_monolithic(xgft: Xgft, src, dst, phase, options: LayeredOpt
     report carries it as `whole_run` and each phase's status stays "at the bound or feasible"."""
     from ortools.sat.python import cp_model
 
+    from synth.solve.cpsat import configure
+
     if options.solver != "cpsat":
         raise SynthError(f"the destination-consistent monolithic model is solved by cpsat only, not '{options.solver}'")
     src, dst, phase = (np.asarray(a, dtype=np.int64) for a in (src, dst, phase))
@@ -90,9 +92,7 @@ def route_consistent_monolithic(xgft: Xgft, src, dst, phase, options: LayeredOpt
     model.minimize(z)
 
     solver = cp_model.CpSolver()
-    solver.parameters.num_workers = max(1, options.threads)
-    if options.time_limit:
-        solver.parameters.max_time_in_seconds = float(options.time_limit)
+    configure(solver.parameters, options.time_limit, options.threads)
     began = time.perf_counter()
     code = solver.solve(model)
     seconds = time.perf_counter() - began

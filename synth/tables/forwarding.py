@@ -15,7 +15,6 @@ terminal LIDs, and minimum-hop paths for switch LIDs.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,8 +61,11 @@ def route_hops(network: Network, paths: list[list[int]]) -> Hops:
     return Hops(switch, port)
 
 
-# Total seconds CP-SAT may spend trying to save one LMC step over the greedy colouring.
-RECOLOUR_BUDGET = 120.0
+# CP-SAT's deterministic time (about 2 s per unit on one core here) to save one LMC step over the
+# greedy colouring, in all and per destination: a budget in deterministic time gives the same
+# tables on every run and machine.
+RECOLOUR_BUDGET = 60.0
+RECOLOUR_PER_DESTINATION = 2.5
 
 
 def colour_flows(dst: np.ndarray, hops: Hops) -> tuple[np.ndarray, int]:
@@ -92,14 +94,14 @@ def colour_flows(dst: np.ndarray, hops: Hops) -> tuple[np.ndarray, int]:
     most = max(used.values(), default=1)
     target = 1 << (lmc_for(most) - 1) if most > 1 else 1  # one LMC step less
     if most > 1 and target >= bound:
-        deadline = time.monotonic() + RECOLOUR_BUDGET
+        remaining = RECOLOUR_BUDGET
         for a, b in groups:
             if used[a] <= target:
                 continue
-            remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break  # out of time: the greedy colouring stands
-            fewer, impossible = _colour_with(switches[a:b], ports[a:b], target, min(5.0, remaining))
+            fewer, impossible, spent = _colour_with(switches[a:b], ports[a:b], target, min(RECOLOUR_PER_DESTINATION, remaining))
+            remaining -= spent
             if impossible:
                 bound = max(bound, target + 1)  # proven: this destination needs more, so the LMC is minimal
             if fewer is None:
@@ -134,11 +136,14 @@ def _busiest_switch(switches: np.ndarray, ports: np.ndarray) -> int:
     return int(np.unique(pairs[:, 0], return_counts=True)[1].max(initial=1))
 
 
-def _colour_with(switches: np.ndarray, ports: np.ndarray, colours: int, time_limit: float = 5.0) -> tuple[np.ndarray | None, bool]:
+def _colour_with(switches: np.ndarray, ports: np.ndarray, colours: int,
+                 time_limit: float = RECOLOUR_PER_DESTINATION) -> tuple[np.ndarray | None, bool, float]:
     """(a colouring of one destination's routes with `colours` colours, or None; whether CP-SAT
-    proved that none exists). Colour c may leave switch s by one port only: y[s, p, c] marks
+    proved that none exists; the deterministic time spent). Colour c may leave switch s by one port only: y[s, p, c] marks
     port p as used by colour c."""
     from ortools.sat.python import cp_model
+
+    from synth.solve.cpsat import configure
 
     visited = switches >= 0
     hop_keys = sorted({(s, p) for s, p in zip(switches[visited].tolist(), ports[visited].tolist())})
@@ -162,12 +167,12 @@ def _colour_with(switches: np.ndarray, ports: np.ndarray, colours: int, time_lim
             for c in range(colours):
                 model.add_at_most_one(y[k][c] for k in members)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit
-    solver.parameters.num_workers = 1
+    configure(solver.parameters, time_limit, threads=1)
     status = solver.solve(model)
+    spent = solver.deterministic_time
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None, status == cp_model.INFEASIBLE
-    return np.array([next(c for c, v in enumerate(row) if solver.value(v)) for row in x], dtype=np.int64), False
+        return None, status == cp_model.INFEASIBLE, spent
+    return np.array([next(c for c, v in enumerate(row) if solver.value(v)) for row in x], dtype=np.int64), False, spent
 
 
 def lmc_for(colours: int) -> int:

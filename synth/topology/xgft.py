@@ -29,12 +29,18 @@ from math import prod
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.validate import parse_int, show
 from synth.core.intmath import div, mod, mul
 from synth.topology.network import Network
 
-# Larger networks would not fit the per-flow arrays of a 24 GiB machine anyway.
+# Size guards, checked from the parameters before anything is allocated. The network's arrays
+# take about 100 bytes per channel and node names are made per node: 2^22 nodes and 2^25 channels
+# (3.4 GB of arrays) are what a 24 GiB machine routes with room for the per-flow work.
 MAX_TERMINALS = 1 << 20
-MAX_CHANNELS = 1 << 26
+MAX_NODES = 1 << 22
+MAX_CHANNELS = 1 << 25
+MAX_HEIGHT = 16
+MAX_RADIX = 1 << 16  # M or W of one layer
 
 
 @dataclass(frozen=True)
@@ -51,10 +57,11 @@ class Xgft:
             for i, v in enumerate(values, start=1):
                 if int(v) != v or v < 1:
                     raise SynthError(f"XGFT {name}_{i} must be a positive integer, got {v}")
-        if self.num_leaves > MAX_TERMINALS:
-            raise SynthError(f"XGFT with {self.num_leaves} leaves is larger than supported ({MAX_TERMINALS})")
-        if self.num_channels > MAX_CHANNELS:
-            raise SynthError(f"XGFT with {self.num_channels} channels is larger than supported ({MAX_CHANNELS})")
+        for what, size, limit in (("leaves", self.num_leaves, MAX_TERMINALS), ("nodes", self.num_nodes, MAX_NODES),
+                                  ("channels", self.num_channels, MAX_CHANNELS)):
+            if size > limit:
+                raise SynthError(f"{self.spec} has {size:,} {what}, more than the {limit:,} synth builds on one machine "
+                                 f"(its arrays would not fit in memory next to the per-flow work)")
 
     # ----- parameters and counts -------------------------------------------------------------
     @property
@@ -260,17 +267,13 @@ class Xgft:
 
 def parse_xgft(text: str) -> Xgft:
     """Parse `H:M_1,..,M_H:W_1,..,W_H` (the part of `xgft:...` after the family name)."""
+    spec = f"xgft:{text}"
     parts = text.split(":")
     if len(parts) != 3:
-        raise SynthError(f"XGFT spec must be xgft:H:M_1,...,M_H:W_1,...,W_H, got 'xgft:{text}'")
-    try:
-        height = int(parts[0])
-        m = tuple(int(v) for v in parts[1].split(","))
-        w = tuple(int(v) for v in parts[2].split(","))
-    except ValueError:
-        raise SynthError(f"XGFT spec has a value that is not an integer: 'xgft:{text}'") from None
-    if height < 1:
-        raise SynthError(f"XGFT height must be at least 1, got {height}")
+        raise SynthError(f"XGFT spec must be xgft:H:M_1,...,M_H:W_1,...,W_H, got {show(spec)}")
+    height = parse_int(parts[0], f"XGFT height in {show(spec)}", 1, MAX_HEIGHT)
+    m = tuple(parse_int(v, f"XGFT M_{i} in {show(spec)}", 1, MAX_RADIX) for i, v in enumerate(parts[1].split(","), 1))
+    w = tuple(parse_int(v, f"XGFT W_{i} in {show(spec)}", 1, MAX_RADIX) for i, v in enumerate(parts[2].split(","), 1))
     if len(m) != height or len(w) != height:
         raise SynthError(f"XGFT of height {height} needs {height} M and {height} W values, got {len(m)} and {len(w)}")
     return Xgft(m, w)

@@ -18,16 +18,20 @@ Pattern names:
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.validate import parse_int, show
 from synth.core.intmath import div, is_power_of_two, mod, mul
 from synth.traffic.flows import Flows
 
 DEFAULT_MESSAGE_BYTES = 4096
+_PHASE_PART = re.compile(r"([0-9]+)(?:-([0-9]+))?")  # one item of a phase selection
+MAX_MESSAGE_BYTES = 1 << 40  # 1 TiB
 
 
 def _digits(values: np.ndarray, bases: Sequence[int]) -> list[np.ndarray]:
@@ -102,7 +106,9 @@ def bit_reverse(values: np.ndarray, bits: int) -> np.ndarray:
 class Workload:
     """A named sequence of phases over `num_ranks` ranks.
 
-    Phased patterns keep only their destination function; explicit ones (CSV) keep arrays.
+    Phased patterns keep only their destination function; explicit ones (CSV) keep arrays, one
+    Flows per phase that has flows, with the phase numbers in `explicit_phases` (sorted): phase
+    numbers are labels, stored sparsely, so a matrix with phases 0 and 10^15 is two phases.
     """
 
     pattern: str
@@ -111,18 +117,82 @@ class Workload:
     message_bytes: int
     destination: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
     explicit: tuple[Flows, ...] | None = None
+    explicit_phases: np.ndarray | None = None
     is_all_to_all: bool = False
 
-    def flows(self, phase: int) -> Flows:
+    @property
+    def phase_numbers(self) -> np.ndarray:
+        if self.explicit_phases is not None:
+            return self.explicit_phases
+        return np.arange(self.num_phases, dtype=np.int64)
+
+    def has_phase(self, phase: int) -> bool:
+        if self.explicit_phases is not None:
+            i = int(np.searchsorted(self.explicit_phases, phase))
+            return i < len(self.explicit_phases) and int(self.explicit_phases[i]) == phase
+        return 0 <= phase < self.num_phases
+
+    def _explicit_index(self, phase: int) -> int:
         self.check_phase(phase)
+        return int(np.searchsorted(self.explicit_phases, phase))
+
+    def flows(self, phase: int) -> Flows:
         if self.explicit is not None:
-            return self.explicit[phase]
+            return self.explicit[self._explicit_index(phase)]
+        self.check_phase(phase)
         src = np.arange(self.num_ranks, dtype=np.int64)
         return Flows.uniform(src, self.destination(src, np.full_like(src, phase)), self.message_bytes)
 
     def check_phase(self, phase: int) -> None:
-        if not 0 <= phase < self.num_phases:
-            raise SynthError(f"phase {phase} out of range: '{self.pattern}' has phases 0..{self.num_phases - 1}")
+        if not self.has_phase(phase):
+            raise SynthError(f"phase {phase} is not a phase of '{self.pattern}' ({self.describe_phases()})")
+
+    def describe_phases(self) -> str:
+        numbers = self.phase_numbers
+        if self.explicit_phases is None:
+            return f"phases 0..{self.num_phases - 1}"
+        shown = ", ".join(map(str, numbers[:5].tolist())) + (", ..." if len(numbers) > 5 else "")
+        return f"{len(numbers)} phases: {shown}"
+
+    def select(self, text: str) -> np.ndarray:
+        """Phase numbers from a selection: `all`, `P`, `P1,P2,...` or ranges `A-B` (inclusive).
+        Every number must be a phase of the workload and none may be selected twice; ranges are
+        checked against the workload before any list is made (a selection of 10^12 phases fails
+        at once instead of filling memory)."""
+        what = f"phase selection {show(text)}"
+        if not isinstance(text, str) or not text.strip():
+            raise SynthError(f"{what} is empty: use all, P, P1,P2,... or A-B")
+        text = text.strip()
+        if text == "all":
+            return self.phase_numbers.copy()
+        parts: list[np.ndarray] = []
+        for part in text.split(","):
+            match = _PHASE_PART.fullmatch(part.strip())
+            if not match:
+                raise SynthError(f"{what}: expected all, P, P1,P2,... or A-B with phase numbers in ASCII digits, "
+                                 f"got {show(part.strip())}")
+            start = parse_int(match.group(1), what)
+            stop = parse_int(match.group(2), what) if match.group(2) else start
+            dash = match.group(2) is not None
+            if stop < start:
+                raise SynthError(f"{what}: range {part.strip()} runs backwards")
+            numbers = self.phase_numbers
+            if self.explicit_phases is None:
+                if stop >= self.num_phases:
+                    raise SynthError(f"phase {stop} out of range: '{self.pattern}' has phases 0..{self.num_phases - 1}")
+                parts.append(np.arange(start, stop + 1, dtype=np.int64))
+            else:
+                chosen = numbers[np.searchsorted(numbers, start) : np.searchsorted(numbers, stop, side="right")]
+                if not dash and not len(chosen):
+                    self.check_phase(start)
+                if not len(chosen):
+                    raise SynthError(f"{what}: no phase of '{self.pattern}' in {part.strip()} ({self.describe_phases()})")
+                parts.append(chosen)
+        selected = np.concatenate(parts)
+        if len(np.unique(selected)) != len(selected):
+            values, counts = np.unique(selected, return_counts=True)
+            raise SynthError(f"{what} selects phase {int(values[np.argmax(counts > 1)])} twice")
+        return selected
 
     def batch(self, phases: np.ndarray, ranks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(phase index into `phases`, src, dst, bytes) for all flows of several phases at once.
@@ -133,7 +203,7 @@ class Workload:
         """
         phases = np.asarray(phases, dtype=np.int64)
         if self.explicit is not None:
-            parts = [self.explicit[int(p)] for p in phases]
+            parts = [self.explicit[self._explicit_index(int(p))] for p in phases]
             idx = np.repeat(np.arange(len(parts), dtype=np.int64), [len(f) for f in parts])
             return (idx, *(np.concatenate([getattr(f, name) for f in parts]) for name in ("src", "dst", "bytes")))
         n, num = self.num_ranks, phases.shape[0]
@@ -142,6 +212,12 @@ class Workload:
         dst = np.broadcast_to(self.destination(ranks[None, :], phases[:, None]), (num, n)).ravel()
         idx = np.repeat(np.arange(num, dtype=np.int64), n)
         return idx, np.tile(ranks, num), dst, np.full(n * num, self.message_bytes, dtype=np.int64)
+
+    def flow_count(self, phases: np.ndarray) -> int:
+        """Flows of the selected phases, counted without making them (size guards)."""
+        if self.explicit is None:
+            return self.num_ranks * len(phases)
+        return int(sum(len(self.explicit[self._explicit_index(int(p))]) for p in phases))
 
     def describe(self) -> dict:
         return {
@@ -156,24 +232,23 @@ def _single_phase(pattern: str, num_ranks: int, message_bytes: int, dst_of: Call
     return Workload(pattern, num_ranks, 1, message_bytes, destination=lambda s, p: dst_of(s))
 
 
-def _int_argument(pattern: str, argument: str, what: str) -> int:
-    try:
-        return int(argument)
-    except ValueError:
-        raise SynthError(f"traffic pattern '{pattern}': {what} must be an integer, got '{argument}'") from None
+def _int_argument(pattern: str, argument: str, what: str, minimum: int | None = None) -> int:
+    return parse_int(argument, f"traffic pattern {show(pattern)}: {what}", minimum)
 
 
-def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int], message_bytes: int = DEFAULT_MESSAGE_BYTES) -> Workload:
+def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int], message_bytes: int = DEFAULT_MESSAGE_BYTES,
+                  max_flows: int | None = None) -> Workload:
     """Build the workload a pattern name describes on a network of `num_ranks` terminals.
 
-    `hierarchy` is the network's subnetwork sizes (M_1..M_H for an XGFT), used by OPT, GHE and BGH.
+    `hierarchy` is the network's subnetwork sizes (M_1..M_H for an XGFT), used by OPT, GHE and BGH;
+    `max_flows` caps the rows read from a CSV file.
     """
-    if message_bytes < 0:
-        raise SynthError(f"message size must be non-negative, got {message_bytes}")
+    if message_bytes < 0 or message_bytes > MAX_MESSAGE_BYTES:
+        raise SynthError(f"message size must be between 0 and {MAX_MESSAGE_BYTES} bytes, got {message_bytes}")
     name, _, argument = pattern.partition(":")
     n = num_ranks
     if name == "csv":
-        return read_csv_workload(argument, n, message_bytes, pattern)
+        return read_csv_workload(argument, n, message_bytes, pattern, max_flows)
     phased: dict[str, Callable] = {
         "a2a-xor": lambda s, p: xor_destinations(s, p, n),
         "a2a-opt": lambda s, p: opt_destinations(s, p, hierarchy),
@@ -202,11 +277,11 @@ def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int], messag
         bits = n.bit_length() - 1
         return _single_phase(pattern, n, message_bytes, lambda s: bit_reverse(s, bits))
     if name == "randperm":
-        seed = _int_argument(pattern, argument, "the seed") if argument else 0
+        seed = _int_argument(pattern, argument, "the seed", 0) if argument else 0
         permutation = np.random.default_rng(seed).permutation(n).astype(np.int64)
         return _single_phase(pattern, n, message_bytes, lambda s: permutation[s])
     if name == "uniform":
-        seed = _int_argument(pattern, argument, "the seed") if argument else 0
+        seed = _int_argument(pattern, argument, "the seed", 0) if argument else 0
         if n < 2:
             raise SynthError("uniform traffic needs at least two ranks")
         offsets = np.random.default_rng(seed).integers(1, n, size=n).astype(np.int64)
@@ -217,40 +292,60 @@ def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int], messag
     )
 
 
-def read_csv_workload(path: str, num_ranks: int, default_bytes: int, pattern: str) -> Workload:
-    """A traffic matrix: rows `src,dst[,bytes[,phase]]`, an optional header, '#' comments."""
+CSV_COLUMNS = ("src", "dst", "bytes", "phase")
+
+
+def read_csv_workload(path: str, num_ranks: int, default_bytes: int, pattern: str, max_flows: int | None = None) -> Workload:
+    """A traffic matrix: rows `src,dst[,bytes[,phase]]`, '#' comments, and optionally a first
+    row that names the columns (`src,dst[,bytes[,phase]]`; nothing else counts as a header, so a
+    mistyped first flow is an error instead of being dropped). Phases are the distinct numbers of
+    the phase column, stored sparsely. More than `max_flows` rows are refused while reading."""
     if not path:
         raise SynthError("traffic pattern 'csv' needs a file: csv:PATH")
+    where = f"traffic file '{path}'"
+    values: list[tuple[int, int, int, int]] = []
+    header = False
     try:
-        with open(path, newline="") as handle:
-            rows = [row for row in csv.reader(handle) if row and not row[0].lstrip().startswith("#")]
+        with open(path, newline="", encoding="utf-8") as handle:
+            for line_no, row in enumerate(csv.reader(handle), start=1):
+                if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
+                    continue
+                cells = [cell.strip() for cell in row]
+                if line_no == 1 and cells[0].startswith("\ufeff"):
+                    raise SynthError(f"{where} starts with a byte-order mark: save it as plain UTF-8")
+                if not values and not header and _is_header(cells):
+                    header = True
+                    continue
+                values.append(_csv_flow(cells, where, line_no, num_ranks, default_bytes))
+                if max_flows is not None and len(values) > max_flows:
+                    raise SynthError(f"{where} has more than {max_flows:,} flows, the limit for this run; "
+                                     f"lift it with --max-flows N")
     except OSError as exc:
-        raise SynthError(f"cannot read traffic file '{path}': {exc.strerror}") from None
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise SynthError(f"traffic file '{path}' is not a readable CSV file: {exc}") from None
-    if rows and not rows[0][0].strip().lstrip("-").isdigit():
-        rows = rows[1:]  # header
-    if not rows:
-        raise SynthError(f"traffic file '{path}' has no flows")
-    values = []
-    for line_no, row in enumerate(rows, start=1):
-        if not 2 <= len(row) <= 4:
-            raise SynthError(f"traffic file '{path}', flow {line_no}: expected src,dst[,bytes[,phase]], got {len(row)} columns")
-        try:
-            fields = [int(v) for v in row]
-        except ValueError:
-            raise SynthError(f"traffic file '{path}', flow {line_no}: values must be integers, got {','.join(row)}") from None
-        src, dst = fields[0], fields[1]
-        size = fields[2] if len(fields) > 2 else default_bytes
-        phase = fields[3] if len(fields) > 3 else 0
-        if not (0 <= src < num_ranks and 0 <= dst < num_ranks):
-            raise SynthError(f"traffic file '{path}', flow {line_no}: rank out of range 0..{num_ranks - 1}")
-        if size < 0 or phase < 0:
-            raise SynthError(f"traffic file '{path}', flow {line_no}: bytes and phase must be non-negative")
-        values.append((src, dst, size, phase))
+        raise SynthError(f"cannot read {where}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SynthError(f"{where} is not UTF-8 text (byte {exc.start})") from None
+    except csv.Error as exc:
+        raise SynthError(f"{where} is not a readable CSV file: {exc}") from None
+    if not values:
+        raise SynthError(f"{where} has no flows")
     table = np.array(values, dtype=np.int64)
-    num_phases = int(table[:, 3].max()) + 1
-    phases = tuple(
-        Flows(table[sel, 0], table[sel, 1], table[sel, 2]) for sel in (table[:, 3] == p for p in range(num_phases))
-    )
-    return Workload(pattern, num_ranks, num_phases, default_bytes, explicit=phases)
+    numbers, which = np.unique(table[:, 3], return_inverse=True)
+    order = np.argsort(which, kind="stable")  # flows keep their file order within a phase
+    cuts = np.searchsorted(which[order], np.arange(1, len(numbers)))
+    phases = tuple(Flows(part[:, 0], part[:, 1], part[:, 2]) for part in np.split(table[order], cuts))
+    return Workload(pattern, num_ranks, len(numbers), default_bytes, explicit=phases, explicit_phases=numbers)
+
+
+def _is_header(cells: list[str]) -> bool:
+    return 2 <= len(cells) <= 4 and [c.lower() for c in cells] == list(CSV_COLUMNS[: len(cells)])
+
+
+def _csv_flow(cells: list[str], where: str, line_no: int, num_ranks: int, default_bytes: int) -> tuple[int, int, int, int]:
+    if not 2 <= len(cells) <= 4:
+        raise SynthError(f"{where}, line {line_no}: expected src,dst[,bytes[,phase]], got {len(cells)} columns")
+    at = f"{where}, line {line_no}"
+    src = parse_int(cells[0], f"{at}: src", 0, num_ranks - 1)
+    dst = parse_int(cells[1], f"{at}: dst", 0, num_ranks - 1)
+    size = parse_int(cells[2], f"{at}: bytes", 0, MAX_MESSAGE_BYTES) if len(cells) > 2 else default_bytes
+    phase = parse_int(cells[3], f"{at}: phase", 0) if len(cells) > 3 else 0
+    return src, dst, size, phase

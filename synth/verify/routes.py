@@ -1,11 +1,21 @@
-"""Re-verify a routes file from scratch, trusting nothing the router computed.
+"""Re-verify a routes file from scratch, trusting nothing the router computed or recorded.
 
-For every phase: the flows are the ones the traffic pattern defines (when it can be
-regenerated), every path starts at its flow's source and ends at its destination, every hop
-is an existing channel (looked up in the network's channel arrays, not derived from any
-routing arithmetic), the path climbs then descends (up*/down*), its length is minimal
-(2 x the NCA layer), and the recorded maximum contention and lower bound equal the ones
-recomputed from the paths and the flows.
+The file's shape and types were checked by synth.render.routes_file.read_routes. Here every
+recorded value is recomputed and compared:
+
+- header: the ranks are the network's terminals; the pattern is regenerated (except `csv:`
+  matrices) and its phase count and message size match; the phase list is exactly the one the
+  selection defines (unique, in order, none missing or extra); the router is a known one and
+  the synthesis options are valid and present exactly for the synthesizing routers;
+- per phase: the flows are the pattern's; every path starts at its flow's source, ends at its
+  destination, and every hop is an existing channel (looked up in the network's channel arrays,
+  not derived from any routing arithmetic) and the path is minimal (2 x the NCA layer hops). In
+  an XGFT a contiguous minimal path is up*/down* and passes no terminal (it must climb to the
+  NCA layer in delta hops and descend in delta), so minimality is the one test for all three;
+- the maximum contention, per-stage maxima, lower bound, per-stage bounds and gap equal the
+  recomputed ones; the status is the one the numbers imply (optimal exactly at the bound or with
+  a solver's proof recorded consistently, timeout when a solver call ran out of time, feasible
+  otherwise); the summary equals the one recomputed from the phases.
 """
 
 from __future__ import annotations
@@ -14,13 +24,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from synth.cost.bounds import lower_bound
 from synth.core.errors import SynthError
+from synth.cost.bounds import stage_lower_bounds
+from synth.cost.evaluate import PhaseEvaluation, status_of
+from synth.render.console import summary as summary_of
+from synth.route.layered import LayeredOptions
+from synth.solve import SOLVERS
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
+from synth.workflow import ROUTERS
 
 MAX_LISTED_PROBLEMS = 20
-STATUSES = ("optimal", "feasible", "timeout", "infeasible")
+SYNTHESIZING = ("layered", "monolithic")  # routers whose files carry `synthesis` options
+PROVING = ("monolithic",)  # routers that record a solver's optimality proof per phase
 
 
 @dataclass
@@ -46,13 +62,13 @@ def _same_rows(a: np.ndarray, b: np.ndarray) -> bool:
     return np.array_equal(a[np.lexsort(a.T[::-1])], b[np.lexsort(b.T[::-1])])
 
 
-def _path_problems(network, levels, src, dst, paths, expected_hops) -> tuple[list[str], list[np.ndarray]]:
+def _path_problems(network, src, dst, paths, expected_hops) -> tuple[list[str], list[np.ndarray]]:
     """Check equal-length paths at once. Returns problems and the channel ids of valid paths."""
     problems, channels = [], []
     by_length: dict[int, list[int]] = {}
     for i, path in enumerate(paths):
         by_length.setdefault(len(path), []).append(i)
-    for length, rows in by_length.items():
+    for length, rows in sorted(by_length.items()):
         rows = np.asarray(rows)
         if length == 0:
             problems += [f"flow {r}: empty path" for r in rows]
@@ -62,81 +78,152 @@ def _path_problems(network, levels, src, dst, paths, expected_hops) -> tuple[lis
         problems += [f"flow {r}: path runs {nodes[j, 0]}->{nodes[j, -1]}, flow is {src[r]}->{dst[r]}" for j, r in enumerate(rows) if bad[j]]
         out_of_range = ((nodes < 0) | (nodes >= network.num_nodes)).any(axis=1)
         problems += [f"flow {r}: path names a node that does not exist" for j, r in enumerate(rows) if out_of_range[j]]
+        not_minimal = (length - 1) != expected_hops[rows]
+        problems += [f"flow {r}: path has {length - 1} hops, a minimal one has {expected_hops[r]}" for j, r in enumerate(rows) if not_minimal[j]]
         if length == 1:
             continue
         safe = np.where(out_of_range[:, None], 0, nodes)
         hop = network.find_channels(safe[:, :-1], safe[:, 1:])
         missing = (hop < 0).any(axis=1) & ~out_of_range
         problems += [f"flow {r}: hop {nodes[j, np.argmax(hop[j] < 0)]}->{nodes[j, np.argmax(hop[j] < 0) + 1]} is not a channel" for j, r in enumerate(rows) if missing[j]]
-        step = np.diff(levels[safe], axis=1)
-        turns_up_again = ((step[:, :-1] < 0) & (step[:, 1:] > 0)).any(axis=1) if length > 2 else np.zeros(len(rows), bool)
-        not_updown = (step == 0).any(axis=1) | turns_up_again
-        problems += [f"flow {r}: path is not up*/down*" for j, r in enumerate(rows) if not_updown[j] and not missing[j]]
-        not_minimal = (length - 1) != expected_hops[rows]
-        problems += [f"flow {r}: path has {length - 1} hops, a minimal one has {expected_hops[r]}" for j, r in enumerate(rows) if not_minimal[j]]
-        good = ~(bad | out_of_range | missing | not_updown | not_minimal)
+        good = ~(bad | out_of_range | missing | not_minimal)
         channels.append(hop[good].ravel())
     return problems, channels
 
 
+def _first_difference(expected: list[int], recorded: list[int]) -> str:
+    for k, (a, b) in enumerate(zip(expected, recorded)):
+        if a != b:
+            return f"entry {k} is phase {b}, expected phase {a}"
+    if len(recorded) < len(expected):
+        return f"phase {expected[len(recorded)]} is missing ({len(recorded)} of {len(expected)} phases)"
+    return f"phase {recorded[len(expected)]} is one too many ({len(recorded)} phases, expected {len(expected)})"
+
+
+def _check_header(doc: dict, network, report: CheckReport, hierarchy):
+    """The traffic header and the phase list; returns the regenerated workload (None for CSV)."""
+    traffic = doc["traffic"]
+    pattern, selection = traffic["pattern"], traffic["selection"]
+    recorded = [entry["phase"] for entry in doc["phases"]]
+    if traffic["ranks"] != network.num_terminals:
+        report.problem(f"traffic.ranks is {traffic['ranks']}, the network has {network.num_terminals} terminals")
+    if doc["router"] not in ROUTERS:
+        report.problem(f"router {doc['router']!r} is not one synth has (known: {', '.join(ROUTERS)})")
+    _check_synthesis(doc, report)
+    if not recorded:
+        report.problem("the file has no phases")
+    workload = None
+    if pattern.startswith("csv:"):
+        report.notes.append(f"flows not compared with '{pattern}' (a file the check does not reread)")
+        if recorded != sorted(set(recorded)):
+            report.problem("phases are not listed once each in increasing order")
+        elif len(recorded) > traffic["phases"]:
+            report.problem(f"{len(recorded)} phases listed, traffic.phases says the matrix has {traffic['phases']}")
+        return None
+    try:
+        workload = parse_pattern(pattern, network.num_terminals, hierarchy, traffic["message_bytes"])
+        expected = workload.select(selection).tolist()
+    except SynthError as exc:
+        report.problem(f"traffic pattern '{pattern}' with selection '{selection}' cannot be regenerated: {exc}")
+        return None
+    if traffic["phases"] != workload.num_phases:
+        report.problem(f"traffic.phases is {traffic['phases']}, '{pattern}' has {workload.num_phases}")
+    if recorded != expected:
+        report.problem(f"phase list differs from selection '{selection}' of '{pattern}': {_first_difference(expected, recorded)}")
+    return workload
+
+
+def _check_synthesis(doc: dict, report: CheckReport) -> None:
+    router = doc["router"]
+    if router not in SYNTHESIZING:
+        if "synthesis" in doc:
+            report.problem(f"synthesis options recorded for router '{router}', which synthesizes nothing")
+        return
+    if "synthesis" not in doc:
+        report.problem(f"router '{router}' without its synthesis options")
+        return
+    recorded = doc["synthesis"]
+    try:
+        options = LayeredOptions(**recorded)
+    except (TypeError, SynthError) as exc:
+        report.problem(f"synthesis options are not valid: {str(exc).splitlines()[0]}")
+        return
+    if options.describe() != recorded or any(type(recorded[k]) is not type(v) for k, v in options.describe().items()):
+        report.problem(f"synthesis options {recorded} are not in synth's form {options.describe()}")
+
+
+def _check_status(entry: dict, router: str, synthesis: dict, achieved: int, bound: int, report: CheckReport) -> str:
+    """The status the numbers imply, with the recorded proof checked for consistency."""
+    phase, solver = entry["phase"], entry.get("solver")
+    proven_by = entry.get("proven_by")
+    if proven_by is not None:
+        if proven_by not in SOLVERS:
+            report.problem(f"phase {phase}: proven_by names {proven_by!r}, not a solver synth has ({', '.join(SOLVERS)})")
+        elif router not in PROVING:
+            report.problem(f"phase {phase}: proven_by recorded, but router '{router}' proves nothing per phase")
+        elif solver is None or solver.get("proven_by") != proven_by:
+            report.problem(f"phase {phase}: proven_by {proven_by!r} does not match the solver report")
+        elif synthesis.get("solver") != proven_by:
+            report.problem(f"phase {phase}: proven_by {proven_by!r}, but the run used solver {synthesis.get('solver')!r}")
+        elif achieved > bound:
+            report.notes.append(f"phase {phase}: contention {achieved} above the bound {bound} is optimal by "
+                                f"{proven_by}'s proof (not re-verified here)")
+    elif solver is not None and "proven_by" in solver:
+        report.problem(f"phase {phase}: the solver report claims a proof the phase does not record")
+    timed_out = bool(solver and solver["timeouts"])
+    expected = status_of(achieved, bound, proven_by is not None, timed_out)
+    if entry["status"] != expected:
+        report.problem(f"phase {phase}: recorded status {entry['status']!r}, the numbers give {expected!r} "
+                       f"(contention {achieved}, bound {bound}{', a solver timed out' if timed_out else ''})")
+    return expected
+
+
 def check_routes(doc: dict) -> CheckReport:
     report = CheckReport()
-    spec = doc["topology"]["spec"]
-    xgft = parse_topology(spec)
+    xgft = parse_topology(doc["topology"]["spec"])
     network = xgft.network()
-    levels = network.node_level
-    traffic = doc.get("traffic") or {}
-    workload = None
-    pattern = traffic.get("pattern")
-    if isinstance(pattern, str) and not pattern.startswith("csv:"):
-        try:
-            workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), int(traffic.get("message_bytes", 0)))
-        except SynthError as exc:
-            report.problem(f"traffic pattern '{pattern}' cannot be regenerated: {exc}")
-    elif pattern:
-        report.notes.append(f"flows not compared with '{pattern}' (a file the check does not reread)")
-
+    stage_of_channel = network.channel_stage()
+    workload = _check_header(doc, network, report, xgft.hierarchy())
+    synthesis = doc.get("synthesis") or {}
+    evaluations = []
     for entry in doc["phases"]:
         phase = entry["phase"]
         report.phases += 1
-        try:
-            flows = np.asarray(entry["flows"], dtype=np.int64).reshape(-1, 3)
-        except (ValueError, TypeError):
-            report.problem(f"phase {phase}: flows are not [src, dst, bytes] integer triples")
-            continue
+        flows = np.asarray(entry["flows"], dtype=np.int64).reshape(-1, 3)
         src, dst = flows[:, 0], flows[:, 1]
         paths = entry["paths"]
         if len(paths) != len(flows):
             report.problem(f"phase {phase}: {len(flows)} flows but {len(paths)} paths")
             continue
-        if ((src < 0) | (src >= network.num_terminals) | (dst < 0) | (dst >= network.num_terminals)).any():
+        if ((src >= network.num_terminals) | (dst >= network.num_terminals)).any():
             report.problem(f"phase {phase}: a flow names a rank outside 0..{network.num_terminals - 1}")
             continue
-        if workload is not None:
-            if not 0 <= phase < workload.num_phases:
-                report.problem(f"phase {phase}: '{pattern}' has phases 0..{workload.num_phases - 1}")
-            else:
-                expected = workload.flows(phase)
-                exp_rows = np.stack([expected.src, expected.dst, expected.bytes], axis=1)
-                if not _same_rows(exp_rows, flows):
-                    report.problem(f"phase {phase}: flows differ from those of '{pattern}'")
-        expected_hops = 2 * xgft.nca_layer(src, dst)
-        problems, channels = _path_problems(network, levels, src, dst, paths, expected_hops)
+        if workload is not None and workload.has_phase(phase):
+            expected = workload.flows(phase)
+            if not _same_rows(np.stack([expected.src, expected.dst, expected.bytes], axis=1), flows):
+                report.problem(f"phase {phase}: flows differ from those of '{workload.pattern}'")
+        problems, channels = _path_problems(network, src, dst, paths, 2 * xgft.nca_layer(src, dst))
         report.paths += len(paths)
         report.problems += [f"phase {phase}, {p}" for p in problems]
-        used = np.concatenate(channels) if channels else np.zeros(0, dtype=np.int64)
-        achieved = int(np.bincount(used, minlength=network.num_channels).max(initial=0))
-        report.max_contention = max(report.max_contention, achieved)
         if problems:
             continue
-        if entry["max_contention"] != achieved:
-            report.problem(f"phase {phase}: recorded max contention {entry['max_contention']}, recomputed {achieved}")
-        bound = lower_bound(xgft, src, dst)
-        if "lower_bound" in entry and entry["lower_bound"] != bound:
-            report.problem(f"phase {phase}: recorded lower bound {entry['lower_bound']}, recomputed {bound}")
-        status = entry.get("status")
-        if status not in STATUSES:
-            report.problem(f"phase {phase}: unknown status {status!r}")
-        elif status == "optimal" and achieved > bound and not entry.get("proven_by"):
-            report.problem(f"phase {phase}: status optimal but contention {achieved} exceeds the bound {bound} with no proof recorded")
+        used = np.concatenate(channels) if channels else np.zeros(0, dtype=np.int64)
+        loads = np.bincount(used, minlength=network.num_channels)
+        achieved = int(loads.max(initial=0))
+        report.max_contention = max(report.max_contention, achieved)
+        stage_max = [int(loads[stage_of_channel == k].max(initial=0)) for k in range(1, xgft.height + 1)]
+        stage_bounds = stage_lower_bounds(xgft, src, dst).tolist()
+        bound = max(stage_bounds, default=0)
+        for name, recorded, value in (("max contention", entry["max_contention"], achieved), ("lower bound", entry["lower_bound"], bound),
+                                      ("gap", entry["gap"], achieved - bound), ("stage_max", entry["stage_max"], stage_max),
+                                      ("stage_bounds", entry["stage_bounds"], stage_bounds)):
+            if recorded != value:
+                report.problem(f"phase {phase}: recorded {name} {recorded}, recomputed {value}")
+        status = _check_status(entry, doc["router"], synthesis, achieved, bound, report)
+        evaluations.append(PhaseEvaluation(phase, achieved, bound, status, -1, stage_bounds, stage_max))
+    if evaluations and len(evaluations) == len(doc["phases"]) and report.ok:
+        expected = summary_of(evaluations)
+        for key, value in expected.items():
+            if doc["summary"].get(key) != value:
+                report.problem(f"summary.{key} is {doc['summary'].get(key)!r}, recomputed {value!r}")
     return report

@@ -1,0 +1,1 @@
+"""Foundations every layer uses: errors, validated input, file output, integer maths, parallel map."""

@@ -1,0 +1,36 @@
+"""Signals as exceptions, so that an interrupted run cleans up like a failed one.
+
+SIGINT already raises KeyboardInterrupt; SIGTERM (what `kill`, batch schedulers and timeouts
+send) is turned into Interrupted. Both derive from BaseException, so no `except Exception` on
+the way swallows them, and synth.core.output's temporaries are removed as the stack unwinds.
+Worker processes ignore SIGINT (the terminal sends it to the whole process group; the parent
+alone decides) and die quietly on SIGTERM, which is how the parent's pool stops them.
+"""
+
+from __future__ import annotations
+
+import signal
+
+
+class Interrupted(BaseException):
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def _raise(signum, frame) -> None:
+    raise Interrupted(signum)
+
+
+def install_handlers() -> None:
+    signal.signal(signal.SIGTERM, _raise)
+
+
+def quiet_worker() -> None:
+    """Initializer of worker processes: no KeyboardInterrupt tracebacks, default SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

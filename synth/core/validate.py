@@ -1,0 +1,118 @@
+"""Validated input at the edges: integers that are integers, numbers that are finite, known keys.
+
+Python's own conversions are too lenient for a tool whose inputs name hardware: int() accepts
+' 8', '8_0' and non-ASCII digits such as '８', int(3.7) truncates, True is an int, and JSON and
+TOML integers are unbounded. Every function here raises SynthError naming where the value came
+from (`what`: a file and field, or an option), so a bad value is one line for the user.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Iterable, Mapping
+
+from synth.core.errors import SynthError
+
+INT64_MAX = (1 << 63) - 1
+INT64_MIN = -(1 << 63)
+
+_INTEGER = re.compile(r"-?[0-9]+")  # ASCII digits only, nothing around them
+_DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")  # no sign, nan, inf or '_'
+_SHOWN = 60  # characters of a bad value quoted in a message
+
+
+def show(value: object) -> str:
+    """A value quoted for a one-line message: repr, ASCII only, cut to a readable length."""
+    text = ascii(value) if not isinstance(value, str) else ascii(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _in_range(value: int, what: str, minimum: int | None, maximum: int | None) -> int:
+    low = INT64_MIN if minimum is None else minimum
+    high = INT64_MAX if maximum is None else maximum
+    if not low <= value <= high:
+        if high == INT64_MAX and low <= 0:
+            bounds = f"at least {low}" if low > INT64_MIN else "within 64-bit integers"
+        elif high == INT64_MAX:
+            bounds = f"at least {low}"
+        else:
+            bounds = f"between {low} and {high}"
+        raise SynthError(f"{what} must be {bounds}, got {value}")
+    return value
+
+
+def parse_int(text: str, what: str, minimum: int | None = 0, maximum: int | None = None) -> int:
+    """An integer written in ASCII digits (optional leading '-'), within [minimum, maximum] and int64."""
+    if not isinstance(text, str) or not _INTEGER.fullmatch(text):
+        raise SynthError(f"{what} must be an integer, got {show(text)}")
+    if len(text) > 20:  # beyond any int64: do not convert a megabyte of digits
+        raise SynthError(f"{what} must be within 64-bit integers, got {show(text)}")
+    return _in_range(int(text), what, minimum, maximum)
+
+
+def require_int(value: object, what: str, minimum: int | None = 0, maximum: int | None = None) -> int:
+    """A JSON or TOML value that must be an integer: not a bool, not a float (3.0 included)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SynthError(f"{what} must be an integer, got {show(value)}")
+    return _in_range(value, what, minimum, maximum)
+
+
+def parse_positive_number(text: str, what: str, maximum: float | None = None) -> float:
+    """A finite number above zero written in ASCII (1, 0.5, 1e-6); no nan, inf or sign."""
+    if not isinstance(text, str) or not _DECIMAL.fullmatch(text):
+        raise SynthError(f"{what} must be a positive number, got {show(text)}")
+    value = float(text)
+    if not (value > 0 and math.isfinite(value)):
+        raise SynthError(f"{what} must be a positive number, got {show(text)}")
+    if maximum is not None and value > maximum:
+        raise SynthError(f"{what} must be at most {maximum:g}, got {text}")
+    return value
+
+
+def require_str(value: object, what: str, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise SynthError(f"{what} must be a string, got {show(value)}")
+    if not allow_empty and not value.strip():
+        raise SynthError(f"{what} must not be empty")
+    return value
+
+
+def require_table(value: object, what: str) -> Mapping:
+    if not isinstance(value, dict):
+        raise SynthError(f"{what} must be a table/object, got {show(value)}")
+    return value
+
+
+def require_list(value: object, what: str) -> list:
+    if not isinstance(value, list):
+        raise SynthError(f"{what} must be a list, got {show(value)}")
+    return value
+
+
+def check_keys(mapping: Mapping, what: str, allowed: Iterable[str], required: Iterable[str] = ()) -> None:
+    """Unknown keys are errors reported by name (a misspelt key must not be silently ignored)."""
+    allowed = tuple(allowed)
+    for key in mapping:
+        if key not in allowed:
+            raise SynthError(f"{what}: unknown key {show(key)} (known: {', '.join(allowed)})")
+    for key in required:
+        if key not in mapping:
+            raise SynthError(f"{what}: missing {show(key)}")
+
+
+def read_text(path, what: str, max_bytes: int = 1 << 30) -> str:
+    """A UTF-8 text file given by the user, or one line saying why it cannot be read. Files above
+    `max_bytes` are refused before they are read (the callers parse them whole)."""
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise SynthError(f"{what} '{path}' has {size:,} bytes, more than the {max_bytes:,} synth reads")
+        return path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise SynthError(f"cannot read {what} '{path}': {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SynthError(f"{what} '{path}' is not UTF-8 text (byte {exc.start})") from None
