@@ -195,3 +195,14 @@ def test_tables_and_reports_are_byte_identical_between_runs(run, tmp_path):
         "report", TABLE_3_1[32], "--patterns", "opt,lin", "--routers", "dmodk,random,layered", "--quiet",
         "--out", d / "r.html", "--out", d / "r.md"])
     assert {"r.html", "r.md", "r-opt.png", "r-time.png"} <= set(first) and first == second
+
+
+@pytest.mark.parametrize("name", ["fabric.net", "guid2lid", "lfts.dump", "dlid.csv", "routes.json"])
+@pytest.mark.parametrize("content", [b"\x00\xff\xfe binary \x89PNG", b"", b"0x1 2 3\n"])
+def test_opensm_check_refuses_a_damaged_table_directory_in_one_line(run, tmp_path, name, content):
+    routes = tmp_path / "r.json"
+    assert run("route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "0", "--out", routes, "--quiet")[0] == 0
+    assert run("tables", routes, "--out", tmp_path / "t")[0] == 0
+    (tmp_path / "t" / name).write_bytes(content)
+    code, _, err = run("opensm-check", tmp_path / "t", "--engines", "none")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("synth: error:"), err

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.core.validate import read_text
+from synth.core.validate import parse_int, read_text
 from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix
-from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, read_back_tables, run_opensm
+from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, run_opensm
 from synth.render.routes_file import read_routes
+from synth.render.switch_tables import DLID_HEADER, terminal_port_guids
 from synth.tables.forwarding import LidPlan, walk_paths
 from synth.tables.from_routes import RoutedFlows, routed_flows
 from synth.topology import parse_topology
@@ -43,15 +44,30 @@ def load_table_dir(path: str | Path) -> TableDir:
     check_fabric(path / "fabric.net", network)
     flows = routed_flows(doc)
     rows = read_text(path / "dlid.csv", "DLID file").splitlines()
-    try:
-        table = np.array([[int(v) for v in row.split(",")[:3]] for row in rows[1:] if row.strip()], dtype=np.int64).reshape(-1, 3)
-    except ValueError:
-        raise SynthError(f"{path / 'dlid.csv'}: expected rows src_rank,dst_rank,dlid[,phase]") from None
+    where = f"DLID file '{path / 'dlid.csv'}'"
+    if not rows or rows[0].strip() != DLID_HEADER:
+        raise SynthError(f"{where} does not start with the header {DLID_HEADER}")
+    table = np.array([[parse_int(v.strip(), f"{where}, line {n}") for v in _dlid_cells(row, where, n)]
+                      for n, row in enumerate(rows[1:], start=2) if row.strip()], dtype=np.int64).reshape(-1, 3)
+    if not parse_lft_text(read_text(path / "lfts.dump", "forwarding table dump")):
+        raise SynthError(f"{path / 'lfts.dump'} holds no forwarding table (no 'Unicast lids ... guid' header)")
     if len(table) != len(flows.src) or (table[:, 0] != flows.src).any() or (table[:, 1] != flows.dst).any():
         raise SynthError(f"{path / 'dlid.csv'} does not list the flows of {path / 'routes.json'} in order")
-    widths = {top - base + 1 for base, top in parse_guid2lid(read_text(path / "guid2lid", "LID file"), str(path / "guid2lid")).values()}
+    lids = parse_guid2lid(read_text(path / "guid2lid", "LID file"), str(path / "guid2lid"))
+    missing = [g for g in terminal_port_guids(network).tolist() if g not in lids]
+    if missing:
+        raise SynthError(f"{path / 'guid2lid'} has no LID for terminal port GUID 0x{missing[0]:016x} "
+                         f"({len(missing)} of {network.num_terminals} terminals missing)")
+    widths = {top - base + 1 for base, top in lids.values()}
     lmc = int(np.log2(max(widths, default=1)))
     return TableDir(path, doc, network, flows, table[:, 2], lmc)
+
+
+def _dlid_cells(row: str, where: str, line: int) -> list[str]:
+    cells = row.split(",")
+    if len(cells) != 4:
+        raise SynthError(f"{where}, line {line}: expected src_rank,dst_rank,dlid,phase, got {len(cells)} columns")
+    return cells[:3]
 
 
 @dataclass

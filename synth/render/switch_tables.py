@@ -124,7 +124,10 @@ def render_json(tables: ForwardingTables) -> str:
     return _templates().get_template("tables.json.j2").render(spec=network.spec, lmc=lids.lmc, lids=lid_map, switches=switches)
 
 
+DLID_HEADER = "src_rank,dst_rank,dlid,phase"
+
+
 def render_dlid_csv(src: np.ndarray, dst: np.ndarray, dlid: np.ndarray, phase: np.ndarray) -> str:
     """The LID each flow is sent to: `src_rank,dst_rank,dlid,phase`, one row per flow."""
     rows = zip(src.tolist(), dst.tolist(), dlid.tolist(), phase.tolist())
-    return "src_rank,dst_rank,dlid,phase\n" + "".join(f"{s},{d},{lid},{p}\n" for s, d, lid, p in rows)
+    return DLID_HEADER + "\n" + "".join(f"{s},{d},{lid},{p}\n" for s, d, lid, p in rows)
