@@ -233,15 +233,24 @@ def test_monolithic_refuses_a_model_too_large(run, tmp_path):
 
 
 def test_backtracking_recovers_when_a_layer_has_no_strong_solution():
-    """With one model per WT node, some strong layer-1 solutions of these 256-leaf phases leave
-    layer 2 without a strong solution (the seed's conditions do not guarantee extendability);
-    solving layer 1 again differently recovers contention 1."""
+    """With one model per WT node, the first strong layer-1 solution of these 256-leaf OPT phases
+    leaves a layer-2 WT node without a strong solution (the seed's conditions do not guarantee
+    extendability); solving that layer-1 node again differently recovers contention 1. Without
+    backtracking (budget 0, the control) layer 2 is relaxed and the phase needs contention 2."""
+    from synth.route.layered import _Search
+
     xgft = parse_topology(TABLE_3_1[256])
     workload = parse_pattern("a2a-opt", 256, xgft.hierarchy())
-    backtracked = 0
-    for p in (1, 37, 73, 217, 255):
+    options = LayeredOptions(construction="ilp")
+    for p in (3, 7, 39, 103, 231):
         flows = workload.flows(p)
-        choice, report = route_phase(xgft, flows.src, flows.dst, LayeredOptions(construction="ilp"))
-        assert contention(xgft, flows.src, flows.dst, choice) == 1 and not report.relaxed_layers
-        backtracked += report.backtracks
-    print(f"backtracks over 5 phases: {backtracked}")
+        choice, report = route_phase(xgft, flows.src, flows.dst, options)
+        assert contention(xgft, flows.src, flows.dst, choice) == 1 and not report.relaxed_layers, p
+        assert report.backtracks >= 1, p
+    delta = xgft.nca_layer(flows.src, flows.dst)
+    unaided = np.zeros(len(flows.src), dtype=np.int64)
+    layers = [layer for layer in range(xgft.height) if xgft.w[layer] > 1]
+    search = _Search(xgft, flows.src, flows.dst, delta, layers, unaided, options, backtracks=0)
+    search.subtree(0, np.flatnonzero(delta > 0), has_parent=False)
+    assert search.report.backtracks == 0 and search.report.relaxed_layers == [2]
+    assert contention(xgft, flows.src, flows.dst, unaided) == 2
