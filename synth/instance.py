@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synth.core.errors import SynthError
-from synth.core.validate import check_keys, require_int, require_str, require_table
+from synth.core.validate import check_keys, require_int, require_str, require_table, too_many_digits
 
 MAX_MESSAGE_BYTES = 1 << 40  # 1 TiB: larger messages are not a routing question
 MAX_INSTANCE_BYTES = 1 << 20  # an instance file is a few lines
@@ -61,11 +61,14 @@ def load_instance(path: str) -> Instance:
     if len(raw) > MAX_INSTANCE_BYTES:
         raise SynthError(f"instance file '{path}' is larger than {MAX_INSTANCE_BYTES} bytes: not an instance file")
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
     except UnicodeDecodeError as exc:
         raise SynthError(f"instance file '{path}' is not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise SynthError(f"instance file '{path}' is not valid TOML: {exc}") from None
+    except ValueError:  # an integer beyond Python's digit limit
+        raise SynthError(f"instance file '{path}', {too_many_digits(text)}") from None
     where = f"instance file '{path}'"
     check_keys(data, where, _KEYS[None], required=("topology",))
     sections = {}

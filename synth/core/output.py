@@ -4,7 +4,7 @@ A command's outputs (a routes file and its loads CSV, a directory of switch tabl
 its figures) are reserved together: each target is checked and gets a temporary file beside it
 at once, so an unwritable target fails before any work is done; content goes to the temporaries;
 only when every one is complete are they renamed into place. On an error or a signal
-(synth.core.signals turns SIGTERM into an exception) the temporaries, and any directory made for
+(synth.core.interrupt turns SIGTERM into an exception) the temporaries, and any directory made for
 them, are removed: a failed run leaves nothing behind.
 """
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from typing import Iterable, Mapping
 
 from synth.core.errors import SynthError
@@ -24,7 +25,7 @@ _SHOWN = 60  # characters of a bad value quoted in a message
 
 def show(value: object) -> str:
     """A value quoted for a one-line message: repr, ASCII only, cut to a readable length."""
-    text = ascii(value) if not isinstance(value, str) else ascii(value)
+    text = ascii(value)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
@@ -68,6 +69,19 @@ def parse_positive_number(text: str, what: str, maximum: float | None = None) ->
     if maximum is not None and value > maximum:
         raise SynthError(f"{what} must be at most {maximum:g}, got {text}")
     return value
+
+
+def too_many_digits(text: str) -> str:
+    """Why a JSON or TOML parser refused an integer literal with more digits than Python converts
+    (sys.get_int_max_str_digits(), which keeps conversions from taking quadratic time): the line,
+    and the key of a `key = value` line. Every such number is out of synth's ranges anyway."""
+    limit = sys.get_int_max_str_digits()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if re.search(r"[0-9_]{%d,}" % (limit + 1), line):
+            key = re.match(r"\s*([^=\s]+)\s*=", line)
+            named = f"the value of {show(key.group(1).strip(chr(34) + chr(39)))}" if key else "an integer"
+            return f"line {number}: {named} has more than {limit} digits"
+    return f"an integer has more than {limit} digits"
 
 
 def require_str(value: object, what: str, allow_empty: bool = False) -> str:

@@ -48,10 +48,11 @@ def load_table_dir(path: str | Path) -> TableDir:
     if not rows or rows[0].strip() != DLID_HEADER:
         raise SynthError(f"{where} does not start with the header {DLID_HEADER}")
     table = np.array([[parse_int(v.strip(), f"{where}, line {n}") for v in _dlid_cells(row, where, n)]
-                      for n, row in enumerate(rows[1:], start=2) if row.strip()], dtype=np.int64).reshape(-1, 3)
+                      for n, row in enumerate(rows[1:], start=2) if row.strip()], dtype=np.int64).reshape(-1, 4)
     if not parse_lft_text(read_text(path / "lfts.dump", "forwarding table dump")):
         raise SynthError(f"{path / 'lfts.dump'} holds no forwarding table (no 'Unicast lids ... guid' header)")
-    if len(table) != len(flows.src) or (table[:, 0] != flows.src).any() or (table[:, 1] != flows.dst).any():
+    if len(table) != len(flows.src) or any((table[:, k] != column).any() for k, column in
+                                           enumerate((flows.src, flows.dst, None, flows.phase)) if column is not None):
         raise SynthError(f"{path / 'dlid.csv'} does not list the flows of {path / 'routes.json'} in order")
     lids = parse_guid2lid(read_text(path / "guid2lid", "LID file"), str(path / "guid2lid"))
     missing = [g for g in terminal_port_guids(network).tolist() if g not in lids]
@@ -67,7 +68,7 @@ def _dlid_cells(row: str, where: str, line: int) -> list[str]:
     cells = row.split(",")
     if len(cells) != 4:
         raise SynthError(f"{where}, line {line}: expected src_rank,dst_rank,dlid,phase, got {len(cells)} columns")
-    return cells[:3]
+    return cells
 
 
 @dataclass

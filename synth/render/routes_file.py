@@ -21,7 +21,7 @@ import os
 from typing import IO
 
 from synth.core.errors import SynthError
-from synth.core.validate import INT64_MAX, check_keys, require_int, require_list, require_str, require_table, show
+from synth.core.validate import INT64_MAX, check_keys, require_int, require_list, require_str, require_table, show, too_many_digits
 
 FORMAT = "synth-routes/1"
 
@@ -70,6 +70,9 @@ _SOLVER = _SOLVER_COUNTS + ("relaxed_layers", "proven_by", "whole_run")
 SUMMARY_COUNTS = ("phases", "max_contention", "worst_phase", "max_lower_bound", "phases_at_bound", "phases_above_bound",
                   "max_gap", "sum_max_contention", "sum_lower_bound")
 _SUMMARY = SUMMARY_COUNTS + ("statuses",)
+SYNTHESIZING = ("layered", "monolithic")  # routers whose files carry `synthesis` and a `solver` report per phase
+_SYNTHESIS_STR = ("constraints", "construction", "solver", "consistency")
+_SYNTHESIS = _SYNTHESIS_STR + ("balance", "time_limit", "threads")
 
 
 class _Malformed(Exception):
@@ -99,13 +102,16 @@ def read_routes(path: str) -> dict:
             raise SynthError(f"{where} has {size:,} bytes, more than the {MAX_FILE_BYTES:,} synth reads whole; "
                              "route fewer phases per file (--phase)")
         with open(path, "rb") as handle:
-            doc = json.loads(handle.read().decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+            text = handle.read().decode("utf-8")
+        doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
     except OSError as exc:
         raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise SynthError(f"{where} is not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise SynthError(f"{where} is not JSON: {exc}") from None
+    except ValueError:  # an integer beyond Python's digit limit (JSONDecodeError is caught above)
+        raise SynthError(f"{where} is not a routes file: {too_many_digits(text)}") from None
     except (_Malformed, RecursionError) as exc:
         raise SynthError(f"{where} is not a routes file: {exc if isinstance(exc, _Malformed) else 'nested too deeply'}") from None
     _check_shape(doc, where)
@@ -129,10 +135,15 @@ def _check_shape(doc, where: str) -> None:
         require_int(traffic[key], f"{where}: traffic.{key}")
     require_str(doc["router"], f"{where}: router")
     require_int(doc["seed"], f"{where}: seed")
-    if "synthesis" in doc:
-        require_table(doc["synthesis"], f"{where}: synthesis")
+    # A synthesizing run records its options, and then a solver report per phase; whether the
+    # router is one that synthesizes (or one synth knows) is synth.verify.routes's question.
+    if doc["router"] in SYNTHESIZING and "synthesis" not in doc:
+        raise SynthError(f"{where}: router {show(doc['router'])} without its synthesis options")
+    synthesizing = "synthesis" in doc
+    if synthesizing:
+        _check_synthesis(doc["synthesis"], f"{where}: synthesis")
     for i, record in enumerate(require_list(doc["phases"], f"{where}: phases")):
-        _check_phase(record, f"{where}: phases[{i}]")
+        _check_phase(record, f"{where}: phases[{i}]", synthesizing)
     summary = require_table(doc["summary"], f"{where}: summary")
     check_keys(summary, f"{where}: summary", _SUMMARY, _SUMMARY)
     for key in SUMMARY_COUNTS:
@@ -141,9 +152,25 @@ def _check_shape(doc, where: str) -> None:
         require_int(count, f"{where}: summary.statuses.{status}")
 
 
-def _check_phase(record, where: str) -> None:
+def _check_synthesis(synthesis, where: str) -> None:
+    """Types only; whether the values are options synth has is synth.verify.routes's question."""
+    require_table(synthesis, where)
+    check_keys(synthesis, where, _SYNTHESIS, _SYNTHESIS)
+    for key in _SYNTHESIS_STR:
+        require_str(synthesis[key], f"{where}.{key}")
+    if type(synthesis["balance"]) is not bool:
+        raise SynthError(f"{where}.balance must be true or false, got {show(synthesis['balance'])}")
+    require_int(synthesis["threads"], f"{where}.threads", None)
+    limit = synthesis["time_limit"]
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))):
+        raise SynthError(f"{where}.time_limit must be a number of seconds or null, got {show(limit)}")
+
+
+def _check_phase(record, where: str, synthesizing: bool) -> None:
     require_table(record, where)
-    check_keys(record, where, _PHASE, _PHASE_REQUIRED)
+    check_keys(record, where, _PHASE, _PHASE_REQUIRED + (("solver",) if synthesizing else ()))
+    if "solver" in record and not synthesizing:
+        raise SynthError(f"{where}: a solver report in a file without synthesis options")
     require_int(record["phase"], f"{where}.phase")
     for key in ("max_contention", "lower_bound"):
         require_int(record[key], f"{where}.{key}")

@@ -19,6 +19,7 @@ from synth.cost.alphabeta import beta_of, phase_times
 from synth.cost.bounds import stage_lower_bounds_batch
 from synth.cost.fattree import bmin_table, ideal_exchange_time
 from synth.core.errors import SynthError
+from synth.core.validate import show
 from synth.opensm.engines import EngineTables, engine_tables, given_tables
 from synth.route.layered import LayeredOptions
 from synth.topology.network import Network
@@ -104,23 +105,31 @@ def parse_patterns(text: str, num_ranks: int) -> list[str]:
     if text == "all":
         return [p for p in PATTERNS if p != "a2a-xor" or num_ranks & (num_ranks - 1) == 0]
     chosen = []
-    for name in (n.strip().lower() for n in text.split(",") if n.strip()):
+    for name in (n.lower() for n in _items(text, "--patterns")):
         key = name if name.startswith("a2a-") else f"a2a-{name}"
         if key not in PATTERNS:
             raise SynthError(f"unknown exchange '{name}' for a report (known: {', '.join(v.lower() for v in PATTERNS.values())})")
+        if key in chosen:
+            raise SynthError(f"--patterns names '{name}' twice")
         chosen.append(key)
-    if not chosen:
-        raise SynthError("--patterns selects no exchange")
     return chosen
 
 
+def _items(text: str, option: str) -> list[str]:
+    """A comma-separated list with no empty item (`lin,,opt` is a typo, not two names)."""
+    items = [n.strip() for n in text.split(",")]
+    if not all(items):
+        raise SynthError(f"{option} {show(text)} has an empty item")
+    return items
+
+
 def parse_routers(text: str) -> list[str]:
-    chosen = [n.strip() for n in text.split(",") if n.strip()]
+    chosen = _items(text, "--routers")
     unknown = [n for n in chosen if n not in ROUTERS]
     if unknown:
         raise SynthError(f"unknown router '{unknown[0]}' for a report (known: {', '.join(ROUTERS)})")
-    if not chosen:
-        raise SynthError("--routers selects no router")
+    if len(set(chosen)) != len(chosen):
+        raise SynthError(f"--routers {show(text)} names a router twice")
     return chosen
 
 

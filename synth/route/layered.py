@@ -458,9 +458,9 @@ class _Search:
             outcome = OK if met else RELAXED
             for link in range(self.xgft.w[layer]):
                 child = order[links == link]
+                # A child asks for a retry only while budget is left (it solved without fallback), so
+                # the parent always has an attempt to give it.
                 result = self.subtree(position + 1, child, True) if child.size else OK
-                if result == RETRY and report.backtracks >= self.budget:
-                    result = self.subtree(position + 1, child, True)  # no budget left: the child relaxes
                 if result == RETRY:
                     break
                 if result == RELAXED:

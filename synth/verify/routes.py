@@ -28,6 +28,7 @@ from synth.core.errors import SynthError
 from synth.cost.bounds import stage_lower_bounds
 from synth.cost.evaluate import PhaseEvaluation, status_of
 from synth.render.console import summary as summary_of
+from synth.render.routes_file import SYNTHESIZING
 from synth.route.layered import LayeredOptions
 from synth.solve import SOLVERS
 from synth.topology import parse_topology
@@ -35,7 +36,6 @@ from synth.traffic.patterns import parse_pattern
 from synth.workflow import ROUTERS
 
 MAX_LISTED_PROBLEMS = 20
-SYNTHESIZING = ("layered", "monolithic")  # routers whose files carry `synthesis` options
 PROVING = ("monolithic",)  # routers that record a solver's optimality proof per phase
 
 
@@ -134,13 +134,11 @@ def _check_header(doc: dict, network, report: CheckReport, hierarchy):
 
 
 def _check_synthesis(doc: dict, report: CheckReport) -> None:
-    router = doc["router"]
-    if router not in SYNTHESIZING:
-        if "synthesis" in doc:
-            report.problem(f"synthesis options recorded for router '{router}', which synthesizes nothing")
-        return
+    """The reader made sure the synthesizing routers record `synthesis`, with its types."""
     if "synthesis" not in doc:
-        report.problem(f"router '{router}' without its synthesis options")
+        return
+    if doc["router"] not in SYNTHESIZING:
+        report.problem(f"synthesis options recorded for router '{doc['router']}', which synthesizes nothing")
         return
     recorded = doc["synthesis"]
     try:
