@@ -21,7 +21,7 @@ from synth.core.validate import parse_int, parse_positive_number, read_text
 from synth.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console
 from synth.render.routes_file import MAX_FILE_BYTES, RoutesWriter, read_routes
-from synth.topology import parse_topology
+from synth.topology import parse_topology, require_xgft
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern
 from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.render.loads_csv import write_loads_csv
@@ -50,10 +50,12 @@ def _positive(option: str, maximum: float | None = None):
     return lambda text: parse_positive_number(text, option, maximum)
 
 
-def _load(args) -> tuple[Instance, object, object]:
+def _load(args, any_family: bool = False) -> tuple[Instance, object, object]:
     instance = resolve(args.spec)
-    xgft = parse_topology(instance.spec)
-    return instance, xgft, xgft.network()
+    topology = parse_topology(instance.spec)
+    if not any_family:
+        require_xgft(topology, args.command)
+    return instance, topology, topology.network()
 
 
 def _workload(args, instance: Instance, xgft, network, kept: bool):
@@ -83,7 +85,7 @@ def _print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool)
 def cmd_topology(args) -> int:
     if args.out is not None and args.format != "json":
         raise SynthError("--out writes the JSON form of the network: add --format json")
-    _, xgft, network = _load(args)
+    _, xgft, network = _load(args, any_family=True)
     if args.format != "json":
         print(console.topology_summary(xgft, network))
         return 0

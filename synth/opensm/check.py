@@ -17,7 +17,7 @@ from synth.render.routes_file import read_routes
 from synth.render.switch_tables import DLID_HEADER, terminal_port_guids
 from synth.tables.forwarding import LidPlan, walk_paths
 from synth.tables.from_routes import RoutedFlows, routed_flows
-from synth.topology import parse_topology
+from synth.topology import parse_topology, require_xgft
 from synth.topology.network import Network
 
 REQUIRED = ("fabric.net", "guid2lid", "lfts.dump", "dlid.csv", "routes.json")
@@ -40,7 +40,7 @@ def load_table_dir(path: str | Path) -> TableDir:
     if missing:
         raise SynthError(f"{path}: missing {', '.join(missing)} (write the directory with `synth tables ROUTES --out {path}`)")
     doc = read_routes(str(path / "routes.json"))
-    network = parse_topology(doc["topology"]["spec"]).network()
+    network = require_xgft(parse_topology(doc["topology"]["spec"]), "opensm-check").network()
     check_fabric(path / "fabric.net", network)
     flows = routed_flows(doc)
     rows = read_text(path / "dlid.csv", "DLID file").splitlines()

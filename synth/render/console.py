@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
+import numpy as np
+
 from synth.cost.evaluate import PhaseEvaluation
 from synth.cost.fattree import bmin_table, top_halving_savings
 from synth.topology.network import Network
@@ -30,7 +32,26 @@ def percent(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def topology_summary(xgft: Xgft, network: Network) -> str:
+def topology_summary(topology, network: Network) -> str:
+    """Counts per channel class and the family's facts; XGFTs get their layer table."""
+    if isinstance(topology, Xgft):
+        return _xgft_summary(topology, network)
+    classes = np.bincount(network.channel_class, minlength=len(network.class_names))
+    rows = [[name, int(count), _bandwidths(network.channel_bandwidth[network.channel_class == k])]
+            for k, (name, count) in enumerate(zip(network.class_names, classes.tolist()))]
+    lines = [f"{topology.label()}  spec {topology.spec}",
+             f"terminals {network.num_terminals}, routers {network.num_switches}, {network.num_channels} directed channels",
+             "", table(["channel class", "directed channels", "bandwidth"], rows, "lrr"), "",
+             table(["fact", "value"], topology.facts(), "ll")]
+    return "\n".join(lines)
+
+
+def _bandwidths(values: np.ndarray) -> str:
+    distinct = np.unique(values)
+    return "-" if not len(distinct) else "/".join(f"{v:g}" for v in distinct.tolist())
+
+
+def _xgft_summary(xgft: Xgft, network: Network) -> str:
     h = xgft.height
     lines = [
         f"{xgft.label()}  spec {xgft.spec}",

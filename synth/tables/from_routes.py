@@ -8,7 +8,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.tables.forwarding import ForwardingTables, build_tables, route_hops
-from synth.topology import parse_topology
+from synth.topology import parse_topology, require_xgft
 
 
 @dataclass
@@ -35,7 +35,7 @@ def routed_flows(doc: dict) -> RoutedFlows:
 
 
 def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTables, RoutedFlows]:
-    xgft = parse_topology(doc["topology"]["spec"])
+    xgft = require_xgft(parse_topology(doc["topology"]["spec"]), "tables")
     if xgft.w[0] != 1:
         raise SynthError(f"{xgft.spec}: terminals with {xgft.w[0]} ports (W_1 > 1) cannot be rendered as "
                          "one-port InfiniBand CAs; tables need W_1 = 1")

@@ -1,22 +1,36 @@
-"""Network families and the spec strings that name them."""
+"""Network families and the spec strings that name them.
+
+Each family is one module of this package that registers itself in
+synth.topology.family.FAMILIES; importing the package imports every module in it (in name order),
+so adding a family is adding its file, and the registry is complete wherever a spec is parsed.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from synth.core.errors import SynthError
+from synth.topology.family import FAMILIES, Family, Topology
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft, parse_xgft
 
-FAMILIES = {"xgft": parse_xgft}
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    importlib.import_module(f"{__name__}.{_module}")
 
 
-def parse_topology(spec: str) -> Xgft:
-    """Turn a spec string such as `xgft:3:8,4,2:1,8,2` into a family object."""
-    family, _, rest = spec.strip().partition(":")
-    parser = FAMILIES.get(family.lower())
-    if parser is None:
-        known = ", ".join(sorted(FAMILIES))
-        raise SynthError(f"unknown network family '{family}' in spec '{spec}' (known: {known})")
-    return parser(rest)
+def parse_topology(spec: str) -> Topology:
+    """Turn a spec string such as `xgft:3:8,4,2:1,8,2` or `dragonfly:4,8,4` into a Topology."""
+    name, _, rest = spec.strip().partition(":")
+    return FAMILIES.get(name.lower(), f"spec '{spec}'").parse(rest)
 
 
-__all__ = ["FAMILIES", "Network", "Xgft", "parse_topology"]
+def require_xgft(topology: Topology, what: str) -> Xgft:
+    """Until routing, bounds and checks are family-independent (issue 10), only XGFTs get past here."""
+    if not isinstance(topology, Xgft):
+        raise SynthError(f"synth {what} works on xgft networks so far, not on {topology.family} ({topology.spec}); "
+                         f"`synth topology` builds every family")
+    return topology
+
+
+__all__ = ["FAMILIES", "Family", "Network", "Topology", "Xgft", "parse_topology", "parse_xgft", "require_xgft"]

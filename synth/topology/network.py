@@ -1,9 +1,12 @@
 """The family-independent network model: nodes and directed channels as numpy arrays.
 
 Terminals are nodes 0..N-1, so a flow names its endpoints by rank; switches follow. Every
-directed channel carries (src node, src port, dst node, dst port), ports numbered per node
-from 1 as in InfiniBand. A family module (xgft, ...) builds a Network and keeps its own
-addressing; everything downstream (loads, checks, tables) only needs these arrays.
+directed channel carries (src node, src port, dst node, dst port, bandwidth), ports numbered per
+node from 1 as in InfiniBand. Two channels may join the same two nodes (dragonfly global
+bundles, HyperX trunks), so a path names channels, never node pairs. Every channel has a class
+(XGFT: its stage; direct networks: terminal, local, global, dimension k, ...) for per-class
+maxima. A family module builds a Network and keeps its own addressing; everything downstream
+(loads, checks, tables) only needs these arrays.
 """
 
 from __future__ import annotations
@@ -24,8 +27,19 @@ class Network:
     channel_src_port: np.ndarray
     channel_dst: np.ndarray
     channel_dst_port: np.ndarray
+    channel_bandwidth: np.ndarray | None = None  # (num_channels,) relative to 1; None: all 1
+    channel_class: np.ndarray | None = None  # (num_channels,) index into class_names; None: the stage
+    class_names: tuple[str, ...] = ()
     _channel_keys: np.ndarray | None = field(default=None, repr=False)
     _channel_order: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.channel_bandwidth is None:
+            self.channel_bandwidth = np.ones(self.num_channels)
+        if self.channel_class is None:  # tree-like networks: the stage of every channel
+            stage = self.channel_stage()
+            self.channel_class = stage - 1
+            self.class_names = tuple(f"stage {k}" for k in range(1, int(stage.max(initial=0)) + 1))
 
     @property
     def num_nodes(self) -> int:
@@ -95,6 +109,9 @@ class Network:
             {"id": i, "src": s, "src_port": sp, "dst": d, "dst_port": dp}
             for i, (s, sp, d, dp) in enumerate(columns)
         ]
+        for channel, bandwidth in zip(np.flatnonzero(self.channel_bandwidth != 1).tolist(),
+                                      self.channel_bandwidth[self.channel_bandwidth != 1].tolist()):
+            channels[channel]["bandwidth"] = bandwidth  # only where it is not 1, the default
         return {
             "format": "synth-topology/1",
             "spec": self.spec,

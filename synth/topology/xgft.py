@@ -31,20 +31,16 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, show
 from synth.core.intmath import div, mod, mul
+from synth.topology.family import Family, Topology, register_family
 from synth.topology.network import Network
 
-# Size guards, checked from the parameters before anything is allocated. The network's arrays
-# take about 100 bytes per channel and node names are made per node: 2^22 nodes and 2^25 channels
-# (3.4 GB of arrays) are what a 24 GiB machine routes with room for the per-flow work.
-MAX_TERMINALS = 1 << 20
-MAX_NODES = 1 << 22
-MAX_CHANNELS = 1 << 25
 MAX_HEIGHT = 16
 MAX_RADIX = 1 << 16  # M or W of one layer
 
 
 @dataclass(frozen=True)
-class Xgft:
+class Xgft(Topology):
+    family = "xgft"
     m: tuple[int, ...]  # M_1..M_H: children of a layer-l node
     w: tuple[int, ...]  # W_1..W_H: parents of a layer-(l-1) node
 
@@ -57,11 +53,7 @@ class Xgft:
             for i, v in enumerate(values, start=1):
                 if int(v) != v or v < 1:
                     raise SynthError(f"XGFT {name}_{i} must be a positive integer, got {v}")
-        for what, size, limit in (("leaves", self.num_leaves, MAX_TERMINALS), ("nodes", self.num_nodes, MAX_NODES),
-                                  ("channels", self.num_channels, MAX_CHANNELS)):
-            if size > limit:
-                raise SynthError(f"{self.spec} has {size:,} {what}, more than the {limit:,} synth builds on one machine "
-                                 f"(its arrays would not fit in memory next to the per-flow work)")
+        self.check_size(self.num_nodes, self.num_channels, terminals="leaves")
 
     # ----- parameters and counts -------------------------------------------------------------
     @property
@@ -81,6 +73,10 @@ class Xgft:
     @property
     def num_leaves(self) -> int:
         return prod(self.m)
+
+    @property
+    def num_terminals(self) -> int:
+        return self.num_leaves
 
     @property
     def spec(self) -> str:
@@ -131,6 +127,11 @@ class Xgft:
     def hierarchy(self) -> tuple[int, ...]:
         """Subnetwork sizes H_1..H_L for hierarchical exchanges (ch.4: H_l = M_l)."""
         return self.m
+
+    def facts(self) -> list[tuple[str, str]]:
+        return [("height", str(self.height)), ("leaves", str(self.num_leaves)),
+                ("switches", str(self.num_nodes - self.num_leaves)), ("links", str(self.num_channels // 2)),
+                ("minimal paths between leaves in different top subtrees", str(self.wt_span[-1]))]
 
     # ----- addressing -------------------------------------------------------------------------
     def node_id(self, layer: int, mt, wt):
@@ -237,7 +238,7 @@ class Xgft:
         return [u[: d + 1] + dn[d - 1 :: -1] if d else [u[0]] for u, dn, d in zip(up_rows, down_rows, deltas)]
 
     # ----- the network arrays -----------------------------------------------------------------
-    def network(self) -> Network:
+    def build_network(self) -> Network:
         src_parts, src_port_parts, dst_parts, dst_port_parts = [], [], [], []
         for k in range(1, self.height + 1):
             link = np.arange(self.link_count(k), dtype=np.int64)
@@ -277,3 +278,6 @@ def parse_xgft(text: str) -> Xgft:
     if len(m) != height or len(w) != height:
         raise SynthError(f"XGFT of height {height} needs {height} M and {height} W values, got {len(m)} and {len(w)}")
     return Xgft(m, w)
+
+
+register_family(Family("xgft", "xgft:H:M_1,...,M_H:W_1,...,W_H", "extended generalized fat tree (003 ch.2-3)", parse_xgft))

@@ -31,7 +31,7 @@ from synth.render.console import summary as summary_of
 from synth.render.routes_file import SYNTHESIZING
 from synth.route.layered import LayeredOptions
 from synth.solve import SOLVERS
-from synth.topology import parse_topology
+from synth.topology import parse_topology, require_xgft
 from synth.traffic.patterns import parse_pattern
 from synth.workflow import ROUTERS
 
@@ -178,7 +178,7 @@ def _check_status(entry: dict, router: str, synthesis: dict, achieved: int, boun
 
 def check_routes(doc: dict) -> CheckReport:
     report = CheckReport()
-    xgft = parse_topology(doc["topology"]["spec"])
+    xgft = require_xgft(parse_topology(doc["topology"]["spec"]), "check")
     network = xgft.network()
     stage_of_channel = network.channel_stage()
     workload = _check_header(doc, network, report, xgft.hierarchy())
