@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from synth.cost.bounds import stage_lower_bounds_batch
+from synth.cost.bounds import bound_names, cut_bounds_batch
 from synth.cost.evaluate import PhaseEvaluation
 from synth.cost.fattree import ideal_exchange_time
 from synth.core.errors import SynthError
@@ -21,7 +21,7 @@ from synth.core.validate import parse_int, parse_positive_number, read_text
 from synth.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console
 from synth.render.routes_file import MAX_FILE_BYTES, RoutesWriter, read_routes
-from synth.topology import parse_topology, require_xgft
+from synth.topology import Xgft, parse_topology, require_xgft
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern
 from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.render.loads_csv import write_loads_csv
@@ -100,13 +100,16 @@ def cmd_topology(args) -> int:
 
 
 def cmd_route(args) -> int:
-    instance, xgft, network = _load(args)
+    instance, xgft, network = _load(args, any_family=True)
+    if network.family != "xgft" and (args.out is not None or args.loads is not None):
+        raise SynthError(f"--out and --loads write xgft routes so far; for {network.family} networks synth route "
+                         "prints contention and bounds (routes files with channel paths come with synth-routes/2)")
     workload, selection, phases = _workload(args, instance, xgft, network, kept=args.out is not None)
     router = args.router if args.router is not None else instance.route.get("router")
     if not router:
         raise SynthError("no router given: use --router NAME (or a [route] router in the instance file)")
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
-    route = router_function(router, _layered_options(args))
+    route = router_function(router, _layered_options(args), xgft)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
     with OutputSet() as outputs:  # both targets checked (and reserved) before any routing
         routes_out = outputs.reserve(args.out) if args.out is not None else None
@@ -137,7 +140,7 @@ def cmd_route(args) -> int:
     print()
     _print_phases(evaluations, network, args.table)
     print()
-    print(console.stage_lines(evaluations, network))
+    print(console.stage_lines(evaluations, network, bound_names(xgft)))
     for out in (args.out, args.loads):
         if out is not None:
             print(f"wrote {out}")
@@ -188,7 +191,7 @@ def _phase_record(xgft, phase) -> dict:
 
 
 def cmd_bounds(args) -> int:
-    instance, xgft, network = _load(args)
+    instance, xgft, network = _load(args, any_family=True)
     workload, _, phases = _workload(args, instance, xgft, network, kept=False)
     check_flow_limit(workload, phases, router_function("dmodk"), False, args.max_flows)
     print(f"topology  {xgft.label()}: {network.num_terminals} terminals")
@@ -199,7 +202,7 @@ def cmd_bounds(args) -> int:
     for start in range(0, len(phases), per_batch):
         batch = phases[start : start + per_batch]
         idx, src, dst, _ = workload.batch(batch)
-        stage_bounds.append(stage_lower_bounds_batch(xgft, idx, src, dst, len(batch)))
+        stage_bounds.append(cut_bounds_batch(xgft, idx, src, dst, len(batch)))
     bounds = np.concatenate(stage_bounds)
     evaluations = [
         PhaseEvaluation(int(p), int(b.max(initial=0)), int(b.max(initial=0)), "optimal", -1, b.tolist(), [])
@@ -207,14 +210,15 @@ def cmd_bounds(args) -> int:
     ]
     if args.table or len(phases) <= console.TABLE_PHASES:
         rows = [[e.phase, e.lower_bound] + e.stage_bounds for e in evaluations]
-        print(console.table(["phase", "lower bound"] + [f"stage {k}" for k in range(1, xgft.height + 1)], rows))
+        print(console.table(["phase", "lower bound"] + list(bound_names(xgft)), rows))
     else:
         counts = np.bincount(bounds.max(axis=1))
         rows = [[value, int(n)] for value, n in enumerate(counts) if n]
         print(console.table(["lower bound", "phases"], rows))
-    print("lower bound per stage, max over the phases: " + ", ".join(
-        f"stage {k}: {int(v)}" for k, v in enumerate(bounds.max(axis=0), start=1)))
-    if workload.is_all_to_all:
+    what = "per stage" if isinstance(xgft, Xgft) else "per cut"
+    print(f"lower bound {what}, max over the phases: " + ", ".join(
+        f"{name}: {int(v)}" for name, v in zip(bound_names(xgft), bounds.max(axis=0))))
+    if workload.is_all_to_all and isinstance(xgft, Xgft):
         print()
         print("all-to-all bandwidth per layer (003, eq. 2.1): messages per phase a layer-l subtree's up links must carry")
         print(console.bmin_lines(xgft))

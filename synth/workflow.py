@@ -21,7 +21,9 @@ from synth.route.consistent import ConsistentRouter
 from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
 from synth.route.monolithic import MonolithicRouter
 from synth.route.monolithic_consistent import ConsistentMonolithicRouter
+from synth.route.minimal import minimal, minimal_random
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
+from synth.route.paths import Paths
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
 from synth.traffic.flows import Flows
@@ -34,7 +36,7 @@ FLOWS_PER_BATCH = 1 << 16
 @dataclass
 class RoutedPhase:
     flows: Flows | None  # None when the run keeps evaluations only
-    choice: np.ndarray | None  # per flow: WT index at the NCA layer (synth.topology.xgft)
+    choice: np.ndarray | Paths | None  # channel paths, or per flow the XGFT WT index at the NCA layer
     evaluation: PhaseEvaluation
     report: PhaseReport | None = None  # how a synthesizing router got there
 
@@ -61,11 +63,19 @@ def check_flow_limit(workload: Workload, phases: np.ndarray, router: Callable, k
 
 
 ROUTERS = tuple(OBLIVIOUS_ROUTERS) + ("layered", "monolithic")
+DIRECT_ROUTERS = {"minimal": minimal, "minimal-random": minimal_random}  # any network that is not an XGFT
 
 
-def router_function(name: str, layered: LayeredOptions | None = None) -> Callable:
-    """The router called as router(xgft, src, dst, phase=, occurrence=, seed=). It returns the
-    path choices, or (choices, {phase: PhaseReport}) when it has more to say."""
+def router_function(name: str, layered: LayeredOptions | None = None, topology=None) -> Callable:
+    """The router called as router(topology, src, dst, phase=, occurrence=, seed=). It returns the
+    routes (XGFT WT indices, or Paths), or (routes, {phase: PhaseReport}) when it has more to say."""
+    if topology is not None and not isinstance(topology, Xgft):
+        if layered is not None and layered.consistency == "destination":
+            raise SynthError(f"--consistency destination is implemented for xgft networks so far, not {topology.family}")
+        if name not in DIRECT_ROUTERS:
+            raise SynthError(f"unknown router '{name}' for a {topology.family} network "
+                             f"(known: {', '.join(DIRECT_ROUTERS)})")
+        return DIRECT_ROUTERS[name]
     if name == "layered":
         options = layered or LayeredOptions()
         return ConsistentRouter(options) if options.consistency == "destination" else LayeredRouter(options)
@@ -138,7 +148,7 @@ class Progress:
 
 
 def route_phases(
-    xgft: Xgft,
+    xgft,
     network: Network,
     workload: Workload,
     phases: np.ndarray,
@@ -176,7 +186,8 @@ def route_phases(
             bounds = np.searchsorted(idx, np.arange(len(evaluations) + 1))
             for i, evaluation in enumerate(evaluations):
                 part = slice(bounds[i], bounds[i + 1])
-                yield RoutedPhase(Flows(src[part], dst[part], size[part]), choice[part], evaluation, reports.get(evaluation.phase))
+                routes = choice.take(bounds[i], bounds[i + 1]) if isinstance(choice, Paths) else choice[part]
+                yield RoutedPhase(Flows(src[part], dst[part], size[part]), routes, evaluation, reports.get(evaluation.phase))
 
 
 def _phases_per_batch(workload: Workload, router: Callable) -> int:
@@ -187,7 +198,7 @@ def _phases_per_batch(workload: Workload, router: Callable) -> int:
     return max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
 
 
-def _routed_batches(xgft: Xgft, workload: Workload, phases: np.ndarray, router: Callable, seed: int, ranks):
+def _routed_batches(xgft, workload: Workload, phases: np.ndarray, router: Callable, seed: int, ranks):
     """(batch, phase index, src, dst, bytes, choice, reports) for consecutive batches of the phases."""
     per_batch = _phases_per_batch(workload, router)
     for start in range(0, len(phases), per_batch):
@@ -220,7 +231,7 @@ class ExchangeLoads:
 
 
 def exchange_loads(
-    xgft: Xgft,
+    xgft,
     workload: Workload,
     phases: np.ndarray,
     router: Callable | str,
@@ -236,7 +247,7 @@ def exchange_loads(
 
     def load_task(task_phases: np.ndarray):
         # A task runs many batches and returns per-channel totals: little crosses processes.
-        channels = xgft.num_channels
+        channels = xgft.network().num_channels
         peaks, total, peak = [], np.zeros(channels, dtype=np.int64), np.zeros(channels, dtype=np.int64)
         total_bytes = np.zeros(channels, dtype=np.int64) if with_bytes else None
         for batch, idx, src, dst, size, choice, _ in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
@@ -245,14 +256,12 @@ def exchange_loads(
             total += counts.sum(axis=0)
             np.maximum(peak, counts.max(axis=0), out=peak)
             if with_bytes:
-                keys = xgft.channel_keys(src, dst, choice, missing=channels)
-                weights = np.broadcast_to(size, keys.shape).ravel()
-                total_bytes += np.bincount(keys.ravel(), weights=weights, minlength=channels + 1)[:channels].astype(np.int64)
+                total_bytes += _channel_bytes(xgft, src, dst, size, choice, channels)
         return np.concatenate(peaks), total, peak, total_bytes
 
-    peaks = []
-    total, peak = np.zeros(xgft.num_channels, dtype=np.int64), np.zeros(xgft.num_channels, dtype=np.int64)
-    total_bytes = np.zeros(xgft.num_channels, dtype=np.int64) if with_bytes else None
+    peaks, channels = [], xgft.network().num_channels
+    total, peak = np.zeros(channels, dtype=np.int64), np.zeros(channels, dtype=np.int64)
+    total_bytes = np.zeros(channels, dtype=np.int64) if with_bytes else None
     for task_peaks, task_total, task_peak, task_bytes in map_in_processes(load_task, _tasks(phases, per_batch, False, workers), workers):
         peaks.append(task_peaks)
         total += task_total
@@ -260,6 +269,15 @@ def exchange_loads(
         if with_bytes:
             total_bytes += task_bytes
     return ExchangeLoads(np.asarray(phases), np.concatenate(peaks), total, peak, total_bytes)
+
+
+def _channel_bytes(topology, src, dst, size, routes, channels: int) -> np.ndarray:
+    if isinstance(routes, Paths):
+        weights = np.repeat(np.asarray(size, dtype=np.float64), routes.lengths())
+        return np.bincount(routes.channels, weights=weights, minlength=channels).astype(np.int64)
+    keys = topology.channel_keys(src, dst, routes, missing=channels)
+    weights = np.broadcast_to(size, keys.shape).ravel()
+    return np.bincount(keys.ravel(), weights=weights, minlength=channels + 1)[:channels].astype(np.int64)
 
 
 def scattered_ranks(n: int) -> np.ndarray:

@@ -42,3 +42,30 @@ def stage_lower_bounds(xgft: Xgft, src: np.ndarray, dst: np.ndarray) -> np.ndarr
 
 def lower_bound(xgft: Xgft, src: np.ndarray, dst: np.ndarray) -> int:
     return int(stage_lower_bounds(xgft, src, dst).max(initial=0))
+
+
+def terminal_bounds_batch(phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray, num_terminals: int,
+                          num_phases: int) -> np.ndarray:
+    """Injection/ejection bound of any network, per phase: the most messages one terminal sends or
+    receives (each crosses that terminal's one link), shape (num_phases, 1). A message to itself
+    uses no link."""
+    moving = np.asarray(src) != np.asarray(dst)
+    idx = np.asarray(phase_index, dtype=np.int64)[moving]
+    out = np.zeros(num_phases, dtype=np.int64)
+    for ends in (np.asarray(src)[moving], np.asarray(dst)[moving]):
+        counts = np.bincount(idx * num_terminals + ends, minlength=num_phases * num_terminals)
+        out = np.maximum(out, counts.reshape(num_phases, num_terminals).max(axis=1, initial=0))
+    return out[:, None]
+
+
+def cut_bounds_batch(topology, phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray, num_phases: int) -> np.ndarray:
+    """The family's cut bounds per (phase, cut kind); bound_names(topology) names the columns."""
+    if isinstance(topology, Xgft):
+        return stage_lower_bounds_batch(topology, phase_index, src, dst, num_phases)
+    return terminal_bounds_batch(phase_index, src, dst, topology.num_terminals, num_phases)
+
+
+def bound_names(topology) -> tuple[str, ...]:
+    if isinstance(topology, Xgft):
+        return tuple(f"stage {k}" for k in range(1, topology.height + 1))
+    return ("terminal",)

@@ -10,10 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.cost.bounds import stage_lower_bounds_batch
+from synth.cost.bounds import cut_bounds_batch
 from synth.cost.loads import phase_channel_counts
 from synth.topology.network import Network
-from synth.topology.xgft import Xgft
 
 OPTIMAL, FEASIBLE, TIMEOUT = "optimal", "feasible", "timeout"
 
@@ -25,8 +24,8 @@ class PhaseEvaluation:
     lower_bound: int
     status: str  # optimal: equals the bound or proven by a solver; feasible: a valid routing with a gap
     hottest_channel: int  # -1 when no channel is used
-    stage_bounds: list[int]  # subtree cut bound per stage 1..H
-    stage_max: list[int]  # achieved maximum per stage 1..H (up and down channels)
+    stage_bounds: list[int]  # cut bound per kind (XGFT: subtree cut per stage 1..H; synth.cost.bounds.bound_names)
+    stage_max: list[int]  # achieved maximum per channel class (XGFT: stage 1..H, up and down channels)
 
     @property
     def gap(self) -> int:
@@ -42,34 +41,34 @@ def status_of(max_contention: int, lower_bound: int, proven_optimal: bool = Fals
 
 
 def stage_maxima(network: Network, counts: np.ndarray) -> np.ndarray:
-    """Per row of channel loads, the maximum over the channels of each stage: (rows, stages)."""
-    stage = network.channel_stage()
-    num_stages = int(stage.max(initial=0))
-    out = np.zeros((counts.shape[0], num_stages), dtype=np.int64)
-    for k in range(1, num_stages + 1):
-        out[:, k - 1] = counts[:, stage == k].max(axis=1, initial=0)
+    """Per row of channel loads, the maximum over the channels of each class (XGFT: stage):
+    (rows, classes)."""
+    out = np.zeros((counts.shape[0], len(network.class_names)), dtype=np.int64)
+    for k in range(len(network.class_names)):
+        out[:, k] = counts[:, network.channel_class == k].max(axis=1, initial=0)
     return out
 
 
 def evaluate_batch(
-    xgft: Xgft,
+    topology,
     network: Network,
     phases: np.ndarray,
     phase_index: np.ndarray,
     src: np.ndarray,
     dst: np.ndarray,
-    choice: np.ndarray,
+    routing,
     proven_optimal: np.ndarray | None = None,
     timed_out: set[int] | None = None,
 ) -> list[PhaseEvaluation]:
-    """Evaluate the flows of several phases; `phase_index` says which entry of `phases` owns a flow."""
+    """Evaluate the flows of several phases; `phase_index` says which entry of `phases` owns a flow.
+    `routing` is Paths, or an XGFT's WT indices (synth.cost.loads.phase_channel_counts)."""
     phases = np.asarray(phases)
     num = phases.shape[0]
-    counts = phase_channel_counts(xgft, phase_index, src, dst, choice, num)
+    counts = phase_channel_counts(topology, phase_index, src, dst, routing, num)
     hottest = counts.argmax(axis=1)
     peak = counts[np.arange(num), hottest]
     per_stage = stage_maxima(network, counts)
-    bounds = stage_lower_bounds_batch(xgft, phase_index, src, dst, num)
+    bounds = cut_bounds_batch(topology, phase_index, src, dst, num)
     results = []
     for i in range(num):
         bound = int(bounds[i].max(initial=0))

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.route.paths import Paths
 from synth.topology.network import Network
-from synth.topology.xgft import Xgft
 
 
 def channel_loads(hops: np.ndarray, num_channels: int, weights: np.ndarray | None = None) -> np.ndarray:
@@ -19,12 +19,18 @@ def channel_loads(hops: np.ndarray, num_channels: int, weights: np.ndarray | Non
     return loads.astype(np.int64) if weights is not None else loads
 
 
-def phase_channel_counts(xgft: Xgft, phase_index: np.ndarray, src, dst, choice, num_phases: int) -> np.ndarray:
-    """Messages per (phase, channel) of XGFT routes, shape (num_phases, num_channels).
+def phase_channel_counts(topology, phase_index: np.ndarray, src, dst, routing, num_phases: int) -> np.ndarray:
+    """Messages per (phase, channel), shape (num_phases, num_channels), of channel paths (Paths)
+    or of XGFT routes in their compact encoding (one WT index per flow).
 
     One bincount over combined (phase, channel) keys for a whole batch of phases: the inner loop
-    of whole-exchange analyses. Unused stages land in an extra bin per phase.
+    of whole-exchange analyses. Unused XGFT stages land in an extra bin per phase.
     """
+    if isinstance(routing, Paths):
+        num_channels = topology.network().num_channels
+        keys = routing.keys(np.asarray(phase_index, dtype=np.int64) * num_channels)
+        return np.bincount(keys, minlength=num_phases * num_channels).reshape(num_phases, num_channels)
+    xgft, choice = topology, routing
     num_channels = xgft.num_channels
     offset = np.asarray(phase_index, dtype=np.int64) * (num_channels + 1)
     keys = xgft.channel_keys(src, dst, choice, offset=offset, missing=num_channels)

@@ -133,8 +133,13 @@ def summary_line(s: dict) -> str:
     )
 
 
-def stage_lines(evaluations: Sequence[PhaseEvaluation], network: Network) -> str:
-    """Per stage: the worst achieved contention and the largest lower bound over the phases."""
+def stage_lines(evaluations: Sequence[PhaseEvaluation], network: Network, bound_names: Sequence[str]) -> str:
+    """Per stage: the worst achieved contention and the largest lower bound over the phases (an
+    XGFT has one cut bound per stage); other families: per channel class, then the cut bounds."""
+    if network.family != "xgft":
+        rows = [[name, max(e.stage_max[k] for e in evaluations)] for k, name in enumerate(network.class_names)]
+        bounds = ", ".join(f"{name} {max(e.stage_bounds[k] for e in evaluations)}" for k, name in enumerate(bound_names))
+        return table(["channels", "max contention"], rows, "lr") + f"\nlower bounds, max over the phases: {bounds}"
     stages = len(evaluations[0].stage_bounds)
     rows = []
     for k in range(stages):

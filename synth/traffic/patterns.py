@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass
+from math import prod
 from typing import Callable, Sequence
 
 import numpy as np
@@ -236,7 +237,7 @@ def _int_argument(pattern: str, argument: str, what: str, minimum: int | None = 
     return parse_int(argument, f"traffic pattern {show(pattern)}: {what}", minimum)
 
 
-def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int], message_bytes: int = DEFAULT_MESSAGE_BYTES,
+def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int] | None, message_bytes: int = DEFAULT_MESSAGE_BYTES,
                   max_flows: int | None = None) -> Workload:
     """Build the workload a pattern name describes on a network of `num_ranks` terminals.
 
@@ -259,6 +260,9 @@ def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int], messag
         shift = _int_argument(pattern, argument, "the shift") if argument else 0
         return Workload(pattern, n, n, message_bytes, lambda s, p: lin_destinations(s, p, n, shift), is_all_to_all=True)
     if name in phased:
+        if name != "a2a-xor" and (hierarchy is None or prod(hierarchy) != n):
+            raise SynthError(f"traffic pattern '{name}' needs a hierarchical network (003 ch.4: xgft, dragonfly, ...); "
+                             f"this one has no hierarchy of its {n} terminals")
         if argument:
             raise SynthError(f"traffic pattern '{name}' takes no argument, got '{pattern}'")
         if name == "a2a-xor" and not is_power_of_two(n):

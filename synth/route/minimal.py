@@ -1,0 +1,131 @@
+"""Minimal routing on any direct network, from the Network arrays alone (no family arithmetic).
+
+RouterView derives the router graph: every terminal's one injection and one ejection channel,
+the routers' outgoing channels, the hop distance between every pair of routers (breadth-first,
+scipy.sparse.csgraph) and, per (router, destination router), the lowest-numbered channel that
+stays on a minimal path. Routing a batch of flows is then a walk of at most `diameter` steps,
+vectorized over the flows: one table lookup per flow and step.
+
+Routers (called as router(topology, src, dst, phase=, occurrence=, seed=), returning Paths):
+- `minimal`: deterministic, at every router the lowest-numbered minimal channel;
+- `minimal-random`: at every router a minimal channel chosen by a hash of (seed, source,
+  destination, hop), so a pair keeps its path (in-order delivery) and pairs spread over the
+  minimal paths.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import shortest_path
+
+from synth.core.errors import SynthError
+from synth.route.oblivious import mix64
+from synth.route.paths import Paths
+
+# The distance and next-channel tables take 6 bytes per router pair: 8192 routers are 400 MB.
+MAX_ROUTERS = 8192
+_SALT = np.uint64(0x9E3779B97F4A7C15)
+
+
+class RouterView:
+    def __init__(self, network):
+        n, r = network.num_terminals, network.num_nodes - network.num_terminals
+        if r > MAX_ROUTERS:
+            raise SynthError(f"{network.spec} has {r:,} routers; minimal routing keeps a table per router pair and "
+                             f"handles at most {MAX_ROUTERS:,}")
+        src, dst = network.channel_src, network.channel_dst
+        injection, ejection = np.flatnonzero(src < n), np.flatnonzero(dst < n)
+        if len(injection) != n or len(ejection) != n or (dst[injection] < n).any():
+            raise SynthError(f"{network.spec}: minimal routing needs every terminal attached to one router by one link")
+        self.num_terminals = n
+        self.injection = np.empty(n, dtype=np.int64)
+        self.injection[src[injection]] = injection
+        self.ejection = np.empty(n, dtype=np.int64)
+        self.ejection[dst[ejection]] = ejection
+        self.terminal_router = dst[self.injection] - n
+
+        links = np.flatnonzero((src >= n) & (dst >= n))
+        self.head = np.full(network.num_channels, -1, dtype=np.int64)
+        self.head[links] = dst[links] - n
+        tail = src[links] - n
+        order = np.lexsort((links, tail))  # per router, channels by id
+        degree = np.bincount(tail, minlength=r)
+        self.out = np.full((r, int(degree.max(initial=0))), -1, dtype=np.int64)
+        slot = np.arange(len(links)) - np.repeat(np.cumsum(degree) - degree, degree)
+        self.out[tail[order], slot] = links[order]
+
+        graph = csr_matrix((np.ones(len(links)), (tail, dst[links] - n)), shape=(r, r))
+        distance = shortest_path(graph, unweighted=True, directed=True)
+        self.unreachable = np.isinf(distance)
+        self.distance = np.where(self.unreachable, -1, distance).astype(np.int16)
+        self.diameter = int(self.distance.max(initial=0))
+        # next_channel[a, d]: the lowest-numbered channel from a that stays minimal towards d.
+        self.next_channel = np.full((r, r), -1, dtype=np.int32)
+        for slot in range(self.out.shape[1] - 1, -1, -1):
+            channel = self.out[:, slot]
+            present = channel >= 0
+            closer = np.zeros((r, r), dtype=bool)
+            closer[present] = self.distance[self.head[channel[present]]] == self.distance[present] - 1
+            self.next_channel = np.where(closer, channel[:, None].astype(np.int32), self.next_channel)
+
+    def minimal_choices(self, at: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """(flows, out-degree) mask of the channels from `at` that stay minimal towards `target`."""
+        channels = self.out[at]
+        heads = np.where(channels >= 0, self.head[np.maximum(channels, 0)], 0)
+        return (channels >= 0) & (self.distance[heads, target[:, None]] == self.distance[at, target][:, None] - 1)
+
+    def walk(self, src: np.ndarray, dst: np.ndarray, pick=None) -> Paths:
+        """Minimal paths of the flows: injection, router hops, ejection (empty for src == dst).
+        `pick(step, at, target, rows)` chooses each hop's channel; default the lowest-numbered."""
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        at, target = self.terminal_router[src], self.terminal_router[dst]
+        if self.unreachable[at, target].any():
+            k = int(np.flatnonzero(self.unreachable[at, target])[0])
+            raise SynthError(f"terminal {int(dst[k])} cannot be reached from terminal {int(src[k])}")
+        hops = self.distance[at, target].astype(np.int64)
+        moving = src != dst
+        matrix = np.full((len(src), self.diameter + 2), -1, dtype=np.int64)
+        matrix[moving, 0] = self.injection[src[moving]]
+        at = at.copy()
+        for step in range(self.diameter):
+            rows = np.flatnonzero(moving & (hops > step))
+            if not len(rows):
+                break
+            if pick is None:
+                channel = self.next_channel[at[rows], target[rows]].astype(np.int64)
+            else:
+                channel = pick(step, at[rows], target[rows], rows)
+            matrix[rows, step + 1] = channel
+            at[rows] = self.head[channel]
+        last = np.flatnonzero(moving)
+        matrix[last, hops[last] + 1] = self.ejection[dst[last]]
+        return Paths.from_padded(matrix)
+
+
+@functools.lru_cache(maxsize=4)
+def router_view(topology) -> RouterView:
+    """One RouterView per topology (topologies are immutable and hashable), built on first use."""
+    return RouterView(topology.network())
+
+
+def minimal(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:
+    return router_view(topology).walk(src, dst)
+
+
+def minimal_random(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:
+    view = router_view(topology)
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    salt = mix64(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) + _SALT)
+    pair = mix64((src.astype(np.uint64) * np.uint64(view.num_terminals) + dst.astype(np.uint64)) ^ salt)
+
+    def pick(step, at, target, rows):
+        allowed = view.minimal_choices(at, target)
+        count = allowed.sum(axis=1)
+        k = (mix64(pair[rows] + np.uint64(step + 1)) % count.astype(np.uint64)).astype(np.int64)
+        chosen = np.argmax(np.cumsum(allowed, axis=1) > k[:, None], axis=1)
+        return view.out[at, chosen]
+
+    return view.walk(src, dst, pick)

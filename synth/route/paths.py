@@ -1,0 +1,62 @@
+"""Routes of any family as per-flow channel paths in CSR form.
+
+`offsets[i]:offsets[i+1]` indexes flow i's channels (in travel order) in one `channels` array, so
+the loads of any set of flows are one np.bincount, whatever the family, and parallel links are
+told apart (a path names channels, never node pairs). XGFT routers keep their compact encoding
+(one WT index per flow, synth.topology.xgft) and expand to this form where a path is needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Paths:
+    offsets: np.ndarray  # (flows + 1,) int64, offsets[0] == 0
+    channels: np.ndarray  # (offsets[-1],) channel ids
+
+    @property
+    def num_flows(self) -> int:
+        return len(self.offsets) - 1
+
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def path(self, flow: int) -> np.ndarray:
+        return self.channels[self.offsets[flow] : self.offsets[flow + 1]]
+
+    def as_lists(self) -> list[list[int]]:
+        return [part.tolist() for part in np.split(self.channels, self.offsets[1:-1])]
+
+    def take(self, start: int, stop: int) -> "Paths":
+        """Flows start..stop-1 (contiguous), with their own offsets."""
+        lo, hi = self.offsets[start], self.offsets[stop]
+        return Paths(self.offsets[start : stop + 1] - lo, self.channels[lo:hi])
+
+    def flow_of_hop(self) -> np.ndarray:
+        """For every entry of `channels`, the flow it belongs to."""
+        return np.repeat(np.arange(self.num_flows), self.lengths())
+
+    def keys(self, offset: np.ndarray) -> np.ndarray:
+        """channel + offset[flow] for every hop: with offset = phase index * channels, one bincount
+        gives per-(phase, channel) loads."""
+        return self.channels + np.repeat(np.asarray(offset, dtype=np.int64), self.lengths())
+
+    @staticmethod
+    def from_padded(hops: np.ndarray) -> "Paths":
+        """From an (n, K) matrix of channel ids in travel order, padded with -1 at the end."""
+        hops = np.asarray(hops)
+        used = hops >= 0
+        offsets = np.concatenate([[0], np.cumsum(used.sum(axis=1))]).astype(np.int64)
+        return Paths(offsets, hops[used].astype(np.int64))
+
+    @staticmethod
+    def concatenate(parts: list["Paths"]) -> "Paths":
+        if not parts:
+            return Paths(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        ends = np.cumsum([p.offsets[-1] for p in parts])
+        offsets = [parts[0].offsets] + [p.offsets[1:] + e for p, e in zip(parts[1:], ends[:-1])]
+        return Paths(np.concatenate(offsets), np.concatenate([p.channels for p in parts]))

@@ -1,0 +1,192 @@
+"""Minimal routing on direct networks (synth.route.minimal), checked against networkx.
+
+The networks are random router graphs (undirected with parallel links, and directed), so the
+router is tested on shapes no family module produced; every path is walked hop by hop over the
+channel arrays and its length compared with networkx's shortest path; loads are recounted with a
+Python loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from synth.core.errors import SynthError
+from synth.cost.bounds import terminal_bounds_batch
+from synth.cost.loads import phase_channel_counts
+from synth.route.minimal import RouterView, minimal, minimal_random
+from synth.route.paths import Paths
+from synth.topology.direct import RouterGraph, build_direct_network
+from synth.topology.family import Topology
+
+
+@dataclass(frozen=True, eq=False)
+class GraphTopology(Topology):
+    """A test-only topology around a RouterGraph."""
+
+    family = "testgraph"
+    edges: tuple
+    routers: int
+    per_router: int
+    directed: bool = False
+
+    @property
+    def spec(self) -> str:
+        return f"testgraph:{self.routers}"
+
+    def label(self) -> str:
+        return self.spec
+
+    @property
+    def num_terminals(self) -> int:
+        return self.routers * self.per_router
+
+    def facts(self):
+        return []
+
+    @cached_property
+    def graph(self) -> RouterGraph:
+        src, dst = (np.array([e[i] for e in self.edges], dtype=np.int64) for i in (0, 1))
+        return RouterGraph([f"r{i}" for i in range(self.routers)], np.full(self.routers, self.per_router), src, dst,
+                           np.zeros(len(src), dtype=np.int64), ("link",), directed=self.directed)
+
+    def build_network(self):
+        return build_direct_network(self.spec, self.family, self.graph)
+
+    def nx_graph(self):
+        g = nx.MultiDiGraph()
+        g.add_nodes_from(range(self.routers))
+        for a, b in self.edges:
+            g.add_edge(a, b)
+            if not self.directed:
+                g.add_edge(b, a)
+        return g
+
+
+def check_paths(topology: GraphTopology, src, dst, paths: Paths) -> None:
+    network = topology.network()
+    n = topology.num_terminals
+    lengths = dict(nx.all_pairs_shortest_path_length(topology.nx_graph()))
+    for i, (s, d) in enumerate(zip(src.tolist(), dst.tolist())):
+        hops = paths.path(i).tolist()
+        if s == d:
+            assert hops == []
+            continue
+        at = s
+        for k, channel in enumerate(hops):
+            assert network.channel_src[channel] == at, f"flow {i}: hop {k} does not leave {at}"
+            at = int(network.channel_dst[channel])
+            assert (at < n) == (k == len(hops) - 1), f"flow {i}: a terminal in the middle or not at the end"
+        assert at == d
+        assert len(hops) == lengths[s // topology.per_router][d // topology.per_router] + 2, f"flow {i} not minimal"
+
+
+def all_pairs(n: int):
+    return np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
+
+
+@st.composite
+def connected_graphs(draw, directed=False):
+    routers = draw(st.integers(2, 9))
+    order = draw(st.permutations(range(routers)))
+    edges = [(order[i], order[i + 1]) for i in range(routers - 1)]  # a spanning path keeps it connected
+    if directed:
+        edges.append((order[-1], order[0]))  # and a cycle keeps it strongly connected
+    extra = draw(st.lists(st.tuples(st.integers(0, routers - 1), st.integers(0, routers - 1)), max_size=12))
+    edges += [(a, b) for a, b in extra if a != b]  # repeats are parallel links
+    return GraphTopology(tuple(edges), routers, draw(st.integers(1, 3)), directed)
+
+
+@settings(max_examples=60, deadline=None)
+@given(connected_graphs(), st.integers(0, 2**32))
+def test_minimal_paths_are_minimal_and_contiguous(topology, seed):
+    src, dst = all_pairs(topology.num_terminals)
+    check_paths(topology, src, dst, minimal(topology, src, dst))
+    check_paths(topology, src, dst, minimal_random(topology, src, dst, seed=seed))
+
+
+@settings(max_examples=40, deadline=None)
+@given(connected_graphs(directed=True), st.integers(0, 2**32))
+def test_directed_graphs(topology, seed):
+    src, dst = all_pairs(topology.num_terminals)
+    check_paths(topology, src, dst, minimal(topology, src, dst))
+    check_paths(topology, src, dst, minimal_random(topology, src, dst, seed=seed))
+
+
+def test_deterministic_router_takes_the_lowest_minimal_channel():
+    # A square 0-1-2-3-0: from 0 to 2 both ways are minimal; the lower channel id leaves for 1.
+    topology = GraphTopology(((0, 1), (1, 2), (2, 3), (3, 0)), 4, 1)
+    paths = minimal(topology, np.array([0]), np.array([2]))
+    network = topology.network()
+    assert [network.node_names[network.channel_dst[c]] for c in paths.path(0)] == ["r0", "r1", "r2", "t2"]
+
+
+def test_random_router_spreads_over_the_minimal_paths_and_keeps_a_pair_on_one():
+    topology = GraphTopology(((0, 1), (1, 2), (2, 3), (3, 0)), 4, 8)
+    src = np.arange(8)  # router 0's terminals to router 2's
+    dst = src + 16
+    first = minimal_random(topology, src, dst, seed=1)
+    again = minimal_random(topology, src, dst, seed=1)
+    assert np.array_equal(first.channels, again.channels)
+    network = topology.network()
+    via = {network.node_names[network.channel_dst[first.path(i)[1]]] for i in range(8)}
+    assert via == {"r1", "r3"}
+
+
+def test_parallel_links_are_separate_channels_and_loads_count_each():
+    topology = GraphTopology(((0, 1), (0, 1)), 2, 2)
+    src, dst = np.array([0, 1]), np.array([2, 3])
+    paths = minimal_random(topology, src, dst, seed=3)
+    counts = phase_channel_counts(topology, np.zeros(2, dtype=np.int64), src, dst, paths, 1)[0]
+    naive = np.zeros(topology.network().num_channels, dtype=np.int64)
+    for i in range(2):
+        for channel in paths.path(i):
+            naive[channel] += 1
+    assert np.array_equal(counts, naive)
+
+
+def test_loads_per_phase_recounted_naively():
+    topology = GraphTopology(((0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (0, 2)), 5, 2)
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 10, 200), rng.integers(0, 10, 200)
+    phase = rng.integers(0, 4, 200)
+    paths = minimal_random(topology, src, dst, seed=9)
+    counts = phase_channel_counts(topology, phase, src, dst, paths, 4)
+    naive = np.zeros_like(counts)
+    for i in range(200):
+        for channel in paths.path(i):
+            naive[phase[i], channel] += 1
+    assert np.array_equal(counts, naive)
+
+
+def test_terminal_bound_counts_sends_and_receives_per_phase():
+    src, dst, phase = np.array([0, 0, 1, 2, 2, 3]), np.array([1, 2, 2, 2, 3, 3]), np.array([0, 0, 0, 1, 1, 1])
+    # phase 0: terminal 0 sends 2, terminal 2 receives 2; phase 1: 2->2 and 3->3 move nothing, 2 sends 1.
+    assert terminal_bounds_batch(phase, src, dst, 4, 2).tolist() == [[2], [1]]
+
+
+def test_unreachable_destination_is_one_line():
+    topology = GraphTopology(((0, 1),), 3, 1)  # router 2 has no link
+    with pytest.raises(SynthError, match="cannot be reached"):
+        minimal(topology, np.array([0]), np.array([2]))
+
+
+def test_view_refuses_multi_homed_terminals():
+    from synth.topology import parse_topology
+
+    with pytest.raises(SynthError, match="one router by one link"):
+        RouterView(parse_topology("xgft:2:4,4:2,4").network())  # W_1 = 2: two links per leaf
+
+
+def test_paths_csr_helpers():
+    paths = Paths.from_padded(np.array([[3, 4, -1], [-1, -1, -1], [5, 6, 7]]))
+    assert paths.offsets.tolist() == [0, 2, 2, 5]
+    assert paths.as_lists() == [[3, 4], [], [5, 6, 7]]
+    assert paths.take(1, 3).as_lists() == [[], [5, 6, 7]]
+    assert Paths.concatenate([paths.take(0, 1), paths.take(2, 3)]).as_lists() == [[3, 4], [5, 6, 7]]
+    assert paths.keys(np.array([10, 20, 30])).tolist() == [13, 14, 35, 36, 37]
