@@ -203,21 +203,23 @@ def cmd_bounds(args) -> int:
         batch = phases[start : start + per_batch]
         idx, src, dst, _ = workload.batch(batch)
         stage_bounds.append(cut_bounds_batch(xgft, idx, src, dst, len(batch)))
-    bounds = np.concatenate(stage_bounds)
+    bounds, names = np.concatenate(stage_bounds), bound_names(xgft)
+    if args.lp:
+        bounds, names = np.hstack([bounds, _lp_bounds(workload, phases, network, args.quiet)]), names + ("lp",)
     evaluations = [
         PhaseEvaluation(int(p), int(b.max(initial=0)), int(b.max(initial=0)), "optimal", -1, b.tolist(), [])
         for p, b in zip(phases, bounds)
     ]
     if args.table or len(phases) <= console.TABLE_PHASES:
-        rows = [[e.phase, e.lower_bound] + e.stage_bounds for e in evaluations]
-        print(console.table(["phase", "lower bound"] + list(bound_names(xgft)), rows))
+        rows = [[e.phase, e.lower_bound, names[int(np.argmax(e.stage_bounds))]] + e.stage_bounds for e in evaluations]
+        print(console.table(["phase", "lower bound", "binding"] + list(names), rows, "rrl" + "r" * len(names)))
     else:
         counts = np.bincount(bounds.max(axis=1))
         rows = [[value, int(n)] for value, n in enumerate(counts) if n]
         print(console.table(["lower bound", "phases"], rows))
     what = "per stage" if isinstance(xgft, Xgft) else "per cut"
     print(f"lower bound {what}, max over the phases: " + ", ".join(
-        f"{name}: {int(v)}" for name, v in zip(bound_names(xgft), bounds.max(axis=0))))
+        f"{name}: {int(v)}" for name, v in zip(names, bounds.max(axis=0))))
     if workload.is_all_to_all and isinstance(xgft, Xgft):
         print()
         print("all-to-all bandwidth per layer (003, eq. 2.1): messages per phase a layer-l subtree's up links must carry")
@@ -227,6 +229,19 @@ def cmd_bounds(args) -> int:
         print(f"ideal exchange time (003, sec. 2.5.1; 10 Gb/s, 100 ns links, 50 ns switches, 500 ns adapters, 64 B flits): "
               f"{ideal * 1e6:.2f} us for {workload.message_bytes} B messages")
     return 0
+
+
+def _lp_bounds(workload, phases: np.ndarray, network, quiet: bool) -> np.ndarray:
+    """The LP bound of every selected phase (synth.cost.lp_bound), one column."""
+    from synth.cost.lp_bound import lp_bound
+
+    values = np.zeros((len(phases), 1), dtype=np.int64)
+    for i, phase in enumerate(phases.tolist()):
+        flows = workload.flows(phase)
+        values[i, 0] = lp_bound(network, flows.src, flows.dst).bound
+        if not quiet and len(phases) > 1:
+            print(f"  LP bound: phase {phase} ({i + 1} of {len(phases)}): {values[i, 0]}", file=sys.stderr, flush=True)
+    return values
 
 
 def cmd_check(args) -> int:
@@ -427,6 +442,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bounds", help="lower bounds on contention for a workload, B_min and ideal time for all-to-all")
     add_spec(p)
     add_traffic(p)
+    p.add_argument("--lp", action="store_true", help="also the LP bound of every phase (minimum-congestion multicommodity "
+                   "flow, HiGHS; direct networks): slower, at least as strong as the cut bounds on router links")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_bounds)
 
     p = sub.add_parser("tables", help="switch forwarding tables for a routes file (OpenSM, JSON, CSV)")
