@@ -26,6 +26,7 @@ from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern
 from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.render.loads_csv import write_loads_csv
 from synth.route.layered import LayeredOptions
+from synth.route.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
 from synth.workflow import (FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, Progress, check_flow_limit, exchange_loads,
                             route_phases, router_function)
@@ -101,9 +102,8 @@ def cmd_topology(args) -> int:
 
 def cmd_route(args) -> int:
     instance, xgft, network = _load(args, any_family=True)
-    if network.family != "xgft" and (args.out is not None or args.loads is not None):
-        raise SynthError(f"--out and --loads write xgft routes so far; for {network.family} networks synth route "
-                         "prints contention and bounds (routes files with channel paths come with synth-routes/2)")
+    if network.family != "xgft" and args.loads is not None:
+        raise SynthError(f"--loads writes xgft stages and directions; it does not describe {network.family} networks yet")
     workload, selection, phases = _workload(args, instance, xgft, network, kept=args.out is not None)
     router = args.router if args.router is not None else instance.route.get("router")
     if not router:
@@ -186,7 +186,7 @@ def _phase_record(xgft, phase) -> dict:
         **({"solver": phase.report.as_dict()} if phase.report is not None else {}),
         **({"proven_by": phase.report.proven_by} if phase.report is not None and phase.report.proven_by else {}),
         "flows": phase.flows.rows(),
-        "paths": xgft.path_nodes(phase.flows.src, phase.flows.dst, phase.choice),
+        "paths": as_paths(xgft, phase.flows.src, phase.flows.dst, phase.choice).as_lists(),
     }
 
 

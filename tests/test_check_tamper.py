@@ -1,6 +1,9 @@
-"""Tamper suite for `synth check ROUTES.json`: every field of `synth-routes/1` (docs/formats.md).
+"""Tamper suite for `synth check ROUTES.json`: every field of a routes file (docs/formats.md).
 
-Written ahead of the checker rewrite (issue 9) as its independent specification. The contract:
+Written ahead of the checker rewrite (issue 9) as its independent specification. The main suite
+tampers with files in the first version, `synth-routes/1` (paths as node ids; the fixtures are
+converted with conftest.legacy_routes), which synth still reads; CHANNEL_CASES tamper with the
+channel paths of `synth-routes/2`, what synth writes. The contract:
 
 - exit 0 only when everything recorded re-verifies (the untampered baselines below);
 - exit 1, with a stdout line starting "FAIL:", when a well-formed file records a value that
@@ -23,6 +26,7 @@ from functools import reduce
 
 import pytest
 
+from conftest import legacy_routes
 from synth.cli import main
 from synth.cost.evaluate import PhaseEvaluation
 from synth.render.console import summary as summary_of
@@ -49,7 +53,7 @@ def _route(directory, name: str, selection: str, *argv: str) -> dict:
     target = directory / f"{name}.json"
     code = main(["route", SPEC, "--traffic", "a2a-opt", "--phase", selection, *argv, "--out", str(target), "--quiet"])
     assert code == 0, f"could not write the {name} fixture"
-    doc = json.loads(target.read_text())
+    doc = legacy_routes(json.loads(target.read_text()))
     # What the new writer produces: the selection text recorded, no clock in the solver report.
     doc["traffic"].setdefault("selection", selection)
     for record in doc["phases"]:
@@ -257,7 +261,7 @@ case("layered", "duplicate-key-phase.max_contention",
      raw(lambda b: b.replace(b'"max_contention": 2', b'"max_contention": 2, "max_contention": 2', 1)), BAD)
 
 # Not a routes file at all.
-case("layered", "format-other-version", setv(("format",), "synth-routes/2"), BAD)
+case("layered", "format-other-version", setv(("format",), "synth-routes/3"), BAD)
 case("layered", "format-upper-case", setv(("format",), "SYNTH-ROUTES/1"), BAD)
 case("layered", "format-topology", setv(("format",), "synth-topology/1"), BAD)
 case("layered", "format-int", setv(("format",), 1), BAD)
@@ -664,3 +668,85 @@ def test_unreadable_path(tmp_path, capsys, what):
 def test_case_ids_are_unique():
     ids = [c.id for c in CASES]
     assert len(ids) == len(set(ids)) and len(ids) >= 45
+
+
+# ----- channel paths (synth-routes/2) -------------------------------------------------------------
+
+def _channel(src: int, dst: int) -> int:
+    return int(NETWORK.find_channels([src], [dst])[0])
+
+
+def _through_other_top(path: list[int]) -> list[int]:
+    """t -> leaf -> top -> leaf -> t, with the top switch replaced: both middle channels exist but
+    no longer meet (the first enters one top switch, the second leaves the other)."""
+    leaf, top = int(NETWORK.channel_dst[path[0]]), int(NETWORK.channel_dst[path[1]])
+    other = next(u for u in _up_neighbours(leaf) if u != top)
+    return [path[0], _channel(leaf, other), path[2], path[3]]
+
+
+def _via_terminal(path: list[int]) -> list[int]:
+    """Down to a terminal of the source leaf and up again before climbing: contiguous, passes a terminal."""
+    source, leaf = int(NETWORK.channel_src[path[0]]), int(NETWORK.channel_dst[path[0]])
+    other = next(t for t in _children(leaf) if t != source)
+    return [path[0], _channel(leaf, other), _channel(other, leaf)] + path[1:]
+
+
+def _up_and_back(path: list[int]) -> list[int]:
+    """A same-leaf path (t -> leaf -> t) lengthened through a top switch: contiguous, not minimal."""
+    leaf = int(NETWORK.channel_dst[path[0]])
+    top = _up_neighbours(leaf)[0]
+    return [path[0], _channel(leaf, top), _channel(top, leaf), path[1]]
+
+
+def _edit_channels(phase: int, length: int, edit):
+    """Apply edit(path) -> new path to the first path of `length` channels in phase `phase`."""
+    def apply(doc):
+        paths = doc["phases"][phase]["paths"]
+        i = next(i for i, p in enumerate(paths) if len(p) == length)
+        paths[i] = edit(list(paths[i]))
+    return apply
+
+
+CHANNEL_CASES = [
+    ("channel-replaced-not-contiguous", _edit_channels(1, 4, _through_other_top), DIFF),
+    ("channel-removed", _edit_channels(1, 4, lambda p: p[:1] + p[2:]), DIFF),
+    ("last-channel-removed", _edit_channels(1, 4, lambda p: p[:-1]), DIFF),
+    ("channels-reversed", _edit_channels(1, 4, lambda p: p[::-1]), DIFF),
+    ("reverse-channels", _edit_channels(1, 4, lambda p: [int(_channel(NETWORK.channel_dst[c], NETWORK.channel_src[c]))
+                                                        for c in p]), DIFF),
+    ("through-a-terminal", _edit_channels(1, 4, _via_terminal), DIFF),
+    ("not-minimal", _edit_channels(15, 2, _up_and_back), DIFF),
+    ("self-message-gets-a-channel", _edit_channels(0, 0, lambda p: [_channel(1, 16)]), DIFF),
+    ("path-empty", _edit_channels(1, 4, lambda p: []), DIFF),
+    ("channel-out-of-range", _edit_channels(1, 4, lambda p: [p[0], NETWORK.num_channels] + p[2:]), DIFF),
+    ("channel-float", _edit_channels(1, 4, lambda p: [float(p[0])] + p[1:]), BAD),
+    ("channel-negative", _edit_channels(1, 4, lambda p: [-1] + p[1:]), BAD),
+    ("channel-bool", _edit_channels(1, 4, lambda p: [True] + p[1:]), BAD),
+    ("node-ids-in-a-version-2-file", lambda d: legacy_routes(d).__setitem__("format", "synth-routes/2"), DIFF),
+]
+
+
+@pytest.fixture(scope="module")
+def channel_doc(tmp_path_factory) -> dict:
+    target = tmp_path_factory.mktemp("channel-fixture") / "layered.json"
+    assert main(["route", SPEC, "--traffic", "a2a-opt", "--router", "layered", "--out", str(target), "--quiet"]) == 0
+    doc = json.loads(target.read_text())
+    assert doc["format"] == "synth-routes/2"
+    lengths = [{len(p) for p in doc["phases"][k]["paths"]} for k in (0, 1, 15)]
+    assert 0 in lengths[0] and 4 in lengths[1] and 2 in lengths[2]
+    return doc
+
+
+def test_channel_baseline_passes(channel_doc, tmp_path, capsys):
+    code, out, err = _run_check(tmp_path, capsys, json.dumps(channel_doc).encode("utf-8"))
+    assert code == 0 and out.splitlines()[-1].startswith("OK:"), out + err
+
+
+@pytest.mark.parametrize("name, tamper, expected", CHANNEL_CASES, ids=[c[0] for c in CHANNEL_CASES])
+def test_tampered_channel_path_is_refused(channel_doc, tmp_path, capsys, name, tamper, expected):
+    doc = copy.deepcopy(channel_doc)
+    tamper(doc)
+    data = json.dumps(doc).encode("utf-8")
+    assert data != json.dumps(channel_doc).encode("utf-8"), "the tamper changed nothing"
+    code, out, err = _run_check(tmp_path, capsys, data)
+    _assert_outcome(code, out, err, expected)

@@ -5,8 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from conftest import legacy_routes
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +43,7 @@ def test_every_router_output_passes_check(run, tmp_path, router, pattern):
     code, out, _ = run("route", spec, "--traffic", pattern, "--router", router, "--seed", 9, "--out", target, "--quiet")
     assert code == 0, out
     doc = json.loads(target.read_text())
-    assert doc["format"] == "synth-routes/1" and doc["topology"] == {"spec": spec} and doc["router"] == router
+    assert doc["format"] == "synth-routes/2" and doc["topology"] == {"spec": spec} and doc["router"] == router
     phases = doc["phases"]
     assert len(phases) == doc["traffic"]["phases"]
     assert all(len(p["flows"]) == len(p["paths"]) == 32 for p in phases)
@@ -92,13 +94,35 @@ def test_bounds_command(run):
     assert code == 0 and "B_min" not in out and "stage 1: 1" in out
 
 
-def tamper(run, tmp_path, change):
+def tamper(run, tmp_path, change, legacy=False):
     target = tmp_path / "routes.json"
     assert run("route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "0-3", "--out", target, "--quiet")[0] == 0
     doc = json.loads(target.read_text())
+    if legacy:
+        legacy_routes(doc)
     change(doc)
     target.write_text(json.dumps(doc))
     return run("check", target)
+
+
+def _swap_last_two_hops(doc):
+    path = next(p for p in doc["phases"][1]["paths"] if len(p) == 6)
+    path[-1], path[-2] = path[-2], path[-1]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["phases"][0].__setitem__("max_contention", 99), "recorded max contention 99"),
+    (lambda d: d["phases"][1].__setitem__("lower_bound", 0), "recorded lower bound 0"),
+    (_swap_last_two_hops, "path runs"),
+    (lambda d: d["phases"][1]["paths"][5].__setitem__(1, 30), "does not leave node"),
+    (lambda d: d["phases"][3]["flows"][0].__setitem__(1, 7), "flows differ"),
+    (lambda d: d["phases"][0]["paths"].pop(), "flows but"),
+    (lambda d: d["phases"][2].__setitem__("status", "optimal"), "recorded status 'optimal', the numbers give 'feasible'"),
+    (lambda d: d["phases"][2].__setitem__("status", "great"), "recorded status 'great'"),
+])
+def test_check_catches_tampering(run, tmp_path, change, message):
+    code, out, _ = tamper(run, tmp_path, change)
+    assert code == 1 and message in out and "FAILED" in out
 
 
 def _swap_last_two_nodes(doc):
@@ -107,17 +131,13 @@ def _swap_last_two_nodes(doc):
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda d: d["phases"][0].__setitem__("max_contention", 99), "recorded max contention 99"),
-    (lambda d: d["phases"][1].__setitem__("lower_bound", 0), "recorded lower bound 0"),
     (_swap_last_two_nodes, "path runs"),
     (lambda d: d["phases"][1]["paths"][5].__setitem__(1, 30), "is not a channel"),
-    (lambda d: d["phases"][3]["flows"][0].__setitem__(1, 7), "flows differ"),
-    (lambda d: d["phases"][0]["paths"].pop(), "flows but"),
-    (lambda d: d["phases"][2].__setitem__("status", "optimal"), "recorded status 'optimal', the numbers give 'feasible'"),
-    (lambda d: d["phases"][2].__setitem__("status", "great"), "recorded status 'great'"),
+    (lambda d: d["phases"][0].__setitem__("max_contention", 99), "recorded max contention 99"),
 ])
-def test_check_catches_tampering(run, tmp_path, change, message):
-    code, out, _ = tamper(run, tmp_path, change)
+def test_check_catches_tampering_in_node_paths_of_version_1(run, tmp_path, change, message):
+    assert tamper(run, tmp_path, lambda d: None, legacy=True)[0] == 0
+    code, out, _ = tamper(run, tmp_path, change, legacy=True)
     assert code == 1 and message in out and "FAILED" in out
 
 
@@ -129,14 +149,16 @@ def test_check_catches_a_non_minimal_path(run, tmp_path):
         phase = doc["phases"][1]
         for i, (src, dst, _) in enumerate(phase["flows"]):
             path = phase["paths"][i]
-            if len(path) == 3:  # through one leaf switch: go up to layer 2 and back down
-                up = network.channel_dst[(network.channel_src == path[1]) & network.channel_is_up()][0]
-                phase["paths"][i] = [path[0], path[1], int(up), path[1], path[2]]
+            if len(path) == 2:  # through one leaf switch: go up to layer 2 and back down
+                leaf = network.channel_dst[path[0]]
+                up = int(np.flatnonzero((network.channel_src == leaf) & network.channel_is_up())[0])
+                down = int(network.find_channels([network.channel_dst[up]], [leaf])[0])
+                phase["paths"][i] = [path[0], up, down, path[1]]
                 return
         raise AssertionError("no short path to lengthen")
 
     code, out, _ = tamper(run, tmp_path, detour)
-    assert code == 1 and "a minimal one has 2" in out
+    assert code == 1 and "path has 4 channels, a minimal one has 2" in out
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -173,7 +195,7 @@ def test_malformed_csv_and_foreign_routes_file(run, tmp_path):
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"format": "synth-routes/9", "phases": []}))
     code, _, err = run("check", other)
-    assert code == 2 and "expected 'synth-routes/1'" in err
+    assert code == 2 and "expected one of synth-routes/1, synth-routes/2" in err
     other.write_text("{not json")
     assert run("check", other)[0] == 2
 

@@ -42,7 +42,7 @@ def load_table_dir(path: str | Path) -> TableDir:
     doc = read_routes(str(path / "routes.json"))
     network = require_xgft(parse_topology(doc["topology"]["spec"]), "opensm-check").network()
     check_fabric(path / "fabric.net", network)
-    flows = routed_flows(doc)
+    flows = routed_flows(doc, network)
     rows = read_text(path / "dlid.csv", "DLID file").splitlines()
     where = f"DLID file '{path / 'dlid.csv'}'"
     if not rows or rows[0].strip() != DLID_HEADER:

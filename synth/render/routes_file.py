@@ -1,17 +1,19 @@
-"""The routes file (`synth-routes/1`): written as a stream, phase by phase, and read back.
+"""The routes file (`synth-routes/2`): written as a stream, phase by phase, and read back.
 
-    {"format": "synth-routes/1",
+    {"format": "synth-routes/2",
      "topology": {"spec": ...},
      "traffic": {"pattern", "ranks", "phases", "message_bytes", "selection"},
      "router": ..., "seed": ..., "synthesis": {...} (layered and monolithic only),
      "phases": [{"phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds",
                  "solver": {...}, "proven_by": ... (synthesizing routers),
-                 "flows": [[src, dst, bytes]...], "paths": [[node ids]...]}...],
+                 "flows": [[src, dst, bytes]...], "paths": [[channel ids]...]}...],
      "summary": {...}}
 
-Paths use the node ids of `synth topology --format json` for the same spec. The writer streams into
-a temporary file of synth.core.output, so a failed run leaves no partial file; nothing in the file
-depends on the clock, so a rerun writes the same bytes.
+Paths are the channel ids of `synth topology --format json` for the same spec, in travel order
+(a message to itself has the empty path), so parallel links are told apart and any family fits.
+Files of the first version, `synth-routes/1`, whose paths list node ids, are still read. The
+writer streams into a temporary file of synth.core.output, so a failed run leaves no partial
+file; nothing in the file depends on the clock, so a rerun writes the same bytes.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from typing import IO
 from synth.core.errors import SynthError
 from synth.core.validate import INT64_MAX, check_keys, require_int, require_list, require_str, require_table, show, too_many_digits
 
-FORMAT = "synth-routes/1"
+FORMAT = "synth-routes/2"
+NODE_PATHS_FORMAT = "synth-routes/1"  # paths as node ids: read, no longer written
+FORMATS = (NODE_PATHS_FORMAT, FORMAT)
 
 
 def _dump(value) -> str:
@@ -121,8 +125,8 @@ def read_routes(path: str) -> dict:
 def _check_shape(doc, where: str) -> None:
     if not isinstance(doc, dict) or "format" not in doc:
         raise SynthError(f"{where} is not a synth routes file (no \"format\" field)")
-    if doc["format"] != FORMAT:
-        raise SynthError(f"{where} has format {show(doc['format'])}, expected '{FORMAT}'")
+    if doc["format"] not in FORMATS:
+        raise SynthError(f"{where} has format {show(doc['format'])}, expected one of {', '.join(FORMATS)}")
     check_keys(doc, where, _TOP, _TOP_REQUIRED)
     topology = require_table(doc["topology"], f"{where}: topology")
     check_keys(topology, f"{where}: topology", ("spec",), ("spec",))
@@ -143,7 +147,7 @@ def _check_shape(doc, where: str) -> None:
     if synthesizing:
         _check_synthesis(doc["synthesis"], f"{where}: synthesis")
     for i, record in enumerate(require_list(doc["phases"], f"{where}: phases")):
-        _check_phase(record, f"{where}: phases[{i}]", synthesizing)
+        _check_phase(record, f"{where}: phases[{i}]", synthesizing, doc["format"] == NODE_PATHS_FORMAT)
     summary = require_table(doc["summary"], f"{where}: summary")
     check_keys(summary, f"{where}: summary", _SUMMARY, _SUMMARY)
     for key in SUMMARY_COUNTS:
@@ -166,7 +170,7 @@ def _check_synthesis(synthesis, where: str) -> None:
         raise SynthError(f"{where}.time_limit must be a number of seconds or null, got {show(limit)}")
 
 
-def _check_phase(record, where: str, synthesizing: bool) -> None:
+def _check_phase(record, where: str, synthesizing: bool, node_paths: bool) -> None:
     require_table(record, where)
     check_keys(record, where, _PHASE, _PHASE_REQUIRED + (("solver",) if synthesizing else ()))
     if "solver" in record and not synthesizing:
@@ -198,4 +202,5 @@ def _check_phase(record, where: str, synthesizing: bool) -> None:
     paths = require_list(record["paths"], f"{where}.paths")
     for k, path in enumerate(paths):
         if type(path) is not list or not all(type(v) is int and 0 <= v <= INT64_MAX for v in path):
-            raise SynthError(f"{where}.paths[{k}] must be a list of node ids (non-negative integers), got {show(path)}")
+            ids = "node ids" if node_paths else "channel ids"
+            raise SynthError(f"{where}.paths[{k}] must be a list of {ids} (non-negative integers), got {show(path)}")

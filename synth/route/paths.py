@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.topology.xgft import Xgft
+
 
 @dataclass(frozen=True)
 class Paths:
@@ -60,3 +62,12 @@ class Paths:
         ends = np.cumsum([p.offsets[-1] for p in parts])
         offsets = [parts[0].offsets] + [p.offsets[1:] + e for p, e in zip(parts[1:], ends[:-1])]
         return Paths(np.concatenate(offsets), np.concatenate([p.channels for p in parts]))
+
+
+def as_paths(topology, src: np.ndarray, dst: np.ndarray, routes) -> Paths:
+    """Channel paths of routes in either form: Paths as they are, an XGFT's WT indices expanded."""
+    if isinstance(routes, Paths):
+        return routes
+    if not isinstance(topology, Xgft):
+        raise TypeError(f"routes of a {topology.family} network must be Paths")
+    return Paths.from_padded(topology.hop_matrix(src, dst, routes))

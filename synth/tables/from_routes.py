@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.render.routes_file import NODE_PATHS_FORMAT
 from synth.tables.forwarding import ForwardingTables, build_tables, route_hops
 from synth.topology import parse_topology, require_xgft
 
@@ -19,8 +20,9 @@ class RoutedFlows:
     paths: list[list[int]]
 
 
-def routed_flows(doc: dict) -> RoutedFlows:
-    """Every flow of every phase of a (shape-checked) routes document, in file order."""
+def routed_flows(doc: dict, network) -> RoutedFlows:
+    """Every flow of every phase of a (shape-checked) routes document, in file order, with its path
+    as node ids (synth-routes/2 records channel ids: each becomes the node it enters)."""
     src, dst, phase, paths = [], [], [], []
     for record in doc["phases"]:
         flows = record["flows"]
@@ -29,9 +31,17 @@ def routed_flows(doc: dict) -> RoutedFlows:
         src += [int(f[0]) for f in flows]
         dst += [int(f[1]) for f in flows]
         phase += [int(record["phase"])] * len(flows)
-        paths += record["paths"]
+        paths += (record["paths"] if doc["format"] == NODE_PATHS_FORMAT else
+                  _node_paths(network, record["paths"], [f[0] for f in flows]))
     as_array = lambda values: np.asarray(values, dtype=np.int64)  # noqa: E731
     return RoutedFlows(as_array(src), as_array(dst), as_array(phase), paths)
+
+
+def _node_paths(network, channel_paths: list[list[int]], sources: list[int]) -> list[list[int]]:
+    heads, total = network.channel_dst.tolist(), network.num_channels
+    if any(c < 0 or c >= total for path in channel_paths for c in path):
+        raise SynthError(f"routes file: a path names a channel outside 0..{total - 1}")
+    return [[s] + [heads[c] for c in path] for s, path in zip(sources, channel_paths)]
 
 
 def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTables, RoutedFlows]:
@@ -40,7 +50,7 @@ def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTabl
         raise SynthError(f"{xgft.spec}: terminals with {xgft.w[0]} ports (W_1 > 1) cannot be rendered as "
                          "one-port InfiniBand CAs; tables need W_1 = 1")
     network = xgft.network()
-    flows = routed_flows(doc)
+    flows = routed_flows(doc, network)
     bad = (flows.src < 0) | (flows.src >= network.num_terminals) | (flows.dst < 0) | (flows.dst >= network.num_terminals)
     if bad.any():
         raise SynthError(f"routes file: flow {int(np.argmax(bad))} names a rank outside 0..{network.num_terminals - 1}")

@@ -7,12 +7,13 @@ recorded value is recomputed and compared:
   matrices) and its phase count and message size match; the phase list is exactly the one the
   selection defines (unique, in order, none missing or extra); the router is a known one and
   the synthesis options are valid and present exactly for the synthesizing routers;
-- per phase: the flows are the pattern's; every path starts at its flow's source, ends at its
-  destination, and every hop is an existing channel (looked up in the network's channel arrays,
-  not derived from any routing arithmetic) and the path is minimal (2 x the NCA layer hops). In
-  an XGFT a contiguous minimal path is up*/down* and passes no terminal (it must climb to the
-  NCA layer in delta hops and descend in delta), so minimality is the one test for all three;
-- the maximum contention, per-stage maxima, lower bound, per-stage bounds and gap equal the
+- per phase: the flows are the pattern's; every path (channel ids; node ids in synth-routes/1)
+  starts at its flow's source, ends at its destination, is a contiguous chain of existing
+  channels (checked on the network's channel arrays, not derived from any routing arithmetic),
+  passes no terminal on the way, and is minimal: 2 x the NCA layer channels in an XGFT (where a
+  contiguous minimal path is up*/down*, so minimality is the test for that too), the shortest
+  router path plus the two terminal links in a direct network (breadth-first distances);
+- the maximum contention, per-class maxima, lower bound, cut bounds and gap equal the
   recomputed ones; the status is the one the numbers imply (optimal exactly at the bound or with
   a solver's proof recorded consistently, timeout when a solver call ran out of time, feasible
   otherwise); the summary equals the one recomputed from the phases.
@@ -25,15 +26,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.cost.bounds import stage_lower_bounds
-from synth.cost.evaluate import PhaseEvaluation, status_of
+from synth.cost.bounds import cut_bounds_batch
+from synth.cost.evaluate import PhaseEvaluation, stage_maxima, status_of
 from synth.render.console import summary as summary_of
-from synth.render.routes_file import SYNTHESIZING
+from synth.render.routes_file import NODE_PATHS_FORMAT, SYNTHESIZING
+from synth.route.minimal import router_view
 from synth.route.layered import LayeredOptions
 from synth.solve import SOLVERS
-from synth.topology import parse_topology, require_xgft
+from synth.topology import Xgft, parse_topology
 from synth.traffic.patterns import parse_pattern
-from synth.workflow import ROUTERS
+from synth.workflow import DIRECT_ROUTERS, ROUTERS
 
 MAX_LISTED_PROBLEMS = 20
 PROVING = ("monolithic",)  # routers that record a solver's optimality proof per phase
@@ -91,6 +93,60 @@ def _path_problems(network, src, dst, paths, expected_hops) -> tuple[list[str], 
     return problems, channels
 
 
+def _channel_path_problems(network, src, dst, paths, expected_channels) -> tuple[list[str], list[np.ndarray]]:
+    """Check channel paths (synth-routes/2), equal-length paths at once: every id an existing
+    channel, the first leaving the source terminal, each entering the node the next one leaves,
+    no terminal before the last, the last entering the destination terminal, and as many
+    channels as a minimal path has. Returns problems and the channel ids of valid paths."""
+    problems, channels = [], []
+    n, total = network.num_terminals, network.num_channels
+    by_length: dict[int, list[int]] = {}
+    for i, path in enumerate(paths):
+        by_length.setdefault(len(path), []).append(i)
+    for length, rows in sorted(by_length.items()):
+        rows = np.asarray(rows)
+        not_minimal = length != expected_channels[rows]
+        problems += [f"flow {r}: path has {length} channels, a minimal one has {expected_channels[r]}"
+                     for j, r in enumerate(rows) if not_minimal[j]]
+        if length == 0:
+            bad = src[rows] != dst[rows]
+            problems += [f"flow {r}: empty path from {src[r]} to {dst[r]}" for j, r in enumerate(rows) if bad[j] and not not_minimal[j]]
+            continue
+        hops = np.asarray([paths[r] for r in rows], dtype=np.int64)
+        out_of_range = ((hops < 0) | (hops >= total)).any(axis=1)
+        problems += [f"flow {r}: path names a channel that does not exist" for j, r in enumerate(rows) if out_of_range[j]]
+        safe = np.where(out_of_range[:, None], 0, hops)
+        tails, heads = network.channel_src[safe], network.channel_dst[safe]
+        ends = (tails[:, 0] != src[rows]) | (heads[:, -1] != dst[rows])
+        broken = (heads[:, :-1] != tails[:, 1:]).any(axis=1)
+        through_terminal = (heads[:, :-1] < n).any(axis=1)
+        for j, r in enumerate(rows):
+            if out_of_range[j]:
+                continue
+            if ends[j]:
+                problems.append(f"flow {r}: path runs {tails[j, 0]}->{heads[j, -1]}, flow is {src[r]}->{dst[r]}")
+            elif broken[j]:
+                k = int(np.argmax(heads[j, :-1] != tails[j, 1:]))
+                problems.append(f"flow {r}: channel {hops[j, k + 1]} does not leave node {heads[j, k]}, where channel "
+                                f"{hops[j, k]} arrives")
+            elif through_terminal[j]:
+                problems.append(f"flow {r}: path passes through terminal {heads[j, np.argmax(heads[j, :-1] < n)]}")
+        good = ~(ends | out_of_range | broken | through_terminal | not_minimal)
+        channels.append(hops[good].ravel())
+    return problems, channels
+
+
+def _minimal_channels(topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Channels on a minimal path of every flow, from the network's structure: an XGFT path climbs
+    to the nearest common ancestor and back (2 x its layer); a direct network's crosses the
+    injection link, the router hops of the shortest router path, and the ejection link."""
+    if isinstance(topology, Xgft):
+        return 2 * topology.nca_layer(src, dst)
+    view = router_view(topology)
+    hops = view.distance[view.terminal_router[src], view.terminal_router[dst]].astype(np.int64)
+    return np.where(src == dst, 0, hops + 2)
+
+
 def _first_difference(expected: list[int], recorded: list[int]) -> str:
     for k, (a, b) in enumerate(zip(expected, recorded)):
         if a != b:
@@ -100,15 +156,16 @@ def _first_difference(expected: list[int], recorded: list[int]) -> str:
     return f"phase {recorded[len(expected)]} is one too many ({len(recorded)} phases, expected {len(expected)})"
 
 
-def _check_header(doc: dict, network, report: CheckReport, hierarchy):
+def _check_header(doc: dict, network, report: CheckReport, topology):
     """The traffic header and the phase list; returns the regenerated workload (None for CSV)."""
     traffic = doc["traffic"]
     pattern, selection = traffic["pattern"], traffic["selection"]
     recorded = [entry["phase"] for entry in doc["phases"]]
     if traffic["ranks"] != network.num_terminals:
         report.problem(f"traffic.ranks is {traffic['ranks']}, the network has {network.num_terminals} terminals")
-    if doc["router"] not in ROUTERS:
-        report.problem(f"router {doc['router']!r} is not one synth has (known: {', '.join(ROUTERS)})")
+    known = ROUTERS if isinstance(topology, Xgft) else tuple(DIRECT_ROUTERS)
+    if doc["router"] not in known:
+        report.problem(f"router {doc['router']!r} is not one synth has for {topology.family} (known: {', '.join(known)})")
     _check_synthesis(doc, report)
     if not recorded:
         report.problem("the file has no phases")
@@ -121,7 +178,7 @@ def _check_header(doc: dict, network, report: CheckReport, hierarchy):
             report.problem(f"{len(recorded)} phases listed, traffic.phases says the matrix has {traffic['phases']}")
         return None
     try:
-        workload = parse_pattern(pattern, network.num_terminals, hierarchy, traffic["message_bytes"])
+        workload = parse_pattern(pattern, network.num_terminals, topology.hierarchy(), traffic["message_bytes"])
         expected = workload.select(selection).tolist()
     except SynthError as exc:
         report.problem(f"traffic pattern '{pattern}' with selection '{selection}' cannot be regenerated: {exc}")
@@ -178,10 +235,10 @@ def _check_status(entry: dict, router: str, synthesis: dict, achieved: int, boun
 
 def check_routes(doc: dict) -> CheckReport:
     report = CheckReport()
-    xgft = require_xgft(parse_topology(doc["topology"]["spec"]), "check")
-    network = xgft.network()
-    stage_of_channel = network.channel_stage()
-    workload = _check_header(doc, network, report, xgft.hierarchy())
+    topology = parse_topology(doc["topology"]["spec"])
+    network = topology.network()
+    workload = _check_header(doc, network, report, topology)
+    check_paths = _path_problems if doc["format"] == NODE_PATHS_FORMAT else _channel_path_problems
     synthesis = doc.get("synthesis") or {}
     evaluations = []
     for entry in doc["phases"]:
@@ -200,7 +257,7 @@ def check_routes(doc: dict) -> CheckReport:
             expected = workload.flows(phase)
             if not _same_rows(np.stack([expected.src, expected.dst, expected.bytes], axis=1), flows):
                 report.problem(f"phase {phase}: flows differ from those of '{workload.pattern}'")
-        problems, channels = _path_problems(network, src, dst, paths, 2 * xgft.nca_layer(src, dst))
+        problems, channels = check_paths(network, src, dst, paths, _minimal_channels(topology, src, dst))
         report.paths += len(paths)
         report.problems += [f"phase {phase}, {p}" for p in problems]
         if problems:
@@ -209,8 +266,8 @@ def check_routes(doc: dict) -> CheckReport:
         loads = np.bincount(used, minlength=network.num_channels)
         achieved = int(loads.max(initial=0))
         report.max_contention = max(report.max_contention, achieved)
-        stage_max = [int(loads[stage_of_channel == k].max(initial=0)) for k in range(1, xgft.height + 1)]
-        stage_bounds = stage_lower_bounds(xgft, src, dst).tolist()
+        stage_max = stage_maxima(network, loads[None, :])[0].tolist()
+        stage_bounds = cut_bounds_batch(topology, np.zeros(len(src), dtype=np.int64), src, dst, 1)[0].tolist()
         bound = max(stage_bounds, default=0)
         for name, recorded, value in (("max contention", entry["max_contention"], achieved), ("lower bound", entry["lower_bound"], bound),
                                       ("gap", entry["gap"], achieved - bound), ("stage_max", entry["stage_max"], stage_max),
