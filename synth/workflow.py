@@ -21,7 +21,7 @@ from synth.route.consistent import ConsistentRouter
 from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
 from synth.route.monolithic import MonolithicRouter
 from synth.route.monolithic_consistent import ConsistentMonolithicRouter
-from synth.route.minimal import minimal, minimal_random
+from synth.route.direct_routers import DIRECT_ROUTERS
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
 from synth.route.paths import Paths
 from synth.topology.network import Network
@@ -63,7 +63,6 @@ def check_flow_limit(workload: Workload, phases: np.ndarray, router: Callable, k
 
 
 ROUTERS = tuple(OBLIVIOUS_ROUTERS) + ("layered", "monolithic")
-DIRECT_ROUTERS = {"minimal": minimal, "minimal-random": minimal_random}  # any network that is not an XGFT
 
 
 def router_function(name: str, layered: LayeredOptions | None = None, topology=None) -> Callable:
@@ -72,10 +71,7 @@ def router_function(name: str, layered: LayeredOptions | None = None, topology=N
     if topology is not None and not isinstance(topology, Xgft):
         if layered is not None and layered.consistency == "destination":
             raise SynthError(f"--consistency destination is implemented for xgft networks so far, not {topology.family}")
-        if name not in DIRECT_ROUTERS:
-            raise SynthError(f"unknown router '{name}' for a {topology.family} network "
-                             f"(known: {', '.join(DIRECT_ROUTERS)})")
-        return DIRECT_ROUTERS[name]
+        return DIRECT_ROUTERS.get(name, f"a {topology.family} network").route
     if name == "layered":
         options = layered or LayeredOptions()
         return ConsistentRouter(options) if options.consistency == "destination" else LayeredRouter(options)

@@ -20,6 +20,7 @@ from synth.core.errors import SynthError
 from synth.cost.bounds import terminal_bounds_batch
 from synth.cost.loads import phase_channel_counts
 from synth.route.minimal import RouterView, minimal, minimal_random
+from synth.route.valiant import valiant, valiant_any
 from synth.route.paths import Paths
 from synth.topology.direct import RouterGraph, build_direct_network
 from synth.topology.family import Topology
@@ -34,6 +35,10 @@ class GraphTopology(Topology):
     routers: int
     per_router: int
     directed: bool = False
+    groups: tuple | None = None  # group of every router, for Valiant's intermediate group
+
+    def router_groups(self):
+        return None if self.groups is None else np.asarray(self.groups, dtype=np.int64)
 
     @property
     def spec(self) -> str:
@@ -190,3 +195,69 @@ def test_paths_csr_helpers():
     assert paths.take(1, 3).as_lists() == [[], [5, 6, 7]]
     assert Paths.concatenate([paths.take(0, 1), paths.take(2, 3)]).as_lists() == [[3, 4], [5, 6, 7]]
     assert paths.keys(np.array([10, 20, 30])).tolist() == [13, 14, 35, 36, 37]
+
+
+def router_sequence(topology, paths: Paths, flow: int) -> list[int]:
+    network = topology.network()
+    return [int(network.channel_dst[c]) - topology.num_terminals for c in paths.path(flow)[:-1]]
+
+
+def intermediates(topology, sequence: list[int]) -> list[int]:
+    """Routers r_i of the sequence with both segments shortest (networkx distances)."""
+    d = dict(nx.all_pairs_shortest_path_length(topology.nx_graph()))
+    k = len(sequence) - 1
+    return [r for i, r in enumerate(sequence) if d[sequence[0]][r] == i and d[r][sequence[-1]] == k - i]
+
+
+@settings(max_examples=40, deadline=None)
+@given(connected_graphs(), st.integers(0, 2**32))
+def test_valiant_paths_are_two_shortest_segments(topology, seed):
+    src, dst = all_pairs(topology.num_terminals)
+    paths = valiant(topology, src, dst, phase=np.zeros_like(src), seed=seed)
+    network = topology.network()
+    for i, (s, d) in enumerate(zip(src.tolist(), dst.tolist())):
+        hops = paths.path(i).tolist()
+        if s == d:
+            assert hops == []
+            continue
+        assert network.channel_src[hops[0]] == s and network.channel_dst[hops[-1]] == d
+        assert all(network.channel_dst[a] == network.channel_src[b] for a, b in zip(hops, hops[1:]))
+        assert intermediates(topology, router_sequence(topology, paths, i)), f"flow {i}"
+    assert np.array_equal(paths.channels, valiant(topology, src, dst, phase=np.zeros_like(src), seed=seed).channels)
+
+
+def test_valiant_goes_through_another_router_and_spreads():
+    # A ring of 6: from router 0 to router 1 Valiant goes through one of routers 2..5, chosen per message.
+    topology = GraphTopology(tuple((i, (i + 1) % 6) for i in range(6)), 6, 1)
+    src, dst = np.zeros(400, dtype=np.int64), np.ones(400, dtype=np.int64)
+    paths = valiant(topology, src, dst, phase=np.arange(400), seed=2)
+    d = dict(nx.all_pairs_shortest_path_length(topology.nx_graph()))
+    seen = set()
+    for i in range(400):
+        sequence = router_sequence(topology, paths, i)
+        middle = [r for r in intermediates(topology, sequence) if r not in (0, 1)]
+        assert middle, f"message {i} did not go through another router: {sequence}"
+        seen.update(middle)
+        assert len(sequence) - 1 <= 2 * max(d[0].values())
+    assert seen == {2, 3, 4, 5}
+
+
+def test_valiant_on_groups_goes_through_another_group():
+    # Three groups of two routers, a full mesh inside each group and one link between every two groups.
+    edges = ((0, 1), (2, 3), (4, 5), (1, 2), (3, 4), (5, 0))
+    topology = GraphTopology(edges, 6, 1, groups=(0, 0, 1, 1, 2, 2))
+    src, dst = np.array([0, 0, 0]), np.array([2, 3, 1])
+    for router in (valiant, valiant_any):
+        paths = router(topology, src, dst, phase=np.arange(3), seed=4)
+        for i in range(2):  # to group 1: through group 2, the only other group
+            sequence = router_sequence(topology, paths, i)
+            assert any(topology.groups[r] == 2 for r in intermediates(topology, sequence))
+        assert router_sequence(topology, paths, 2) == [0, 1]  # same group: no intermediate group is taken
+    # valiant lands on the router of group 2 nearest to router 0 (router 5), then goes on minimally.
+    assert router_sequence(topology, valiant(topology, src[:1], dst[:1], seed=4), 0) == [0, 5, 4, 3, 2]
+
+
+def test_valiant_any_needs_groups():
+    topology = GraphTopology(((0, 1), (1, 2), (2, 0)), 3, 1)
+    with pytest.raises(SynthError, match="needs a network with groups"):
+        valiant_any(topology, np.array([0]), np.array([1]))

@@ -41,5 +41,8 @@ class Registry(Generic[Entry]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
 
+    def __getitem__(self, name: str) -> Entry:
+        return self._entries[name]
+
     def items(self):
         return self._entries.items()

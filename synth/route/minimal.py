@@ -41,6 +41,7 @@ class RouterView:
         if len(injection) != n or len(ejection) != n or (dst[injection] < n).any():
             raise SynthError(f"{network.spec}: minimal routing needs every terminal attached to one router by one link")
         self.num_terminals = n
+        self.router_names = network.node_names[n:]
         self.injection = np.empty(n, dtype=np.int64)
         self.injection[src[injection]] = injection
         self.ejection = np.empty(n, dtype=np.int64)
@@ -77,33 +78,45 @@ class RouterView:
         heads = np.where(channels >= 0, self.head[np.maximum(channels, 0)], 0)
         return (channels >= 0) & (self.distance[heads, target[:, None]] == self.distance[at, target][:, None] - 1)
 
-    def walk(self, src: np.ndarray, dst: np.ndarray, pick=None) -> Paths:
-        """Minimal paths of the flows: injection, router hops, ejection (empty for src == dst).
-        `pick(step, at, target, rows)` chooses each hop's channel; default the lowest-numbered."""
-        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-        at, target = self.terminal_router[src], self.terminal_router[dst]
-        if self.unreachable[at, target].any():
-            k = int(np.flatnonzero(self.unreachable[at, target])[0])
-            raise SynthError(f"terminal {int(dst[k])} cannot be reached from terminal {int(src[k])}")
+    def router_hops(self, at: np.ndarray, target: np.ndarray, pick=None) -> np.ndarray:
+        """Channels of minimal router paths from `at` to `target`, shape (flows, diameter), -1 after
+        the last hop. `pick(step, at, target, rows)` chooses each hop's channel; default the lowest-
+        numbered minimal one."""
+        at, target = np.asarray(at, dtype=np.int64).copy(), np.asarray(target, dtype=np.int64)
+        unreachable = self.unreachable[at, target]
+        if unreachable.any():
+            k = int(np.flatnonzero(unreachable)[0])
+            raise SynthError(f"router {self.router_name(int(target[k]))} cannot be reached from router "
+                             f"{self.router_name(int(at[k]))}")
         hops = self.distance[at, target].astype(np.int64)
-        moving = src != dst
-        matrix = np.full((len(src), self.diameter + 2), -1, dtype=np.int64)
-        matrix[moving, 0] = self.injection[src[moving]]
-        at = at.copy()
+        matrix = np.full((len(at), self.diameter), -1, dtype=np.int64)
         for step in range(self.diameter):
-            rows = np.flatnonzero(moving & (hops > step))
+            rows = np.flatnonzero(hops > step)
             if not len(rows):
                 break
             if pick is None:
                 channel = self.next_channel[at[rows], target[rows]].astype(np.int64)
             else:
                 channel = pick(step, at[rows], target[rows], rows)
-            matrix[rows, step + 1] = channel
+            matrix[rows, step] = channel
             at[rows] = self.head[channel]
-        last = np.flatnonzero(moving)
-        matrix[last, hops[last] + 1] = self.ejection[dst[last]]
-        return Paths.from_padded(matrix)
+        return matrix
 
+    def walk(self, src: np.ndarray, dst: np.ndarray, pick=None) -> Paths:
+        """Minimal paths of the flows: injection, router hops, ejection (empty for src == dst)."""
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        return self.assemble(src, dst, [self.router_hops(self.terminal_router[src], self.terminal_router[dst], pick)])
+
+    def assemble(self, src: np.ndarray, dst: np.ndarray, segments: list[np.ndarray]) -> Paths:
+        """Injection, the router-hop segments in order (-1 entries skipped), ejection; nothing for a
+        message to itself."""
+        moving = src != dst
+        inject = np.where(moving, self.injection[src], -1)[:, None]
+        eject = np.where(moving, self.ejection[dst], -1)[:, None]
+        return Paths.from_padded(np.hstack([inject, *segments, eject]))
+
+    def router_name(self, router: int) -> str:
+        return self.router_names[router]
 
 @functools.lru_cache(maxsize=4)
 def router_view(topology) -> RouterView:

@@ -49,7 +49,7 @@ class Paths:
 
     @staticmethod
     def from_padded(hops: np.ndarray) -> "Paths":
-        """From an (n, K) matrix of channel ids in travel order, padded with -1 at the end."""
+        """From an (n, K) matrix of channel ids in travel order; entries of -1 (anywhere) are skipped."""
         hops = np.asarray(hops)
         used = hops >= 0
         offsets = np.concatenate([[0], np.cumsum(used.sum(axis=1))]).astype(np.int64)

@@ -62,6 +62,12 @@ class Topology(ABC):
         """Subnetwork sizes H_1..H_L for the hierarchical exchanges GHE/BGH (003 ch.4), or None."""
         return None
 
+    def router_groups(self):
+        """The group of every router (0..groups-1, routers numbered as in the Network after the
+        terminals) for families built of groups (dragonfly): Valiant's intermediate group. None
+        for the others."""
+        return None
+
     @abstractmethod
     def facts(self) -> list[tuple[str, str]]:
         """(name, value) pairs a person wants to know: sizes, degrees, diameter, the seed's formulas."""

@@ -35,7 +35,8 @@ from synth.route.layered import LayeredOptions
 from synth.solve import SOLVERS
 from synth.topology import Xgft, parse_topology
 from synth.traffic.patterns import parse_pattern
-from synth.workflow import DIRECT_ROUTERS, ROUTERS
+from synth.route.direct_routers import DIRECT_ROUTERS, VIA_ONE
+from synth.workflow import ROUTERS
 
 MAX_LISTED_PROBLEMS = 20
 PROVING = ("monolithic",)  # routers that record a solver's optimality proof per phase
@@ -93,11 +94,13 @@ def _path_problems(network, src, dst, paths, expected_hops) -> tuple[list[str], 
     return problems, channels
 
 
-def _channel_path_problems(network, src, dst, paths, expected_channels) -> tuple[list[str], list[np.ndarray]]:
+def _channel_path_problems(network, src, dst, paths, expected_channels, via_one=None) -> tuple[list[str], list[np.ndarray]]:
     """Check channel paths (synth-routes/2), equal-length paths at once: every id an existing
     channel, the first leaving the source terminal, each entering the node the next one leaves,
-    no terminal before the last, the last entering the destination terminal, and as many
-    channels as a minimal path has. Returns problems and the channel ids of valid paths."""
+    no terminal before the last, the last entering the destination terminal, and the router's
+    policy: as many channels as a minimal path has, or with `via_one(routers)` (Valiant) two
+    shortest segments through one intermediate router. Returns problems and the channel ids of
+    valid paths."""
     problems, channels = [], []
     n, total = network.num_terminals, network.num_channels
     by_length: dict[int, list[int]] = {}
@@ -105,9 +108,12 @@ def _channel_path_problems(network, src, dst, paths, expected_channels) -> tuple
         by_length.setdefault(len(path), []).append(i)
     for length, rows in sorted(by_length.items()):
         rows = np.asarray(rows)
-        not_minimal = length != expected_channels[rows]
-        problems += [f"flow {r}: path has {length} channels, a minimal one has {expected_channels[r]}"
-                     for j, r in enumerate(rows) if not_minimal[j]]
+        if via_one is None:
+            not_minimal = length != expected_channels[rows]
+            problems += [f"flow {r}: path has {length} channels, a minimal one has {expected_channels[r]}"
+                         for j, r in enumerate(rows) if not_minimal[j]]
+        else:
+            not_minimal = np.zeros(len(rows), dtype=bool)
         if length == 0:
             bad = src[rows] != dst[rows]
             problems += [f"flow {r}: empty path from {src[r]} to {dst[r]}" for j, r in enumerate(rows) if bad[j] and not not_minimal[j]]
@@ -131,6 +137,11 @@ def _channel_path_problems(network, src, dst, paths, expected_channels) -> tuple
                                 f"{hops[j, k]} arrives")
             elif through_terminal[j]:
                 problems.append(f"flow {r}: path passes through terminal {heads[j, np.argmax(heads[j, :-1] < n)]}")
+        if via_one is not None:
+            valid = ~(ends | out_of_range | broken | through_terminal)
+            not_minimal = valid & ~via_one(heads[:, :-1] - n)
+            problems += [f"flow {r}: path is not two shortest segments through one intermediate router"
+                         for j, r in enumerate(rows) if not_minimal[j]]
         good = ~(ends | out_of_range | broken | through_terminal | not_minimal)
         channels.append(hops[good].ravel())
     return problems, channels
@@ -145,6 +156,23 @@ def _minimal_channels(topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     view = router_view(topology)
     hops = view.distance[view.terminal_router[src], view.terminal_router[dst]].astype(np.int64)
     return np.where(src == dst, 0, hops + 2)
+
+
+def _via_one(topology):
+    """The Valiant policy: the routers a path visits, r_0..r_k, pass through some r_i with
+    d(r_0, r_i) = i and d(r_i, r_k) = k - i (both segments shortest)."""
+    distance = router_view(topology).distance
+
+    def check(routers: np.ndarray) -> np.ndarray:
+        k = routers.shape[1] - 1
+        if k < 0:
+            return np.ones(len(routers), dtype=bool)
+        position = np.arange(k + 1)[None, :]
+        first = distance[routers[:, :1], routers] == position
+        second = distance[routers, routers[:, -1:]] == k - position
+        return (first & second).any(axis=1)
+
+    return check
 
 
 def _first_difference(expected: list[int], recorded: list[int]) -> str:
@@ -238,7 +266,12 @@ def check_routes(doc: dict) -> CheckReport:
     topology = parse_topology(doc["topology"]["spec"])
     network = topology.network()
     workload = _check_header(doc, network, report, topology)
-    check_paths = _path_problems if doc["format"] == NODE_PATHS_FORMAT else _channel_path_problems
+    node_paths = doc["format"] == NODE_PATHS_FORMAT
+    router = DIRECT_ROUTERS[doc["router"]] if not isinstance(topology, Xgft) and doc["router"] in DIRECT_ROUTERS else None
+    via_one = _via_one(topology) if router is not None and router.policy == VIA_ONE else None
+    if node_paths and via_one is not None:
+        report.problem(f"a synth-routes/1 file of router '{doc['router']}': version 1 has minimal routers only")
+        return report
     synthesis = doc.get("synthesis") or {}
     evaluations = []
     for entry in doc["phases"]:
@@ -257,7 +290,11 @@ def check_routes(doc: dict) -> CheckReport:
             expected = workload.flows(phase)
             if not _same_rows(np.stack([expected.src, expected.dst, expected.bytes], axis=1), flows):
                 report.problem(f"phase {phase}: flows differ from those of '{workload.pattern}'")
-        problems, channels = check_paths(network, src, dst, paths, _minimal_channels(topology, src, dst))
+        if node_paths:
+            problems, channels = _path_problems(network, src, dst, paths, _minimal_channels(topology, src, dst))
+        else:
+            problems, channels = _channel_path_problems(network, src, dst, paths, _minimal_channels(topology, src, dst),
+                                                        via_one)
         report.paths += len(paths)
         report.problems += [f"phase {phase}, {p}" for p in problems]
         if problems:

@@ -1,0 +1,38 @@
+"""The routers of direct networks (every family but XGFT), each with the path policy it keeps.
+
+`synth check` verifies the policy a file's router declares: `minimal` (every path a shortest
+one), `via-one` (two shortest segments joined at one intermediate router: Valiant). Adding a
+router is one module and one `register` line here; the CLI's "known: ..." lists come from this
+registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from synth.core.registry import Registry
+from synth.route.minimal import minimal, minimal_random
+from synth.route.valiant import valiant, valiant_any
+
+MINIMAL, VIA_ONE = "minimal", "via-one"
+
+
+@dataclass(frozen=True)
+class DirectRouter:
+    name: str
+    route: Callable  # route(topology, src, dst, phase=, occurrence=, seed=) -> Paths
+    policy: str
+    description: str
+
+
+DIRECT_ROUTERS: Registry[DirectRouter] = Registry("router for direct networks")
+for _router in (
+    DirectRouter("minimal", minimal, MINIMAL, "a shortest path, the lowest-numbered channel at every router"),
+    DirectRouter("minimal-random", minimal_random, MINIMAL, "a shortest path, a seeded choice per pair at every router"),
+    DirectRouter("valiant", valiant, VIA_ONE, "minimally to a random intermediate group (dragonfly) or router, then "
+                 "minimally to the destination (003 ch.5-7)"),
+    DirectRouter("valiant-any", valiant_any, VIA_ONE, "as valiant, through any router of the intermediate group "
+                 "(003 ch.6, dragonfly)"),
+):
+    DIRECT_ROUTERS.register(_router.name, _router)
