@@ -261,3 +261,43 @@ def test_valiant_any_needs_groups():
     topology = GraphTopology(((0, 1), (1, 2), (2, 0)), 3, 1)
     with pytest.raises(SynthError, match="needs a network with groups"):
         valiant_any(topology, np.array([0]), np.array([1]))
+
+
+def test_ugal_avoids_the_loaded_minimal_channel():
+    # A full mesh of 5 routers, 4 terminals each; 32 messages from router 0's terminals to router
+    # 1's. Minimal routing puts all on the channel 0 -> 1; UGAL sends later ones through another
+    # router once 1 + the minimal queue outweighs 2 x (1 + a detour's first queue).
+    from synth.route.ugal import ugal
+
+    edges = tuple((a, b) for a in range(5) for b in range(a + 1, 5))
+    topology = GraphTopology(edges, 5, 4)
+    src = np.repeat(np.arange(4), 8)
+    dst = 4 + (np.arange(32) % 4)
+    phase = np.zeros(32, dtype=np.int64)
+    paths = ugal(topology, src, dst, phase=phase, occurrence=np.arange(32) // 4, seed=1)
+    network = topology.network()
+    loads = np.bincount(paths.channels, minlength=network.num_channels)
+    router_links = (network.channel_src >= 20) & (network.channel_dst >= 20)
+    direct = int(network.find_channels([20], [21])[0])
+    assert 0 < loads[direct] < 32 and loads[router_links].max() < 32
+    for i in range(32):
+        assert intermediates(topology, router_sequence(topology, paths, i))
+    again = ugal(topology, src, dst, phase=phase, occurrence=np.arange(32) // 4, seed=1)
+    assert np.array_equal(paths.channels, again.channels) and np.array_equal(paths.offsets, again.offsets)
+
+
+@settings(max_examples=25, deadline=None)
+@given(connected_graphs(), st.integers(0, 2**16))
+def test_ugal_paths_keep_the_valiant_policy(topology, seed):
+    from synth.route.ugal import ugal
+
+    src, dst = all_pairs(topology.num_terminals)
+    paths = ugal(topology, src, dst, phase=np.zeros_like(src), seed=seed)
+    for i, (s, d) in enumerate(zip(src.tolist(), dst.tolist())):
+        if s != d:
+            assert intermediates(topology, router_sequence(topology, paths, i))
+
+
+def test_paths_select():
+    paths = Paths.from_padded(np.array([[3, 4, -1], [-1, -1, -1], [5, 6, 7]]))
+    assert paths.select(np.array([2, 0])).as_lists() == [[5, 6, 7], [3, 4]]

@@ -13,6 +13,7 @@ from typing import Callable
 
 from synth.core.registry import Registry
 from synth.route.minimal import minimal, minimal_random
+from synth.route.ugal import CANDIDATES, ugal
 from synth.route.valiant import valiant, valiant_any
 
 MINIMAL, VIA_ONE = "minimal", "via-one"
@@ -34,5 +35,7 @@ for _router in (
                  "minimally to the destination (003 ch.5-7)"),
     DirectRouter("valiant-any", valiant_any, VIA_ONE, "as valiant, through any router of the intermediate group "
                  "(003 ch.6, dragonfly)"),
+    DirectRouter("ugal", ugal, VIA_ONE, f"per message the minimal path or the cheapest of {CANDIDATES} Valiant "
+                 "candidates under the load placed so far (003 ch.7's UGAL-L cost)"),
 ):
     DIRECT_ROUTERS.register(_router.name, _router)

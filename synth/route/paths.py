@@ -38,6 +38,14 @@ class Paths:
         lo, hi = self.offsets[start], self.offsets[stop]
         return Paths(self.offsets[start : stop + 1] - lo, self.channels[lo:hi])
 
+    def select(self, flows: np.ndarray) -> "Paths":
+        """The paths of `flows` (indices, any order), as one Paths."""
+        flows = np.asarray(flows, dtype=np.int64)
+        lengths = self.lengths()[flows]
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        start = np.repeat(self.offsets[:-1][flows] - offsets[:-1], lengths)
+        return Paths(offsets, self.channels[start + np.arange(int(offsets[-1]))])
+
     def flow_of_hop(self) -> np.ndarray:
         """For every entry of `channels`, the flow it belongs to."""
         return np.repeat(np.arange(self.num_flows), self.lengths())
