@@ -301,3 +301,56 @@ def test_ugal_paths_keep_the_valiant_policy(topology, seed):
 def test_paths_select():
     paths = Paths.from_padded(np.array([[3, 4, -1], [-1, -1, -1], [5, 6, 7]]))
     assert paths.select(np.array([2, 0])).as_lists() == [[5, 6, 7], [3, 4]]
+
+
+@dataclass(frozen=True, eq=False)
+class TorusTopology(GraphTopology):
+    """A test-only D0 x D1 torus with router coordinates and per-dimension channel classes."""
+
+    shape: tuple = (4, 3)
+
+    def router_coordinates(self):
+        r = np.arange(self.routers)
+        return np.stack([r % self.shape[0], r // self.shape[0]], axis=1)
+
+    @cached_property
+    def graph(self) -> RouterGraph:
+        d0, d1 = self.shape
+        edges, classes = [], []
+        for y in range(d1):
+            for x in range(d0):
+                edges.append((y * d0 + x, y * d0 + (x + 1) % d0))
+                classes.append(0)
+                edges.append((y * d0 + x, ((y + 1) % d1) * d0 + x))
+                classes.append(1)
+        src, dst = np.array(edges).T
+        return RouterGraph([f"r{i}" for i in range(self.routers)], np.full(self.routers, self.per_router), src, dst,
+                           np.array(classes), ("dim 0", "dim 1"))
+
+    def nx_graph(self):
+        g = nx.MultiDiGraph()
+        for a, b in zip(self.graph.link_src.tolist(), self.graph.link_dst.tolist()):
+            g.add_edge(a, b)
+            g.add_edge(b, a)
+        return g
+
+
+def test_dor_corrects_dimension_zero_first_and_is_minimal():
+    from synth.route.dor import dor
+
+    topology = TorusTopology((), 12, 1, shape=(4, 3))
+    src, dst = all_pairs(12)
+    paths = dor(topology, src, dst)
+    check_paths(topology, src, dst, paths)
+    coordinates = topology.router_coordinates()
+    for i, (s, d) in enumerate(zip(src.tolist(), dst.tolist())):
+        sequence = router_sequence(topology, paths, i)
+        changed = [int(np.flatnonzero(coordinates[a] != coordinates[b])[0]) for a, b in zip(sequence, sequence[1:])]
+        assert changed == sorted(changed), f"flow {i}: dimensions {changed}"
+
+
+def test_dor_needs_coordinates():
+    from synth.route.dor import dor
+
+    with pytest.raises(SynthError, match="router coordinates"):
+        dor(GraphTopology(((0, 1),), 2, 1), np.array([0]), np.array([1]))

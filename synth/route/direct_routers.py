@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from synth.core.registry import Registry
+from synth.route.dor import dor
 from synth.route.minimal import minimal, minimal_random
 from synth.route.ugal import CANDIDATES, ugal
 from synth.route.valiant import valiant, valiant_any
@@ -31,6 +32,7 @@ DIRECT_ROUTERS: Registry[DirectRouter] = Registry("router for direct networks")
 for _router in (
     DirectRouter("minimal", minimal, MINIMAL, "a shortest path, the lowest-numbered channel at every router"),
     DirectRouter("minimal-random", minimal_random, MINIMAL, "a shortest path, a seeded choice per pair at every router"),
+    DirectRouter("dor", dor, MINIMAL, "dimension order: dimension 0 first, the shorter way in each (torus, HyperX)"),
     DirectRouter("valiant", valiant, VIA_ONE, "minimally to a random intermediate group (dragonfly) or router, then "
                  "minimally to the destination (003 ch.5-7)"),
     DirectRouter("valiant-any", valiant_any, VIA_ONE, "as valiant, through any router of the intermediate group "

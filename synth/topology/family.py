@@ -68,6 +68,12 @@ class Topology(ABC):
         for the others."""
         return None
 
+    def router_coordinates(self):
+        """(routers, dimensions) coordinates for families with dimensions (torus, HyperX, 2dfc),
+        dimension 0 first, whose links of dimension k have the channel class "dim k": what
+        dimension-order routing needs. None for the others."""
+        return None
+
     @abstractmethod
     def facts(self) -> list[tuple[str, str]]:
         """(name, value) pairs a person wants to know: sizes, degrees, diameter, the seed's formulas."""
