@@ -42,8 +42,13 @@ def topology_summary(topology, network: Network) -> str:
     lines = [f"{topology.label()}  spec {topology.spec}",
              f"terminals {network.num_terminals}, routers {network.num_switches}, {network.num_channels} directed channels",
              "", table(["channel class", "directed channels", "bandwidth"], rows, "lrr"), "",
-             table(["fact", "value"], topology.facts(), "ll")]
+             table(["fact", "value"], topology.facts() + _cost_facts(network), "ll")]
     return "\n".join(lines)
+
+
+def _cost_facts(network: Network) -> list[tuple[str, str]]:
+    ports, links = network.cost_per_endpoint()
+    return [("router ports per terminal (003 sec. 7.2)", f"{ports:.3g}"), ("links per terminal", f"{links:.3g}")]
 
 
 def _bandwidths(values: np.ndarray) -> str:

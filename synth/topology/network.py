@@ -92,6 +92,18 @@ class Network:
         valid_nodes = (np.asarray(src_nodes) >= 0) & (np.asarray(dst_nodes) >= 0)
         return np.where(found & valid_nodes, self._channel_order[pos_clipped], -1)
 
+    def cost_per_endpoint(self) -> tuple[float, float]:
+        """(switch ports, links) per terminal, 003 sec. 7.2's cost measures: every port of a switch
+        counts, terminal ports included; a link is one cable, i.e. one pair of ports (the two
+        directions of an undirected link share it, a directed link has its own)."""
+        width = int(max(self.channel_src_port.max(initial=0), self.channel_dst_port.max(initial=0))) + 1
+        tail = self.channel_src.astype(np.int64) * width + self.channel_src_port
+        head = self.channel_dst.astype(np.int64) * width + self.channel_dst_port
+        ends = np.concatenate([tail, head])
+        switch_ports = np.unique(ends[ends >= self.num_terminals * width])
+        cables = np.unique(np.stack([np.minimum(tail, head), np.maximum(tail, head)], axis=1), axis=0)
+        return len(switch_ports) / self.num_terminals, len(cables) / self.num_terminals
+
     def to_json_dict(self) -> dict:
         """The `synth-topology/1` document (see docs/formats.md)."""
         levels = self.node_level.tolist()
