@@ -354,3 +354,28 @@ def test_dor_needs_coordinates():
 
     with pytest.raises(SynthError, match="router coordinates"):
         dor(GraphTopology(((0, 1),), 2, 1), np.array([0]), np.array([1]))
+
+
+def test_group_cut_bound_recounted_naively():
+    from synth.cost.bounds import cut_bounds_batch, group_cut_bounds_batch
+
+    # Three groups of two routers (full mesh inside, one link between every two groups), 2 terminals each.
+    edges = ((0, 1), (2, 3), (4, 5), (1, 2), (3, 4), (5, 0))
+    topology = GraphTopology(edges, 6, 2, groups=(0, 0, 1, 1, 2, 2))
+    rng = np.random.default_rng(3)
+    src, dst, phase = rng.integers(0, 12, 300), rng.integers(0, 12, 300), rng.integers(0, 3, 300)
+    bounds = group_cut_bounds_batch(topology.network(), topology.router_groups(), phase, src, dst, 3)[:, 0]
+    group_of = lambda t: topology.groups[t // 2]  # noqa: E731
+    for p in range(3):
+        expected = 0
+        for g in range(3):
+            out = sum(1 for s, d, q in zip(src, dst, phase) if q == p and group_of(s) == g and group_of(d) != g)
+            into = sum(1 for s, d, q in zip(src, dst, phase) if q == p and group_of(d) == g and group_of(s) != g)
+            expected = max(expected, -(-out // 2), -(-into // 2))  # two links leave and enter each group
+        assert bounds[p] == expected
+    # The bound holds for every router.
+    assert cut_bounds_batch(topology, phase, src, dst, 3).shape == (3, 2)
+    for router in (minimal, minimal_random, valiant):
+        paths = router(topology, src, dst, phase=phase, seed=1)
+        counts = phase_channel_counts(topology, phase, src, dst, paths, 3)
+        assert (counts.max(axis=1) >= bounds).all()

@@ -58,14 +58,43 @@ def terminal_bounds_batch(phase_index: np.ndarray, src: np.ndarray, dst: np.ndar
     return out[:, None]
 
 
+def group_cut_bounds_batch(network, groups: np.ndarray, phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                           num_phases: int) -> np.ndarray:
+    """Group cut bound per phase, shape (num_phases, 1): the messages leaving (or entering) a group
+    of routers cross the channels leaving (entering) it, so some such channel carries at least
+    ceil(messages / channels) (dragonfly: a group's global links, 003 ch.5-6). Channels of
+    bandwidth 1; a group with traffic but no channel out is not a network synth builds."""
+    n = network.num_terminals
+    terminal_group = np.empty(n, dtype=np.int64)
+    injection = np.flatnonzero(network.channel_src < n)
+    terminal_group[network.channel_src[injection]] = groups[network.channel_dst[injection] - n]
+    num_groups = int(groups.max()) + 1
+    links = (network.channel_src >= n) & (network.channel_dst >= n)
+    tail, head = groups[network.channel_src[links] - n], groups[network.channel_dst[links] - n]
+    crossing = tail != head
+    out = np.zeros(num_phases, dtype=np.int64)
+    phase_index = np.asarray(phase_index, dtype=np.int64)
+    a, b = terminal_group[np.asarray(src)], terminal_group[np.asarray(dst)]
+    leaving = a != b
+    for side, ends in ((tail, a), (head, b)):
+        channels = np.bincount(side[crossing], minlength=num_groups)
+        counts = np.bincount(phase_index[leaving] * num_groups + ends[leaving], minlength=num_phases * num_groups)
+        out = np.maximum(out, _ceil_div(counts.reshape(num_phases, num_groups), np.maximum(channels, 1)).max(axis=1))
+    return out[:, None]
+
+
 def cut_bounds_batch(topology, phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray, num_phases: int) -> np.ndarray:
     """The family's cut bounds per (phase, cut kind); bound_names(topology) names the columns."""
     if isinstance(topology, Xgft):
         return stage_lower_bounds_batch(topology, phase_index, src, dst, num_phases)
-    return terminal_bounds_batch(phase_index, src, dst, topology.num_terminals, num_phases)
+    columns = [terminal_bounds_batch(phase_index, src, dst, topology.num_terminals, num_phases)]
+    groups = topology.router_groups()
+    if groups is not None:
+        columns.append(group_cut_bounds_batch(topology.network(), groups, phase_index, src, dst, num_phases))
+    return np.hstack(columns)
 
 
 def bound_names(topology) -> tuple[str, ...]:
     if isinstance(topology, Xgft):
         return tuple(f"stage {k}" for k in range(1, topology.height + 1))
-    return ("terminal",)
+    return ("terminal",) + (("group cut",) if topology.router_groups() is not None else ())
