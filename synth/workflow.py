@@ -155,7 +155,7 @@ def route_phases(
     keep_routes: bool = True,
 ) -> Iterator[RoutedPhase]:
     """Route and evaluate the selected phases in order, batches spread over worker processes."""
-    router = router_function(router) if isinstance(router, str) else router
+    router = router_function(router, topology=xgft) if isinstance(router, str) else router
     per_batch = _phases_per_batch(workload, router)
     # Flows of kept routes stay in rank order; otherwise a scattered order speeds up the counts.
     ranks = None if keep_routes else scattered_ranks(workload.num_ranks)
@@ -237,7 +237,7 @@ def exchange_loads(
 ) -> ExchangeLoads:
     """Route the selected phases and compute their channel loads, nothing else (no bounds):
     the inner loop of whole-exchange analyses, batched and spread over worker processes."""
-    router = router_function(router) if isinstance(router, str) else router
+    router = router_function(router, topology=xgft) if isinstance(router, str) else router
     per_batch = _phases_per_batch(workload, router)
     ranks = scattered_ranks(workload.num_ranks)
 

@@ -1,0 +1,95 @@
+"""Benchmark: minimal routing, loads and cut bounds of a whole all-to-all on direct networks, the
+LP bound of one random permutation, and the time to build each network (issue 10's targets).
+
+    python tests/bench/bench_direct.py [--spec SPEC ...] [--baseline-phases K]
+
+For every spec (default: Slim Fly q = 13 with p = 9, 3042 terminals, and the 1056-node dragonfly
+(4,8,4)) it prints, side by side:
+  * baseline: phase by phase, route the phase, one bincount per phase, bounds per phase (the plain
+    way), on the first K phases, extrapolated to the whole exchange;
+  * synth: `route_phases` over every phase of a2a-lin (N shifts, N^2 flows), batched keys, one
+    bincount per batch, cut bounds per batch, spread over the worker processes;
+  * peak memory (this process and its workers), the LP bound's time on one random permutation,
+    and the network build time.
+Targets: the whole exchange within 20 s and 2 GiB; the LP bound within 30 s; building under 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import numpy as np
+
+from synth.cost.bounds import cut_bounds_batch
+from synth.cost.lp_bound import lp_bound
+from synth.route.minimal import minimal
+from synth.topology import parse_topology
+from synth.traffic.patterns import parse_pattern
+from synth.workflow import route_phases
+
+DEFAULT_SPECS = ("slimfly:13:p=9", "dragonfly:4,8,4")
+
+
+def peak_rss_mib() -> tuple[float, float]:
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+
+
+def baseline(topology, workload, phases) -> np.ndarray:
+    network = topology.network()
+    peaks = []
+    for p in phases:
+        flows = workload.flows(int(p))
+        paths = minimal(topology, flows.src, flows.dst)
+        peaks.append(int(np.bincount(paths.channels, minlength=network.num_channels).max()))
+        cut_bounds_batch(topology, np.zeros(len(flows.src), dtype=np.int64), flows.src, flows.dst, 1)
+    return np.asarray(peaks)
+
+
+def bench(spec: str, baseline_phases: int) -> None:
+    started = time.perf_counter()
+    topology = parse_topology(spec)
+    network = topology.network()
+    built = time.perf_counter() - started
+    workload = parse_pattern("a2a-lin", network.num_terminals, topology.hierarchy())
+    n = workload.num_ranks
+    phases = np.arange(workload.num_phases)
+    print(f"{topology.label()}: {n} terminals, {network.num_switches} routers, {network.num_channels} channels; "
+          f"built in {built:.3f} s; a2a-lin: {len(phases)} phases, {n * len(phases):,} flows; minimal routing")
+
+    sample = phases[:baseline_phases]
+    started = time.perf_counter()
+    base_peaks = baseline(topology, workload, sample)
+    base = time.perf_counter() - started
+    started = time.perf_counter()
+    evaluations = [r.evaluation for r in route_phases(topology, network, workload, phases, "minimal",
+                                                      keep_routes=False)]
+    whole = time.perf_counter() - started
+    peaks = np.array([e.max_contention for e in evaluations])
+    assert np.array_equal(peaks[: len(sample)], base_peaks), "baseline and synth disagree"
+    flows = n * len(phases)
+    print(f"  baseline, per phase  {len(sample):>6} phases  {base:8.2f} s  -> whole exchange ~{base * len(phases) / len(sample):8.1f} s")
+    print(f"  synth, route_phases  {len(phases):>6} phases  {whole:8.2f} s  ({flows / whole / 1e6:.1f} M flows/s); "
+          f"max contention {peaks.max()}, bound up to {max(e.lower_bound for e in evaluations)}")
+    own, children = peak_rss_mib()
+    print(f"  peak memory: {own:.0f} MiB (this process), {children:.0f} MiB (largest worker)")
+
+    permutation = parse_pattern("randperm:1", n, None).flows(0)
+    started = time.perf_counter()
+    result = lp_bound(network, permutation.src, permutation.dst)
+    print(f"  LP bound of randperm:1: {result.value:.4f} -> {result.bound} in {time.perf_counter() - started:.1f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", action="append", help=f"network spec (repeatable; default {', '.join(DEFAULT_SPECS)})")
+    parser.add_argument("--baseline-phases", type=int, default=64)
+    args = parser.parse_args()
+    for spec in args.spec or DEFAULT_SPECS:
+        bench(spec, args.baseline_phases)
+
+
+if __name__ == "__main__":
+    main()
