@@ -14,6 +14,7 @@ import numpy as np
 from synth.cost.bounds import bound_names, cut_bounds_batch
 from synth.cost.evaluate import PhaseEvaluation
 from synth.cost.fattree import ideal_exchange_time
+from synth.app import model as model_command
 from synth.core.errors import SynthError
 from synth.core.interrupt import Interrupted, install_handlers
 from synth.core.output import OutputSet
@@ -459,6 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", metavar="DIR", help="a directory written by `synth tables --format opensm`")
     p.add_argument("--engines", default="all", metavar="LIST", help="OpenSM engines to compare: all (default), none, or e.g. minhop,updn")
     p.set_defaults(func=cmd_opensm_check)
+
+    model_command.add_parser(sub, add_spec)
 
     p = sub.add_parser("report", help="analytical cost report (HTML or Markdown) of the all-to-all exchanges on an XGFT")
     add_spec(p)

@@ -12,7 +12,7 @@ from synth.cost.stencil_model import (DIRECT, INDIRECT, RANDOM, best_placements,
                                       indirect_demand, neighbour_shares, random_demand)
 
 ALPHA = (512, 512, 512)
-P, A, H, GROUPS = 4, 8, 4, 33  # DF(4,8,4): 1056 nodes, a h + 1 = 33 groups
+P, A, GROUPS = 4, 8, 33  # DF(4,8,4): 1056 nodes, a h + 1 = 33 groups (a h - 1 = 31 intermediate groups)
 
 
 def test_shares_of_eq_5_10():
@@ -31,7 +31,7 @@ def test_shares_of_eq_5_10():
 def test_digest_values_of_eq_5_16_and_5_17(beta, gamma, direct, indirect):
     assert direct_demand(ALPHA, beta, gamma) == pytest.approx(direct)
     if indirect is not None:
-        assert indirect_demand(ALPHA, beta, gamma, A, H) == pytest.approx(indirect, abs=5e-5)
+        assert indirect_demand(ALPHA, beta, gamma, GROUPS) == pytest.approx(indirect, abs=5e-5)
 
 
 def test_gamma_1_8_4_by_hand():
@@ -47,7 +47,7 @@ def test_random_placement_eq_5_20_and_its_domain():
 
 
 def test_search_finds_the_digest_optimum_for_beta_16_8_8():
-    best = best_placements(ALPHA, 1024, P, A, GROUPS, H, beta=(16, 8, 8))
+    best = best_placements(ALPHA, 1024, P, A, GROUPS, beta=(16, 8, 8))
     assert best[DIRECT].demand == pytest.approx(2.0)
     assert best[INDIRECT].demand == pytest.approx(20 / 31)
     assert math.prod(best[DIRECT].gamma) <= P * A and math.prod(blocks((16, 8, 8), best[DIRECT].gamma)) <= GROUPS
@@ -55,7 +55,7 @@ def test_search_finds_the_digest_optimum_for_beta_16_8_8():
 
 
 def test_search_is_exhaustive_over_task_grids():
-    best = best_placements(ALPHA, 256, P, A, GROUPS, H)
+    best = best_placements(ALPHA, 256, P, A, GROUPS)
     for strategy in (DIRECT, INDIRECT, RANDOM):
         chosen = best[strategy]
         assert chosen is not None and math.prod(chosen.beta) == 256

@@ -50,10 +50,12 @@ def direct_demand(alpha, beta, gamma) -> float:
     return max(((l > 1) + (l == 2)) * size / g * mk for g, l, mk in zip(gamma, lam, m))
 
 
-def indirect_demand(alpha, beta, gamma, a: int, h: int) -> float:
-    """Eq. 5.17: 4 sum_k |gamma| / gamma_k m_k 1[lambda_k > 1] / (a h - 1)."""
+def indirect_demand(alpha, beta, gamma, groups: int) -> float:
+    """Eq. 5.17: 4 sum_k |gamma| / gamma_k m_k 1[lambda_k > 1] / (a h - 1). The divisor is the
+    number of intermediate groups Valiant chooses from (eq. 5.9), a h - 1 = groups - 2 in the
+    seed's maximum-size dragonflies; groups - 2 is used, so dragonflies with fewer groups fit too."""
     m, lam, size = neighbour_shares(alpha, beta), blocks(beta, gamma), math.prod(gamma)
-    return 4 * sum(size / g * mk for g, l, mk in zip(gamma, lam, m) if l > 1) / (a * h - 1)
+    return 4 * sum(size / g * mk for g, l, mk in zip(gamma, lam, m) if l > 1) / (groups - 2)
 
 
 def random_demand(beta, gamma) -> float | None:
@@ -73,12 +75,12 @@ class Placement:
     bandwidth_bound: float  # B_P,eff bound, in units of the injection bandwidth B_P
 
 
-def evaluate(strategy: str, alpha, beta, gamma, a: int, h: int, b_r: float = 1.0, b_p: float = 1.0) -> Placement | None:
+def evaluate(strategy: str, alpha, beta, gamma, groups: int, b_r: float = 1.0, b_p: float = 1.0) -> Placement | None:
     """The demand and the bound (5.21, 5.23, 5.25 with B_P) of one (strategy, beta, gamma)."""
     if strategy == DIRECT:
         demand = direct_demand(alpha, beta, gamma)
     elif strategy == INDIRECT:
-        demand = indirect_demand(alpha, beta, gamma, a, h)
+        demand = indirect_demand(alpha, beta, gamma, groups)
     else:
         demand = random_demand(beta, gamma)
         if demand is None:
@@ -98,7 +100,7 @@ def _grids(total: int, dims: int, limits: Sequence[int] | None = None):
                 yield grid
 
 
-def best_placements(alpha: Sequence[int], tasks: int, p: int, a: int, groups: int, h: int,
+def best_placements(alpha: Sequence[int], tasks: int, p: int, a: int, groups: int,
                     beta: Sequence[int] | None = None) -> dict[str, Placement | None]:
     """The exhaustive search of sec. 5.3.4: for each strategy the (beta, gamma) with the least max
     demand (criteria 5.22, 5.24, 5.26), beta over the task grids dividing alpha (or the one given),
@@ -111,7 +113,7 @@ def best_placements(alpha: Sequence[int], tasks: int, p: int, a: int, groups: in
             if math.prod(gamma) > p * a or math.prod(blocks(grid, gamma)) > groups:
                 continue
             for strategy in STRATEGIES:
-                result = evaluate(strategy, alpha, grid, gamma, a, h)
+                result = evaluate(strategy, alpha, grid, gamma, groups)
                 if result is not None and (best[strategy] is None or result.demand < best[strategy].demand - 1e-12):
                     best[strategy] = result
     return best

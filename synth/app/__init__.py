@@ -1,0 +1,1 @@
+"""Use cases the commands run: one module each (DESIGN.md, app/)."""

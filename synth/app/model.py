@@ -1,0 +1,97 @@
+"""`synth model`: the seeds' analytical models, printed as tables.
+
+    synth model diameter2 --radix R          003 ch.7: Figure 7.3 for one router radix
+    synth model stencil SPEC --alpha AxBxC (--tasks T | --beta AxBxC) [--gamma AxBxC]
+                                             003 ch.5: nearest-neighbour demand on a dragonfly
+"""
+
+from __future__ import annotations
+
+from synth.core.errors import SynthError
+from synth.core.validate import parse_int
+from synth.cost.diameter2_model import figure_7_3
+from synth.cost.stencil_model import STRATEGIES, best_placements, evaluate, neighbour_shares
+from synth.instance import resolve
+from synth.render.console import table
+from synth.topology import parse_topology
+
+MAX_RADIX = 256  # router radix of the Figure 7.3 table
+MAX_DIMENSIONS = 6
+MAX_TASKS = 1 << 16  # the stencil search enumerates task grids and blocks: tens of thousands at most
+
+
+def add_parser(sub, add_spec) -> None:
+    p = sub.add_parser("model", help="the seeds' analytical models: diameter-two topologies (003 ch.7), "
+                       "nearest-neighbour exchanges on dragonflies (003 ch.5)")
+    models = p.add_subparsers(dest="model", required=True, parser_class=type(p))
+    d2 = models.add_parser("diameter2", help="Figure 7.3: scale, cost and worst case of each family for a router radix")
+    d2.add_argument("--radix", required=True, type=lambda t: parse_int(t, "--radix", 4, MAX_RADIX), metavar="R")
+    d2.set_defaults(func=cmd_diameter2)
+    st = models.add_parser("stencil", help="003 ch.5: global-link demand and bandwidth bounds of a Cartesian "
+                           "nearest-neighbour exchange on a dragonfly, best task grid and group blocks")
+    add_spec(st)
+    st.add_argument("--alpha", required=True, metavar="AxBxC", help="elements of the domain per dimension")
+    group = st.add_mutually_exclusive_group(required=True)
+    group.add_argument("--tasks", type=lambda t: parse_int(t, "--tasks", 1, MAX_TASKS), metavar="T",
+                       help="search every task grid of T tasks")
+    group.add_argument("--beta", metavar="AxBxC", help="the task grid")
+    st.add_argument("--gamma", metavar="AxBxC", help="the block of tasks per group (with --beta): evaluate it only")
+    st.set_defaults(func=cmd_stencil)
+
+
+def _grid(text: str, option: str, dimensions: int | None = None) -> tuple[int, ...]:
+    parts = text.split("x")
+    if not 1 <= len(parts) <= MAX_DIMENSIONS:
+        raise SynthError(f"{option} must be 1 to {MAX_DIMENSIONS} sizes joined by 'x', got {text!r}")
+    values = tuple(parse_int(v, f"{option} size {k}", 1, 1 << 30) for k, v in enumerate(parts, 1))
+    if dimensions is not None and len(values) != dimensions:
+        raise SynthError(f"{option} has {len(values)} sizes, --alpha has {dimensions}")
+    return values
+
+
+def cmd_diameter2(args) -> int:
+    rows = []
+    for c in figure_7_3(args.radix):
+        worst = f"1/{c.worst_case.denominator}" if c.worst_case is not None else "-"
+        rows.append([c.family, c.spec, c.radix, c.terminals, c.routers, f"{c.ports_per_terminal:.3g}",
+                     f"{c.links_per_terminal:.3g}", c.diameter, c.scale, worst])
+    print(f"router radix {args.radix} (003, Figure 7.3 and sec. 7.2; the largest configuration of each family)")
+    print(table(["family", "spec", "radix", "terminals", "routers", "ports/terminal", "links/terminal", "diameter",
+                 "scale", "worst case"], rows, "llrrrrrrll"))
+    print("worst case: throughput of minimal routing under the seed's adversarial pattern (sec. 7.4)")
+    return 0
+
+
+def cmd_stencil(args) -> int:
+    topology = parse_topology(resolve(args.spec).spec)
+    hierarchy = topology.hierarchy()
+    if topology.family != "dragonfly" or hierarchy is None:
+        raise SynthError(f"the stencil model is for dragonflies (003 ch.5), not {topology.family}")
+    p, a, groups = hierarchy
+    alpha = _grid(args.alpha, "--alpha")
+    print(f"{topology.label()}: {groups} groups of {a} routers with {p} terminals; domain {args.alpha} elements")
+    if args.beta is not None:
+        beta = _grid(args.beta, "--beta", len(alpha))
+        if any(x % b for x, b in zip(alpha, beta)):
+            raise SynthError(f"--beta {args.beta} does not divide --alpha {args.alpha}")
+        print("shares m_k (eq. 5.10): " + ", ".join(f"{m:.4g}" for m in neighbour_shares(alpha, beta)))
+    if args.gamma is not None:
+        if args.beta is None:
+            raise SynthError("--gamma needs --beta")
+        gamma = _grid(args.gamma, "--gamma", len(alpha))
+        results = {s: evaluate(s, alpha, beta, gamma, groups) for s in STRATEGIES}
+    else:
+        tasks = args.tasks if args.beta is None else None
+        results = best_placements(alpha, tasks or 0, p, a, groups, beta=None if args.beta is None else beta)
+    rows = []
+    for strategy, result in results.items():
+        if result is None:
+            rows.append([strategy, "-", "-", "-", "no placement (or the formula does not apply)"])
+            continue
+        rows.append([strategy, "x".join(map(str, result.beta)), "x".join(map(str, result.gamma)), f"{result.demand:.4g}",
+                     f"{result.bandwidth_bound:.4g} x B_P"])
+    print(table(["strategy", "beta", "gamma", "max global-link demand", "effective bandwidth <="], rows, "lllrl"))
+    print("demand: eq. 5.16 (Cartesian, direct), 5.17 (Cartesian, Valiant), 5.20 (random placement, natural log); "
+          "bounds 5.21, 5.23, 5.25 with B_R = B_P; local links are not in the model")
+    return 0
+
