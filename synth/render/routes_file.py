@@ -2,7 +2,7 @@
 
     {"format": "synth-routes/2",
      "topology": {"spec": ...},
-     "traffic": {"pattern", "ranks", "phases", "message_bytes", "selection"},
+     "traffic": {"pattern", "ranks", "phases", "message_bytes", "selection", "placement" (if not contiguous)},
      "router": ..., "seed": ..., "synthesis": {...} (layered and monolithic only),
      "phases": [{"phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds",
                  "solver": {...}, "proven_by": ... (synthesizing routers),
@@ -65,7 +65,8 @@ MAX_FILE_BYTES = 2 << 30
 
 _TOP = ("format", "topology", "traffic", "router", "seed", "synthesis", "phases", "summary")
 _TOP_REQUIRED = ("format", "topology", "traffic", "router", "seed", "phases", "summary")
-_TRAFFIC = ("pattern", "ranks", "phases", "message_bytes", "selection")
+_TRAFFIC_REQUIRED = ("pattern", "ranks", "phases", "message_bytes", "selection")
+_TRAFFIC = _TRAFFIC_REQUIRED + ("placement",)
 _PHASE = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "solver",
           "proven_by", "flows", "paths")
 _PHASE_REQUIRED = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "flows", "paths")
@@ -132,7 +133,9 @@ def _check_shape(doc, where: str) -> None:
     check_keys(topology, f"{where}: topology", ("spec",), ("spec",))
     require_str(topology["spec"], f"{where}: topology.spec")
     traffic = require_table(doc["traffic"], f"{where}: traffic")
-    check_keys(traffic, f"{where}: traffic", _TRAFFIC, _TRAFFIC)
+    check_keys(traffic, f"{where}: traffic", _TRAFFIC, _TRAFFIC_REQUIRED)
+    if "placement" in traffic:
+        require_str(traffic["placement"], f"{where}: traffic.placement")
     require_str(traffic["pattern"], f"{where}: traffic.pattern")
     require_str(traffic["selection"], f"{where}: traffic.selection")
     for key in ("ranks", "phases", "message_bytes"):

@@ -12,14 +12,18 @@ Pattern names:
   a2a-bgh          load-balanced hierarchical exchange               (003, eq. 4.7-4.9)
   shift:K, bitcomp, bitrev, randperm:SEED   one permutation
   uniform:SEED     every source sends to one uniformly random other rank
+  stencil:A1xA2x...:B1xB2x...   nearest-neighbour exchange of a task grid (003 ch.5; traffic/stencil.py)
   csv:PATH         rows src,dst,bytes[,phase]
+
+Ranks are tasks; a placement (synth.traffic.placement) puts them on terminals, so flows name
+terminals: contiguous (task i on terminal i) unless one is given.
 """
 
 from __future__ import annotations
 
 import csv
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from typing import Callable, Sequence
 
@@ -29,6 +33,8 @@ from synth.core.errors import SynthError
 from synth.core.validate import parse_int, show
 from synth.core.intmath import div, is_power_of_two, mod, mul
 from synth.traffic.flows import Flows
+from synth.traffic.placement import placement_map
+from synth.traffic.stencil import stencil_flows, stencil_grids
 
 DEFAULT_MESSAGE_BYTES = 4096
 _PHASE_PART = re.compile(r"([0-9]+)(?:-([0-9]+))?")  # one item of a phase selection
@@ -120,6 +126,17 @@ class Workload:
     explicit: tuple[Flows, ...] | None = None
     explicit_phases: np.ndarray | None = None
     is_all_to_all: bool = False
+    task_grid: tuple[int, ...] | None = None  # a stencil's task grid, for the Cartesian placement
+    placement: np.ndarray | None = None  # terminal of every task; None: task i on terminal i
+    placement_text: str = "contiguous"
+
+    def place(self, text: str, terminals: int, hierarchy) -> "Workload":
+        """This workload with its tasks on terminals as `text` says (synth.traffic.placement)."""
+        mapping = placement_map(text.strip(), self.num_ranks, terminals, hierarchy, self.task_grid)
+        return replace(self, placement=mapping, placement_text=text.strip())
+
+    def _terminals(self, ranks: np.ndarray) -> np.ndarray:
+        return ranks if self.placement is None else self.placement[ranks]
 
     @property
     def phase_numbers(self) -> np.ndarray:
@@ -139,10 +156,12 @@ class Workload:
 
     def flows(self, phase: int) -> Flows:
         if self.explicit is not None:
-            return self.explicit[self._explicit_index(phase)]
+            flows = self.explicit[self._explicit_index(phase)]
+            return Flows(self._terminals(flows.src), self._terminals(flows.dst), flows.bytes)
         self.check_phase(phase)
         src = np.arange(self.num_ranks, dtype=np.int64)
-        return Flows.uniform(src, self.destination(src, np.full_like(src, phase)), self.message_bytes)
+        dst = self.destination(src, np.full_like(src, phase))
+        return Flows.uniform(self._terminals(src), self._terminals(dst), self.message_bytes)
 
     def check_phase(self, phase: int) -> None:
         if not self.has_phase(phase):
@@ -206,13 +225,15 @@ class Workload:
         if self.explicit is not None:
             parts = [self.explicit[self._explicit_index(int(p))] for p in phases]
             idx = np.repeat(np.arange(len(parts), dtype=np.int64), [len(f) for f in parts])
-            return (idx, *(np.concatenate([getattr(f, name) for f in parts]) for name in ("src", "dst", "bytes")))
+            src, dst, size = (np.concatenate([getattr(f, name) for f in parts]) for name in ("src", "dst", "bytes"))
+            return idx, self._terminals(src), self._terminals(dst), size
         n, num = self.num_ranks, phases.shape[0]
         ranks = np.arange(n, dtype=np.int64) if ranks is None else np.asarray(ranks, dtype=np.int64)
         # Destination functions broadcast: digits of the ranks and of the phases are taken once.
         dst = np.broadcast_to(self.destination(ranks[None, :], phases[:, None]), (num, n)).ravel()
         idx = np.repeat(np.arange(num, dtype=np.int64), n)
-        return idx, np.tile(ranks, num), dst, np.full(n * num, self.message_bytes, dtype=np.int64)
+        src = np.tile(ranks, num)
+        return idx, self._terminals(src), self._terminals(dst), np.full(n * num, self.message_bytes, dtype=np.int64)
 
     def flow_count(self, phases: np.ndarray) -> int:
         """Flows of the selected phases, counted without making them (size guards)."""
@@ -221,11 +242,13 @@ class Workload:
         return int(sum(len(self.explicit[self._explicit_index(int(p))]) for p in phases))
 
     def describe(self) -> dict:
+        placement = {} if self.placement is None else {"placement": self.placement_text}
         return {
             "pattern": self.pattern,
             "ranks": self.num_ranks,
             "phases": self.num_phases,
             "message_bytes": self.message_bytes,
+            **placement,
         }
 
 
@@ -284,6 +307,13 @@ def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int] | None,
         seed = _int_argument(pattern, argument, "the seed", 0) if argument else 0
         permutation = np.random.default_rng(seed).permutation(n).astype(np.int64)
         return _single_phase(pattern, n, message_bytes, lambda s: permutation[s])
+    if name == "stencil":
+        alpha, beta = stencil_grids(pattern, argument)
+        if prod(beta) > n:
+            raise SynthError(f"traffic pattern {show(pattern)} has {prod(beta)} tasks, the network {n} terminals")
+        flows = stencil_flows(alpha, beta, message_bytes)
+        return Workload(pattern, prod(beta), 1, message_bytes, explicit=(flows,),
+                        explicit_phases=np.zeros(1, dtype=np.int64), task_grid=beta)
     if name == "uniform":
         seed = _int_argument(pattern, argument, "the seed", 0) if argument else 0
         if n < 2:
@@ -292,7 +322,7 @@ def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int] | None,
         return _single_phase(pattern, n, message_bytes, lambda s: (s + offsets[s]) % n)
     raise SynthError(
         f"unknown traffic pattern '{pattern}' (known: a2a-lin[:SHIFT], a2a-xor, a2a-opt, a2a-ghe, a2a-bgh, "
-        "shift:K, bitcomp, bitrev, randperm:SEED, uniform:SEED, csv:PATH)"
+        "shift:K, bitcomp, bitrev, randperm:SEED, uniform:SEED, stencil:A1xA2x...:B1xB2x..., csv:PATH)"
     )
 
 

@@ -189,7 +189,8 @@ def _check_header(doc: dict, network, report: CheckReport, topology):
     traffic = doc["traffic"]
     pattern, selection = traffic["pattern"], traffic["selection"]
     recorded = [entry["phase"] for entry in doc["phases"]]
-    if traffic["ranks"] != network.num_terminals:
+    if traffic["ranks"] > network.num_terminals or ("placement" not in traffic and not pattern.startswith("stencil:")
+                                                     and traffic["ranks"] != network.num_terminals):
         report.problem(f"traffic.ranks is {traffic['ranks']}, the network has {network.num_terminals} terminals")
     known = ROUTERS if isinstance(topology, Xgft) else tuple(DIRECT_ROUTERS)
     if doc["router"] not in known:
@@ -207,10 +208,14 @@ def _check_header(doc: dict, network, report: CheckReport, topology):
         return None
     try:
         workload = parse_pattern(pattern, network.num_terminals, topology.hierarchy(), traffic["message_bytes"])
+        if "placement" in traffic:
+            workload = workload.place(traffic["placement"], network.num_terminals, topology.hierarchy())
         expected = workload.select(selection).tolist()
     except SynthError as exc:
         report.problem(f"traffic pattern '{pattern}' with selection '{selection}' cannot be regenerated: {exc}")
         return None
+    if traffic["ranks"] != workload.num_ranks:
+        report.problem(f"traffic.ranks is {traffic['ranks']}, '{pattern}' has {workload.num_ranks} tasks")
     if traffic["phases"] != workload.num_phases:
         report.problem(f"traffic.phases is {traffic['phases']}, '{pattern}' has {workload.num_phases}")
     if recorded != expected:
