@@ -168,7 +168,7 @@ def test_check_catches_a_non_minimal_path(run, tmp_path):
     (["route", SMALL, "--traffic", "a2a-opt", "--router", "magic"], "unknown router 'magic'"),
     (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "24"], "phase 24 out of range"),
     (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "x"], "expected all, P, P1,P2,... or A-B"),
-    (["route", SMALL, "--traffic", "bitrev", "--router", "dmodk"], "power-of-two"),
+    (["route", SMALL, "--traffic", "a2a-xor", "--router", "dmodk"], "power-of-two"),
     (["route", SMALL, "--traffic", "csv:/no/such.csv", "--router", "dmodk"], "cannot read traffic file"),
     (["route", SMALL, "--router", "dmodk"], "no traffic given"),
     (["route", SMALL, "--traffic", "a2a-opt"], "no router given"),

@@ -144,7 +144,6 @@ def test_bad_csv(tmp_path, content, message):
 
 @pytest.mark.parametrize("pattern, message", [
     ("a2a-foo", "unknown traffic pattern"),
-    ("bitrev", "power-of-two"),
     ("a2a-xor", "power-of-two"),
     ("shift", "needs an offset"),
     ("shift:x", "must be an integer"),
@@ -165,3 +164,12 @@ def test_phase_out_of_range():
 def test_table_2_1_sizes_are_powers_of_two():
     for n, spec in TABLE_2_1.items():
         assert parse_topology(spec).num_leaves == n
+
+
+def test_bitrev_on_a_non_power_of_two_reverses_the_largest_power_of_two_prefix():
+    """003 ch.6 leaves bit reversal on N = 1056 open; synth's rule: ranks below 2^10 = 1024 reversed
+    in 10 bits, ranks 1024..1055 to themselves. A permutation either way."""
+    dst = parse_pattern("bitrev", 1056, None).flows(0).dst.tolist()
+    assert dst[:1024] == [int(f"{s:010b}"[::-1], 2) for s in range(1024)]
+    assert dst[1024:] == list(range(1024, 1056))
+    assert sorted(dst) == list(range(1056))

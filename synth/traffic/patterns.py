@@ -10,7 +10,8 @@ Pattern names:
   a2a-opt          permuted variable base, sigma = (L..1)            (003, eq. 2.4)
   a2a-ghe          generalized hierarchical exchange                 (003, eq. 4.2-4.4)
   a2a-bgh          load-balanced hierarchical exchange               (003, eq. 4.7-4.9)
-  shift:K, bitcomp, bitrev, randperm:SEED   one permutation
+  shift:K, bitcomp, bitrev, randperm:SEED   one permutation (bitrev: N not a power of two, the ranks
+                   below the largest power of two 2^k reversed in k bits, the others to themselves)
   uniform:SEED     every source sends to one uniformly random other rank
   stencil:A1xA2x...:B1xB2x...   nearest-neighbour exchange of a task grid (003 ch.5; traffic/stencil.py)
   csv:PATH         rows src,dst,bytes[,phase]
@@ -299,10 +300,12 @@ def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int] | None,
     if name == "bitcomp" and not argument:
         return _single_phase(pattern, n, message_bytes, lambda s: n - 1 - s)
     if name == "bitrev" and not argument:
-        if not is_power_of_two(n):
-            raise SynthError(f"bitrev needs a power-of-two number of ranks, this network has {n}")
+        # With N not a power of two (003 ch.6 leaves it open; its 1056-node dragonfly is one), the
+        # ranks below 2^k, k = floor(log2 N), send to their k-bit reversal and the other N - 2^k
+        # send to themselves (no network traffic): a permutation that is the usual one on 2^k ranks.
         bits = n.bit_length() - 1
-        return _single_phase(pattern, n, message_bytes, lambda s: bit_reverse(s, bits))
+        return _single_phase(pattern, n, message_bytes,
+                             lambda s: np.where(s < (1 << bits), bit_reverse(np.minimum(s, (1 << bits) - 1), bits), s))
     if name == "randperm":
         seed = _int_argument(pattern, argument, "the seed", 0) if argument else 0
         permutation = np.random.default_rng(seed).permutation(n).astype(np.int64)
