@@ -67,7 +67,8 @@ def _workload(args, instance: Instance, xgft, network, kept: bool):
         raise SynthError("no traffic given: use --traffic PATTERN (or a [traffic] pattern in the instance file)")
     size = args.bytes if args.bytes is not None else instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES)
     csv_rows = args.max_flows if args.max_flows is not None else (MAX_FLOWS_KEPT if kept else MAX_FLOWS_ANALYSIS)
-    workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), size, max_flows=min(csv_rows, MAX_FLOWS_KEPT))
+    workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), size, max_flows=min(csv_rows, MAX_FLOWS_KEPT),
+                             topology=xgft)
     if args.placement is not None:
         workload = workload.place(args.placement, network.num_terminals, xgft.hierarchy())
     selection = (args.phase if args.phase is not None else instance.traffic.get("phases", "all")).strip()
@@ -402,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
                             f"written, {MAX_FLOWS_ANALYSIS:,} for load analysis)")
 
     def add_traffic(p):
-        p.add_argument("--traffic", metavar="PATTERN", help="a2a-lin[:SHIFT], a2a-xor, a2a-opt, a2a-ghe, a2a-bgh, "
+        p.add_argument("--traffic", metavar="PATTERN", help="a2a-lin[:SHIFT], a2a-xor, a2a-opt, a2a-ghe, a2a-bgh, a2a-lat, "
                        "shift:K, bitcomp, bitrev, randperm:SEED, uniform:SEED, stencil:A1xA2x...:B1xB2x..., csv:PATH")
         p.add_argument("--phase", metavar="SEL", help="all (default), P, P1,P2,... or A-B")
         p.add_argument("--placement", metavar="HOW", help="which terminal runs each task: contiguous (default, task i on "

@@ -379,3 +379,112 @@ def test_group_cut_bound_recounted_naively():
         paths = router(topology, src, dst, phase=phase, seed=1)
         counts = phase_channel_counts(topology, phase, src, dst, paths, 3)
         assert (counts.max(axis=1) >= bounds).all()
+
+
+def small_dragonfly(p: int, a: int, h: int) -> GraphTopology:
+    """A maximum-size dragonfly built here from its definition (absolute arrangement): a h + 1 groups
+    of a routers, full mesh inside a group, global link k of group i from router k // h to group
+    k if k < i else k + 1."""
+    g = a * h + 1
+    edges = [(i * a + x, i * a + y) for i in range(g) for x in range(a) for y in range(x + 1, a)]
+    for i in range(g):
+        for k in range(a * h):
+            j = k if k < i else k + 1
+            if i < j:  # each global link once: from the lower group
+                back = i if i < j else i - 1  # the index of i among j's links
+                edges.append((i * a + k // h, j * a + back // h))
+    groups = tuple(r // a for r in range(g * a))
+    return GraphTopology(tuple(edges), g * a, p, groups=groups)
+
+
+def dragonfly_distances(topology: GraphTopology) -> dict:
+    """Hops of the shortest path with at most one hop between groups, from networkx distances
+    inside each group and the global edges."""
+    g = topology.nx_graph()
+    groups = topology.groups
+    inside = nx.DiGraph([(u, v) for u, v in g.edges() if groups[u] == groups[v]])
+    inside.add_nodes_from(range(topology.routers))
+    local = dict(nx.all_pairs_shortest_path_length(inside))
+    far = float("inf")
+    d = {u: {v: local[u].get(v, far) for v in range(topology.routers)} for u in range(topology.routers)}
+    for x, y in g.edges():
+        if groups[x] != groups[y]:
+            for u in range(topology.routers):
+                for v in range(topology.routers):
+                    if groups[u] == groups[x] and groups[v] == groups[y]:
+                        d[u][v] = min(d[u][v], local[u].get(x, far) + 1 + local[y].get(v, far))
+    return d
+
+
+@pytest.mark.parametrize("p, a, h", [(1, 2, 1), (2, 2, 1), (2, 4, 2), (1, 3, 2)])
+def test_a2a_lat_phases_are_permutations_covering_every_pair_once(p, a, h):
+    from synth.traffic.lat import SHAPES, router_shapes
+    from synth.traffic.patterns import parse_pattern
+
+    topology = small_dragonfly(p, a, h)
+    n = topology.num_terminals
+    workload = parse_pattern("a2a-lat", n, None, topology=topology)
+    assert workload.num_phases == n
+    seen = set()
+    for phase in range(n):
+        flows = workload.flows(phase)
+        assert sorted(flows.dst.tolist()) == list(range(n)), f"phase {phase} is not a permutation"
+        seen.update(zip(flows.src.tolist(), flows.dst.tolist()))
+    assert len(seen) == n * n
+    # Blocks in the seed's order: the path shape never decreases from one phase to the next, and
+    # it has as many hops as the dragonfly's minimal path (at most one global hop, by networkx).
+    d = dragonfly_distances(topology)
+    shapes = router_shapes(topology.network(), topology.router_groups())
+    order = [int(shapes[workload.flows(q).src[0] // p, workload.flows(q).dst[0] // p]) for q in range(n)]
+    assert order == sorted(order)
+    expected = {"S": 0, "L": 1, "G": 1, "GL": 2, "LG": 2, "LGL": 3}
+    for u in range(topology.routers):
+        for v in range(topology.routers):
+            assert d[u][v] == expected[SHAPES[shapes[u, v]]]
+
+
+def test_a2a_lat_needs_groups():
+    from synth.traffic.patterns import parse_pattern
+
+    with pytest.raises(SynthError, match="needs a network of groups"):
+        parse_pattern("a2a-lat", 4, None, topology=GraphTopology(((0, 1),), 2, 2))
+
+
+@pytest.mark.parametrize("p, a, h", [(1, 2, 1), (2, 4, 2), (1, 3, 2)])
+def test_minimal_routing_on_groups_takes_one_global_hop(p, a, h):
+    topology = small_dragonfly(p, a, h)
+    n = topology.num_terminals
+    src, dst = all_pairs(n)
+    d = dragonfly_distances(topology)
+    network = topology.network()
+    groups = np.asarray(topology.groups)
+    for router in (minimal, minimal_random):
+        paths = router(topology, src, dst, seed=5)
+        for i, (s, t) in enumerate(zip(src.tolist(), dst.tolist())):
+            if s == t:
+                continue
+            sequence = router_sequence(topology, paths, i)
+            assert len(sequence) - 1 == d[s // p][t // p]
+            assert int((groups[sequence[1:]] != groups[sequence[:-1]]).sum()) <= 1
+
+
+def test_check_policies_on_groups():
+    """synth check's policy test (synth.verify.routes._policy): on a dragonfly a path through a third
+    group (two global hops) is not minimal even when it is shorter than the L-G-L path."""
+    from synth.route.direct_routers import MINIMAL, VIA_ONE
+    from synth.verify.routes import _policy
+
+    topology = small_dragonfly(1, 3, 2)
+    groups = np.asarray(topology.groups)
+    g = topology.nx_graph()
+    d = dragonfly_distances(topology)
+    shortcut = next([u, w, v] for u, w in g.edges() for v in g.successors(w)
+                    if len({groups[u], groups[w], groups[v]}) == 3 and d[u][v] == 3)
+    minimal_check, via_check = _policy(topology, MINIMAL), _policy(topology, VIA_ONE)
+    ok, requirement = minimal_check(np.array([shortcut]))
+    assert not ok[0] and "one hop between groups" in requirement
+    assert via_check(np.array([shortcut]))[0][0]  # as Valiant through w's group it is two minimal segments
+    path = nx.shortest_path(topology.nx_graph(), shortcut[0], shortcut[2])  # by hops: the shortcut itself
+    assert len(path) == 3
+    lgl = router_sequence(topology, minimal(topology, np.array([shortcut[0]]), np.array([shortcut[2]])), 0)
+    assert len(lgl) == 4 and minimal_check(np.array([lgl]))[0][0]

@@ -1,5 +1,9 @@
 """Minimal routing on any direct network, from the Network arrays alone (no family arithmetic).
 
+On families built of groups (dragonflies, Topology.router_groups) a minimal path crosses at
+most one global link, directly into the destination's group (003 ch.5: L-G-L), even where a path
+through a third group (G-G) has fewer hops: that is what a dragonfly's minimal routing means.
+
 RouterView derives the router graph: every terminal's one injection and one ejection channel,
 the routers' outgoing channels, the hop distance between every pair of routers (breadth-first,
 scipy.sparse.csgraph) and, per (router, destination router), the lowest-numbered channel that
@@ -31,7 +35,7 @@ _SALT = np.uint64(0x9E3779B97F4A7C15)
 
 
 class RouterView:
-    def __init__(self, network):
+    def __init__(self, network, groups: np.ndarray | None = None):
         n, r = network.num_terminals, network.num_nodes - network.num_terminals
         if r > MAX_ROUTERS:
             raise SynthError(f"{network.spec} has {r:,} routers; minimal routing keeps a table per router pair and "
@@ -58,25 +62,40 @@ class RouterView:
         slot = np.arange(len(links)) - np.repeat(np.cumsum(degree) - degree, degree)
         self.out[tail[order], slot] = links[order]
 
-        graph = csr_matrix((np.ones(len(links)), (tail, dst[links] - n)), shape=(r, r))
-        distance = shortest_path(graph, unweighted=True, directed=True)
+        self.groups = groups
+        head = dst[links] - n
+        if groups is None:
+            graph = csr_matrix((np.ones(len(links)), (tail, head)), shape=(r, r))
+            distance = shortest_path(graph, unweighted=True, directed=True)
+        else:
+            distance = _hierarchical_distance(tail, head, groups)
         self.unreachable = np.isinf(distance)
         self.distance = np.where(self.unreachable, -1, distance).astype(np.int16)
         self.diameter = int(self.distance.max(initial=0))
         # next_channel[a, d]: the lowest-numbered channel from a that stays minimal towards d.
         self.next_channel = np.full((r, r), -1, dtype=np.int32)
+        routers = np.arange(r)
         for slot in range(self.out.shape[1] - 1, -1, -1):
             channel = self.out[:, slot]
-            present = channel >= 0
+            present = np.flatnonzero(channel >= 0)
             closer = np.zeros((r, r), dtype=bool)
-            closer[present] = self.distance[self.head[channel[present]]] == self.distance[present] - 1
+            closer[present] = self._stays_minimal(present[:, None], self.head[channel[present]][:, None], routers[None, :])
             self.next_channel = np.where(closer, channel[:, None].astype(np.int32), self.next_channel)
+
+    def _stays_minimal(self, at, head, target) -> np.ndarray:
+        """Whether a hop at -> head stays on a minimal path to target (arrays broadcast). With
+        groups, a hop that leaves the group must enter the target's: one global hop at most."""
+        closer = self.distance[head, target] == self.distance[at, target] - 1
+        if self.groups is None:
+            return closer
+        g = self.groups
+        return closer & ((g[head] == g[at]) | (g[head] == g[target]))
 
     def minimal_choices(self, at: np.ndarray, target: np.ndarray) -> np.ndarray:
         """(flows, out-degree) mask of the channels from `at` that stay minimal towards `target`."""
         channels = self.out[at]
         heads = np.where(channels >= 0, self.head[np.maximum(channels, 0)], 0)
-        return (channels >= 0) & (self.distance[heads, target[:, None]] == self.distance[at, target][:, None] - 1)
+        return (channels >= 0) & self._stays_minimal(at[:, None], heads, target[:, None])
 
     def router_hops(self, at: np.ndarray, target: np.ndarray, pick=None) -> np.ndarray:
         """Channels of minimal router paths from `at` to `target`, shape (flows, diameter), -1 after
@@ -118,10 +137,29 @@ class RouterView:
     def router_name(self, router: int) -> str:
         return self.router_names[router]
 
+def _hierarchical_distance(tail: np.ndarray, head: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Router distances along paths with at most one hop between groups (a dragonfly's minimal
+    paths, L-G-L: 003 ch.5), which can be longer than the graph's shortest paths (G-G through a
+    third group). Within a group the group's own shortest paths; between groups the best
+    u ~> x -> y ~> v over the links x -> y joining them."""
+    r = len(groups)
+    inside = groups[tail] == groups[head]
+    local = shortest_path(csr_matrix((np.ones(int(inside.sum())), (tail[inside], head[inside])), shape=(r, r)),
+                          unweighted=True, directed=True)
+    distance = np.where(groups[:, None] == groups[None, :], local, np.inf)
+    members = [np.flatnonzero(groups == k) for k in range(int(groups.max()) + 1)]
+    for x, y in zip(tail[~inside].tolist(), head[~inside].tolist()):
+        rows, cols = members[groups[x]], members[groups[y]]
+        via = local[rows, x][:, None] + 1 + local[y, cols][None, :]
+        distance[np.ix_(rows, cols)] = np.minimum(distance[np.ix_(rows, cols)], via)
+    return distance
+
+
 @functools.lru_cache(maxsize=4)
 def router_view(topology) -> RouterView:
-    """One RouterView per topology (topologies are immutable and hashable), built on first use."""
-    return RouterView(topology.network())
+    """One RouterView per topology (topologies are immutable and hashable), built on first use.
+    Families with groups (dragonfly) route minimally in their own sense: at most one global hop."""
+    return RouterView(topology.network(), topology.router_groups())
 
 
 def minimal(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:

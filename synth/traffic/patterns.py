@@ -10,6 +10,7 @@ Pattern names:
   a2a-opt          permuted variable base, sigma = (L..1)            (003, eq. 2.4)
   a2a-ghe          generalized hierarchical exchange                 (003, eq. 4.2-4.4)
   a2a-bgh          load-balanced hierarchical exchange               (003, eq. 4.7-4.9)
+  a2a-lat          latency-aware exchange of dragonflies, blocks by path shape (003 ch.4; traffic/lat.py)
   shift:K, bitcomp, bitrev, randperm:SEED   one permutation (bitrev: N not a power of two, the ranks
                    below the largest power of two 2^k reversed in k bits, the others to themselves)
   uniform:SEED     every source sends to one uniformly random other rank
@@ -34,6 +35,7 @@ from synth.core.errors import SynthError
 from synth.core.validate import parse_int, show
 from synth.core.intmath import div, is_power_of_two, mod, mul
 from synth.traffic.flows import Flows
+from synth.traffic.lat import lat_destinations
 from synth.traffic.placement import placement_map
 from synth.traffic.stencil import stencil_flows, stencil_grids
 
@@ -262,11 +264,12 @@ def _int_argument(pattern: str, argument: str, what: str, minimum: int | None = 
 
 
 def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int] | None, message_bytes: int = DEFAULT_MESSAGE_BYTES,
-                  max_flows: int | None = None) -> Workload:
+                  max_flows: int | None = None, topology=None) -> Workload:
     """Build the workload a pattern name describes on a network of `num_ranks` terminals.
 
     `hierarchy` is the network's subnetwork sizes (M_1..M_H for an XGFT), used by OPT, GHE and BGH;
-    `max_flows` caps the rows read from a CSV file.
+    `max_flows` caps the rows read from a CSV file; `topology` (its groups and links) is what
+    a2a-lat pairs by.
     """
     if message_bytes < 0 or message_bytes > MAX_MESSAGE_BYTES:
         raise SynthError(f"message size must be between 0 and {MAX_MESSAGE_BYTES} bytes, got {message_bytes}")
@@ -280,6 +283,14 @@ def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int] | None,
         "a2a-ghe": lambda s, p: ghe_destinations(s, p, (1,) + tuple(hierarchy)),
         "a2a-bgh": lambda s, p: bgh_destinations(s, p, (1,) + tuple(hierarchy)),
     }
+    if name == "a2a-lat":
+        if argument:
+            raise SynthError(f"traffic pattern 'a2a-lat' takes no argument, got '{pattern}'")
+        groups = topology.router_groups() if topology is not None else None
+        if groups is None:
+            raise SynthError("traffic pattern 'a2a-lat' needs a network of groups (003 ch.4: dragonflies)")
+        table = lat_destinations(topology.network(), groups)
+        return Workload(pattern, n, n, message_bytes, lambda s, p: table[p, s], is_all_to_all=True)
     if name == "a2a-lin":
         shift = _int_argument(pattern, argument, "the shift") if argument else 0
         return Workload(pattern, n, n, message_bytes, lambda s, p: lin_destinations(s, p, n, shift), is_all_to_all=True)
@@ -324,7 +335,7 @@ def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int] | None,
         offsets = np.random.default_rng(seed).integers(1, n, size=n).astype(np.int64)
         return _single_phase(pattern, n, message_bytes, lambda s: (s + offsets[s]) % n)
     raise SynthError(
-        f"unknown traffic pattern '{pattern}' (known: a2a-lin[:SHIFT], a2a-xor, a2a-opt, a2a-ghe, a2a-bgh, "
+        f"unknown traffic pattern '{pattern}' (known: a2a-lin[:SHIFT], a2a-xor, a2a-opt, a2a-ghe, a2a-bgh, a2a-lat, "
         "shift:K, bitcomp, bitrev, randperm:SEED, uniform:SEED, stencil:A1xA2x...:B1xB2x..., csv:PATH)"
     )
 

@@ -35,7 +35,7 @@ from synth.route.layered import LayeredOptions
 from synth.solve import SOLVERS
 from synth.topology import Xgft, parse_topology
 from synth.traffic.patterns import parse_pattern
-from synth.route.direct_routers import DIRECT_ROUTERS, VIA_ONE
+from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_ONE
 from synth.workflow import ROUTERS
 
 MAX_LISTED_PROBLEMS = 20
@@ -94,13 +94,12 @@ def _path_problems(network, src, dst, paths, expected_hops) -> tuple[list[str], 
     return problems, channels
 
 
-def _channel_path_problems(network, src, dst, paths, expected_channels, via_one=None) -> tuple[list[str], list[np.ndarray]]:
+def _channel_path_problems(network, src, dst, paths, expected_channels, policy=None) -> tuple[list[str], list[np.ndarray]]:
     """Check channel paths (synth-routes/2), equal-length paths at once: every id an existing
     channel, the first leaving the source terminal, each entering the node the next one leaves,
     no terminal before the last, the last entering the destination terminal, and the router's
-    policy: as many channels as a minimal path has, or with `via_one(routers)` (Valiant) two
-    shortest segments through one intermediate router. Returns problems and the channel ids of
-    valid paths."""
+    policy: `policy(routers) -> (ok, what it requires)` on the routers a path visits, or (None) as
+    many channels as a minimal path has. Returns problems and the channel ids of valid paths."""
     problems, channels = [], []
     n, total = network.num_terminals, network.num_channels
     by_length: dict[int, list[int]] = {}
@@ -108,7 +107,7 @@ def _channel_path_problems(network, src, dst, paths, expected_channels, via_one=
         by_length.setdefault(len(path), []).append(i)
     for length, rows in sorted(by_length.items()):
         rows = np.asarray(rows)
-        if via_one is None:
+        if policy is None:
             not_minimal = length != expected_channels[rows]
             problems += [f"flow {r}: path has {length} channels, a minimal one has {expected_channels[r]}"
                          for j, r in enumerate(rows) if not_minimal[j]]
@@ -137,11 +136,11 @@ def _channel_path_problems(network, src, dst, paths, expected_channels, via_one=
                                 f"{hops[j, k]} arrives")
             elif through_terminal[j]:
                 problems.append(f"flow {r}: path passes through terminal {heads[j, np.argmax(heads[j, :-1] < n)]}")
-        if via_one is not None:
+        if policy is not None:
             valid = ~(ends | out_of_range | broken | through_terminal)
-            not_minimal = valid & ~via_one(heads[:, :-1] - n)
-            problems += [f"flow {r}: path is not two shortest segments through one intermediate router"
-                         for j, r in enumerate(rows) if not_minimal[j]]
+            kept, requirement = policy(heads[:, :-1] - n)
+            not_minimal = valid & ~kept
+            problems += [f"flow {r}: path is not {requirement}" for j, r in enumerate(rows) if not_minimal[j]]
         good = ~(ends | out_of_range | broken | through_terminal | not_minimal)
         channels.append(hops[good].ravel())
     return problems, channels
@@ -158,19 +157,29 @@ def _minimal_channels(topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return np.where(src == dst, 0, hops + 2)
 
 
-def _via_one(topology):
-    """The Valiant policy: the routers a path visits, r_0..r_k, pass through some r_i with
-    d(r_0, r_i) = i and d(r_i, r_k) = k - i (both segments shortest)."""
-    distance = router_view(topology).distance
+def _policy(topology, policy: str):
+    """The check of a direct network router's policy on the routers a path visits, r_0..r_k:
+    `minimal`: k = d(r_0, r_k); `via-one` (Valiant): some r_i with d(r_0, r_i) = i and
+    d(r_i, r_k) = k - i (both segments shortest). d is the network's minimal distance; with
+    groups (dragonflies) a minimal segment also crosses between groups at most once."""
+    view = router_view(topology)
+    distance, groups = view.distance, view.groups
 
-    def check(routers: np.ndarray) -> np.ndarray:
+    def check(routers: np.ndarray) -> tuple[np.ndarray, str]:
         k = routers.shape[1] - 1
         if k < 0:
-            return np.ones(len(routers), dtype=bool)
+            return np.ones(len(routers), dtype=bool), "empty"
         position = np.arange(k + 1)[None, :]
         first = distance[routers[:, :1], routers] == position
         second = distance[routers, routers[:, -1:]] == k - position
-        return (first & second).any(axis=1)
+        if groups is not None:  # crossings between groups before each router, per segment at most one
+            crossed = np.concatenate([np.zeros((len(routers), 1), dtype=np.int64),
+                                      np.cumsum(groups[routers[:, 1:]] != groups[routers[:, :-1]], axis=1)], axis=1)
+            first &= crossed <= 1
+            second &= (crossed[:, -1:] - crossed) <= 1
+        if policy == MINIMAL:
+            return first[:, -1], "a minimal path" + (" (one hop between groups at most)" if groups is not None else "")
+        return (first & second).any(axis=1), "two minimal segments through one intermediate router"
 
     return check
 
@@ -207,7 +216,8 @@ def _check_header(doc: dict, network, report: CheckReport, topology):
             report.problem(f"{len(recorded)} phases listed, traffic.phases says the matrix has {traffic['phases']}")
         return None
     try:
-        workload = parse_pattern(pattern, network.num_terminals, topology.hierarchy(), traffic["message_bytes"])
+        workload = parse_pattern(pattern, network.num_terminals, topology.hierarchy(), traffic["message_bytes"],
+                                 topology=topology)
         if "placement" in traffic:
             workload = workload.place(traffic["placement"], network.num_terminals, topology.hierarchy())
         expected = workload.select(selection).tolist()
@@ -273,8 +283,9 @@ def check_routes(doc: dict) -> CheckReport:
     workload = _check_header(doc, network, report, topology)
     node_paths = doc["format"] == NODE_PATHS_FORMAT
     router = DIRECT_ROUTERS[doc["router"]] if not isinstance(topology, Xgft) and doc["router"] in DIRECT_ROUTERS else None
-    via_one = _via_one(topology) if router is not None and router.policy == VIA_ONE else None
-    if node_paths and via_one is not None:
+    policy = None if router is None or (router.policy == MINIMAL and topology.router_groups() is None) \
+        else _policy(topology, router.policy)
+    if node_paths and router is not None and router.policy == VIA_ONE:
         report.problem(f"a synth-routes/1 file of router '{doc['router']}': version 1 has minimal routers only")
         return report
     synthesis = doc.get("synthesis") or {}
@@ -299,7 +310,7 @@ def check_routes(doc: dict) -> CheckReport:
             problems, channels = _path_problems(network, src, dst, paths, _minimal_channels(topology, src, dst))
         else:
             problems, channels = _channel_path_problems(network, src, dst, paths, _minimal_channels(topology, src, dst),
-                                                        via_one)
+                                                        policy)
         report.paths += len(paths)
         report.problems += [f"phase {phase}, {p}" for p in problems]
         if problems:
