@@ -23,13 +23,14 @@ from synth.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console
 from synth.render.routes_file import MAX_FILE_BYTES, RoutesWriter, read_routes
 from synth.topology import Xgft, parse_topology, require_xgft
-from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern
+from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern_syntaxes
 from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.render.loads_csv import write_loads_csv
 from synth.route.layered import LayeredOptions
 from synth.route.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
-from synth.workflow import (FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, Progress, check_flow_limit, exchange_loads,
+from synth.route.direct_routers import DIRECT_ROUTERS
+from synth.workflow import (ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, Progress, check_flow_limit, exchange_loads,
                             route_phases, router_function)
 
 
@@ -403,8 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
                             f"written, {MAX_FLOWS_ANALYSIS:,} for load analysis)")
 
     def add_traffic(p):
-        p.add_argument("--traffic", metavar="PATTERN", help="a2a-lin[:SHIFT], a2a-xor, a2a-opt, a2a-ghe, a2a-bgh, a2a-lat, "
-                       "shift:K, bitcomp, bitrev, randperm:SEED, uniform:SEED, stencil:A1xA2x...:B1xB2x..., csv:PATH")
+        p.add_argument("--traffic", metavar="PATTERN", help=pattern_syntaxes())
         p.add_argument("--phase", metavar="SEL", help="all (default), P, P1,P2,... or A-B")
         p.add_argument("--placement", metavar="HOW", help="which terminal runs each task: contiguous (default, task i on "
                        "terminal i), random:SEED, or cartesian:G1xG2x... (a stencil's blocks of tasks per group)")
@@ -422,7 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("route", help="route a workload and report contention against the lower bound")
     add_spec(p)
     add_traffic(p)
-    p.add_argument("--router", metavar="NAME", help="dmodk, smodk, random, random-msg, layered, monolithic")
+    p.add_argument("--router", metavar="NAME", help=f"xgft: {', '.join(ROUTERS)}; other families: "
+                   f"{DIRECT_ROUTERS.known()}")
     p.add_argument("--seed", type=_integer("--seed"), help="seed of the random routers (default 0)")
     layered = p.add_argument_group("layered router (003, ch.3)")
     layered.add_argument("--constraints", default="strong", metavar="KIND",

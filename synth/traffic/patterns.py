@@ -32,6 +32,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.registry import Registry
 from synth.core.validate import parse_int, show
 from synth.core.intmath import div, is_power_of_two, mod, mul
 from synth.traffic.flows import Flows
@@ -263,6 +264,58 @@ def _int_argument(pattern: str, argument: str, what: str, minimum: int | None = 
     return parse_int(argument, f"traffic pattern {show(pattern)}: {what}", minimum)
 
 
+@dataclass(frozen=True)
+class PatternRequest:
+    """What a pattern builder gets: the pattern text split at its first ':' and the network's facts."""
+
+    pattern: str
+    argument: str
+    ranks: int
+    hierarchy: Sequence[int] | None
+    message_bytes: int
+    max_flows: int | None
+    topology: object
+
+    def integer(self, what: str, minimum: int | None = None, default: int | None = None) -> int:
+        if not self.argument:
+            if default is None:
+                raise SynthError(f"traffic pattern {show(self.pattern)} needs {what}")
+            return default
+        return parse_int(self.argument, f"traffic pattern {show(self.pattern)}: {what}", minimum)
+
+    def no_argument(self) -> None:
+        if self.argument:
+            raise SynthError(f"traffic pattern {show(self.pattern.partition(':')[0])} takes no argument, got {show(self.pattern)}")
+
+    def needs_hierarchy(self) -> Sequence[int]:
+        if self.hierarchy is None or prod(self.hierarchy) != self.ranks:
+            raise SynthError(f"traffic pattern {show(self.pattern)} needs a hierarchical network (003 ch.4: xgft, "
+                             f"dragonfly, ...); this one has no hierarchy of its {self.ranks} terminals")
+        return self.hierarchy
+
+
+@dataclass(frozen=True)
+class PatternKind:
+    name: str
+    syntax: str
+    description: str
+    build: Callable[[PatternRequest], "Workload"]
+
+
+PATTERNS: Registry[PatternKind] = Registry("traffic pattern")
+
+
+def _pattern(name: str, syntax: str, description: str):
+    def register(build: Callable[[PatternRequest], Workload]):
+        PATTERNS.register(name, PatternKind(name, syntax, description, build))
+        return build
+    return register
+
+
+def pattern_syntaxes() -> str:
+    return ", ".join(kind.syntax for _, kind in PATTERNS.items())
+
+
 def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int] | None, message_bytes: int = DEFAULT_MESSAGE_BYTES,
                   max_flows: int | None = None, topology=None) -> Workload:
     """Build the workload a pattern name describes on a network of `num_ranks` terminals.
@@ -274,70 +327,118 @@ def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int] | None,
     if message_bytes < 0 or message_bytes > MAX_MESSAGE_BYTES:
         raise SynthError(f"message size must be between 0 and {MAX_MESSAGE_BYTES} bytes, got {message_bytes}")
     name, _, argument = pattern.partition(":")
-    n = num_ranks
-    if name == "csv":
-        return read_csv_workload(argument, n, message_bytes, pattern, max_flows)
-    phased: dict[str, Callable] = {
-        "a2a-xor": lambda s, p: xor_destinations(s, p, n),
-        "a2a-opt": lambda s, p: opt_destinations(s, p, hierarchy),
-        "a2a-ghe": lambda s, p: ghe_destinations(s, p, (1,) + tuple(hierarchy)),
-        "a2a-bgh": lambda s, p: bgh_destinations(s, p, (1,) + tuple(hierarchy)),
-    }
-    if name == "a2a-lat":
-        if argument:
-            raise SynthError(f"traffic pattern 'a2a-lat' takes no argument, got '{pattern}'")
-        groups = topology.router_groups() if topology is not None else None
-        if groups is None:
-            raise SynthError("traffic pattern 'a2a-lat' needs a network of groups (003 ch.4: dragonflies)")
-        table = lat_destinations(topology.network(), groups)
-        return Workload(pattern, n, n, message_bytes, lambda s, p: table[p, s], is_all_to_all=True)
-    if name == "a2a-lin":
-        shift = _int_argument(pattern, argument, "the shift") if argument else 0
-        return Workload(pattern, n, n, message_bytes, lambda s, p: lin_destinations(s, p, n, shift), is_all_to_all=True)
-    if name in phased:
-        if name != "a2a-xor" and (hierarchy is None or prod(hierarchy) != n):
-            raise SynthError(f"traffic pattern '{name}' needs a hierarchical network (003 ch.4: xgft, dragonfly, ...); "
-                             f"this one has no hierarchy of its {n} terminals")
-        if argument:
-            raise SynthError(f"traffic pattern '{name}' takes no argument, got '{pattern}'")
-        if name == "a2a-xor" and not is_power_of_two(n):
-            raise SynthError(f"a2a-xor needs a power-of-two number of ranks, this network has {n}")
-        return Workload(pattern, n, n, message_bytes, phased[name], is_all_to_all=True)
-    if name == "shift":
-        if not argument:
-            raise SynthError("traffic pattern 'shift' needs an offset: shift:K")
-        k = _int_argument(pattern, argument, "the offset")
-        return _single_phase(pattern, n, message_bytes, lambda s: (s + k) % n)
-    if name == "bitcomp" and not argument:
-        return _single_phase(pattern, n, message_bytes, lambda s: n - 1 - s)
-    if name == "bitrev" and not argument:
-        # With N not a power of two (003 ch.6 leaves it open; its 1056-node dragonfly is one), the
-        # ranks below 2^k, k = floor(log2 N), send to their k-bit reversal and the other N - 2^k
-        # send to themselves (no network traffic): a permutation that is the usual one on 2^k ranks.
-        bits = n.bit_length() - 1
-        return _single_phase(pattern, n, message_bytes,
-                             lambda s: np.where(s < (1 << bits), bit_reverse(np.minimum(s, (1 << bits) - 1), bits), s))
-    if name == "randperm":
-        seed = _int_argument(pattern, argument, "the seed", 0) if argument else 0
-        permutation = np.random.default_rng(seed).permutation(n).astype(np.int64)
-        return _single_phase(pattern, n, message_bytes, lambda s: permutation[s])
-    if name == "stencil":
-        alpha, beta = stencil_grids(pattern, argument)
-        if prod(beta) > n:
-            raise SynthError(f"traffic pattern {show(pattern)} has {prod(beta)} tasks, the network {n} terminals")
-        flows = stencil_flows(alpha, beta, message_bytes)
-        return Workload(pattern, prod(beta), 1, message_bytes, explicit=(flows,),
-                        explicit_phases=np.zeros(1, dtype=np.int64), task_grid=beta)
-    if name == "uniform":
-        seed = _int_argument(pattern, argument, "the seed", 0) if argument else 0
-        if n < 2:
-            raise SynthError("uniform traffic needs at least two ranks")
-        offsets = np.random.default_rng(seed).integers(1, n, size=n).astype(np.int64)
-        return _single_phase(pattern, n, message_bytes, lambda s: (s + offsets[s]) % n)
-    raise SynthError(
-        f"unknown traffic pattern '{pattern}' (known: a2a-lin[:SHIFT], a2a-xor, a2a-opt, a2a-ghe, a2a-bgh, a2a-lat, "
-        "shift:K, bitcomp, bitrev, randperm:SEED, uniform:SEED, stencil:A1xA2x...:B1xB2x..., csv:PATH)"
-    )
+    if name not in PATTERNS:
+        raise SynthError(f"unknown traffic pattern {show(pattern)} (known: {pattern_syntaxes()})")
+    request = PatternRequest(pattern, argument, num_ranks, hierarchy, message_bytes, max_flows, topology)
+    return PATTERNS[name].build(request)
+
+
+def _all_to_all(request: PatternRequest, destination: Callable) -> Workload:
+    n = request.ranks
+    return Workload(request.pattern, n, n, request.message_bytes, destination, is_all_to_all=True)
+
+
+@_pattern("a2a-lin", "a2a-lin[:SHIFT]", "linear shift all-to-all, phase p: d = (s + p + SHIFT) mod N (003 sec. 2.2)")
+def _lin(request: PatternRequest) -> Workload:
+    shift, n = request.integer("the shift", default=0), request.ranks
+    return _all_to_all(request, lambda s, p: lin_destinations(s, p, n, shift))
+
+
+@_pattern("a2a-xor", "a2a-xor", "d = s xor p, N a power of two (003 sec. 2.2)")
+def _xor(request: PatternRequest) -> Workload:
+    request.no_argument()
+    n = request.ranks
+    if not is_power_of_two(n):
+        raise SynthError(f"a2a-xor needs a power-of-two number of ranks, this network has {n}")
+    return _all_to_all(request, lambda s, p: xor_destinations(s, p, n))
+
+
+@_pattern("a2a-opt", "a2a-opt", "the bandwidth-optimal exchange of eq. 2.4 (003)")
+def _opt(request: PatternRequest) -> Workload:
+    request.no_argument()
+    hierarchy = request.needs_hierarchy()
+    return _all_to_all(request, lambda s, p: opt_destinations(s, p, hierarchy))
+
+
+@_pattern("a2a-ghe", "a2a-ghe", "generalized hierarchical exchange (003 eq. 4.2-4.4)")
+def _ghe(request: PatternRequest) -> Workload:
+    request.no_argument()
+    hierarchy = (1,) + tuple(request.needs_hierarchy())
+    return _all_to_all(request, lambda s, p: ghe_destinations(s, p, hierarchy))
+
+
+@_pattern("a2a-bgh", "a2a-bgh", "load-balanced hierarchical exchange (003 eq. 4.7-4.9)")
+def _bgh(request: PatternRequest) -> Workload:
+    request.no_argument()
+    hierarchy = (1,) + tuple(request.needs_hierarchy())
+    return _all_to_all(request, lambda s, p: bgh_destinations(s, p, hierarchy))
+
+
+@_pattern("a2a-lat", "a2a-lat", "latency-aware exchange of dragonflies, blocks by path shape (003 ch.4)")
+def _lat(request: PatternRequest) -> Workload:
+    request.no_argument()
+    topology = request.topology
+    groups = topology.router_groups() if topology is not None else None
+    if groups is None:
+        raise SynthError("traffic pattern 'a2a-lat' needs a network of groups (003 ch.4: dragonflies)")
+    table = lat_destinations(topology.network(), groups)
+    return _all_to_all(request, lambda s, p: table[p, s])
+
+
+@_pattern("shift", "shift:K", "one permutation: d = (s + K) mod N")
+def _shift(request: PatternRequest) -> Workload:
+    k, n = request.integer("an offset (shift:K)"), request.ranks
+    return _single_phase(request.pattern, n, request.message_bytes, lambda s: (s + k) % n)
+
+
+@_pattern("bitcomp", "bitcomp", "one permutation: d = N - 1 - s (003 ch.6)")
+def _bitcomp(request: PatternRequest) -> Workload:
+    request.no_argument()
+    n = request.ranks
+    return _single_phase(request.pattern, n, request.message_bytes, lambda s: n - 1 - s)
+
+
+@_pattern("bitrev", "bitrev", "one permutation: bit reversal (N not a power of two: the ranks below the largest "
+          "power of two 2^k reversed in k bits, the others to themselves)")
+def _bitrev(request: PatternRequest) -> Workload:
+    request.no_argument()
+    # With N not a power of two (003 ch.6 leaves it open; its 1056-node dragonfly is one), the
+    # ranks below 2^k, k = floor(log2 N), send to their k-bit reversal and the other N - 2^k
+    # send to themselves (no network traffic): a permutation that is the usual one on 2^k ranks.
+    bits = request.ranks.bit_length() - 1
+    return _single_phase(request.pattern, request.ranks, request.message_bytes,
+                         lambda s: np.where(s < (1 << bits), bit_reverse(np.minimum(s, (1 << bits) - 1), bits), s))
+
+
+@_pattern("randperm", "randperm:SEED", "one seeded random permutation")
+def _randperm(request: PatternRequest) -> Workload:
+    seed = request.integer("the seed", 0, default=0)
+    permutation = np.random.default_rng(seed).permutation(request.ranks).astype(np.int64)
+    return _single_phase(request.pattern, request.ranks, request.message_bytes, lambda s: permutation[s])
+
+
+@_pattern("uniform", "uniform:SEED", "every rank sends to one uniformly random other rank")
+def _uniform(request: PatternRequest) -> Workload:
+    seed, n = request.integer("the seed", 0, default=0), request.ranks
+    if n < 2:
+        raise SynthError("uniform traffic needs at least two ranks")
+    offsets = np.random.default_rng(seed).integers(1, n, size=n).astype(np.int64)
+    return _single_phase(request.pattern, n, request.message_bytes, lambda s: (s + offsets[s]) % n)
+
+
+@_pattern("stencil", "stencil:A1xA2x...:B1xB2x...", "nearest-neighbour exchange of a task grid (003 ch.5, eq. 5.7-5.8)")
+def _stencil(request: PatternRequest) -> Workload:
+    alpha, beta = stencil_grids(request.pattern, request.argument)
+    if prod(beta) > request.ranks:
+        raise SynthError(f"traffic pattern {show(request.pattern)} has {prod(beta)} tasks, the network {request.ranks} terminals")
+    flows = stencil_flows(alpha, beta, request.message_bytes)
+    return Workload(request.pattern, prod(beta), 1, request.message_bytes, explicit=(flows,),
+                    explicit_phases=np.zeros(1, dtype=np.int64), task_grid=beta)
+
+
+@_pattern("csv", "csv:PATH", "a traffic matrix, rows src,dst[,bytes[,phase]]")
+def _csv(request: PatternRequest) -> Workload:
+    return read_csv_workload(request.argument, request.ranks, request.message_bytes, request.pattern, request.max_flows)
 
 
 CSV_COLUMNS = ("src", "dst", "bytes", "phase")
