@@ -152,7 +152,7 @@ def test_coordinates_and_names():
     ("xgft:3:8,x,2:1,8,2", "M_2 in 'xgft:3:8,x,2:1,8,2' must be an integer, got 'x'"),
     ("xgft:3:8,4,2", "must be xgft:H"),
     ("xgft:0:1:1", "height in 'xgft:0:1:1' must be between 1 and 16, got 0"),
-    ("torus:4,4", "unknown network family"),
+    ("mesh:4,4", "unknown network family"),
     ("xgft:2:2048,1024:1,2048", "2,097,152 leaves, more than the 1,048,576 synth builds"),
     ("xgft:3:2,2,2:1,2048,2048", "4,198,412 nodes, more than the 4,194,304"),
     ("xgft:3:8,\uff18,2:1,8,2", "must be an integer"),  # a non-ASCII digit
