@@ -15,6 +15,7 @@ Pattern names:
                    below the largest power of two 2^k reversed in k bits, the others to themselves)
   uniform:SEED     every source sends to one uniformly random other rank
   stencil:A1xA2x...:B1xB2x...   nearest-neighbour exchange of a task grid (003 ch.5; traffic/stencil.py)
+  worst-case       the ch.7 worst case of Slim Fly, MLFM and OFT under minimal routing (traffic/worst_case.py)
   csv:PATH         rows src,dst,bytes[,phase]
 
 Ranks are tasks; a placement (synth.traffic.placement) puts them on terminals, so flows name
@@ -39,6 +40,7 @@ from synth.traffic.flows import Flows
 from synth.traffic.lat import lat_destinations
 from synth.traffic.placement import placement_map
 from synth.traffic.stencil import stencil_flows, stencil_grids
+from synth.traffic.worst_case import worst_case_destinations
 
 DEFAULT_MESSAGE_BYTES = 4096
 _PHASE_PART = re.compile(r"([0-9]+)(?:-([0-9]+))?")  # one item of a phase selection
@@ -434,6 +436,16 @@ def _stencil(request: PatternRequest) -> Workload:
     flows = stencil_flows(alpha, beta, request.message_bytes)
     return Workload(request.pattern, prod(beta), 1, request.message_bytes, explicit=(flows,),
                     explicit_phases=np.zeros(1, dtype=np.int64), task_grid=beta)
+
+
+@_pattern("worst-case", "worst-case", "the minimal-routing worst case of slimfly (distance-two router pairs with "
+          "overlapping routes), mlfm (shift by h) and oft (shift by k), 003 sec. 7.4.2")
+def _worst_case(request: PatternRequest) -> Workload:
+    request.no_argument()
+    if request.topology is None:
+        raise SynthError("traffic pattern 'worst-case' needs the network it is the worst case of")
+    table = worst_case_destinations(request.topology, request.ranks)
+    return _single_phase(request.pattern, request.ranks, request.message_bytes, lambda s: table[s])
 
 
 @_pattern("csv", "csv:PATH", "a traffic matrix, rows src,dst[,bytes[,phase]]")
