@@ -76,9 +76,9 @@ def _workload(args, instance: Instance, xgft, network, kept: bool):
     return workload, selection, workload.select(selection)
 
 
-def _print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool) -> dict:
+def _print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool, names: tuple[str, ...]) -> dict:
     if full_table or len(evaluations) <= console.TABLE_PHASES:
-        print(console.phase_rows(evaluations, network))
+        print(console.phase_rows(evaluations, network, names))
     else:
         print(console.distribution_lines(evaluations))
     totals = console.summary(evaluations)
@@ -143,7 +143,7 @@ def cmd_route(args) -> int:
             with loads_out.open() as handle:
                 write_loads_csv(handle, network, loads)
     print()
-    _print_phases(evaluations, network, args.table)
+    _print_phases(evaluations, network, args.table, bound_names(xgft))
     print()
     print(console.stage_lines(evaluations, network, bound_names(xgft)))
     for out in (args.out, args.loads):

@@ -241,3 +241,23 @@ def test_loads_csv(run, tmp_path):
     assert all(int(r["bytes"]) == 1000 * int(r["messages"]) for r in rows)
     assert max(int(r["peak_messages_per_phase"]) for r in rows) == 7
     assert {r["direction"] for r in rows} == {"up", "down"}
+
+
+def test_route_and_bounds_name_the_binding_bound(run):
+    """Issue 10: both commands say which bound is binding, per phase and over the phases."""
+    # dragonfly(2,2,1): the 4 terminals of a group all send to the next group over its 2 global links.
+    code, out, _ = run("route", "dragonfly:2,2,1", "--traffic", "shift:4", "--router", "minimal")
+    assert code == 0
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("phase "))
+    assert "binding" in lines[header].split()
+    assert lines[header + 1].split()[:7] == ["0", "4", "2", "group", "cut", "2", "feasible"]
+    assert "binding bound: group cut in 1 phase\n" in out
+    code, out, _ = run("bounds", "dragonfly:2,2,1", "--traffic", "shift:4")
+    assert ["0", "2", "group", "cut", "1", "2"] in [line.split() for line in out.splitlines()]
+    # XGFT: a2a-lin phase 0 sends to itself (no bound binds); the others are bound by stage 1 or 3.
+    code, out, _ = run("route", "xgft:3:8,4,2:1,8,2", "--traffic", "a2a-lin", "--router", "dmodk", "--table")
+    assert "binding bound: stage 1 in 32 phases, stage 3 in 31 phases" in out
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("phase "))
+    assert lines[header + 1].split()[:4] == ["0", "0", "0", "-"]
