@@ -412,3 +412,31 @@ def test_minimal_routes_on_each_arrangement_pass_check(run, tmp_path, arrangemen
     assert code == 0, err
     code, out, _ = run("check", target)
     assert code == 0 and out.startswith("OK"), out
+
+
+def test_model_uniform_command(run):
+    """`synth model uniform`: the (6.1)-(6.8) quantities, the limiting term and (6.3), (6.6)."""
+    code, out, _ = run("model", "uniform", "dragonfly:4,7,4")
+    assert code == 0
+    values = {line.split()[0]: line.split()[-1] for line in out.splitlines()[2:8]}
+    assert values == {"N": "812", "P_L": "1.1232", "T_L": "0.8904", "P_R": "0.9655", "T_R": "1.0357", "T": "0.8904"}
+    assert "bound set by T_L (local links)" in out and "(6.3): does not hold (7 vs 8)" in out
+    code, out, _ = run("model", "uniform", "dragonfly:4,8,3")
+    assert code == 0 and "T_R (global links)" in out and "(6.6): does not hold (3 vs 3.875)" in out
+    # Doubling the global bandwidth balances it (6.6: 6 >= 3.875) and T = 1.
+    code, out, _ = run("model", "uniform", "dragonfly:4,8,3", "--br", "2")
+    assert code == 0 and "T         min(1, T_L, T_R)  (6.8)     1.0000" in out and "(6.6): holds" in out
+    code, out, _ = run("model", "uniform", ROOT / "instances" / "table4.2" / "dragonfly-4-8-4.toml")
+    assert code == 0 and "1056 terminals" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["dragonfly:4,8,3:groups=5"], "for the maximum size, a h + 1 = 25 groups, not 5"),
+    (["hyperx:3,3"], "for dragonflies (003 ch.6), not hyperx"),
+    (["dragonfly:4,8,3", "--bl", "nan"], "--bl must be above 0"),
+    (["dragonfly:4,8,3", "--bp", "0"], "--bp must be above 0"),
+    (["dragonfly:4,8,3", "--br", "x"], "--br must be a number"),
+])
+def test_model_uniform_refuses(run, argv, message):
+    code, out, err = run("model", "uniform", *argv)
+    assert code == 2 and message in err and err.count("\n") == 1 and out == ""

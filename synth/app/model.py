@@ -1,6 +1,8 @@
 """`synth model`: the seeds' analytical models, printed as tables.
 
     synth model diameter2 --radix R          003 ch.7: Figure 7.3 for one router radix
+    synth model uniform SPEC [--bl B] [--br B] [--bp B]
+                                             003 ch.6: uniform-traffic bound T and balance of a dragonfly
     synth model stencil SPEC --alpha AxBxC (--tasks T | --beta AxBxC) [--gamma AxBxC]
                                              003 ch.5: nearest-neighbour demand on a dragonfly
 """
@@ -14,10 +16,22 @@ from synth.cost.stencil_model import STRATEGIES, best_placements, evaluate, neig
 from synth.instance import resolve
 from synth.render.console import table
 from synth.topology import parse_topology
+from synth.topology.dragonfly import uniform_throughput_bound
 
 MAX_RADIX = 256  # router radix of the Figure 7.3 table
 MAX_DIMENSIONS = 6
 MAX_TASKS = 1 << 16  # the stencil search enumerates task grids and blocks: tens of thousands at most
+MAX_BANDWIDTH = 1e6  # relative link bandwidths of the uniform model
+
+
+def _bandwidth(text: str, option: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise SynthError(f"{option} must be a number, got {text!r}") from None
+    if not 0 < value <= MAX_BANDWIDTH:  # also refuses nan and inf
+        raise SynthError(f"{option} must be above 0 and at most {MAX_BANDWIDTH:g}, got {text!r}")
+    return value
 
 
 def add_parser(sub, add_spec) -> None:
@@ -27,6 +41,13 @@ def add_parser(sub, add_spec) -> None:
     d2 = models.add_parser("diameter2", help="Figure 7.3: scale, cost and worst case of each family for a router radix")
     d2.add_argument("--radix", required=True, type=lambda t: parse_int(t, "--radix", 4, MAX_RADIX), metavar="R")
     d2.set_defaults(func=cmd_diameter2)
+    un = models.add_parser("uniform", help="003 ch.6: the uniform-traffic throughput bound T of minimal routing on a "
+                           "maximum-size dragonfly (eq. 6.1-6.8) and its balance conditions (6.3, 6.6)")
+    add_spec(un)
+    for option, what in (("--bl", "local links B_L"), ("--br", "global links B_R"), ("--bp", "terminal links B_p")):
+        un.add_argument(option, type=lambda t, o=option: _bandwidth(t, o), default=1.0, metavar="B",
+                        help=f"bandwidth of the {what} (default 1)")
+    un.set_defaults(func=cmd_uniform)
     st = models.add_parser("stencil", help="003 ch.5: global-link demand and bandwidth bounds of a Cartesian "
                            "nearest-neighbour exchange on a dragonfly, best task grid and group blocks")
     add_spec(st)
@@ -95,3 +116,35 @@ def cmd_stencil(args) -> int:
           "bounds 5.21, 5.23, 5.25 with B_R = B_P; local links are not in the model")
     return 0
 
+
+
+def cmd_uniform(args) -> int:
+    topology = parse_topology(resolve(args.spec).spec)
+    if topology.family != "dragonfly":
+        raise SynthError(f"the uniform-traffic model is for dragonflies (003 ch.6), not {topology.family}")
+    if not topology.is_maximum:
+        raise SynthError(f"{topology.spec}: eq. 6.1-6.8 are for the maximum size, a h + 1 = {topology.max_groups} "
+                         f"groups, not {topology.groups}")
+    p, a, h = topology.p, topology.a, topology.h
+    b_l, b_r, b_p = args.bl, args.br, args.bp
+    bound = uniform_throughput_bound(p, a, h, b_l, b_r, b_p)
+    n = topology.num_terminals
+    limit = "1 (the terminal links)" if bound.t == 1.0 else "T_L (local links)" if bound.t == bound.t_local \
+        else "T_R (global links)"
+    rows = [
+        ["N", "p a (a h + 1)", n],
+        ["P_L", "p^2 (2 a h + 1) / N  (6.1)", f"{p * p * (2 * a * h + 1) / n:.4f}"],
+        ["T_L", "B_L / (P_L B_p)  (6.2)", f"{bound.t_local:.4f}"],
+        ["P_R", "(a p)^2 / N  (6.4)", f"{(a * p) ** 2 / n:.4f}"],
+        ["T_R", "B_R / (P_R B_p)  (6.5)", f"{bound.t_global:.4f}"],
+        ["T", "min(1, T_L, T_R)  (6.8)", f"{bound.t:.4f}"],
+    ]
+    print(f"{topology.label()}: {n} terminals; bandwidths B_L {b_l:g}, B_R {b_r:g}, B_p {b_p:g}; "
+          f"minimal routing, uniform traffic")
+    print(table(["quantity", "formula (003 ch.6)", "value"], rows, "llr"))
+    print(f"bound set by {limit}")
+    print(f"balance a B_L >= 2 p B_p (6.3): {'holds' if bound.local_balanced else 'does not hold'} "
+          f"({a * b_l:g} vs {2 * p * b_p:g})")
+    print(f"balance h B_R >= (p - 1/a) B_p (6.6): {'holds' if bound.global_balanced else 'does not hold'} "
+          f"({h * b_r:g} vs {(p - 1 / a) * b_p:.4g})")
+    return 0
