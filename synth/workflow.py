@@ -71,7 +71,11 @@ def router_function(name: str, layered: LayeredOptions | None = None, topology=N
     if topology is not None and not isinstance(topology, Xgft):
         if layered is not None and layered.consistency == "destination":
             raise SynthError(f"--consistency destination is implemented for xgft networks so far, not {topology.family}")
-        return DIRECT_ROUTERS.get(name, f"a {topology.family} network").route
+        router = DIRECT_ROUTERS.get(name, f"a {topology.family} network")
+        refusal = router.refusal(topology)
+        if refusal is not None:
+            raise SynthError(refusal)
+        return router.route
     if name == "layered":
         options = layered or LayeredOptions()
         return ConsistentRouter(options) if options.consistency == "destination" else LayeredRouter(options)

@@ -19,6 +19,7 @@ from hypothesis import given, settings, strategies as st
 from synth.core.errors import SynthError
 from synth.cost.bounds import terminal_bounds_batch
 from synth.cost.loads import phase_channel_counts
+from synth.route.direct_routers import DIRECT_ROUTERS
 from synth.route.minimal import RouterView, minimal, minimal_random
 from synth.route.valiant import valiant, valiant_any
 from synth.route.paths import Paths
@@ -259,8 +260,8 @@ def test_valiant_on_groups_goes_through_another_group():
 
 def test_valiant_any_needs_groups():
     topology = GraphTopology(((0, 1), (1, 2), (2, 0)), 3, 1)
-    with pytest.raises(SynthError, match="needs a network with groups"):
-        valiant_any(topology, np.array([0]), np.array([1]))
+    assert "needs a network with groups" in DIRECT_ROUTERS["valiant-any"].refusal(topology)
+    assert DIRECT_ROUTERS["valiant"].refusal(topology) is None
 
 
 def test_ugal_avoids_the_loaded_minimal_channel():
@@ -350,10 +351,7 @@ def test_dor_corrects_dimension_zero_first_and_is_minimal():
 
 
 def test_dor_needs_coordinates():
-    from synth.route.dor import dor
-
-    with pytest.raises(SynthError, match="router coordinates"):
-        dor(GraphTopology(((0, 1),), 2, 1), np.array([0]), np.array([1]))
+    assert "router coordinates" in DIRECT_ROUTERS["dor"].refusal(GraphTopology(((0, 1),), 2, 1))
 
 
 def test_group_cut_bound_recounted_naively():

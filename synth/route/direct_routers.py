@@ -26,17 +26,28 @@ class DirectRouter:
     route: Callable  # route(topology, src, dst, phase=, occurrence=, seed=) -> Paths
     policy: str
     description: str
+    needs: str | None = None  # "coordinates" (router coordinates) or "groups" (router groups), if any
+
+    def refusal(self, topology) -> str | None:
+        """Why this router does not apply to `topology` (one line), or None when it does: `route`
+        refuses such a run and `check` a file that claims it."""
+        if self.needs == "coordinates" and topology.router_coordinates() is None:
+            return f"{self.name} needs a network with router coordinates (torus, hyperx, 2dfc), not {topology.family}"
+        if self.needs == "groups" and topology.router_groups() is None:
+            return f"{self.name} needs a network with groups (dragonfly), not {topology.family}"
+        return None
 
 
 DIRECT_ROUTERS: Registry[DirectRouter] = Registry("router for direct networks")
 for _router in (
     DirectRouter("minimal", minimal, MINIMAL, "a shortest path, the lowest-numbered channel at every router"),
     DirectRouter("minimal-random", minimal_random, MINIMAL, "a shortest path, a seeded choice per pair at every router"),
-    DirectRouter("dor", dor, MINIMAL, "dimension order: dimension 0 first, the shorter way in each (torus, HyperX)"),
+    DirectRouter("dor", dor, MINIMAL, "dimension order: dimension 0 first, the shorter way in each (torus, HyperX)",
+                 needs="coordinates"),
     DirectRouter("valiant", valiant, VIA_ONE, "minimally to a random intermediate group (dragonfly) or router, then "
                  "minimally to the destination (003 ch.5-7)"),
     DirectRouter("valiant-any", valiant_any, VIA_ONE, "as valiant, through any router of the intermediate group "
-                 "(003 ch.6, dragonfly)"),
+                 "(003 ch.6, dragonfly)", needs="groups"),
     DirectRouter("ugal", ugal, VIA_ONE, f"per message the minimal path or the cheapest of {CANDIDATES} Valiant "
                  "candidates under the load placed so far (003 ch.7's UGAL-L cost)"),
 ):

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.core.errors import SynthError
 from synth.route.minimal import router_view
 from synth.route.paths import Paths
 
 
 def dor(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:
-    coordinates = topology.router_coordinates()
-    if coordinates is None:
-        raise SynthError(f"dor needs a network with router coordinates (torus, hyperx, 2dfc), not {topology.family}")
+    coordinates = topology.router_coordinates()  # the registry refuses networks without (DirectRouter.refusal)
     network = topology.network()
     view = router_view(topology)
     dimensions = coordinates.shape[1]

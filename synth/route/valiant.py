@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.core.errors import SynthError
 from synth.route.minimal import router_view
 from synth.route.oblivious import mix64
 from synth.route.paths import Paths
@@ -62,9 +61,7 @@ def valiant(topology, src, dst, phase=None, occurrence=None, seed=0, any_router:
     a, b = view.terminal_router[src], view.terminal_router[dst]
     key = _message_hash(src, dst, phase, occurrence, seed)
     groups = topology.router_groups()
-    if groups is None:
-        if any_router:
-            raise SynthError(f"valiant-any needs a network with groups (dragonfly), not {topology.family}")
+    if groups is None:  # (valiant-any needs groups: the registry refuses networks without, DirectRouter.refusal)
         routers = len(view.distance)
         route = (a != b) & (routers > 2)
         intermediate = _uniform_other(key, routers, [a, b])

@@ -139,8 +139,12 @@ def _channel_path_problems(network, src, dst, paths, expected_channels, policy=N
         if policy is not None:
             valid = ~(ends | out_of_range | broken | through_terminal)
             kept, requirement = policy(heads[:, :-1] - n)
-            not_minimal = valid & ~kept
-            problems += [f"flow {r}: path is not {requirement}" for j, r in enumerate(rows) if not_minimal[j]]
+            to_itself = src[rows] == dst[rows]  # (without a policy the length test above catches these)
+            problems += [f"flow {r}: a message to itself has a path of {length} channels, not an empty one"
+                         for j, r in enumerate(rows) if valid[j] and to_itself[j]]
+            not_minimal = valid & (~kept | to_itself)
+            problems += [f"flow {r}: path is not {requirement}" for j, r in enumerate(rows)
+                         if not_minimal[j] and not to_itself[j]]
         good = ~(ends | out_of_range | broken | through_terminal | not_minimal)
         channels.append(hops[good].ravel())
     return problems, channels
@@ -283,6 +287,10 @@ def check_routes(doc: dict) -> CheckReport:
     workload = _check_header(doc, network, report, topology)
     node_paths = doc["format"] == NODE_PATHS_FORMAT
     router = DIRECT_ROUTERS[doc["router"]] if not isinstance(topology, Xgft) and doc["router"] in DIRECT_ROUTERS else None
+    refusal = router.refusal(topology) if router is not None else None
+    if refusal is not None:
+        report.problem(f"router '{doc['router']}' does not apply: {refusal}")
+        return report
     policy = None if router is None or (router.policy == MINIMAL and topology.router_groups() is None) \
         else _policy(topology, router.policy)
     if node_paths and router is not None and router.policy == VIA_ONE:
