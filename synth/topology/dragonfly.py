@@ -40,7 +40,7 @@ contiguous placement is task t on terminal t. Ports of a router: its terminals 1
 local links p+1 .. p+a-1 (to routers 0..a-1 of its group in increasing order, itself skipped),
 then its global ports p+a .. p+a+h-1 (router port p + a + (k mod h) is group port k). Channel
 classes `local` and `global` (synth.topology.direct adds `terminal`); every link has bandwidth 1.
-Global links are listed by (lower group, its port), local links by (group, x, y) with x < y.
+Local links are listed first, by (group, x, y) with x < y, then global links by (lower group, its port).
 """
 
 from __future__ import annotations
