@@ -479,10 +479,11 @@ def test_bounds_on_every_family(run, store, spec, pattern, phases):
             assert int(table[record["phase"]][1]) == record["lower_bound"], (router, record["phase"])
 
 
-@pytest.mark.parametrize("spec", [s for s in DIRECT_SPECS if s != "slimfly:5"])  # the LP of slimfly:5 takes 10 s
+@pytest.mark.parametrize("spec", DIRECT_SPECS)
 def test_lp_bound_never_beats_a_routing(run, store, spec):
     code, out, err = run("bounds", spec, "--traffic", "a2a-lin", "--phase", "3", "--lp", "--quiet")
     assert code == 0 and err == ""
+    assert "certified in every phase" in out.splitlines()[-1]
     assert re.search(r"^phase .* lp$", out, re.M), out
     table = bounds_table(out)
     assert sorted(table) == [3]
@@ -492,6 +493,15 @@ def test_lp_bound_never_beats_a_routing(run, store, spec):
         _, doc, _ = routed(run, store, spec, router, "a2a-lin", "0-3")
         assert doc["phases"][3]["phase"] == 3
         assert bound <= doc["phases"][3]["max_contention"], router
+
+
+def test_lp_time_limit(run):
+    argv = ["bounds", "dragonfly:1,4,2", "--traffic", "a2a-lin", "--phase", "1-2", "--quiet"]
+    assert_user_error(*run(*argv, "--lp-time-limit", "5"), "--lp")
+    assert_user_error(*run(*argv, "--lp", "--lp-time-limit", "0"), "--lp-time-limit")
+    code, out, err = run(*argv, "--lp", "--lp-time-limit", "1e-9")  # stops every phase after its first step
+    assert code == 0 and err == ""
+    assert out.splitlines()[-1].startswith("lp: 2 of 2 phases stopped at --lp-time-limit 1e-09 s (first: phase 1)")
 
 
 def test_lp_bound_is_deterministic(run):

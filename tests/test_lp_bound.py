@@ -9,6 +9,7 @@ optimum of an exhaustive search over all simple paths of a few messages.
 from __future__ import annotations
 
 import itertools
+import math
 
 import networkx as nx
 import numpy as np
@@ -64,10 +65,15 @@ def test_equals_the_per_message_lp_and_never_exceeds_a_router(topology, data):
     n = topology.num_terminals
     flows = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), min_size=1, max_size=12))
     src, dst = np.array([f[0] for f in flows]), np.array([f[1] for f in flows])
-    result = lp_bound(topology.network(), src, dst)
-    assert abs(result.value - per_message_lp(topology, src, dst)) < 1e-6
+    network = topology.network()
+    exact, quick = lp_bound(network, src, dst, exact=True), lp_bound(network, src, dst)
+    optimum = per_message_lp(topology, src, dst)
+    assert exact.status == "optimal" and abs(exact.value - optimum) < 1e-6
+    # Without `exact` the run stops once ceil(lambda*) is known: the same integer, lambda* bracketed.
+    assert quick.status in ("optimal", "rounded") and quick.bound == exact.bound == math.ceil(optimum - 1e-6)
+    assert quick.lower - 1e-6 <= optimum <= quick.upper + 1e-6
     for router in (minimal, minimal_random):
-        assert result.bound <= router_link_max(topology, router(topology, src, dst, seed=7))
+        assert exact.bound <= router_link_max(topology, router(topology, src, dst, seed=7))
 
 
 def brute_force_optimum(topology: GraphTopology, src, dst) -> int:
@@ -109,10 +115,35 @@ def test_ring_shift_value():
     # 12 messages x 3 hops over 12 directed links.
     topology = GraphTopology(tuple((i, (i + 1) % 6) for i in range(6)), 6, 2)
     src = np.arange(12)
-    assert lp_bound(topology.network(), src, (src + 6) % 12).value == 3.0
+    result = lp_bound(topology.network(), src, (src + 6) % 12, exact=True)
+    assert (result.status, result.bound) == ("optimal", 3) and abs(result.value - 3.0) < 1e-9
 
 
 def test_no_router_link_used():
     topology = GraphTopology(((0, 1),), 2, 2)
     result = lp_bound(topology.network(), np.array([0, 2]), np.array([1, 3]))  # same-router messages only
     assert (result.value, result.bound) == (0.0, 0)
+
+
+def test_a_time_limit_keeps_a_valid_bound_and_says_so():
+    rng = np.random.default_rng(3)
+    topology = GraphTopology(tuple((i, (i + 1) % 8) for i in range(8)) + ((0, 4), (2, 6)), 8, 2)
+    src = np.arange(16)
+    dst = rng.permutation(16)
+    exact = lp_bound(topology.network(), src, dst, exact=True)
+    stopped = lp_bound(topology.network(), src, dst, time_limit=1e-9)
+    assert stopped.status == "gap" and stopped.bound <= exact.bound
+    assert stopped.lower <= exact.value + 1e-9 <= stopped.upper + 2e-9
+
+
+def test_parallel_links_halve_lambda():
+    """hyperx:4,3:trunk=2 is hyperx:4,3 with every link doubled: lambda* halves, for any flows
+    (the paths of one map to the other; a channel id, not a router pair, carries the load)."""
+    from synth.topology import parse_topology
+
+    single, double = parse_topology("hyperx:4,3:p=2").network(), parse_topology("hyperx:4,3:p=2:trunk=2").network()
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        src, dst = np.arange(24), rng.permutation(24)
+        one, two = lp_bound(single, src, dst, exact=True), lp_bound(double, src, dst, exact=True)
+        assert abs(one.value - 2 * two.value) < 1e-6

@@ -1,86 +1,286 @@
-"""The LP bound of any network: minimum-congestion multicommodity flow, relaxed (HiGHS via scipy).
+"""The LP bound of any network: minimum-congestion multicommodity flow, relaxed and certified.
 
 No routing, however chosen, puts fewer messages on its busiest router-to-router channel than
-the optimum lambda* of the fractional problem
+the optimum lambda* of the fractional problem (one commodity per router pair (a, b) with
+messages between them, d_ab of them)
 
-    minimize lambda  subject to  for every destination router k and router v != k:
-        sum of f[k, c] over channels c leaving v - sum over channels entering v = demand(v -> k)
-        sum over k of f[k, c] <= bandwidth(c) * lambda  for every channel c,  f >= 0,
+    minimize lambda  subject to  sum over the paths P of (a, b) of x_P = d_ab   for every pair,
+                                 sum over the paths P through c of x_P <= bandwidth(c) * lambda
+                                                                            for every channel c,  x >= 0.
 
-where demand(v -> k) counts the messages from terminals on router v to terminals on router k.
-Commodities are aggregated by destination router: a fractional flow of per-pair commodities
-sums to one of this form and every flow of this form splits into per-pair flows (flow
-decomposition), so the optimum is the same as with one commodity per pair, with far fewer
-variables. Messages are whole, so a channel of bandwidth 1 carries at least ceil(lambda*)
-(an integer strictly below lambda* is impossible; a tolerance absorbs the solver's rounding).
-Terminal links are left out: their load is fixed by the workload (synth.cost.bounds gives it).
-This is the certificate the path-selection synthesizer is measured against.
+Messages are whole, so some channel of bandwidth 1 carries at least ceil(lambda*) of them: that
+integer is the bound (a tolerance absorbs the solvers' rounding). Terminal links are left out:
+their load is fixed by the workload (synth.cost.bounds gives it). This is the certificate the
+path-selection synthesizer is measured against.
+
+Every step brackets lambda* between two certified numbers:
+- lower: for any channel lengths y >= 0, lambda* >= sum over pairs of d_ab dist_y(a, b) / sum over
+  channels of bandwidth(c) y_c (weak LP duality; every path of (a, b) is at least dist_y(a, b) long);
+- upper: the maximum utilization of any fractional routing of the demand.
+Two stages tighten the bracket, each stopping as soon as ceil(lower) = ceil(upper), when the
+integer bound is known (status "rounded"; "optimal" when lower meets upper):
+1. load spreading (multiplicative weights, fictitious play): route every pair along its shortest
+   path under lengths that grow exponentially with the average flow's utilization; the average
+   flow is the upper bound, the lengths give the lower one. Cheap (one Dijkstra per source router
+   per step), and on random permutations it settles the integer within a second.
+2. column generation (Ford and Fulkerson's): a restricted master LP over every path stage 1
+   visited (HiGHS through highspy, interior point: the master is degenerate, simplex crawls),
+   priced by Dijkstra with the capacity rows' duals as lengths; a pair whose shortest path is
+   shorter than its demand row's dual enters. With no such path the master's value is lambda*.
+`exact=True` runs stage 2 to the end for lambda* itself. A time limit stops either stage with
+status "gap": the bound is then ceil(lower), valid but possibly below ceil(lambda*).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
+import highspy
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import coo_matrix, hstack
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
 
 from synth.core.errors import SynthError
 
-# Variables are (destination routers with demand) x (router channels); HiGHS needs about 1 KiB
-# per nonzero-carrying variable with its factorization: 2^23 variables fit this machine's memory.
-MAX_VARIABLES = 1 << 23
-TOLERANCE = 1e-6
+TOLERANCE = 1e-6  # on lambda*, when rounding it up to whole messages
+CONVERGED = 1e-9  # relative gap between the master's value and the dual bound at which the LP is solved
+NUDGE = 1e-9  # added to every length so that Dijkstra sees zero-length channels (corrected in the bound)
+MAX_ROUNDS = 1000
+SPREAD_STEPS = 100  # load-spreading steps (stage 1) at most
+SHARPNESS = 8.0  # how strongly its channel lengths grow with utilization
+MAX_PAIRS = 1 << 22  # router pairs with messages: each is a demand row and at least one column
 
 
 @dataclass(frozen=True)
 class LpBound:
-    value: float  # lambda*, the fractional optimum
-    bound: int  # the integer bound on messages per channel it implies
-    status: str  # "optimal", or what HiGHS said
+    lower: float  # certified: lower <= lambda* <= upper
+    upper: float
+    bound: int  # the integer bound on messages per channel: ceil(lower), = ceil(lambda*) unless status is "gap"
+    status: str  # "optimal" (lower = upper = lambda*), "rounded" (ceil(lambda*) known) or "gap" (out of time)
+    steps: int = 0  # load-spreading steps
+    rounds: int = 0  # column-generation rounds
+
+    @property
+    def value(self) -> float:
+        """lambda* when the status is "optimal"; otherwise its certified lower bound."""
+        return self.lower
 
 
-def lp_bound(network, src: np.ndarray, dst: np.ndarray) -> LpBound:
-    """The LP bound of one flow set (one phase) on a direct network (terminals on one router each)."""
+class _RouterGraph:
+    """The router links of a network, for pricing: per ordered router pair the cheapest of its
+    parallel channels, and the paths Dijkstra finds as channel ids."""
+
+    def __init__(self, network):
+        n = network.num_terminals
+        self.routers = network.num_nodes - n
+        self.channels = np.flatnonzero((network.channel_src >= n) & (network.channel_dst >= n))
+        self.tail = network.channel_src[self.channels] - n
+        self.head = network.channel_dst[self.channels] - n
+        self.bandwidth = network.channel_bandwidth[self.channels].astype(float)
+        key = self.tail * self.routers + self.head
+        self.pair_keys, self.pair_of = np.unique(key, return_inverse=True)
+
+    def cheapest(self, length: np.ndarray) -> tuple[csr_matrix, np.ndarray]:
+        """The graph of per-pair minimum lengths (plus NUDGE) and, per router pair, the channel
+        index (into self.channels) that attains it (the lowest index on a tie)."""
+        order = np.lexsort((np.arange(len(length)), length, self.pair_of))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = self.pair_of[order[1:]] != self.pair_of[order[:-1]]
+        best = order[first]  # one channel per pair, in pair_keys order
+        graph = csr_matrix((length[best] + NUDGE, (self.pair_keys // self.routers, self.pair_keys % self.routers)),
+                           shape=(self.routers, self.routers))
+        return graph, best
+
+    def shortest(self, length: np.ndarray, sources: np.ndarray, a: np.ndarray, b: np.ndarray):
+        """Dijkstra from every source router under `length`: the distance of every pair (a, b)
+        (with NUDGE per hop) and a function giving the channel path of chosen pairs."""
+        graph, best = self.cheapest(length)
+        distance, predecessor = dijkstra(graph, directed=True, indices=sources, return_predecessors=True)
+        row = np.searchsorted(sources, a)
+
+        def paths(chosen: np.ndarray) -> list[np.ndarray]:
+            at, hops = b[chosen].copy(), []
+            while (at != a[chosen]).any():  # walk back to the source, all pairs at once
+                back = predecessor[row[chosen], at]
+                moving = at != a[chosen]
+                hop = np.where(moving, back * self.routers + at, -1)
+                hops.append(np.where(moving, best[np.searchsorted(self.pair_keys, np.maximum(hop, 0))], -1))
+                at = np.where(moving, back, at)
+            stacked = np.asarray(hops[::-1]).T if hops else np.zeros((len(chosen), 0), dtype=np.int64)
+            return [p[p >= 0] for p in stacked]
+
+        return distance[row, b], paths
+
+
+def _router_pairs(network, src, dst) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (source router, destination router, messages) of every pair of distinct routers."""
     n = network.num_terminals
-    routers = network.num_nodes - n
-    to_router = np.full(n, -1, dtype=np.int64)
     injection = np.flatnonzero(network.channel_src < n)
     if len(injection) != n or (network.channel_dst[injection] < n).any():
         raise SynthError(f"{network.spec}: the LP bound needs every terminal attached to one router by one link")
+    to_router = np.full(n, -1, dtype=np.int64)
     to_router[network.channel_src[injection]] = network.channel_dst[injection] - n
-    links = np.flatnonzero((network.channel_src >= n) & (network.channel_dst >= n))
-    tail, head = network.channel_src[links] - n, network.channel_dst[links] - n
     a, b = to_router[np.asarray(src)], to_router[np.asarray(dst)]
     moving = a != b
-    if not moving.any():
-        return LpBound(0.0, 0, "optimal")
-    demand = np.zeros((routers, routers))
-    np.add.at(demand, (a[moving], b[moving]), 1.0)
-    targets = np.flatnonzero(demand.sum(axis=0) > 0)
-    k, c = len(targets), len(links)
-    if k * c > MAX_VARIABLES:
-        raise SynthError(f"the LP bound would have {k * c:,} variables ({k} destination routers x {c} channels), more "
-                         f"than the {MAX_VARIABLES:,} this machine solves")
-    # Conservation rows (commodity i, router v) for v != targets[i]; columns (commodity i, channel j).
-    i, j = np.repeat(np.arange(k), c), np.tile(np.arange(c), k)
-    rows_out = i * routers + tail[j]
-    rows_in = i * routers + head[j]
-    col = i * c + j
-    flow = coo_matrix((np.concatenate([np.ones(k * c), -np.ones(k * c)]),
-                       (np.concatenate([rows_out, rows_in]), np.concatenate([col, col]))), shape=(k * routers, k * c)).tocsr()
-    keep = np.ones(k * routers, dtype=bool)
-    keep[np.arange(k) * routers + targets] = False
-    a_eq = hstack([flow[keep], coo_matrix((int(keep.sum()), 1))]).tocsr()
-    b_eq = demand[:, targets].T.ravel()[keep]
-    bandwidth = network.channel_bandwidth[links]
-    capacity = coo_matrix((np.ones(k * c), (j, col)), shape=(c, k * c))
-    a_ub = hstack([capacity, coo_matrix(-bandwidth[:, None])]).tocsr()
-    cost = np.zeros(k * c + 1)
-    cost[-1] = 1.0
-    result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(c), A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")
-    if result.status != 0:
-        raise SynthError(f"the LP bound was not solved: {result.message}")
-    value = float(result.x[-1])
-    return LpBound(value, int(math.ceil(value - TOLERANCE)), "optimal")
+    routers = network.num_nodes - n
+    keys, demand = np.unique(a[moving] * routers + b[moving], return_counts=True)
+    return keys // routers, keys % routers, demand.astype(float)
+
+
+class _Master:
+    """The restricted master LP in HiGHS: column 0 is lambda, rows 0..C-1 the channels'
+    capacities, rows C..C+K-1 the pairs' demands; path columns are added round by round."""
+
+    def __init__(self, bandwidth: np.ndarray, demand: np.ndarray):
+        self.highs = highspy.Highs()
+        for option, value in (("output_flag", False), ("threads", 1), ("random_seed", 0), ("solver", "ipm")):
+            self.highs.setOptionValue(option, value)
+        self.channels, inf = len(bandwidth), highspy.kHighsInf
+        self.highs.addVar(0.0, inf)
+        self.highs.changeColCost(0, 1.0)
+        c, k = self.channels, len(demand)
+        starts = np.arange(c + k, dtype=np.int32).clip(max=c)  # each capacity row holds -bandwidth * lambda
+        self.highs.addRows(c + k, np.concatenate([np.full(c, -inf), demand]), np.concatenate([np.zeros(c), demand]),
+                           c, starts, np.zeros(c, dtype=np.int32), -bandwidth)
+
+    def add_paths(self, pairs: np.ndarray, paths: list[np.ndarray]) -> None:
+        lengths = np.array([len(p) + 1 for p in paths])
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int32)
+        index = np.concatenate([np.append(p, self.channels + k) for p, k in zip(paths, pairs)]).astype(np.int32)
+        self.highs.addCols(len(paths), np.zeros(len(paths)), np.zeros(len(paths)), np.full(len(paths), highspy.kHighsInf),
+                           len(index), starts, index, np.ones(len(index)))
+
+    def solve(self, deadline: float) -> tuple[float, np.ndarray, np.ndarray] | None:
+        """The master's value, the channel lengths y >= 0 and the pairs' duals pi (None: out of time)."""
+        self.highs.setOptionValue("time_limit", max(1.0, deadline - time.monotonic()))
+        self.highs.run()
+        status = self.highs.getModelStatus()
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            return None
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise SynthError(f"the LP bound's master problem was not solved: {self.highs.modelStatusToString(status)}")
+        dual = np.asarray(self.highs.getSolution().row_dual)
+        value = self.highs.getInfo().objective_function_value
+        return value, np.maximum(-dual[: self.channels], 0.0), dual[self.channels :]
+
+
+def _dual_bound(graph, demand, length, distance) -> float:
+    """The weak-duality bound sum d dist_y / sum b y of channel lengths y (0 for y = 0). The
+    distances carry NUDGE per hop; a shortest path has at most routers - 1 hops."""
+    weight = float(graph.bandwidth @ length)
+    hop_slack = NUDGE * max(graph.routers - 1, 1)
+    return float(demand @ np.maximum(distance - hop_slack, 0.0)) / weight if weight > 0 else 0.0
+
+
+def _integer(value: float) -> int:
+    return int(math.ceil(value - TOLERANCE))
+
+
+class _Bracket:
+    """lower <= lambda* <= upper, tightened step by step, with what settles the integer bound."""
+
+    def __init__(self, exact: bool, deadline: float):
+        self.lower, self.upper, self.exact, self.deadline = 0.0, math.inf, exact, deadline
+
+    def tighten(self, lower: float | None = None, upper: float | None = None) -> None:
+        self.lower = max(self.lower, lower) if lower is not None else self.lower
+        self.upper = min(self.upper, upper) if upper is not None else self.upper
+
+    @property
+    def solved(self) -> bool:
+        return self.upper - self.lower <= CONVERGED * max(1.0, self.upper)
+
+    @property
+    def settled(self) -> bool:
+        return self.solved or (not self.exact and _integer(self.lower) == _integer(self.upper))
+
+    @property
+    def out_of_time(self) -> bool:
+        return time.monotonic() > self.deadline
+
+
+class _Columns:
+    """The paths handed to the master, each (pair, channels) once."""
+
+    def __init__(self, master):
+        self.master, self.seen = master, set()
+
+    def add(self, pairs: np.ndarray, paths: list[np.ndarray]) -> int:
+        fresh = [(k, p) for k, p in zip(pairs.tolist(), paths) if (k, p.tobytes()) not in self.seen]
+        self.seen.update((k, p.tobytes()) for k, p in fresh)
+        if fresh:
+            self.master.add_paths(np.array([k for k, _ in fresh]), [p for _, p in fresh])
+        return len(fresh)
+
+
+def _spread(graph, pairs, demand, first: list[np.ndarray], bracket: _Bracket, columns: _Columns) -> int:
+    """Stage 1 (load spreading): route every pair along its shortest path under lengths
+    exp(SHARPNESS (u / max u - 1)) of the average flow's utilization u, from the minimal paths on,
+    handing every path it visits to the master. Returns the steps taken."""
+    sources, a, b = pairs
+    everyone = np.arange(len(a))
+    flow = np.zeros(len(graph.channels))
+    found = first
+    for step in range(1, SPREAD_STEPS + 1):
+        flow += np.bincount(np.concatenate(found), weights=np.repeat(demand, [len(p) for p in found]), minlength=len(flow))
+        utilization = flow / step / graph.bandwidth
+        bracket.tighten(upper=float(utilization.max()))
+        length = np.exp(SHARPNESS * (utilization / utilization.max() - 1.0))
+        distance, paths = graph.shortest(length, sources, a, b)
+        bracket.tighten(lower=_dual_bound(graph, demand, length, distance))
+        if bracket.settled or bracket.out_of_time:
+            return step
+        found = paths(everyone)
+        columns.add(everyone, found)
+    return SPREAD_STEPS
+
+
+def _generate(graph, pairs, demand, master, bracket: _Bracket, columns: _Columns) -> int:
+    """Stage 2 (column generation) from the paths stage 1 visited. Returns the rounds taken."""
+    sources, a, b = pairs
+    for rounds in range(1, MAX_ROUNDS + 1):
+        solution = master.solve(bracket.deadline)
+        if solution is None:
+            return rounds
+        value, length, pi = solution
+        bracket.tighten(upper=value)
+        distance, paths = graph.shortest(length, sources, a, b)
+        bracket.tighten(lower=_dual_bound(graph, demand, length, distance))
+        improving = np.flatnonzero(distance < pi - CONVERGED * max(1.0, value))
+        if not len(improving):  # the master's optimum is the full problem's
+            bracket.tighten(lower=value)
+        if bracket.settled or bracket.out_of_time:
+            return rounds
+        if not columns.add(improving, paths(improving)):  # only paths it has: the duals misprice by rounding
+            bracket.tighten(lower=value)
+            return rounds
+    return MAX_ROUNDS
+
+
+def lp_bound(network, src: np.ndarray, dst: np.ndarray, exact: bool = False, time_limit: float = 600.0) -> LpBound:
+    """The LP bound of one flow set (one phase) on a direct network (terminals on one router each):
+    ceil(lambda*) with lambda* bracketed, or with `exact` lambda* itself (status "optimal")."""
+    a, b, demand = _router_pairs(network, src, dst)
+    if not len(a):
+        return LpBound(0.0, 0.0, 0, "optimal")
+    if len(a) > MAX_PAIRS:
+        raise SynthError(f"the LP bound would have {len(a):,} router pairs, more than the {MAX_PAIRS:,} it handles")
+    bracket = _Bracket(exact, time.monotonic() + time_limit)
+    graph = _RouterGraph(network)
+    pairs = (np.unique(a), a, b)
+    distance, paths = graph.shortest(np.zeros(len(graph.channels)), *pairs)  # minimal paths (NUDGE per hop)
+    if np.isinf(distance).any():
+        i = int(np.argmax(np.isinf(distance)))
+        raise SynthError(f"{network.spec}: router {a[i]} cannot reach router {b[i]}")
+    master = _Master(graph.bandwidth, demand)
+    columns = _Columns(master)
+    minimal = paths(np.arange(len(a)))
+    columns.add(np.arange(len(a)), minimal)
+    steps = _spread(graph, pairs, demand, minimal, bracket, columns)
+    rounds = 0 if bracket.settled or bracket.out_of_time else _generate(graph, pairs, demand, master, bracket, columns)
+    if bracket.solved:  # lower and upper agree within CONVERGED, far inside TOLERANCE: lambda* is the master's value
+        return LpBound(bracket.upper, bracket.upper, _integer(bracket.upper), "optimal", steps, rounds)
+    status = "rounded" if bracket.settled else "gap"
+    return LpBound(bracket.lower, bracket.upper, _integer(bracket.lower), status, steps, rounds)

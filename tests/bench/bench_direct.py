@@ -9,8 +9,11 @@ For every spec (default: Slim Fly q = 13 with p = 9, 3042 terminals, and the 105
     way), on the first K phases, extrapolated to the whole exchange;
   * synth: `route_phases` over every phase of a2a-lin (N shifts, N^2 flows), batched keys, one
     bincount per batch, cut bounds per batch, spread over the worker processes;
-  * peak memory (this process and its workers), the LP bound's time on one random permutation,
-    and the network build time.
+  * peak memory (this process and its workers) and the network build time;
+  * the LP bound of one random permutation: synth's (load spreading, then column generation,
+    until ceil(lambda*) is certain), the same run to the exact lambda*, and the baseline, the arc
+    formulation aggregated by destination router (commodities x channels variables) in one HiGHS
+    call through scipy's linprog, stopped at --lp-baseline-limit seconds.
 Targets: the whole exchange within 20 s and 2 GiB; the LP bound within 30 s; building under 1 s.
 """
 
@@ -21,6 +24,8 @@ import resource
 import time
 
 import numpy as np
+from scipy.optimize import linprog
+from scipy.sparse import coo_matrix, hstack
 
 from synth.cost.bounds import cut_bounds_batch
 from synth.cost.lp_bound import lp_bound
@@ -48,7 +53,39 @@ def baseline(topology, workload, phases) -> np.ndarray:
     return np.asarray(peaks)
 
 
-def bench(spec: str, baseline_phases: int) -> None:
+def arc_lp(network, src, dst, time_limit: float) -> tuple[float | None, str]:
+    """The baseline LP: minimize lambda over flows f[k, c] per destination router k and router
+    channel c, conserved at every router but k, sum over k of f[k, c] <= bandwidth(c) lambda."""
+    n = network.num_terminals
+    routers = network.num_nodes - n
+    injection = np.flatnonzero(network.channel_src < n)
+    to_router = np.empty(n, dtype=np.int64)
+    to_router[network.channel_src[injection]] = network.channel_dst[injection] - n
+    links = np.flatnonzero((network.channel_src >= n) & (network.channel_dst >= n))
+    tail, head = network.channel_src[links] - n, network.channel_dst[links] - n
+    a, b = to_router[src], to_router[dst]
+    demand = np.zeros((routers, routers))
+    np.add.at(demand, (a[a != b], b[a != b]), 1.0)
+    targets = np.flatnonzero(demand.sum(axis=0) > 0)
+    k, c = len(targets), len(links)
+    i, j = np.repeat(np.arange(k), c), np.tile(np.arange(c), k)
+    col = i * c + j
+    flow = coo_matrix((np.concatenate([np.ones(k * c), -np.ones(k * c)]),
+                       (np.concatenate([i * routers + tail[j], i * routers + head[j]]), np.concatenate([col, col]))),
+                      shape=(k * routers, k * c)).tocsr()
+    keep = np.ones(k * routers, dtype=bool)
+    keep[np.arange(k) * routers + targets] = False
+    a_eq = hstack([flow[keep], coo_matrix((int(keep.sum()), 1))]).tocsr()
+    capacity = coo_matrix((np.ones(k * c), (j, col)), shape=(c, k * c))
+    a_ub = hstack([capacity, coo_matrix(-network.channel_bandwidth[links][:, None].astype(float))]).tocsr()
+    cost = np.zeros(k * c + 1)
+    cost[-1] = 1.0
+    result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(c), A_eq=a_eq, b_eq=demand[:, targets].T.ravel()[keep],
+                     method="highs", options={"time_limit": time_limit})
+    return (float(result.x[-1]) if result.status == 0 else None), f"{k * c:,} variables"
+
+
+def bench(spec: str, baseline_phases: int, lp_baseline_limit: float) -> None:
     started = time.perf_counter()
     topology = parse_topology(spec)
     network = topology.network()
@@ -79,16 +116,32 @@ def bench(spec: str, baseline_phases: int) -> None:
     permutation = parse_pattern("randperm:1", n, None).flows(0)
     started = time.perf_counter()
     result = lp_bound(network, permutation.src, permutation.dst)
-    print(f"  LP bound of randperm:1: {result.value:.4f} -> {result.bound} in {time.perf_counter() - started:.1f} s")
+    print(f"  LP bound of randperm:1, synth: {result.bound} ({result.status}: lambda* in [{result.lower:.4f}, "
+          f"{result.upper:.4f}], {result.steps} spreading steps, {result.rounds} pricing rounds) in "
+          f"{time.perf_counter() - started:.2f} s")
+    started = time.perf_counter()
+    exact = lp_bound(network, permutation.src, permutation.dst, exact=True)
+    assert exact.bound == result.bound, "the exact LP disagrees"
+    print(f"  LP bound of randperm:1, synth exact: lambda* = {exact.value:.6f} ({exact.status}, {exact.steps} steps, "
+          f"{exact.rounds} rounds) in {time.perf_counter() - started:.2f} s")
+    started = time.perf_counter()
+    value, size = arc_lp(network, permutation.src, permutation.dst, lp_baseline_limit)
+    took = time.perf_counter() - started
+    if value is None:
+        print(f"  LP bound of randperm:1, baseline arc LP ({size}): not solved within {lp_baseline_limit:g} s")
+    else:
+        assert abs(value - exact.value) < 1e-6 * max(1.0, value), "the baseline LP disagrees"
+        print(f"  LP bound of randperm:1, baseline arc LP ({size}): lambda* = {value:.6f} in {took:.2f} s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", action="append", help=f"network spec (repeatable; default {', '.join(DEFAULT_SPECS)})")
     parser.add_argument("--baseline-phases", type=int, default=64)
+    parser.add_argument("--lp-baseline-limit", type=float, default=300.0, help="seconds for the baseline LP")
     args = parser.parse_args()
     for spec in args.spec or DEFAULT_SPECS:
-        bench(spec, args.baseline_phases)
+        bench(spec, args.baseline_phases, args.lp_baseline_limit)
 
 
 if __name__ == "__main__":
