@@ -77,6 +77,14 @@ def _workload(args, instance: Instance, xgft, network, kept: bool):
     return workload, selection, workload.select(selection)
 
 
+def _load_workload(args) -> tuple[object, object, np.ndarray]:
+    """The network and the selected phases of the workload, within the analysis flow limit."""
+    instance, topology, network = _load(args, any_family=True)
+    workload, _, phases = _workload(args, instance, topology, network, kept=False)
+    check_flow_limit(workload, phases, router_function("dmodk"), False, args.max_flows)
+    return topology, workload, phases
+
+
 def _print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool, names: tuple[str, ...]) -> dict:
     if full_table or len(evaluations) <= console.TABLE_PHASES:
         print(console.phase_rows(evaluations, network, names))
@@ -486,7 +494,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engines", default="all", metavar="LIST", help="OpenSM engines to compare: all (default), none, or e.g. minhop,updn")
     p.set_defaults(func=cmd_opensm_check)
 
-    model_command.add_parser(sub, add_spec)
+    def add_workload(p):
+        p.add_argument("--traffic", metavar="PATTERN", help=pattern_syntaxes())
+        p.add_argument("--phase", metavar="SEL", help="all (default), P, P1,P2,... or A-B")
+        p.add_argument("--placement", metavar="HOW", help="which terminal runs each task: contiguous (default), "
+                       "random:SEED, or cartesian:G1xG2x...")
+        add_max_flows(p)
+        p.set_defaults(bytes=None, load_workload=_load_workload)
+
+    model_command.add_parser(sub, add_spec, add_workload)
 
     p = sub.add_parser("report", help="analytical cost report (HTML or Markdown) of the all-to-all exchanges on an XGFT")
     add_spec(p)

@@ -5,13 +5,18 @@
                                              003 ch.6: uniform-traffic bound T and balance of a dragonfly
     synth model stencil SPEC --alpha AxBxC (--tasks T | --beta AxBxC) [--gamma AxBxC]
                                              003 ch.5: nearest-neighbour demand on a dragonfly
+    synth model demand SPEC --traffic PATTERN [--phase SEL] [--placement HOW] [--br B] [--bp B]
+                                             003 ch.5: any workload's global-link demand on a dragonfly
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int
 from synth.cost.diameter2_model import figure_7_3
+from synth.cost.dragonfly_demand import ROUTINGS, GroupTraffic
 from synth.cost.stencil_model import STRATEGIES, best_placements, evaluate, neighbour_shares
 from synth.instance import resolve
 from synth.render.console import table
@@ -34,7 +39,9 @@ def _bandwidth(text: str, option: str) -> float:
     return value
 
 
-def add_parser(sub, add_spec) -> None:
+def add_parser(sub, add_spec, add_workload) -> None:
+    """`add_workload(p)` gives a subcommand the workload options (--traffic, --phase, --placement) and
+    the loader the CLI uses for them (args.load_workload(args) -> topology, workload, phases)."""
     p = sub.add_parser("model", help="the seeds' analytical models: diameter-two topologies (003 ch.7), "
                        "nearest-neighbour exchanges on dragonflies (003 ch.5)")
     models = p.add_subparsers(dest="model", required=True, parser_class=type(p))
@@ -58,6 +65,14 @@ def add_parser(sub, add_spec) -> None:
     group.add_argument("--beta", metavar="AxBxC", help="the task grid")
     st.add_argument("--gamma", metavar="AxBxC", help="the block of tasks per group (with --beta): evaluate it only")
     st.set_defaults(func=cmd_stencil)
+    de = models.add_parser("demand", help="003 ch.5 (eq. 5.1-5.6): the relative demand of any workload on a "
+                           "dragonfly's global links under direct and indirect routing, and the effective bandwidth bound")
+    add_spec(de)
+    add_workload(de)
+    for option, what in (("--br", "global links B_R"), ("--bp", "terminal links B_P")):
+        de.add_argument(option, type=lambda t, o=option: _bandwidth(t, o), default=1.0, metavar="B",
+                        help=f"bandwidth of the {what} (default 1)")
+    de.set_defaults(func=cmd_demand)
 
 
 def _grid(text: str, option: str, dimensions: int | None = None) -> tuple[int, ...]:
@@ -116,6 +131,27 @@ def cmd_stencil(args) -> int:
           "bounds 5.21, 5.23, 5.25 with B_R = B_P; local links are not in the model")
     return 0
 
+
+def cmd_demand(args) -> int:
+    topology, workload, phases = args.load_workload(args)
+    traffic = GroupTraffic(topology, workload, phases)
+    results = [traffic.demand(routing) for routing in ROUTINGS]  # (before printing: errors leave no output)
+    links = sorted({int(x) for x in traffic.links[~np.eye(traffic.num_groups, dtype=bool)]})
+    count = str(links[0]) if links[0] == links[-1] else f"{links[0]} to {links[-1]}"
+    print(f"{topology.label()}: {traffic.num_groups} groups, {count} global link{'s' if links[-1] > 1 else ''} "
+          f"per ordered group pair")
+    print(f"traffic {workload.pattern}: {len(phases)} of {workload.num_phases} phases, placement "
+          f"{workload.placement_text}; {traffic.senders} terminals send")
+    rows = []
+    for result in results:
+        i, j = result.link
+        bound = result.bandwidth_bound(args.br, args.bp)
+        rows.append([result.routing, "5.2" if result.routing == "direct" else "5.3", f"{result.worst:.4g}",
+                     f"g{i} -> g{j}" if result.worst > 0 else "-", f"{bound:.4g}"])
+    print(table(["routing", "eq.", "max global-link demand (delta)", "on the link", "B_P,eff <="], rows, "llrll"))
+    print(f"delta: shares of what each terminal sends (5.1, 5.4); B_P,eff <= min(B_P, B_R / max delta) (5.5, 5.6) with "
+          f"B_R {args.br:g}, B_P {args.bp:g}; local links are not in the model (no closed form in 003)")
+    return 0
 
 
 def cmd_uniform(args) -> int:

@@ -9,7 +9,8 @@ For every spec (default: Slim Fly q = 13 with p = 9, 3042 terminals, and the 105
     way), on the first K phases, extrapolated to the whole exchange;
   * synth: `route_phases` over every phase of a2a-lin (N shifts, N^2 flows), batched keys, one
     bincount per batch, cut bounds per batch, spread over the worker processes;
-  * peak memory (this process and its workers) and the network build time;
+  * peak memory (this process and its workers) and the network build time (and at the end the
+    slowest builds among every bundled instance);
   * the LP bound of one random permutation: synth's (load spreading, then column generation,
     until ceil(lambda*) is certain), the same run to the exact lambda*, and the baseline, the arc
     formulation aggregated by destination router (commodities x channels variables) in one HiGHS
@@ -134,6 +135,22 @@ def bench(spec: str, baseline_phases: int, lp_baseline_limit: float) -> None:
         print(f"  LP bound of randperm:1, baseline arc LP ({size}): lambda* = {value:.6f} in {took:.2f} s")
 
 
+def build_every_instance() -> None:
+    """The build time of every bundled instance's network (the target: under 1 s each)."""
+    from pathlib import Path
+
+    from synth.instance import load_instance
+
+    times = []
+    for path in sorted(Path(__file__).resolve().parents[2].joinpath("instances").rglob("*.toml")):
+        started = time.perf_counter()
+        parse_topology(load_instance(str(path)).spec).network()
+        times.append((time.perf_counter() - started, path.relative_to(path.parents[1]).as_posix()))
+    times.sort(reverse=True)
+    print(f"Building every bundled instance's network: {len(times)} instances, the slowest "
+          + ", ".join(f"{name} {took:.3f} s" for took, name in times[:3]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", action="append", help=f"network spec (repeatable; default {', '.join(DEFAULT_SPECS)})")
@@ -142,6 +159,7 @@ def main() -> None:
     args = parser.parse_args()
     for spec in args.spec or DEFAULT_SPECS:
         bench(spec, args.baseline_phases, args.lp_baseline_limit)
+    build_every_instance()
 
 
 if __name__ == "__main__":
