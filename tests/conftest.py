@@ -66,3 +66,20 @@ def legacy_routes(doc: dict) -> dict:
     for record in doc["phases"]:
         record["paths"] = [[flow[0]] + [heads[c] for c in path] for flow, path in zip(record["flows"], record["paths"])]
     return doc
+
+
+@pytest.fixture
+def assert_bad_spec(run):
+    """A bad network spec: parse_topology raises one line naming `message`, and `synth topology`
+    exits 2 with that one line on stderr and nothing on stdout."""
+    from synth.core.errors import SynthError
+
+    def check(spec: str, message: str) -> None:
+        with pytest.raises(SynthError) as caught:
+            parse_topology(spec)
+        assert message in str(caught.value) and "\n" not in str(caught.value)
+        code, out, err = run("topology", spec)
+        assert code == 2 and out == "" and message in err
+        assert len(err.strip().splitlines()) == 1 and err.startswith("synth: error:")
+
+    return check

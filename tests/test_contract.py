@@ -96,6 +96,29 @@ def test_tables_into_a_file_writes_nothing(run, tmp_path):
 
 # ----- signals ------------------------------------------------------------------------------------
 
+def test_cp_sat_leaves_an_ignored_sigint_ignored():
+    """Workers ignore SIGINT. CP-SAT by default catches SIGINT during a solve and then resets it to
+    the default action (death), so a Ctrl-C after a worker's first solve killed the worker and hung
+    the pool (the test below, now and then). Checked on the process's real signal mask."""
+    script = """
+import signal
+from ortools.sat.python import cp_model
+from synth.solve.cpsat import configure
+def ignored():
+    mask = int([l for l in open("/proc/self/status") if l.startswith("SigIgn")][0].split()[1], 16)
+    return bool(mask & (1 << (signal.SIGINT - 1)))
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+model = cp_model.CpModel()
+model.maximize(model.new_bool_var("x"))
+solver = cp_model.CpSolver()
+configure(solver.parameters, None, 1)
+solver.solve(model)
+print(ignored())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr
+
+
 @pytest.mark.parametrize("signum, code, whole_group", [(signal.SIGTERM, 143, False), (signal.SIGINT, 130, True)])
 def test_a_signal_stops_the_run_with_one_line_and_leaves_nothing(tmp_path, signum, code, whole_group):
     """A long synthesis with two outputs, stopped once phases are streaming into the routes file:

@@ -454,7 +454,6 @@ def test_minimal_routing_on_groups_takes_one_global_hop(p, a, h):
     n = topology.num_terminals
     src, dst = all_pairs(n)
     d = dragonfly_distances(topology)
-    network = topology.network()
     groups = np.asarray(topology.groups)
     for router in (minimal, minimal_random):
         paths = router(topology, src, dst, seed=5)

@@ -444,13 +444,8 @@ def test_canonical_specs(text, canonical, label):
     ("2dfc:4,4:p=2", "unknown option 'p' (options of 2dfc: none)"),
     ("2dfc:2048,1024", "more than the"),
 ])
-def test_bad_specs_are_one_line_errors(run, spec, message):
-    with pytest.raises(SynthError) as caught:
-        parse_topology(spec)
-    assert message in str(caught.value) and "\n" not in str(caught.value)
-    code, out, err = run("topology", spec)
-    assert code == 2 and out == "" and message in err
-    assert len(err.strip().splitlines()) == 1 and err.startswith("synth: error:")
+def test_bad_specs_are_one_line_errors(assert_bad_spec, spec, message):
+    assert_bad_spec(spec, message)
 
 
 def test_size_guard_before_building(monkeypatch):

@@ -318,13 +318,8 @@ def test_oft_port_order():
     ("mlfm:3:h=3", "unknown option 'h' (options of mlfm: none)"),
     ("mlfm:102", "more than the"),
 ])
-def test_bad_specs_are_one_line_errors(run, spec, message):
-    with pytest.raises(SynthError) as caught:
-        parse_topology(spec)
-    assert message in str(caught.value) and "\n" not in str(caught.value)
-    code, out, err = run("topology", spec)
-    assert code == 2 and out == "" and message in err
-    assert len(err.strip().splitlines()) == 1 and err.startswith("synth: error:")
+def test_bad_specs_are_one_line_errors(assert_bad_spec, spec, message):
+    assert_bad_spec(spec, message)
 
 
 def test_counts_before_building(monkeypatch):

@@ -62,7 +62,7 @@ def test_bad_stencils(pattern, message):
 def test_cartesian_placement_puts_one_block_per_group():
     workload = parse_pattern("stencil:64x64:8x4", 32, (4, 4, 2), 1).place("cartesian:4x4", 32, (4, 4, 2))
     for task in range(32):
-        x0, x1 = task % 8, task // 8
+        x0 = task % 8  # (the block spans all 4 values of x1)
         group = workload.placement[task] // 16
         assert group == x0 // 4  # blocks of 4 x 4 tasks: the x0 halves go to the two groups
     assert sorted(workload.placement.tolist()) == list(range(32))

@@ -24,7 +24,7 @@ integer bound is known (status "rounded"; "optimal" when lower meets upper):
    flow is the upper bound, the lengths give the lower one. Cheap (one Dijkstra per source router
    per step), and on random permutations it settles the integer within a second.
 2. column generation (Ford and Fulkerson's): a restricted master LP over every path stage 1
-   visited (HiGHS through highspy, interior point: the master is degenerate, simplex crawls),
+   visited (HiGHS's interior point method through scipy: the master is degenerate, simplex crawls),
    priced by Dijkstra with the capacity rows' duals as lengths; a pair whose shortest path is
    shorter than its demand row's dual enters. With no such path the master's value is lambda*.
 `exact=True` runs stage 2 to the end for lambda* itself. A time limit stops either stage with
@@ -37,8 +37,8 @@ import math
 import time
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
+from scipy.optimize import linprog
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
@@ -51,6 +51,7 @@ MAX_ROUNDS = 1000
 SPREAD_STEPS = 100  # load-spreading steps (stage 1) at most
 SHARPNESS = 8.0  # how strongly its channel lengths grow with utilization
 MAX_PAIRS = 1 << 22  # router pairs with messages: each is a demand row and at least one column
+MAX_DISTANCES = 1 << 27  # source routers x routers: Dijkstra's distance and predecessor matrices, 12 B per cell
 
 
 @dataclass(frozen=True)
@@ -130,40 +131,41 @@ def _router_pairs(network, src, dst) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 class _Master:
-    """The restricted master LP in HiGHS: column 0 is lambda, rows 0..C-1 the channels'
-    capacities, rows C..C+K-1 the pairs' demands; path columns are added round by round."""
+    """The restricted master LP: variables lambda and one flow per path column; rows the channels'
+    capacities (sum of the paths through c - bandwidth(c) lambda <= 0) and the pairs' demands.
+    Solved from scratch each round by HiGHS's interior point method through scipy (the master is
+    degenerate: simplex crawls; and highspy cannot share a process with OR-Tools, which links its
+    own HiGHS, see synth.solve)."""
 
     def __init__(self, bandwidth: np.ndarray, demand: np.ndarray):
-        self.highs = highspy.Highs()
-        for option, value in (("output_flag", False), ("threads", 1), ("random_seed", 0), ("solver", "ipm")):
-            self.highs.setOptionValue(option, value)
-        self.channels, inf = len(bandwidth), highspy.kHighsInf
-        self.highs.addVar(0.0, inf)
-        self.highs.changeColCost(0, 1.0)
-        c, k = self.channels, len(demand)
-        starts = np.arange(c + k, dtype=np.int32).clip(max=c)  # each capacity row holds -bandwidth * lambda
-        self.highs.addRows(c + k, np.concatenate([np.full(c, -inf), demand]), np.concatenate([np.zeros(c), demand]),
-                           c, starts, np.zeros(c, dtype=np.int32), -bandwidth)
+        self.bandwidth, self.demand = bandwidth, demand
+        self.pairs: list[np.ndarray] = []
+        self.paths: list[np.ndarray] = []
 
     def add_paths(self, pairs: np.ndarray, paths: list[np.ndarray]) -> None:
-        lengths = np.array([len(p) + 1 for p in paths])
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int32)
-        index = np.concatenate([np.append(p, self.channels + k) for p, k in zip(paths, pairs)]).astype(np.int32)
-        self.highs.addCols(len(paths), np.zeros(len(paths)), np.zeros(len(paths)), np.full(len(paths), highspy.kHighsInf),
-                           len(index), starts, index, np.ones(len(index)))
+        self.pairs.append(np.asarray(pairs, dtype=np.int64))
+        self.paths.extend(paths)
 
     def solve(self, deadline: float) -> tuple[float, np.ndarray, np.ndarray] | None:
         """The master's value, the channel lengths y >= 0 and the pairs' duals pi (None: out of time)."""
-        self.highs.setOptionValue("time_limit", max(1.0, deadline - time.monotonic()))
-        self.highs.run()
-        status = self.highs.getModelStatus()
-        if status == highspy.HighsModelStatus.kTimeLimit:
+        c, k, columns = len(self.bandwidth), len(self.demand), len(self.paths)
+        lengths = np.fromiter((len(p) for p in self.paths), dtype=np.int64, count=columns)
+        through = np.concatenate(self.paths) if columns else np.zeros(0, dtype=np.int64)
+        owner = np.repeat(np.arange(1, columns + 1), lengths)  # column 0 is lambda
+        capacity = csr_matrix((np.concatenate([np.ones(len(through)), -self.bandwidth]),
+                               (np.concatenate([through, np.arange(c)]), np.concatenate([owner, np.zeros(c, dtype=np.int64)]))),
+                              shape=(c, columns + 1))
+        demand_rows = csr_matrix((np.ones(columns), (np.concatenate(self.pairs), np.arange(1, columns + 1))),
+                                 shape=(k, columns + 1))
+        cost = np.zeros(columns + 1)
+        cost[0] = 1.0
+        result = linprog(cost, A_ub=capacity, b_ub=np.zeros(c), A_eq=demand_rows, b_eq=self.demand, bounds=(0, None),
+                         method="highs-ipm", options={"time_limit": max(1.0, deadline - time.monotonic())})
+        if result.status == 1:  # iteration or time limit
             return None
-        if status != highspy.HighsModelStatus.kOptimal:
-            raise SynthError(f"the LP bound's master problem was not solved: {self.highs.modelStatusToString(status)}")
-        dual = np.asarray(self.highs.getSolution().row_dual)
-        value = self.highs.getInfo().objective_function_value
-        return value, np.maximum(-dual[: self.channels], 0.0), dual[self.channels :]
+        if result.status != 0:
+            raise SynthError(f"the LP bound's master problem was not solved: {result.message}")
+        return float(result.fun), np.maximum(-result.ineqlin.marginals, 0.0), result.eqlin.marginals
 
 
 def _dual_bound(graph, demand, length, distance) -> float:
@@ -267,9 +269,12 @@ def lp_bound(network, src: np.ndarray, dst: np.ndarray, exact: bool = False, tim
         return LpBound(0.0, 0.0, 0, "optimal")
     if len(a) > MAX_PAIRS:
         raise SynthError(f"the LP bound would have {len(a):,} router pairs, more than the {MAX_PAIRS:,} it handles")
-    bracket = _Bracket(exact, time.monotonic() + time_limit)
     graph = _RouterGraph(network)
     pairs = (np.unique(a), a, b)
+    if len(pairs[0]) * graph.routers > MAX_DISTANCES:
+        raise SynthError(f"the LP bound would keep {len(pairs[0]):,} x {graph.routers:,} router distances, more than the "
+                         f"{MAX_DISTANCES:,} that fit this machine's memory")
+    bracket = _Bracket(exact, time.monotonic() + time_limit)
     distance, paths = graph.shortest(np.zeros(len(graph.channels)), *pairs)  # minimal paths (NUDGE per hop)
     if np.isinf(distance).any():
         i = int(np.argmax(np.isinf(distance)))

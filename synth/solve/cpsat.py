@@ -18,6 +18,11 @@ WALL_CLOCK_FACTOR = 4
 
 
 def configure(parameters, time_limit: float | None, threads: int, seed: int = 0) -> None:
+    # CP-SAT otherwise installs its own SIGINT handler for each solve and afterwards resets SIGINT
+    # to the default action, not to what it was: a worker process that ignores SIGINT (Ctrl-C goes
+    # to the whole process group; the parent alone decides, synth.core.interrupt) would then die
+    # of the next Ctrl-C mid-task and leave the pool waiting for its result forever.
+    parameters.catch_sigint_signal = False
     parameters.num_workers = max(1, threads)
     parameters.random_seed = seed
     if threads > 1:

@@ -41,7 +41,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, Topology, option_int, parse_spec, register_family
+from synth.topology.family import Family, RouterGrid, Topology, option_int, parse_spec, register_family
 
 SYNTAX = "hyperx:S1,S2[,...][:p=P][:trunk=T]"
 SYNTAX_2DFC = "2dfc:M2,M1"
@@ -64,7 +64,7 @@ def dimension_classes(dimensions: int) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class HyperX(Topology):
+class HyperX(RouterGrid, Topology):
     family = "hyperx"
     sizes: tuple[int, ...]  # S_0..S_{L-1}, dimension 0 first
     p: int = 1
@@ -99,18 +99,6 @@ class HyperX(Topology):
         return f"HyperX({'x'.join(map(str, self.sizes))}{'; ' + ', '.join(options) if options else ''})"
 
     # ----- counts -------------------------------------------------------------------------------
-    @property
-    def dimensions(self) -> int:
-        return len(self.sizes)
-
-    @property
-    def num_routers(self) -> int:
-        return prod(self.sizes)
-
-    @property
-    def num_terminals(self) -> int:
-        return self.p * self.num_routers
-
     @property
     def degree(self) -> int:
         """Router links per router: T sum(S_k - 1)."""

@@ -37,14 +37,14 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, Topology, option_int, parse_spec, register_family
+from synth.topology.family import Family, RouterGrid, Topology, option_int, parse_spec, register_family
 from synth.topology.hyperx import MAX_DIMENSIONS, dimension_classes, grid_coordinates, grid_strides
 
 SYNTAX = "torus:D0,D1,...[:p=P]"
 
 
 @dataclass(frozen=True)
-class Torus(Topology):
+class Torus(RouterGrid, Topology):
     family = "torus"
     sizes: tuple[int, ...]  # D_0..D_{L-1}, dimension 0 (stride 1) first
     p: int = 1
@@ -71,18 +71,6 @@ class Torus(Topology):
         return f"torus({'x'.join(map(str, self.sizes))}{'' if self.p == 1 else f'; p={self.p}'})"
 
     # ----- counts -------------------------------------------------------------------------------
-    @property
-    def dimensions(self) -> int:
-        return len(self.sizes)
-
-    @property
-    def num_routers(self) -> int:
-        return prod(self.sizes)
-
-    @property
-    def num_terminals(self) -> int:
-        return self.p * self.num_routers
-
     @property
     def degree(self) -> int:
         return 2 * self.dimensions

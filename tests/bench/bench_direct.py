@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import resource
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -156,10 +158,17 @@ def main() -> None:
     parser.add_argument("--spec", action="append", help=f"network spec (repeatable; default {', '.join(DEFAULT_SPECS)})")
     parser.add_argument("--baseline-phases", type=int, default=64)
     parser.add_argument("--lp-baseline-limit", type=float, default=300.0, help="seconds for the baseline LP")
+    parser.add_argument("--no-instances", action="store_true", help="skip timing the build of every bundled instance")
     args = parser.parse_args()
-    for spec in args.spec or DEFAULT_SPECS:
-        bench(spec, args.baseline_phases, args.lp_baseline_limit)
-    build_every_instance()
+    specs = args.spec or DEFAULT_SPECS
+    if len(specs) == 1:
+        bench(specs[0], args.baseline_phases, args.lp_baseline_limit)
+    else:  # one process per spec: peak memory is per process, and the baseline LP's would hide the next spec's
+        for spec in specs:
+            subprocess.run([sys.executable, __file__, "--spec", spec, "--baseline-phases", str(args.baseline_phases),
+                            "--lp-baseline-limit", str(args.lp_baseline_limit), "--no-instances"], check=True)
+    if not args.no_instances:
+        build_every_instance()
 
 
 if __name__ == "__main__":
