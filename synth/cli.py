@@ -116,8 +116,6 @@ def cmd_topology(args) -> int:
 
 def cmd_route(args) -> int:
     instance, xgft, network = _load(args, any_family=True)
-    if network.family != "xgft" and args.loads is not None:
-        raise SynthError(f"--loads writes xgft stages and directions; it does not describe {network.family} networks yet")
     workload, selection, phases = _workload(args, instance, xgft, network, kept=args.out is not None)
     router = args.router if args.router is not None else instance.route.get("router")
     if not router:

@@ -495,6 +495,43 @@ def test_lp_bound_never_beats_a_routing(run, store, spec):
         assert bound <= doc["phases"][3]["max_contention"], router
 
 
+@pytest.mark.parametrize("spec", [specs[0] for specs in FAMILY_SPECS.values()] + [XGFT])
+def test_loads_csv_recounts_the_routes(run, tmp_path, spec):
+    """`route --out --loads` on every family: every channel's messages, per-phase peak and bytes,
+    recounted from the paths of the routes file written by the same run."""
+    router = "dmodk" if spec == XGFT else "valiant"
+    routes, loads = tmp_path / "r.json", tmp_path / "l.csv"
+    code, _, err = run("route", spec, "--traffic", "a2a-lin", "--phase", "1-3", "--router", router, "--seed", SEED,
+                       "--bytes", 100, "--quiet", "--out", routes, "--loads", loads)
+    assert code == 0 and err == "", err
+    doc = json.loads(routes.read_text())
+    total, peak, size = Counter(), Counter(), Counter()
+    for record in doc["phases"]:
+        here = Counter()
+        for (_, _, nbytes), path in zip(record["flows"], record["paths"]):
+            channels = path if doc["format"] == "synth-routes/2" else []
+            here.update(channels)
+            for c in channels:  # (a Valiant path may cross a channel twice: once per segment)
+                size[c] += nbytes
+        total.update(here)
+        for c, k in here.items():
+            peak[c] = max(peak[c], k)
+    rows = loads.read_text().splitlines()
+    header = rows[0].split(",")
+    assert header[-3:] == ["messages", "peak_messages_per_phase", "bytes"]
+    assert header[5:-3] == (["stage", "direction"] if spec == XGFT else ["class"])
+    net = model(run, spec)
+    assert len(rows) - 1 == net.num_channels
+    for line in rows[1:]:
+        fields = line.split(",")
+        c = int(fields[0])
+        assert (fields[1], fields[3]) == (net.names[net.src[c]], net.names[net.dst[c]])
+        assert [int(x) for x in fields[-3:]] == [total[c], peak[c], size[c]], line
+    if spec != XGFT:
+        classes = {line.split(",")[5] for line in rows[1:]}
+        assert "terminal" in classes and len(classes) >= 2
+
+
 def test_lp_time_limit(run):
     argv = ["bounds", "dragonfly:1,4,2", "--traffic", "a2a-lin", "--phase", "1-2", "--quiet"]
     assert_user_error(*run(*argv, "--lp-time-limit", "5"), "--lp")
