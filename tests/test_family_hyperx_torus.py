@@ -450,14 +450,12 @@ def test_bad_specs_are_one_line_errors(assert_bad_spec, spec, message):
 
 def test_size_guard_before_building(monkeypatch):
     """Refused from the counts: no coordinates are computed."""
-    import synth.topology.hyperx as hyperx
-    import synth.topology.torus as torus
+    import synth.topology.grid as grid
 
     def refuse(sizes):
         raise AssertionError(f"coordinates of {sizes} computed for a refused network")
 
-    monkeypatch.setattr(hyperx, "grid_coordinates", refuse)
-    monkeypatch.setattr(torus, "grid_coordinates", refuse)
+    monkeypatch.setattr(grid, "grid_coordinates", refuse)
     for spec in ("torus:1024,1024,2", "hyperx:2048,1024", "2dfc:2048,1024"):
         with pytest.raises(SynthError, match="more than the"):
             parse_topology(spec)

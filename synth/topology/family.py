@@ -15,7 +15,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cached_property
-from math import prod
 from typing import Callable, ClassVar
 
 from synth.core.errors import SynthError
@@ -86,23 +85,6 @@ class Topology(ABC):
             if size > limit:
                 raise SynthError(f"{self.spec} has {size:,} {what}, more than the {limit:,} synth builds on one machine "
                                  f"(its arrays would not fit in memory next to the per-flow work)")
-
-
-class RouterGrid:
-    """The counts of a family whose routers sit on a grid of `sizes` (dimension 0 first), `p`
-    terminals each (HyperX, torus): a mixin for their dataclasses."""
-
-    @property
-    def dimensions(self) -> int:
-        return len(self.sizes)
-
-    @property
-    def num_routers(self) -> int:
-        return prod(self.sizes)
-
-    @property
-    def num_terminals(self) -> int:
-        return self.p * self.num_routers
 
 
 @dataclass(frozen=True)

@@ -34,33 +34,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from math import factorial, prod
+from math import factorial
 
 import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, RouterGrid, Topology, option_int, parse_spec, register_family
+from synth.topology.family import Family, Topology, option_int, parse_spec, register_family
+from synth.topology.grid import MAX_DIMENSIONS, RouterGrid, dimension_classes
 
 SYNTAX = "hyperx:S1,S2[,...][:p=P][:trunk=T]"
 SYNTAX_2DFC = "2dfc:M2,M1"
-MAX_DIMENSIONS = 32  # every size is at least 2, so more would exceed the size guard anyway
-
-
-def grid_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
-    """Stride of each dimension in the router index, dimension 0 least significant."""
-    return tuple(prod(sizes[:k]) for k in range(len(sizes)))
-
-
-def grid_coordinates(sizes: tuple[int, ...]) -> np.ndarray:
-    """(routers, dimensions) coordinates of routers 0..prod(sizes)-1, dimension 0 least significant."""
-    index = np.arange(prod(sizes), dtype=np.int64)
-    return (index[:, None] // np.asarray(grid_strides(sizes), dtype=np.int64)) % np.asarray(sizes, dtype=np.int64)
-
-
-def dimension_classes(dimensions: int) -> tuple[str, ...]:
-    return tuple(f"dim {k}" for k in range(dimensions))
 
 
 @dataclass(frozen=True)
@@ -118,23 +103,10 @@ class HyperX(RouterGrid, Topology):
         return self.dimensions
 
     @property
-    def strides(self) -> tuple[int, ...]:
-        return grid_strides(self.sizes)
-
-    @property
     def terminal_bandwidth(self) -> int:
         return self.degree if self.p == 1 else 1
 
     # ----- structure ----------------------------------------------------------------------------
-    def router_coordinates(self) -> np.ndarray:
-        return grid_coordinates(self.sizes)
-
-    def hierarchy(self) -> tuple[int, ...]:
-        return self.sizes if self.p == 1 else (self.p, *self.sizes)
-
-    def router_names(self) -> list[str]:
-        return [f"r{'.'.join(map(str, c))}" for c in self.router_coordinates().tolist()]
-
     @cached_property
     def links(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(lower router, higher router, dimension) of every link, sorted by dimension, lower,

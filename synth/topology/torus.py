@@ -37,8 +37,8 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, RouterGrid, Topology, option_int, parse_spec, register_family
-from synth.topology.hyperx import MAX_DIMENSIONS, dimension_classes, grid_coordinates, grid_strides
+from synth.topology.family import Family, Topology, option_int, parse_spec, register_family
+from synth.topology.grid import MAX_DIMENSIONS, RouterGrid, dimension_classes
 
 SYNTAX = "torus:D0,D1,...[:p=P]"
 
@@ -96,20 +96,7 @@ class Torus(RouterGrid, Topology):
         interleavings = factorial(sum(hops)) // prod(factorial(h) for h in hops)
         return interleavings * 2 ** sum(1 for d in self.sizes if d % 2 == 0 and d >= 4)
 
-    @property
-    def strides(self) -> tuple[int, ...]:
-        return grid_strides(self.sizes)
-
     # ----- structure ----------------------------------------------------------------------------
-    def router_coordinates(self) -> np.ndarray:
-        return grid_coordinates(self.sizes)
-
-    def hierarchy(self) -> tuple[int, ...]:
-        return self.sizes if self.p == 1 else (self.p, *self.sizes)
-
-    def router_names(self) -> list[str]:
-        return [f"r{'.'.join(map(str, c))}" for c in self.router_coordinates().tolist()]
-
     @cached_property
     def links(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(router, its +1 neighbour, dimension) of every link, sorted by dimension, then lower,
