@@ -205,9 +205,8 @@ def _phase_record(xgft, phase) -> dict:
 def cmd_bounds(args) -> int:
     if args.lp_time_limit is not None and not args.lp:
         raise SynthError("--lp-time-limit applies to the LP bound: add --lp")
-    instance, xgft, network = _load(args, any_family=True)
-    workload, _, phases = _workload(args, instance, xgft, network, kept=False)
-    check_flow_limit(workload, phases, router_function("dmodk"), False, args.max_flows)
+    xgft, workload, phases = _load_workload(args)
+    network = xgft.network()
     print(f"topology  {xgft.label()}: {network.num_terminals} terminals")
     print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
     print()
@@ -425,15 +424,20 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"refuse runs with more flows (default {MAX_FLOWS_KEPT:,} when routes are synthesized or "
                             f"written, {MAX_FLOWS_ANALYSIS:,} for load analysis)")
 
-    def add_traffic(p):
+    def add_workload(p):
+        """The options that select a workload (also for `synth model demand`, via _load_workload)."""
         p.add_argument("--traffic", metavar="PATTERN", help=pattern_syntaxes())
         p.add_argument("--phase", metavar="SEL", help="all (default), P, P1,P2,... or A-B")
         p.add_argument("--placement", metavar="HOW", help="which terminal runs each task: contiguous (default, task i on "
                        "terminal i), random:SEED, or cartesian:G1xG2x... (a stencil's blocks of tasks per group)")
+        add_max_flows(p)
+        p.set_defaults(bytes=None, load_workload=_load_workload)
+
+    def add_traffic(p):
+        add_workload(p)
         p.add_argument("--bytes", type=_integer("--bytes", 0, MAX_MESSAGE_BYTES),
                        help=f"message size in bytes (default {DEFAULT_MESSAGE_BYTES})")
         p.add_argument("--table", action="store_true", help=f"a row per phase even beyond {console.TABLE_PHASES} phases")
-        add_max_flows(p)
 
     p = sub.add_parser("topology", help="summarize a network or write it as JSON")
     add_spec(p)
@@ -472,7 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_spec(p)
     add_traffic(p)
     p.add_argument("--lp", action="store_true", help="also the LP bound of every phase (minimum-congestion multicommodity "
-                   "flow, HiGHS; direct networks): slower, at least as strong as the cut bounds on router links")
+                   "flow, HiGHS; any network): slower, at least as strong as the cut bounds on router links")
     p.add_argument("--lp-time-limit", type=_positive("--lp-time-limit", MAX_TIME_LIMIT), metavar="S",
                    help=f"seconds per phase for the LP bound (default {LP_TIME_LIMIT:g}); a phase stopped there keeps a valid, "
                    "possibly weaker bound, and the output says so")
@@ -491,14 +495,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", metavar="DIR", help="a directory written by `synth tables --format opensm`")
     p.add_argument("--engines", default="all", metavar="LIST", help="OpenSM engines to compare: all (default), none, or e.g. minhop,updn")
     p.set_defaults(func=cmd_opensm_check)
-
-    def add_workload(p):
-        p.add_argument("--traffic", metavar="PATTERN", help=pattern_syntaxes())
-        p.add_argument("--phase", metavar="SEL", help="all (default), P, P1,P2,... or A-B")
-        p.add_argument("--placement", metavar="HOW", help="which terminal runs each task: contiguous (default), "
-                       "random:SEED, or cartesian:G1xG2x...")
-        add_max_flows(p)
-        p.set_defaults(bytes=None, load_workload=_load_workload)
 
     model_command.add_parser(sub, add_spec, add_workload)
 
