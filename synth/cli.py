@@ -77,6 +77,12 @@ def _workload(args, instance: Instance, xgft, network, kept: bool):
     return workload, selection, workload.select(selection)
 
 
+def _input_files(spec: str, pattern: str) -> list[str]:
+    """The files a run reads: an instance file and a CSV traffic matrix."""
+    return [f for f in (spec if spec.endswith(".toml") else None,
+                        pattern[len("csv:"):] if pattern.startswith("csv:") else None) if f]
+
+
 def _load_workload(args) -> tuple[object, object, np.ndarray]:
     """The network and the selected phases of the workload, within the analysis flow limit."""
     instance, topology, network = _load(args, any_family=True)
@@ -124,6 +130,7 @@ def cmd_route(args) -> int:
     route = router_function(router, _layered_options(args), xgft)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
     with OutputSet() as outputs:  # both targets checked (and reserved) before any routing
+        outputs.protect(*_input_files(args.spec, workload.pattern))
         routes_out = outputs.reserve(args.out) if args.out is not None else None
         loads_out = outputs.reserve(args.loads, "--loads") if args.loads is not None else None
         print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
@@ -281,11 +288,12 @@ def cmd_check(args) -> int:
         more = len(report.problems) - (MAX_LISTED_PROBLEMS - 1)
         if more > 0:
             print(f"... and {more} more problems")
-        print(f"FAILED: {len(report.problems) + 1} problems in {report.phases} phases")
+        count = len(report.problems) + 1
+        print(f"FAILED: {count} problem{'s' if count > 1 else ''} ({report.phases} phases checked)")
         return 1
     for note in report.notes:
         print(f"note: {note}")
-    print(f"OK: {report.phases} phases, {report.paths} paths valid and minimal; recorded contention, bounds, "
+    print(f"OK: {report.phases} phases, {report.paths} paths valid and {report.policy}; recorded contention, bounds, "
           f"statuses, stages and summary match (max contention {report.max_contention})")
     return 0
 

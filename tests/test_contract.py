@@ -69,6 +69,8 @@ def _umask():
 @pytest.mark.parametrize("argv, message", [
     (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--out", "{d}/same", "--loads", "{d}/same"],
      "is given as two outputs of one run"),
+    (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--out", "{d}/same", "--loads", "{d}/x/../same"],
+     "is given as two outputs of one run"),  # one file, spelled two ways
     (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--out", ""], "--out is empty"),
     (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--out", "{d}"], "cannot write {d}: it is a directory"),
     (["topology", SMALL, "--out", "{d}/t.json"], "--out writes the JSON form of the network: add --format json"),
@@ -117,6 +119,22 @@ print(ignored())
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr
+
+
+def test_an_output_never_overwrites_an_input(run, tmp_path):
+    matrix = tmp_path / "traffic.csv"
+    matrix.write_text("src,dst\n0,5\n5,0\n")
+    (tmp_path / "link").symlink_to(tmp_path)
+    instance = tmp_path / "net.toml"
+    instance.write_text('[topology]\nspec = "dragonfly:1,2,1"\n')
+    before = {p: p.read_bytes() for p in (matrix, instance)}
+    for argv in (["route", "dragonfly:1,2,1", "--traffic", f"csv:{matrix}", "--router", "minimal", "--loads",
+                  tmp_path / "link" / "traffic.csv"],
+                 ["route", instance, "--traffic", "a2a-lin", "--router", "minimal", "--out", instance]):
+        code, _, err = run(*argv)
+        assert code == 2 and "is an input of this run" in err and len(err.strip().splitlines()) == 1, err
+    assert {p: p.read_bytes() for p in (matrix, instance)} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "net.toml", "traffic.csv"]
 
 
 @pytest.mark.parametrize("signum, code, whole_group", [(signal.SIGTERM, 143, False), (signal.SIGINT, 130, True)])

@@ -37,7 +37,8 @@ from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_ONE
 
 FAMILY_SPECS = {
     "dragonfly": ["dragonfly:1,2,1", "dragonfly:2,4,2", "dragonfly:1,4,2:groups=5",
-                  "dragonfly:1,4,2:arrangement=relative", "dragonfly:1,4,2:arrangement=circulant"],
+                  "dragonfly:1,4,2:arrangement=relative", "dragonfly:1,4,2:arrangement=circulant",
+                  "dragonfly:1,2,2:groups=2"],  # two groups: Valiant has no intermediate group
     "hyperx": ["hyperx:3,4", "hyperx:3,3:p=2:trunk=2"],
     "2dfc": ["2dfc:3,4"],
     "torus": ["torus:4,4", "torus:2,3"],  # a dimension of 2: two parallel links between the two routers
@@ -495,11 +496,37 @@ def test_lp_bound_never_beats_a_routing(run, store, spec):
         assert bound <= doc["phases"][3]["max_contention"], router
 
 
-@pytest.mark.parametrize("spec", [specs[0] for specs in FAMILY_SPECS.values()] + [XGFT])
-def test_loads_csv_recounts_the_routes(run, tmp_path, spec):
+def test_ugal_routes_a_phase_the_same_in_any_company(run, store):
+    """UGAL's choices depend on the loads placed before them; they are made per phase in (src, dst)
+    order, so a phase's paths do not depend on the other phases selected, on the batching (worker
+    count, --out) or on the order of its flows."""
+    import numpy as np
+
+    from synth.route.ugal import ugal
+    from synth.topology import parse_topology
+
+    spec = "dragonfly:2,4,2"
+    _, alone, _ = routed(run, store, spec, "ugal", "a2a-lin", "5")
+    _, some, _ = routed(run, store, spec, "ugal", "a2a-lin", "3,5")
+    _, every, _ = routed(run, store, spec, "ugal", "a2a-lin", "all")
+    assert alone["phases"][0]["paths"] == some["phases"][1]["paths"] == every["phases"][5]["paths"]
+    topology = parse_topology(spec)
+    rng = np.random.default_rng(1)
+    src = np.arange(72)
+    dst = rng.permutation(72)
+    phase = np.repeat([0, 1], 36)
+    shuffle = rng.permutation(72)
+    straight = ugal(topology, src, dst, phase, seed=3)
+    shuffled = ugal(topology, src[shuffle], dst[shuffle], phase[shuffle], seed=3)
+    for i, j in enumerate(shuffle):
+        assert shuffled.path(i).tolist() == straight.path(j).tolist()
+
+
+@pytest.mark.parametrize("spec, router", [(specs[0], "valiant") for specs in FAMILY_SPECS.values()]
+                         + [("dragonfly:2,4,2", "ugal"), ("slimfly:5", "ugal"), (XGFT, "dmodk")])
+def test_loads_csv_recounts_the_routes(run, tmp_path, spec, router):
     """`route --out --loads` on every family: every channel's messages, per-phase peak and bytes,
     recounted from the paths of the routes file written by the same run."""
-    router = "dmodk" if spec == XGFT else "valiant"
     routes, loads = tmp_path / "r.json", tmp_path / "l.csv"
     code, _, err = run("route", spec, "--traffic", "a2a-lin", "--phase", "1-3", "--router", router, "--seed", SEED,
                        "--bytes", 100, "--quiet", "--out", routes, "--loads", loads)

@@ -52,13 +52,21 @@ class OutputSet:
     def __init__(self) -> None:
         self._outputs: list[Output] = []
         self._made_dirs: list[Path] = []
+        self._inputs: set[str] = set()
+
+    def protect(self, *paths: str | os.PathLike | None) -> None:
+        """Files this run reads: reserving one of them as an output is refused."""
+        self._inputs.update(os.path.realpath(p) for p in paths if p is not None and str(p).strip())
 
     def reserve(self, path: str | os.PathLike, what: str = "--out") -> Output:
         if not str(path).strip():
             raise SynthError(f"{what} is empty: give a file name")
         target = Path(path)
-        if any(o.target == target for o in self._outputs):
+        real = os.path.realpath(target)  # the same file however spelled (.., symbolic links)
+        if any(os.path.realpath(o.target) == real for o in self._outputs):
             raise SynthError(f"{target} is given as two outputs of one run")
+        if real in self._inputs:
+            raise SynthError(f"{target} is an input of this run: writing it would destroy it")
         if target.is_dir():
             raise cannot_write(target, "it is a directory")
         self._make_dirs(target.parent)

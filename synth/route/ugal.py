@@ -5,8 +5,8 @@ workload standing in for the queues a switch would see).
 UGAL-L compares q_M * h_M for the minimal path with q_I * h_I for an indirect candidate, q the
 occupancy of the first output queue and h the hop count. Here q is 1 + the messages already
 placed on the path's first router-to-router channel, h its router hops; the minimal path wins
-ties. The messages of a batch are placed in ROUNDS rounds of equal size, in flow order; a round's
-choices see the loads of the rounds before it (one vectorized step per round, not one per
+ties. The messages of each phase are placed in ROUNDS rounds of equal size, in (src, dst) order; a
+round's choices see the loads of the rounds before it (one vectorized step per round, not one per
 message, so a whole exchange routes in bulk). The Valiant candidates come from different seeds
 of synth.route.valiant, so every chosen path keeps that router's policy: two shortest segments.
 """
@@ -45,9 +45,7 @@ def ugal(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:
     # Loads are kept per phase: messages of different phases do not share queues.
     phases, phase_index = np.unique(phase, return_inverse=True)
     load = np.zeros((len(phases), channels + 1), dtype=np.int64)  # the extra column: "no router channel"
-    for rows in np.array_split(np.arange(len(src)), min(ROUNDS, max(1, len(src)))):
-        if not len(rows):
-            continue
+    for rows in _rounds(phase_index, src, dst):
         at = first[:, rows]
         queue = 1 + load[phase_index[rows][None, :], np.where(at >= 0, at, channels)]
         cost = queue * hops[:, rows]
@@ -58,6 +56,21 @@ def ugal(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:
             part = path.select(taken)
             np.add.at(load, (np.repeat(phase_index[taken], part.lengths()), part.channels), 1)
     return _combine(options, chosen)
+
+
+def _rounds(phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray) -> list[np.ndarray]:
+    """The flows of each round. Within a phase the flows are ranked by (src, dst) and cut into
+    ROUNDS equal parts, so a phase routes the same whatever the order of its flows and whichever
+    other phases share its batch (the batches depend on the worker count and on --out)."""
+    order = np.lexsort((dst, src, phase_index))
+    counts = np.bincount(phase_index)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    position = np.empty(len(src), dtype=np.int64)
+    position[order] = np.arange(len(src)) - starts[phase_index[order]]
+    round_of = position * ROUNDS // np.maximum(counts[phase_index], 1)
+    grouped = np.argsort(round_of, kind="stable")
+    bounds = np.searchsorted(round_of[grouped], np.arange(ROUNDS + 1))
+    return [grouped[bounds[r]:bounds[r + 1]] for r in range(ROUNDS) if bounds[r + 1] > bounds[r]]
 
 
 def _combine(options: list[Paths], chosen: np.ndarray) -> Paths:

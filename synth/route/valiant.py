@@ -70,8 +70,8 @@ def valiant(topology, src, dst, phase=None, occurrence=None, seed=0, any_router:
     ga, gb = groups[a], groups[b]
     # Messages within a group use no global link, and a detour through another group would add two:
     # they route minimally (Valiant balances the global links, 003 ch.5).
-    route = (ga != gb) & (num_groups > 2)
-    group = _uniform_other(key, num_groups, [ga, gb])
+    route = (ga != gb) & (num_groups > 2)  # with two groups there is no other group to go through
+    group = np.where(route, _uniform_other(key, num_groups, [ga, gb]), ga)  # (an own group is never used)
     members = np.argsort(groups, kind="stable")
     first_member = np.searchsorted(groups[members], np.arange(num_groups))
     size = np.bincount(groups, minlength=num_groups)

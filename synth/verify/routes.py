@@ -47,6 +47,7 @@ class CheckReport:
     phases: int = 0
     paths: int = 0
     max_contention: int = 0
+    policy: str = "minimal"  # what the paths were verified to be
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -288,6 +289,8 @@ def check_routes(doc: dict) -> CheckReport:
     node_paths = doc["format"] == NODE_PATHS_FORMAT
     router = DIRECT_ROUTERS[doc["router"]] if not isinstance(topology, Xgft) and doc["router"] in DIRECT_ROUTERS else None
     refusal = router.refusal(topology) if router is not None else None
+    if router is not None and router.policy == VIA_ONE:
+        report.policy = "two minimal segments through one router (Valiant)"
     if refusal is not None:
         report.problem(f"router '{doc['router']}' does not apply: {refusal}")
         return report
