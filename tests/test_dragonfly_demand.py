@@ -15,6 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 
+def test_two_groups_have_no_indirect_routing(run):
+    code, out, err = run("model", "demand", "dragonfly:2,4,2:groups=2", "--traffic", "a2a-lin")
+    assert code == 0 and err == ""
+    assert demand_rows(out)["direct"][0] > 0
+    assert re.search(r"^indirect\s+5\.3\s+-\s+-\s+no intermediate group \(2 groups\)$", out, re.M), out
+
+
 def demand_rows(out: str) -> dict[str, tuple[float, str, float]]:
     rows = {}
     for line in out.splitlines():
@@ -109,7 +116,6 @@ def test_equals_a_naive_recount(run, tmp_path_factory, case, rows):
     (["hyperx:3,3", "--traffic", "randperm:1"], "dragonflies"),
     (["dragonfly:1,2,1", "--traffic", "randperm:1", "--bp", "0"], "--bp"),
     (["dragonfly:1,2,1", "--traffic", "randperm:1", "--br", "nan"], "--br"),
-    (["dragonfly:1,2,1:groups=2", "--traffic", "randperm:1"], "3 groups"),
     (["dragonfly:1,2,1"], "no traffic"),
 ])
 def test_bad_input_is_one_line(run, argv, mention):

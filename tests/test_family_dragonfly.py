@@ -429,9 +429,12 @@ def test_model_uniform_command(run):
 @pytest.mark.parametrize("argv, message", [
     (["dragonfly:4,8,3:groups=5"], "for the maximum size, a h + 1 = 25 groups, not 5"),
     (["hyperx:3,3"], "for dragonflies (003 ch.6), not hyperx"),
-    (["dragonfly:4,8,3", "--bl", "nan"], "--bl must be above 0"),
-    (["dragonfly:4,8,3", "--bp", "0"], "--bp must be above 0"),
-    (["dragonfly:4,8,3", "--br", "x"], "--br must be a number"),
+    (["dragonfly:4,8,3", "--bl", "nan"], "--bl must be a positive number"),
+    (["dragonfly:4,8,3", "--bp", "0"], "--bp must be a positive number"),
+    (["dragonfly:4,8,3", "--br", "x"], "--br must be a positive number"),
+    (["dragonfly:4,8,3", "--br", "1_0"], "--br must be a positive number"),
+    (["dragonfly:4,8,3", "--br", "5e-324"], "--br must be at least 1e-06"),
+    (["dragonfly:4,8,3", "--br", "2e6"], "--br must be at most 1e+06"),
 ])
 def test_model_uniform_refuses(run, argv, message):
     code, out, err = run("model", "uniform", *argv)

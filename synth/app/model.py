@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.core.validate import parse_int
+from synth.core.validate import parse_int, parse_positive_number
 from synth.cost.diameter2_model import figure_7_3
 from synth.cost.dragonfly_demand import ROUTINGS, GroupTraffic
 from synth.cost.stencil_model import STRATEGIES, best_placements, evaluate, neighbour_shares
@@ -26,16 +26,14 @@ from synth.topology.dragonfly import uniform_throughput_bound
 MAX_RADIX = 256  # router radix of the Figure 7.3 table
 MAX_DIMENSIONS = 6
 MAX_TASKS = 1 << 16  # the stencil search enumerates task grids and blocks: tens of thousands at most
-MAX_BANDWIDTH = 1e6  # relative link bandwidths of the uniform model
+MAX_BANDWIDTH = 1e6  # relative link bandwidths of the uniform and demand models
+MIN_BANDWIDTH = 1e-6
 
 
 def _bandwidth(text: str, option: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise SynthError(f"{option} must be a number, got {text!r}") from None
-    if not 0 < value <= MAX_BANDWIDTH:  # also refuses nan and inf
-        raise SynthError(f"{option} must be above 0 and at most {MAX_BANDWIDTH:g}, got {text!r}")
+    value = parse_positive_number(text, option, MAX_BANDWIDTH)
+    if value < MIN_BANDWIDTH:
+        raise SynthError(f"{option} must be at least {MIN_BANDWIDTH:g}, got {text}")
     return value
 
 
@@ -141,9 +139,12 @@ def cmd_demand(args) -> int:
     print(f"{topology.label()}: {traffic.num_groups} groups, {count} global link{'s' if links[-1] > 1 else ''} "
           f"per ordered group pair")
     print(f"traffic {workload.pattern}: {len(phases)} of {workload.num_phases} phases, placement "
-          f"{workload.placement_text}; {traffic.senders} terminals send")
+          f"{workload.placement_text}; {traffic.senders} terminal{' sends' if traffic.senders == 1 else 's send'}")
     rows = []
-    for result in results:
+    for routing, result in zip(ROUTINGS, results):
+        if result is None:
+            rows.append([routing, "5.3", "-", "-", "no intermediate group (2 groups)"])
+            continue
         i, j = result.link
         bound = result.bandwidth_bound(args.br, args.bp)
         rows.append([result.routing, "5.2" if result.routing == "direct" else "5.3", f"{result.worst:.4g}",
@@ -169,8 +170,8 @@ def cmd_uniform(args) -> int:
         else "T_R (global links)"
     rows = [
         ["N", "p a (a h + 1)", n],
-        ["P_L", "p^2 (2 a h + 1) / N  (6.1)", f"{p * p * (2 * a * h + 1) / n:.4f}"],
-        ["T_L", "B_L / (P_L B_p)  (6.2)", f"{bound.t_local:.4f}"],
+        ["P_L", "p^2 (2 a h + 1) / N  (6.1)", f"{p * p * (2 * a * h + 1) / n:.4f}" if a > 1 else "- (a = 1: no local links)"],
+        ["T_L", "B_L / (P_L B_p)  (6.2)", f"{bound.t_local:.4f}" if a > 1 else "-"],
         ["P_R", "(a p)^2 / N  (6.4)", f"{(a * p) ** 2 / n:.4f}"],
         ["T_R", "B_R / (P_R B_p)  (6.5)", f"{bound.t_global:.4f}"],
         ["T", "min(1, T_L, T_R)  (6.8)", f"{bound.t:.4f}"],
@@ -179,8 +180,8 @@ def cmd_uniform(args) -> int:
           f"minimal routing, uniform traffic")
     print(table(["quantity", "formula (003 ch.6)", "value"], rows, "llr"))
     print(f"bound set by {limit}")
-    print(f"balance a B_L >= 2 p B_p (6.3): {'holds' if bound.local_balanced else 'does not hold'} "
-          f"({a * b_l:g} vs {2 * p * b_p:g})")
+    local = f"({a * b_l:g} vs {2 * p * b_p:g})" if a > 1 else "(no local links: a = 1)"
+    print(f"balance a B_L >= 2 p B_p (6.3): {'holds' if bound.local_balanced else 'does not hold'} {local}")
     print(f"balance h B_R >= (p - 1/a) B_p (6.6): {'holds' if bound.global_balanced else 'does not hold'} "
           f"({h * b_r:g} vs {(p - 1 / a) * b_p:.4g})")
     return 0

@@ -27,6 +27,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.route.minimal import router_view
+from synth.traffic.flows import Flows
 
 ROUTINGS = ("direct", "indirect")
 
@@ -43,6 +44,14 @@ class GlobalDemand:
         return b_p if self.worst == 0 else min(b_p, b_r / self.worst)
 
 
+def _moving(workload, phases: np.ndarray):
+    """The flows of each selected phase without messages to themselves (no link carries them)."""
+    for phase in phases.tolist():
+        flows = workload.flows(int(phase))
+        moving = flows.src != flows.dst
+        yield Flows(flows.src[moving], flows.dst[moving], flows.bytes[moving])
+
+
 class GroupTraffic:
     """The shares t_hat of a workload (5.1) summed per ordered pair of groups, and the global links
     of every pair."""
@@ -53,22 +62,20 @@ class GroupTraffic:
             raise SynthError(f"the global-link demand model is for dragonflies (003 ch.5), not {topology.family}")
         view = router_view(topology)
         group_of_terminal = groups[view.terminal_router]
-        self.num_groups = int(groups.max()) + 1
+        self.num_groups = g = int(groups.max()) + 1
         n = len(group_of_terminal)
-        src, dst, size = [], [], []
-        for phase in phases.tolist():
-            flows = workload.flows(int(phase))
-            moving = flows.src != flows.dst
-            src.append(flows.src[moving])
-            dst.append(flows.dst[moving])
-            size.append(flows.bytes[moving].astype(float))
-        src, dst, size = (np.concatenate(x) if x else np.zeros(0) for x in (src, dst, size))
-        src, dst = src.astype(np.int64), dst.astype(np.int64)
-        sent = np.bincount(src, weights=size, minlength=n)
-        share = np.divide(size, sent[src], out=np.zeros_like(size), where=sent[src] > 0)  # (5.1)
-        g = self.num_groups
-        self.shares = np.bincount(group_of_terminal[src] * g + group_of_terminal[dst], weights=share,
-                                  minlength=g * g).reshape(g, g).astype(float)  # (float also with no flows)
+        # Two passes over the phases, one phase in memory at a time: what each terminal sends, then
+        # the shares (5.1) summed per ordered group pair.
+        sent = np.zeros(n)
+        for flows in _moving(workload, phases):
+            sent += np.bincount(flows.src, weights=flows.bytes.astype(float), minlength=n)
+        self.shares = np.zeros(g * g)
+        for flows in _moving(workload, phases):
+            share = np.divide(flows.bytes.astype(float), sent[flows.src], out=np.zeros(len(flows.src)),
+                              where=sent[flows.src] > 0)
+            self.shares += np.bincount(group_of_terminal[flows.src] * g + group_of_terminal[flows.dst], weights=share,
+                                       minlength=g * g)
+        self.shares = self.shares.reshape(g, g)
         self.senders = int((sent > 0).sum())
         network = topology.network()
         between = (network.channel_src >= n) & (network.channel_dst >= n)
@@ -76,14 +83,15 @@ class GroupTraffic:
         crossing = groups[a] != groups[b]
         self.links = np.bincount(groups[a[crossing]] * g + groups[b[crossing]], minlength=g * g).reshape(g, g)
 
-    def demand(self, routing: str) -> GlobalDemand:
+    def demand(self, routing: str) -> GlobalDemand | None:
+        """The demand under `routing`; None for indirect routing with no intermediate group (g = 2)."""
         g, shares = self.num_groups, self.shares.copy()
         np.fill_diagonal(shares, 0.0)  # within a group: no global link (direct, and indirect as in 5.3)
         if routing == "direct":  # (5.2)
             per_pair = shares
         elif routing == "indirect":  # (5.3): j as the intermediate of i's traffic, i as the intermediate into j
             if g < 3:
-                raise SynthError("indirect routing needs at least 3 groups (an intermediate group)")
+                return None
             out_of, into = shares.sum(axis=1), shares.sum(axis=0)
             per_pair = (out_of[:, None] - shares + into[None, :] - shares) / (g - 2)
             np.fill_diagonal(per_pair, 0.0)

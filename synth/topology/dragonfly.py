@@ -45,6 +45,7 @@ Local links are listed first, by (group, x, y) with x < y, then global links by 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
@@ -88,10 +89,12 @@ def uniform_throughput_bound(p: int, a: int, h: int, b_l: float = 1.0, b_r: floa
     and (6.6) themselves (6.3 is the large-network form: T_L can reach 1 slightly below it).
     """
     n = p * a * (a * h + 1)
-    t_local = n / (p * p * (2 * a * h + 1)) * b_l / b_p
+    # With a = 1 a group is one router: there are no local links to limit anything (6.1 and 6.2
+    # count local hops that do not exist).
+    t_local = math.inf if a == 1 else n / (p * p * (2 * a * h + 1)) * b_l / b_p
     t_global = n / (a * p) ** 2 * b_r / b_p
     return UniformBound(min(1.0, t_local, t_global), t_local, t_global,
-                        a * b_l >= 2 * p * b_p, h * b_r >= (p - 1 / a) * b_p)
+                        a == 1 or a * b_l >= 2 * p * b_p, h * b_r >= (p - 1 / a) * b_p)
 
 
 @dataclass(frozen=True)
