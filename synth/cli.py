@@ -475,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="flow (a route per message, default) or destination (all flows to a destination agree at "
                               "every switch over all phases: tables without LMC)")
     layered.add_argument("--glpk-options", metavar="OPTS", help="glpsol options (default: --intopt --binarize --fpump)")
-    p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/1 JSON)")
+    p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/2 JSON, docs/formats.md)")
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_route)

@@ -261,3 +261,14 @@ def test_route_and_bounds_name_the_binding_bound(run):
     lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("phase "))
     assert lines[header + 1].split()[:4] == ["0", "0", "0", "-"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--traffic", "a2a-lin:"], "traffic pattern 'a2a-lin:': nothing after ':' (a2a-lin[:SHIFT])"),
+    (["--traffic", "randperm:"], "nothing after ':' (randperm:SEED)"),
+    (["--traffic", "a2a-lin", "--phase", "99999999999999999999"], "must be within 64-bit integers"),
+    (["--traffic", "a2a-lin", "--seed", "99999999999999999999"], "must be within 64-bit integers"),
+])
+def test_empty_pattern_arguments_and_huge_numbers(run, argv, message):
+    code, out, err = run("route", "dragonfly:1,2,1", "--router", "minimal", *argv)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err

@@ -121,3 +121,10 @@ def test_equals_a_naive_recount(run, tmp_path_factory, case, rows):
 def test_bad_input_is_one_line(run, argv, mention):
     code, out, err = run("model", "demand", *argv)
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and mention in err, err
+
+
+@pytest.mark.parametrize("gamma, message", [("2x4", "does not divide --beta 12x6"),
+                                            ("12x6", "puts 72 tasks in a group of 8 terminals")])
+def test_stencil_model_checks_the_block(run, gamma, message):
+    code, out, err = run("model", "stencil", "dragonfly:2,4,2", "--alpha", "12x6", "--beta", "12x6", "--gamma", gamma)
+    assert code == 2 and out == "" and message in err and len(err.splitlines()) == 1, err

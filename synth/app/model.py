@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from math import prod
+
 import numpy as np
 
 from synth.core.errors import SynthError
@@ -103,20 +105,27 @@ def cmd_stencil(args) -> int:
         raise SynthError(f"the stencil model is for dragonflies (003 ch.5), not {topology.family}")
     p, a, groups = hierarchy
     alpha = _grid(args.alpha, "--alpha")
-    print(f"{topology.label()}: {groups} groups of {a} routers with {p} terminals; domain {args.alpha} elements")
+    beta = gamma = None
     if args.beta is not None:
         beta = _grid(args.beta, "--beta", len(alpha))
         if any(x % b for x, b in zip(alpha, beta)):
             raise SynthError(f"--beta {args.beta} does not divide --alpha {args.alpha}")
-        print("shares m_k (eq. 5.10): " + ", ".join(f"{m:.4g}" for m in neighbour_shares(alpha, beta)))
     if args.gamma is not None:
-        if args.beta is None:
+        if beta is None:
             raise SynthError("--gamma needs --beta")
         gamma = _grid(args.gamma, "--gamma", len(alpha))
+        if any(b % g for b, g in zip(beta, gamma)):
+            raise SynthError(f"--gamma {args.gamma} does not divide --beta {args.beta}")
+        if prod(gamma) > p * a:
+            raise SynthError(f"--gamma {args.gamma} puts {prod(gamma)} tasks in a group of {p * a} terminals")
+        if prod(beta) // prod(gamma) > groups:
+            raise SynthError(f"--gamma {args.gamma} needs {prod(beta) // prod(gamma)} groups, the network has {groups}")
         results = {s: evaluate(s, alpha, beta, gamma, groups) for s in STRATEGIES}
     else:
-        tasks = args.tasks if args.beta is None else None
-        results = best_placements(alpha, tasks or 0, p, a, groups, beta=None if args.beta is None else beta)
+        results = best_placements(alpha, args.tasks or 0, p, a, groups, beta=beta)  # (--tasks xor --beta)
+    print(f"{topology.label()}: {groups} groups of {a} routers with {p} terminals; domain {args.alpha} elements")
+    if beta is not None:
+        print("shares m_k (eq. 5.10): " + ", ".join(f"{m:.4g}" for m in neighbour_shares(alpha, beta)))
     rows = []
     for strategy, result in results.items():
         if result is None:

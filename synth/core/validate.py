@@ -33,10 +33,10 @@ def _in_range(value: int, what: str, minimum: int | None, maximum: int | None) -
     low = INT64_MIN if minimum is None else minimum
     high = INT64_MAX if maximum is None else maximum
     if not low <= value <= high:
-        if high == INT64_MAX and low <= 0:
-            bounds = f"at least {low}" if low > INT64_MIN else "within 64-bit integers"
+        if high == INT64_MAX and value > high:
+            bounds = "within 64-bit integers"
         elif high == INT64_MAX:
-            bounds = f"at least {low}"
+            bounds = f"at least {low}" if low > INT64_MIN else "within 64-bit integers"
         else:
             bounds = f"between {low} and {high}"
         raise SynthError(f"{what} must be {bounds}, got {value}")

@@ -328,9 +328,11 @@ def parse_pattern(pattern: str, num_ranks: int, hierarchy: Sequence[int] | None,
     """
     if message_bytes < 0 or message_bytes > MAX_MESSAGE_BYTES:
         raise SynthError(f"message size must be between 0 and {MAX_MESSAGE_BYTES} bytes, got {message_bytes}")
-    name, _, argument = pattern.partition(":")
+    name, colon, argument = pattern.partition(":")
     if name not in PATTERNS:
         raise SynthError(f"unknown traffic pattern {show(pattern)} (known: {pattern_syntaxes()})")
+    if colon and not argument:
+        raise SynthError(f"traffic pattern {show(pattern)}: nothing after ':' ({PATTERNS[name].syntax})")
     request = PatternRequest(pattern, argument, num_ranks, hierarchy, message_bytes, max_flows, topology)
     return PATTERNS[name].build(request)
 
