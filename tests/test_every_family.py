@@ -38,7 +38,7 @@ from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_ONE
 FAMILY_SPECS = {
     "dragonfly": ["dragonfly:1,2,1", "dragonfly:2,4,2", "dragonfly:1,4,2:groups=5",
                   "dragonfly:1,4,2:arrangement=relative", "dragonfly:1,4,2:arrangement=circulant",
-                  "dragonfly:1,2,2:groups=2"],  # two groups: Valiant has no intermediate group
+                  "dragonfly:1,4,2:groups=2"],  # two groups: Valiant has no intermediate group
     "hyperx": ["hyperx:3,4", "hyperx:3,3:p=2:trunk=2"],
     "2dfc": ["2dfc:3,4"],
     "torus": ["torus:4,4", "torus:2,3"],  # a dimension of 2: two parallel links between the two routers
@@ -675,7 +675,17 @@ def test_check_rejects_tampering_on_every_family(run, tmp_path, store, spec, rou
     assert_rejected(run, tmp_path, doc, names)
 
 
-VALIANT_CASES = [c for c in ROUTER_CASES if c[1] in ("valiant", "valiant-any")]
+TWO_GROUPS = "dragonfly:1,4,2:groups=2"
+VALIANT_CASES = [c for c in ROUTER_CASES if c[1] in ("valiant", "valiant-any") and c[0] != TWO_GROUPS]
+
+
+def test_valiant_on_two_groups_is_minimal(run, store):
+    """With two groups there is no intermediate group: Valiant routes every message minimally."""
+    for router in ("valiant", "valiant-any", "ugal"):
+        _, doc, _ = routed(run, store, TWO_GROUPS, router, "a2a-lin", "0-3")
+        net = model(run, TWO_GROUPS)
+        assert all(net.is_minimal(routers) for p in doc["phases"] for (s, d, _), path in zip(p["flows"], p["paths"])
+                   if (routers := net.walk(s, d, path)))
 
 
 @pytest.mark.parametrize("spec, router", VALIANT_CASES, ids=[_case_id(c) for c in VALIANT_CASES])
