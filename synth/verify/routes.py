@@ -206,8 +206,9 @@ def _check_header(doc: dict, network, report: CheckReport, topology):
     if traffic["ranks"] > network.num_terminals or ("placement" not in traffic and not pattern.startswith("stencil:")
                                                      and traffic["ranks"] != network.num_terminals):
         report.problem(f"traffic.ranks is {traffic['ranks']}, the network has {network.num_terminals} terminals")
-    known = ROUTERS if isinstance(topology, Xgft) else tuple(DIRECT_ROUTERS)
-    if doc["router"] not in known:
+    registry = ROUTERS if isinstance(topology, Xgft) else tuple(DIRECT_ROUTERS)
+    if doc["router"] not in registry:  # (a direct router that does not apply is refused below, by name)
+        known = registry if isinstance(topology, Xgft) else [r for r in registry if DIRECT_ROUTERS[r].refusal(topology) is None]
         report.problem(f"router {doc['router']!r} is not one synth has for {topology.family} (known: {', '.join(known)})")
     _check_synthesis(doc, report)
     if not recorded:
