@@ -293,6 +293,8 @@ def cmd_check(args) -> int:
         return 1
     for note in report.notes:
         print(f"note: {note}")
+    if report.dependencies is not None:
+        print(f"channel dependencies: {report.dependencies}")
     print(f"OK: {report.phases} phases, {report.paths} paths valid and {report.policy}; recorded contention, bounds, "
           f"statuses, stages and summary match (max contention {report.max_contention})")
     return 0

@@ -22,6 +22,7 @@ recorded value is recomputed and compared:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -37,6 +38,7 @@ from synth.topology import Xgft, parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_ONE
 from synth.workflow import ROUTERS
+from synth.verify.deadlock import DependencyGraph
 
 MAX_LISTED_PROBLEMS = 20
 PROVING = ("monolithic",)  # routers that record a solver's optimality proof per phase
@@ -48,6 +50,7 @@ class CheckReport:
     paths: int = 0
     max_contention: int = 0
     policy: str = "minimal"  # what the paths were verified to be
+    dependencies: str | None = None  # whether the channel dependency graph is acyclic (synth-routes/2 files)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -149,6 +152,16 @@ def _channel_path_problems(network, src, dst, paths, expected_channels, policy=N
         good = ~(ends | out_of_range | broken | through_terminal | not_minimal)
         channels.append(hops[good].ravel())
     return problems, channels
+
+
+def _describe_cycle(network, cycle: list[int] | None, shown: int = 6) -> str:
+    if cycle is None:
+        return "acyclic: the routes cannot deadlock, even without virtual lanes"
+    names = network.node_names
+    hops = [f"{names[network.channel_src[c]]}->{names[network.channel_dst[c]]}" for c in cycle[:shown]]
+    more = f", ... ({len(cycle)} channels)" if len(cycle) > shown else ""
+    return (f"a cycle, so the routes can deadlock without virtual lanes: channel {cycle[0]} "
+            f"{', '.join(hops)}{more}, back to the first")
 
 
 def _minimal_channels(topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -302,6 +315,7 @@ def check_routes(doc: dict) -> CheckReport:
         return report
     synthesis = doc.get("synthesis") or {}
     evaluations = []
+    dependencies = None if node_paths else DependencyGraph(network.num_channels)
     for entry in doc["phases"]:
         phase = entry["phase"]
         report.phases += 1
@@ -327,6 +341,9 @@ def check_routes(doc: dict) -> CheckReport:
         report.problems += [f"phase {phase}, {p}" for p in problems]
         if problems:
             continue
+        if dependencies is not None:
+            dependencies.add_paths(np.fromiter(chain.from_iterable(paths), dtype=np.int64),
+                                   np.fromiter(map(len, paths), dtype=np.int64, count=len(paths)))
         used = np.concatenate(channels) if channels else np.zeros(0, dtype=np.int64)
         loads = np.bincount(used, minlength=network.num_channels)
         achieved = int(loads.max(initial=0))
@@ -341,6 +358,8 @@ def check_routes(doc: dict) -> CheckReport:
                 report.problem(f"phase {phase}: recorded {name} {recorded}, recomputed {value}")
         status = _check_status(entry, doc["router"], synthesis, achieved, bound, report)
         evaluations.append(PhaseEvaluation(phase, achieved, bound, status, -1, stage_bounds, stage_max))
+    if dependencies is not None and report.ok:
+        report.dependencies = _describe_cycle(network, dependencies.cycle())
     if evaluations and len(evaluations) == len(doc["phases"]) and report.ok:
         expected = summary_of(evaluations)
         for key, value in expected.items():

@@ -1,0 +1,73 @@
+"""The channel dependency graph of a set of routes, and whether it is acyclic (Dally and Seitz:
+routing on a network with wormhole or virtual cut-through switching is deadlock-free when the
+graph whose nodes are the channels, with an edge c -> d wherever some path uses d right after c,
+has no cycle).
+
+The graph is built over every path of a routes file (all phases: a fabric's tables hold them at
+once). Acyclicity comes from the strongly connected components (scipy, linear time): a cycle
+exists exactly when a component has two or more channels (a path never uses one channel twice in
+a row, so there are no self-loops). One cycle is then found inside the smallest such component
+and named, so a user can see where the routes depend on each other in a circle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+
+class DependencyGraph:
+    def __init__(self, num_channels: int):
+        self.num_channels = num_channels
+        self._keys: list[np.ndarray] = []
+
+    def add_paths(self, channels: np.ndarray, lengths: np.ndarray) -> None:
+        """Paths given flat (their channels one after another) with their lengths."""
+        channels = np.asarray(channels, dtype=np.int64)
+        if len(channels) < 2:
+            return
+        ends = np.cumsum(lengths)
+        consecutive = np.ones(len(channels) - 1, dtype=bool)
+        consecutive[ends[(ends > 0) & (ends < len(channels))] - 1] = False  # no edge from one path into the next
+        keys = channels[:-1][consecutive] * self.num_channels + channels[1:][consecutive]
+        self._keys.append(np.unique(keys))
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray]:
+        keys = np.unique(np.concatenate(self._keys)) if self._keys else np.zeros(0, dtype=np.int64)
+        self._keys = [keys]
+        return keys // self.num_channels, keys % self.num_channels
+
+    def cycle(self) -> list[int] | None:
+        """Channels c_0 .. c_k-1 with edges c_i -> c_i+1 and c_k-1 -> c_0, or None when acyclic."""
+        tail, head = self.edges()
+        n = self.num_channels
+        graph = csr_matrix((np.ones(len(tail), dtype=np.int8), (tail, head)), shape=(n, n))
+        count, label = connected_components(graph, directed=True, connection="strong")
+        sizes = np.bincount(label, minlength=count)
+        cyclic = np.flatnonzero(sizes > 1)
+        if not len(cyclic):
+            return None
+        component = cyclic[np.argmin(sizes[cyclic])]
+        return _cycle_within(graph, label == component, int(np.flatnonzero(label == component)[0]))
+
+
+def _cycle_within(graph: csr_matrix, inside: np.ndarray, start: int) -> list[int]:
+    """A cycle through `start` inside one strongly connected component: a breadth-first search from
+    start over the component's channels until an edge leads back to start."""
+    parent = {start: -1}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for succ in graph.indices[graph.indptr[node]:graph.indptr[node + 1]].tolist():
+                if succ == start:
+                    cycle = [node]
+                    while parent[cycle[-1]] != -1:
+                        cycle.append(parent[cycle[-1]])
+                    return cycle[::-1]
+                if inside[succ] and succ not in parent:
+                    parent[succ] = node
+                    following.append(succ)
+        frontier = following
+    raise AssertionError("a strongly connected component without a cycle through its members")
