@@ -15,6 +15,7 @@ from synth.cost.bounds import bound_names, cut_bounds_batch
 from synth.cost.evaluate import PhaseEvaluation
 from synth.cost.fattree import ideal_exchange_time
 from synth.app import model as model_command
+from synth.app import vls as vls_command
 from synth.core.errors import SynthError
 from synth.core.interrupt import Interrupted, install_handlers
 from synth.core.output import OutputSet
@@ -507,6 +508,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_opensm_check)
 
     model_command.add_parser(sub, add_spec, add_workload)
+    vls_command.add_parser(sub)
 
     p = sub.add_parser("report", help="analytical cost report (HTML or Markdown) of the all-to-all exchanges on an XGFT")
     add_spec(p)

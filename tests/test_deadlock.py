@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import networkx as nx
+import pytest
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
@@ -53,3 +54,63 @@ def test_check_names_a_cycle_of_minimal_routes_on_a_ring(run, tmp_path):
 def test_check_finds_up_down_routes_acyclic(run, tmp_path):
     _, lines = _routed(run, tmp_path, "xgft:2:4,4:1,2", "dmodk")
     assert lines == ["channel dependencies: acyclic: the routes cannot deadlock, even without virtual lanes"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 10).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.lists(st.integers(0, n - 1), min_size=1, max_size=6), min_size=1, max_size=15))))
+def test_every_lane_is_acyclic(case):
+    from synth.route.lanes import assign_lanes
+
+    n, paths = case
+    paths = [list(dict.fromkeys(p)) for p in paths]  # a path through a channel twice is refused (test below)
+    flat = np.array([c for p in paths for c in p], dtype=np.int64)
+    lanes = assign_lanes(flat, np.array([len(p) for p in paths], dtype=np.int64), n, max_lanes=15)
+    assert len(lanes) == len(paths)
+    for lane in set(lanes.tolist()):
+        graph = nx.DiGraph()
+        for p, on in zip(paths, lanes.tolist()):
+            if on == lane:
+                graph.add_edges_from(zip(p, p[1:]))
+        assert nx.is_directed_acyclic_graph(graph)
+    if nx.is_directed_acyclic_graph(nx.DiGraph([e for p in paths for e in zip(p, p[1:])])):
+        assert set(lanes.tolist()) == {0}  # nothing to break: one lane
+
+
+def test_a_path_through_a_channel_twice_is_refused():
+    from synth.core.errors import SynthError
+    from synth.route.lanes import assign_lanes
+
+    with pytest.raises(SynthError, match="path 1 crosses channel 3 twice"):
+        assign_lanes(np.array([0, 1, 3, 2, 3]), np.array([2, 3]), 4, max_lanes=8)
+
+
+def test_vls_command_writes_lanes_that_check_verifies(run, tmp_path):
+    routes, laned = tmp_path / "r.json", tmp_path / "v.json"
+    assert run("route", "torus:6", "--traffic", "a2a-lin", "--router", "minimal", "--quiet", "--out", routes)[0] == 0
+    code, out, err = run("vls", routes, "--out", laned)
+    assert code == 0 and err == "" and "2 virtual lanes" in out, out + err
+    doc = json.loads(laned.read_text())
+    assert all(len(p["vls"]) == len(p["paths"]) for p in doc["phases"])
+    code, out, _ = run("check", laned)
+    assert code == 0 and "with the recorded virtual lanes (2 used: VL0, VL1) every lane is acyclic" in out
+    for p in doc["phases"]:  # everything back on one lane: the ring's cycle returns
+        p["vls"] = [0] * len(p["vls"])
+    tampered = tmp_path / "t.json"
+    tampered.write_text(json.dumps(doc))
+    code, out, _ = run("check", tampered)
+    assert code == 1 and out.startswith("FAIL: virtual lane 0: its paths' channel dependencies have a cycle")
+    del doc["phases"][0]["vls"]
+    tampered.write_text(json.dumps(doc))
+    code, out, _ = run("check", tampered)
+    assert code == 1 and "all or none must" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize("extra, message", [(["--max-vls", "1"], "the routes need 2 virtual lanes with this assignment"),
+                                            (["--max-vls", "16"], "--max-vls must be between 1 and 15")])
+def test_vls_refuses(run, tmp_path, extra, message):
+    routes = tmp_path / "r.json"
+    assert run("route", "torus:6", "--traffic", "a2a-lin", "--router", "minimal", "--quiet", "--out", routes)[0] == 0
+    code, out, err = run("vls", routes, "--out", tmp_path / "v.json", *extra)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err
+    assert not (tmp_path / "v.json").exists()

@@ -48,13 +48,13 @@ class RoutesWriter:
 
     def add_phase(self, record: dict) -> None:
         """`record` holds phase, flows, paths and the evaluation fields; paths go one per line."""
-        fields = {k: v for k, v in record.items() if k not in ("flows", "paths")}
+        fields = {k: v for k, v in record.items() if k not in ("flows", "paths", "vls")}
         body = ", ".join(f"{_dump(k)}: {_dump(v)}" for k, v in fields.items())
         self._handle.write("" if self._first else ",\n")
         self._first = False
         self._handle.write("{" + body + ',\n "flows": ' + _dump(record["flows"]) + ',\n "paths": [')
         self._handle.write(",\n  ".join(_dump(p) for p in record["paths"]))
-        self._handle.write("]}")
+        self._handle.write("]" + (',\n "vls": ' + _dump(record["vls"]) if "vls" in record else "") + "}")
 
     def close(self, summary: dict) -> None:
         self._handle.write(f'\n],\n"summary": {_dump(summary)}\n}}\n')
@@ -68,7 +68,8 @@ _TOP_REQUIRED = ("format", "topology", "traffic", "router", "seed", "phases", "s
 _TRAFFIC_REQUIRED = ("pattern", "ranks", "phases", "message_bytes", "selection")
 _TRAFFIC = _TRAFFIC_REQUIRED + ("placement",)
 _PHASE = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "solver",
-          "proven_by", "flows", "paths")
+          "proven_by", "flows", "paths", "vls")
+MAX_VLS = 15  # InfiniBand's data virtual lanes: VL0..VL14 (VL15 carries subnet management)
 _PHASE_REQUIRED = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "flows", "paths")
 _SOLVER_COUNTS = ("subproblems", "split_solved", "direct_solved", "timeouts", "backtracks")
 _SOLVER = _SOLVER_COUNTS + ("relaxed_layers", "proven_by", "whole_run")
@@ -207,3 +208,12 @@ def _check_phase(record, where: str, synthesizing: bool, node_paths: bool) -> No
         if type(path) is not list or not all(type(v) is int and 0 <= v <= INT64_MAX for v in path):
             ids = "node ids" if node_paths else "channel ids"
             raise SynthError(f"{where}.paths[{k}] must be a list of {ids} (non-negative integers), got {show(path)}")
+    if "vls" in record:
+        if node_paths:
+            raise SynthError(f"{where}.vls: virtual lanes need a synth-routes/2 file")
+        vls = require_list(record["vls"], f"{where}.vls")
+        if len(vls) != len(paths):
+            raise SynthError(f"{where}.vls has {len(vls)} lanes for {len(paths)} paths")
+        for k, lane in enumerate(vls):
+            if type(lane) is not int or not 0 <= lane < MAX_VLS:
+                raise SynthError(f"{where}.vls[{k}] must be a virtual lane 0..{MAX_VLS - 1}, got {show(lane)}")

@@ -38,6 +38,7 @@ from synth.topology import Xgft, parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_ONE
 from synth.workflow import ROUTERS
+from synth.route.lanes import lane_cycle
 from synth.verify.deadlock import DependencyGraph
 
 MAX_LISTED_PROBLEMS = 20
@@ -154,14 +155,31 @@ def _channel_path_problems(network, src, dst, paths, expected_channels, policy=N
     return problems, channels
 
 
-def _describe_cycle(network, cycle: list[int] | None, shown: int = 6) -> str:
+def _check_lanes(network, phase_paths: list[list[list[int]]], phase_lanes: list[list[int]], report) -> str:
+    """Every virtual lane's dependency graph acyclic (over all phases), else a problem naming a cycle."""
+    paths = [p for phase in phase_paths for p in phase]
+    lengths = np.fromiter(map(len, paths), dtype=np.int64, count=len(paths))
+    channels = np.fromiter(chain.from_iterable(paths), dtype=np.int64)
+    lanes = np.fromiter(chain.from_iterable(phase_lanes), dtype=np.int64)
+    used = np.unique(lanes).tolist()
+    for lane in used:
+        cycle = lane_cycle(channels, lengths, lanes, network.num_channels, lane)
+        if cycle is not None:
+            report.problem(f"virtual lane {lane}: its paths' channel dependencies have a cycle: {_cycle_text(network, cycle)}")
+    return f"with the recorded virtual lanes ({len(used)} used: {', '.join(f'VL{v}' for v in used)}) every lane is acyclic"
+
+
+def _describe_cycle(network, cycle: list[int] | None) -> str:
     if cycle is None:
         return "acyclic: the routes cannot deadlock, even without virtual lanes"
+    return f"a cycle, so the routes can deadlock without virtual lanes: {_cycle_text(network, cycle)}"
+
+
+def _cycle_text(network, cycle: list[int], shown: int = 6) -> str:
     names = network.node_names
     hops = [f"{names[network.channel_src[c]]}->{names[network.channel_dst[c]]}" for c in cycle[:shown]]
     more = f", ... ({len(cycle)} channels)" if len(cycle) > shown else ""
-    return (f"a cycle, so the routes can deadlock without virtual lanes: channel {cycle[0]} "
-            f"{', '.join(hops)}{more}, back to the first")
+    return f"channel {cycle[0]} {', '.join(hops)}{more}, back to the first"
 
 
 def _minimal_channels(topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -316,6 +334,11 @@ def check_routes(doc: dict) -> CheckReport:
     synthesis = doc.get("synthesis") or {}
     evaluations = []
     dependencies = None if node_paths else DependencyGraph(network.num_channels)
+    with_lanes = [entry for entry in doc["phases"] if "vls" in entry]
+    if with_lanes and len(with_lanes) != len(doc["phases"]):
+        report.problem(f"{len(with_lanes)} of {len(doc['phases'])} phases record virtual lanes (vls): all or none must")
+    lanes: list[list[int]] = []
+    flat_paths: list[list[int]] = []
     for entry in doc["phases"]:
         phase = entry["phase"]
         report.phases += 1
@@ -344,6 +367,9 @@ def check_routes(doc: dict) -> CheckReport:
         if dependencies is not None:
             dependencies.add_paths(np.fromiter(chain.from_iterable(paths), dtype=np.int64),
                                    np.fromiter(map(len, paths), dtype=np.int64, count=len(paths)))
+        if "vls" in entry:
+            lanes.append(entry["vls"])
+            flat_paths.append(paths)
         used = np.concatenate(channels) if channels else np.zeros(0, dtype=np.int64)
         loads = np.bincount(used, minlength=network.num_channels)
         achieved = int(loads.max(initial=0))
@@ -360,6 +386,8 @@ def check_routes(doc: dict) -> CheckReport:
         evaluations.append(PhaseEvaluation(phase, achieved, bound, status, -1, stage_bounds, stage_max))
     if dependencies is not None and report.ok:
         report.dependencies = _describe_cycle(network, dependencies.cycle())
+        if with_lanes and report.ok:
+            report.dependencies += "; " + _check_lanes(network, flat_paths, lanes, report)
     if evaluations and len(evaluations) == len(doc["phases"]) and report.ok:
         expected = summary_of(evaluations)
         for key, value in expected.items():

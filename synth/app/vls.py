@@ -1,0 +1,66 @@
+"""`synth vls ROUTES.json --out FILE [--max-vls N]`: virtual lanes for a routes file.
+
+The file must pass `synth check` first. Every path of every phase gets a lane (synth.route.lanes)
+so that each lane's channel dependency graph is acyclic; the routes file is written again with a
+`vls` list per phase, parallel to `paths`, which `synth check` verifies.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.core.output import OutputSet
+from synth.core.validate import parse_int
+from synth.render.routes_file import FORMAT, MAX_VLS, RoutesWriter, read_routes
+from synth.route.lanes import assign_lanes
+from synth.topology import parse_topology
+from synth.verify.routes import check_routes
+
+DEFAULT_VLS = 8  # data VLs of common InfiniBand switches
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("vls", help="assign virtual lanes so that every lane's channel dependencies are acyclic "
+                       "(deadlock-free routes); writes the routes file with a vls list per phase")
+    p.add_argument("routes", metavar="ROUTES.json", help="a synth-routes/2 file that passes synth check")
+    p.add_argument("--out", metavar="FILE", required=True, help="the routes file with lanes")
+    p.add_argument("--max-vls", type=lambda t: parse_int(t, "--max-vls", 1, MAX_VLS), default=DEFAULT_VLS, metavar="N",
+                   help=f"virtual lanes the fabric has (default {DEFAULT_VLS}, at most {MAX_VLS})")
+    p.set_defaults(func=cmd_vls)
+
+
+def cmd_vls(args) -> int:
+    doc = read_routes(args.routes)
+    if doc["format"] != FORMAT:
+        raise SynthError(f"{args.routes}: virtual lanes need a {FORMAT} file (channel paths), not {doc['format']}")
+    report = check_routes(doc)
+    if not report.ok:
+        raise SynthError(f"{args.routes} does not pass synth check: {report.problems[0]}")
+    network = parse_topology(doc["topology"]["spec"]).network()
+    all_paths = [entry["paths"] for entry in doc["phases"]]
+    lengths = np.fromiter((len(p) for paths in all_paths for p in paths), dtype=np.int64)
+    channels = np.fromiter(chain.from_iterable(chain.from_iterable(all_paths)), dtype=np.int64)
+    lanes = assign_lanes(channels, lengths, network.num_channels, MAX_VLS)  # how many it takes, up to IB's limit
+    needed = int(lanes.max(initial=-1)) + 1
+    if needed > args.max_vls:
+        raise SynthError(f"the routes need {needed} virtual lanes with this assignment (the layered heuristic); the "
+                         f"fabric has {args.max_vls} (--max-vls)")
+    with OutputSet() as outputs:
+        outputs.protect(args.routes)
+        target = outputs.reserve(args.out)
+        with target.open() as handle:
+            writer = RoutesWriter(handle, {k: v for k, v in doc.items() if k not in ("format", "phases", "summary")})
+            start = 0
+            for entry in doc["phases"]:
+                writer.add_phase({**entry, "vls": lanes[start:start + len(entry["paths"])].tolist()})
+                start += len(entry["paths"])
+            writer.close(doc["summary"])
+    used = int(lanes.max(initial=-1)) + 1
+    print(f"{len(lengths)} paths in {len(doc['phases'])} phases: {used} virtual lane{'s' if used != 1 else ''} "
+          f"({', '.join(f'VL{v}: {int(n)}' for v, n in enumerate(np.bincount(lanes, minlength=used)))} paths), "
+          f"every lane's channel dependencies acyclic")
+    print(f"wrote {args.out}")
+    return 0
