@@ -58,5 +58,5 @@ def assign_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, m
         lane += 1
         if lane >= max_lanes and (lanes == lane).any():
             raise SynthError(f"the routes need more than {max_lanes} virtual lanes with this assignment (the layered "
-                             f"heuristic); the fabric has {max_lanes} (--max-vls)")
+                             f"heuristic)")
     return lanes
