@@ -3,6 +3,7 @@ about it: acyclic for up*/down* routes on an XGFT, a named cycle for minimal rou
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import networkx as nx
@@ -90,6 +91,8 @@ def test_vls_command_writes_lanes_that_check_verifies(run, tmp_path):
     assert run("route", "torus:6", "--traffic", "a2a-lin", "--router", "minimal", "--quiet", "--out", routes)[0] == 0
     code, out, err = run("vls", routes, "--out", laned)
     assert code == 0 and err == "" and "2 virtual lanes" in out, out + err
+    code, out, err = run("vls", routes, "--out", tmp_path / "exact.json", "--exact")
+    assert code == 0 and "2 virtual lanes" in out and "the least number, proven by CP-SAT" in out, out + err
     doc = json.loads(laned.read_text())
     assert all(len(p["vls"]) == len(p["paths"]) for p in doc["phases"])
     code, out, _ = run("check", laned)
@@ -106,7 +109,8 @@ def test_vls_command_writes_lanes_that_check_verifies(run, tmp_path):
     assert code == 1 and "all or none must" in out.splitlines()[0]
 
 
-@pytest.mark.parametrize("extra, message", [(["--max-vls", "1"], "the routes need 2 virtual lanes with this assignment"),
+@pytest.mark.parametrize("extra, message", [(["--max-vls", "1"], "the routes need 2 virtual lanes (the layered heuristic"),
+                                            (["--max-vls", "1", "--exact"], "the routes need 2 virtual lanes (the least number, proven"),
                                             (["--max-vls", "16"], "--max-vls must be between 1 and 15")])
 def test_vls_refuses(run, tmp_path, extra, message):
     routes = tmp_path / "r.json"
@@ -114,3 +118,29 @@ def test_vls_refuses(run, tmp_path, extra, message):
     code, out, err = run("vls", routes, "--out", tmp_path / "v.json", *extra)
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err
     assert not (tmp_path / "v.json").exists()
+
+
+def _brute_force_lanes(paths: list[list[int]]) -> int:
+    for count in range(1, len(paths) + 1):
+        for assignment in itertools.product(range(count), repeat=len(paths)):
+            graphs = [nx.DiGraph() for _ in range(count)]
+            for path, lane in zip(paths, assignment):
+                graphs[lane].add_edges_from(zip(path, path[1:]))
+            if all(nx.is_directed_acyclic_graph(g) for g in graphs):
+                return count
+    return 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.permutations(range(5)).map(lambda p: p[:3]), min_size=1, max_size=6))
+def test_exact_lanes_equal_a_brute_force_minimum(paths):
+    from synth.route.lanes import exact_lanes
+
+    paths = [list(p) for p in paths]
+    flat = np.array([c for p in paths for c in p], dtype=np.int64)
+    lanes, proven = exact_lanes(flat, np.array([len(p) for p in paths]), 5, max_lanes=15, time_limit=30)
+    assert proven
+    assert int(lanes.max()) + 1 == _brute_force_lanes(paths)
+    for lane in set(lanes.tolist()):
+        graph = nx.DiGraph([e for p, on in zip(paths, lanes.tolist()) if on == lane for e in zip(p, p[1:])])
+        assert nx.is_directed_acyclic_graph(graph)

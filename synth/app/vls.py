@@ -13,9 +13,9 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
-from synth.core.validate import parse_int
+from synth.core.validate import parse_int, parse_positive_number
 from synth.render.routes_file import FORMAT, MAX_VLS, RoutesWriter, read_routes
-from synth.route.lanes import assign_lanes
+from synth.route.lanes import assign_lanes, exact_lanes
 from synth.topology import parse_topology
 from synth.verify.routes import check_routes
 
@@ -29,6 +29,10 @@ def add_parser(sub) -> None:
     p.add_argument("--out", metavar="FILE", required=True, help="the routes file with lanes")
     p.add_argument("--max-vls", type=lambda t: parse_int(t, "--max-vls", 1, MAX_VLS), default=DEFAULT_VLS, metavar="N",
                    help=f"virtual lanes the fabric has (default {DEFAULT_VLS}, at most {MAX_VLS})")
+    p.add_argument("--exact", action="store_true", help="prove the least number of lanes with CP-SAT (small routes "
+                   "files: at most 2,000 paths)")
+    p.add_argument("--time-limit", type=lambda t: parse_positive_number(t, "--time-limit", 1e6), default=60.0, metavar="S",
+                   help="CP-SAT deterministic time per lane count tried with --exact (default 60)")
     p.set_defaults(func=cmd_vls)
 
 
@@ -43,11 +47,15 @@ def cmd_vls(args) -> int:
     all_paths = [entry["paths"] for entry in doc["phases"]]
     lengths = np.fromiter((len(p) for paths in all_paths for p in paths), dtype=np.int64)
     channels = np.fromiter(chain.from_iterable(chain.from_iterable(all_paths)), dtype=np.int64)
-    lanes = assign_lanes(channels, lengths, network.num_channels, MAX_VLS)  # how many it takes, up to IB's limit
+    if args.exact:
+        lanes, proven = exact_lanes(channels, lengths, network.num_channels, MAX_VLS, args.time_limit)
+        how = "the least number, proven by CP-SAT" if proven else "CP-SAT ran out of time on a smaller count: an upper bound"
+    else:
+        lanes = assign_lanes(channels, lengths, network.num_channels, MAX_VLS)  # how many it takes, up to IB's limit
+        how = "the layered heuristic: an upper bound on the least number"
     needed = int(lanes.max(initial=-1)) + 1
     if needed > args.max_vls:
-        raise SynthError(f"the routes need {needed} virtual lanes with this assignment (the layered heuristic); the "
-                         f"fabric has {args.max_vls} (--max-vls)")
+        raise SynthError(f"the routes need {needed} virtual lanes ({how}); the fabric has {args.max_vls} (--max-vls)")
     with OutputSet() as outputs:
         outputs.protect(args.routes)
         target = outputs.reserve(args.out)
@@ -61,6 +69,6 @@ def cmd_vls(args) -> int:
     used = int(lanes.max(initial=-1)) + 1
     print(f"{len(lengths)} paths in {len(doc['phases'])} phases: {used} virtual lane{'s' if used != 1 else ''} "
           f"({', '.join(f'VL{v}: {int(n)}' for v, n in enumerate(np.bincount(lanes, minlength=used)))} paths), "
-          f"every lane's channel dependencies acyclic")
+          f"every lane's channel dependencies acyclic; {how}")
     print(f"wrote {args.out}")
     return 0

@@ -60,3 +60,50 @@ def assign_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, m
             raise SynthError(f"the routes need more than {max_lanes} virtual lanes with this assignment (the layered "
                              f"heuristic)")
     return lanes
+
+
+MAX_EXACT_PATHS = 2000  # the exact model has a literal per path and lane, and an ordering per lane: small instances
+
+
+def exact_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, max_lanes: int,
+                time_limit: float = 60.0) -> tuple[np.ndarray, bool]:
+    """The least number of lanes, by CP-SAT: for K = 1, 2, ... a model that puts every path on one
+    of K lanes with, per lane, a position for every channel that strictly increases along each
+    dependency of the lane's paths (an order exists exactly when the lane is acyclic). The first
+    feasible K is the minimum once every smaller K was proven infeasible. Returns the lanes and
+    whether that proof was completed (False: a smaller K timed out, the count is an upper bound)."""
+    from ortools.sat.python import cp_model
+
+    from synth.solve.cpsat import configure
+
+    channels, lengths = np.asarray(channels, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
+    if len(lengths) > MAX_EXACT_PATHS:
+        raise SynthError(f"the exact lane model takes at most {MAX_EXACT_PATHS:,} paths, the routes have {len(lengths):,}")
+    heuristic = assign_lanes(channels, lengths, num_channels, max_lanes)
+    if heuristic.max(initial=0) == 0:  # one lane (or none) suffices: nothing to prove
+        return heuristic, True
+    keys, owner = _edges(channels, lengths, num_channels)
+    unique_keys, inverse = np.unique(keys, return_inverse=True)
+    used = np.unique(np.concatenate([unique_keys // num_channels, unique_keys % num_channels]))
+    index = {int(c): i for i, c in enumerate(used.tolist())}
+    proven = True
+    for count in range(1, int(heuristic.max(initial=-1)) + 1):
+        model = cp_model.CpModel()
+        on = [[model.new_bool_var(f"p{p}l{k}") for k in range(count)] for p in range(len(lengths))]
+        for literals in on:
+            model.add_exactly_one(literals)
+        position = [[model.new_int_var(0, len(used) - 1, f"c{c}l{k}") for c in range(len(used))] for k in range(count)]
+        for e, key in enumerate(unique_keys.tolist()):
+            a, b = index[key // num_channels], index[key % num_channels]
+            for p in np.unique(owner[inverse == e]).tolist():
+                for k in range(count):
+                    model.add(position[k][a] < position[k][b]).only_enforce_if(on[p][k])
+        solver = cp_model.CpSolver()
+        configure(solver.parameters, time_limit, threads=1)
+        status = solver.solve(model)
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            lanes = np.array([next(k for k in range(count) if solver.boolean_value(on[p][k])) for p in range(len(lengths))])
+            return lanes, proven
+        if status != cp_model.INFEASIBLE:
+            proven = False  # out of time: this count is undecided
+    return heuristic, proven
