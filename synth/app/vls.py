@@ -7,8 +7,6 @@ so that each lane's channel dependency graph is acyclic; the routes file is writ
 
 from __future__ import annotations
 
-from itertools import chain
-
 import numpy as np
 
 from synth.core.errors import SynthError
@@ -17,6 +15,7 @@ from synth.core.validate import parse_int, parse_positive_number
 from synth.render.routes_file import FORMAT, MAX_VLS, RoutesWriter, read_routes
 from synth.route.lanes import assign_lanes, exact_lanes
 from synth.topology import parse_topology
+from synth.verify.deadlock import flatten
 from synth.verify.routes import check_routes
 
 DEFAULT_VLS = 8  # data VLs of common InfiniBand switches
@@ -44,9 +43,7 @@ def cmd_vls(args) -> int:
     if not report.ok:
         raise SynthError(f"{args.routes} does not pass synth check: {report.problems[0]}")
     network = parse_topology(doc["topology"]["spec"]).network()
-    all_paths = [entry["paths"] for entry in doc["phases"]]
-    lengths = np.fromiter((len(p) for paths in all_paths for p in paths), dtype=np.int64)
-    channels = np.fromiter(chain.from_iterable(chain.from_iterable(all_paths)), dtype=np.int64)
+    channels, lengths = flatten([p for entry in doc["phases"] for p in entry["paths"]])
     if args.exact:
         lanes, proven = exact_lanes(channels, lengths, network.num_channels, MAX_VLS, args.time_limit)
         how = "the least number, proven by CP-SAT" if proven else "CP-SAT ran out of time on a smaller count: an upper bound"

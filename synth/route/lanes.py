@@ -15,16 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.verify.deadlock import DependencyGraph
-
-
-def _edges(channels: np.ndarray, lengths: np.ndarray, num_channels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every dependency a path induces: (edge key c * C + d, the path's index)."""
-    path_of = np.repeat(np.arange(len(lengths)), lengths)
-    if len(channels) < 2:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    same = path_of[:-1] == path_of[1:]
-    return (channels[:-1][same] * num_channels + channels[1:][same]), path_of[:-1][same]
+from synth.verify.deadlock import DependencyGraph, dependencies
 
 
 def lane_cycle(channels: np.ndarray, lengths: np.ndarray, lanes: np.ndarray, num_channels: int,
@@ -45,7 +36,7 @@ def assign_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, m
         path, channel = divmod(int(pairs[0][np.argmax(pairs[1] > 1)]), num_channels)
         raise SynthError(f"path {path} crosses channel {channel} twice, so its own channel dependencies form a cycle "
                          f"that no virtual lane assignment can break")
-    keys, owner = _edges(channels, lengths, num_channels)
+    keys, owner = dependencies(channels, lengths, num_channels)
     lanes = np.zeros(len(lengths), dtype=np.int64)
     lane = 0
     while (lanes == lane).any():
@@ -82,7 +73,7 @@ def exact_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, ma
     heuristic = assign_lanes(channels, lengths, num_channels, max_lanes)
     if heuristic.max(initial=0) == 0:  # one lane (or none) suffices: nothing to prove
         return heuristic, True
-    keys, owner = _edges(channels, lengths, num_channels)
+    keys, owner = dependencies(channels, lengths, num_channels)
     unique_keys, inverse = np.unique(keys, return_inverse=True)
     used = np.unique(np.concatenate([unique_keys // num_channels, unique_keys % num_channels]))
     index = {int(c): i for i, c in enumerate(used.tolist())}

@@ -12,9 +12,26 @@ and named, so a user can see where the routes depend on each other in a circle.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
+
+
+def flatten(paths: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Paths as a routes file lists them, as (their channels one after another, their lengths)."""
+    lengths = np.fromiter(map(len, paths), dtype=np.int64, count=len(paths))
+    return np.fromiter(chain.from_iterable(paths), dtype=np.int64, count=int(lengths.sum())), lengths
+
+
+def dependencies(channels: np.ndarray, lengths: np.ndarray, num_channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every dependency the paths induce, as (key c * num_channels + d for channel d right after c,
+    the index of the path that induces it)."""
+    channels = np.asarray(channels, dtype=np.int64)
+    path_of = np.repeat(np.arange(len(lengths)), lengths)
+    same = path_of[:-1] == path_of[1:]
+    return channels[:-1][same] * num_channels + channels[1:][same], path_of[:-1][same]
 
 
 class DependencyGraph:
@@ -24,14 +41,7 @@ class DependencyGraph:
 
     def add_paths(self, channels: np.ndarray, lengths: np.ndarray) -> None:
         """Paths given flat (their channels one after another) with their lengths."""
-        channels = np.asarray(channels, dtype=np.int64)
-        if len(channels) < 2:
-            return
-        ends = np.cumsum(lengths)
-        consecutive = np.ones(len(channels) - 1, dtype=bool)
-        consecutive[ends[(ends > 0) & (ends < len(channels))] - 1] = False  # no edge from one path into the next
-        keys = channels[:-1][consecutive] * self.num_channels + channels[1:][consecutive]
-        self._keys.append(np.unique(keys))
+        self._keys.append(np.unique(dependencies(channels, lengths, self.num_channels)[0]))
 
     def edges(self) -> tuple[np.ndarray, np.ndarray]:
         keys = np.unique(np.concatenate(self._keys)) if self._keys else np.zeros(0, dtype=np.int64)

@@ -39,7 +39,7 @@ from synth.traffic.patterns import parse_pattern
 from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_ONE
 from synth.workflow import ROUTERS
 from synth.route.lanes import lane_cycle
-from synth.verify.deadlock import DependencyGraph
+from synth.verify.deadlock import DependencyGraph, flatten
 
 MAX_LISTED_PROBLEMS = 20
 PROVING = ("monolithic",)  # routers that record a solver's optimality proof per phase
@@ -157,9 +157,7 @@ def _channel_path_problems(network, src, dst, paths, expected_channels, policy=N
 
 def _check_lanes(network, phase_paths: list[list[list[int]]], phase_lanes: list[list[int]], report) -> str:
     """Every virtual lane's dependency graph acyclic (over all phases), else a problem naming a cycle."""
-    paths = [p for phase in phase_paths for p in phase]
-    lengths = np.fromiter(map(len, paths), dtype=np.int64, count=len(paths))
-    channels = np.fromiter(chain.from_iterable(paths), dtype=np.int64)
+    channels, lengths = flatten([p for phase in phase_paths for p in phase])
     lanes = np.fromiter(chain.from_iterable(phase_lanes), dtype=np.int64)
     used = np.unique(lanes).tolist()
     for lane in used:
@@ -365,8 +363,7 @@ def check_routes(doc: dict) -> CheckReport:
         if problems:
             continue
         if dependencies is not None:
-            dependencies.add_paths(np.fromiter(chain.from_iterable(paths), dtype=np.int64),
-                                   np.fromiter(map(len, paths), dtype=np.int64, count=len(paths)))
+            dependencies.add_paths(*flatten(paths))
         if "vls" in entry:
             lanes.append(entry["vls"])
             flat_paths.append(paths)
