@@ -144,3 +144,16 @@ def test_exact_lanes_equal_a_brute_force_minimum(paths):
     for lane in set(lanes.tolist()):
         graph = nx.DiGraph([e for p, on in zip(paths, lanes.tolist()) if on == lane for e in zip(p, p[1:])])
         assert nx.is_directed_acyclic_graph(graph)
+
+
+def test_vls_contract_unwritable_out_and_identical_reruns(run, tmp_path):
+    routes = tmp_path / "r.json"
+    assert run("route", "torus:6", "--traffic", "a2a-lin", "--router", "minimal", "--quiet", "--out", routes)[0] == 0
+    (tmp_path / "f").write_text("a file where a directory goes")
+    code, out, err = run("vls", routes, "--out", tmp_path / "f" / "v.json")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "cannot write" in err, err
+    assert run("vls", routes, "--out", routes)[0] == 2  # never over its own input
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    assert run("vls", routes, "--out", first)[0] == 0 and run("vls", routes, "--out", second)[0] == 0
+    assert first.read_bytes() == second.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json", "f", "r.json"]
