@@ -30,9 +30,9 @@ from synth.render.loads_csv import write_loads_csv
 from synth.route.layered import LayeredOptions
 from synth.route.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
-from synth.route.direct_routers import DIRECT_ROUTERS
+from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
 from synth.workflow import (ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, Progress, check_flow_limit, exchange_loads,
-                            route_phases, router_function)
+                            paths_options, route_phases, router_function)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -128,7 +128,10 @@ def cmd_route(args) -> int:
     if not router:
         raise SynthError("no router given: use --router NAME (or a [route] router in the instance file)")
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
-    route = router_function(router, _layered_options(args), xgft)
+    if args.candidates is not None and router != PATHS:
+        raise SynthError(f"--candidates applies to --router paths, not to '{router}'")
+    args.candidates = args.candidates or "all"
+    route = router_function(router, _layered_options(args), xgft, args.candidates)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
     with OutputSet() as outputs:  # both targets checked (and reserved) before any routing
         outputs.protect(*_input_files(args.spec, workload.pattern))
@@ -144,6 +147,8 @@ def cmd_route(args) -> int:
                       "router": router, "seed": seed}
             if router in ("layered", "monolithic"):
                 header["synthesis"] = _layered_options(args).describe()
+            elif router == PATHS:
+                header["synthesis"] = paths_options(_layered_options(args), args.candidates).describe()
             evaluations = []
             with routes_out.open() as handle:
                 writer = RoutesWriter(handle, header)
@@ -181,6 +186,10 @@ def _layered_options(args) -> LayeredOptions:
 
 
 def _router_label(router: str, args, seed: int) -> str:
+    if router == PATHS:
+        o = paths_options(_layered_options(args), args.candidates)
+        budget = f"{o.time_limit:g} s" if o.time_limit else f"{o.budget:g} s (default)"
+        return f"paths ({o.candidates} candidates, solver {o.solver}, budget {budget} per phase)"
     if router == "monolithic":
         o = _layered_options(args)
         limit = f", time limit {o.time_limit:g} s" if o.time_limit else ""
@@ -478,6 +487,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="flow (a route per message, default) or destination (all flows to a destination agree at "
                               "every switch over all phases: tables without LMC)")
     layered.add_argument("--glpk-options", metavar="OPTS", help="glpsol options (default: --intopt --binarize --fpump)")
+    selection = p.add_argument_group("path-selection router (--router paths; also --solver, --time-limit as the solver "
+                                     "budget per phase, --threads, --glpk-options)")
+    selection.add_argument("--candidates", metavar="SET",
+                           help="minimal (every minimal path), valiant (through one intermediate router), all (both; "
+                                "default); docs/formats.md")
     p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/2 JSON, docs/formats.md)")
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -21,7 +21,8 @@ from synth.route.consistent import ConsistentRouter
 from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
 from synth.route.monolithic import MonolithicRouter
 from synth.route.monolithic_consistent import ConsistentMonolithicRouter
-from synth.route.direct_routers import DIRECT_ROUTERS
+from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
+from synth.route.path_selection import PathSelectionRouter, PathsOptions
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
 from synth.route.paths import Paths
 from synth.topology.network import Network
@@ -65,7 +66,15 @@ def check_flow_limit(workload: Workload, phases: np.ndarray, router: Callable, k
 ROUTERS = tuple(OBLIVIOUS_ROUTERS) + ("layered", "monolithic")
 
 
-def router_function(name: str, layered: LayeredOptions | None = None, topology=None) -> Callable:
+def paths_options(layered: LayeredOptions | None, candidates: str = "all") -> PathsOptions:
+    """The path-selection router's options: the candidate set and the solver options the
+    synthesizing routers share."""
+    o = layered or LayeredOptions()
+    return PathsOptions(candidates=candidates, solver=o.solver, time_limit=o.time_limit, threads=o.threads,
+                        glpk_options=o.glpk_options)
+
+
+def router_function(name: str, layered: LayeredOptions | None = None, topology=None, candidates: str = "all") -> Callable:
     """The router called as router(topology, src, dst, phase=, occurrence=, seed=). It returns the
     routes (XGFT WT indices, or Paths), or (routes, {phase: PhaseReport}) when it has more to say."""
     if topology is not None and not isinstance(topology, Xgft):
@@ -75,7 +84,12 @@ def router_function(name: str, layered: LayeredOptions | None = None, topology=N
         refusal = router.refusal(topology)
         if refusal is not None:
             raise SynthError(refusal)
+        if name == PATHS:
+            return PathSelectionRouter(paths_options(layered, candidates))
         return router.route
+    if name == PATHS:
+        raise SynthError("the paths router is for direct networks; on an xgft the path-selection program over every "
+                         "minimal path is --router monolithic (and --router layered its decomposition)")
     if name == "layered":
         options = layered or LayeredOptions()
         return ConsistentRouter(options) if options.consistency == "destination" else LayeredRouter(options)

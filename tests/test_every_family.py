@@ -68,7 +68,7 @@ BAD_CASES = [(family, spec) for family, specs in BAD_SPECS.items() for spec in s
 
 # The router registry as issue 10 describes it, and who may refuse what (kept independent of the code).
 POLICY = {"minimal": MINIMAL, "minimal-random": MINIMAL, "dor": MINIMAL,
-          "valiant": VIA_ONE, "valiant-any": VIA_ONE, "ugal": VIA_ONE}
+          "valiant": VIA_ONE, "valiant-any": VIA_ONE, "ugal": VIA_ONE, "paths": VIA_ONE}
 NEEDS_FAMILY = {"dor": {"hyperx", "2dfc", "torus"}, "valiant-any": {"dragonfly"}}
 XGFT_ROUTERS = ["dmodk", "smodk", "random", "random-msg", "layered", "monolithic"]
 

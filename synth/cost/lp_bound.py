@@ -83,6 +83,11 @@ class _RouterGraph:
         key = self.tail * self.routers + self.head
         self.pair_keys, self.pair_of = np.unique(key, return_inverse=True)
 
+    @property
+    def hop_slack(self) -> float:
+        """How much NUDGE a shortest path's distance can carry (at most routers - 1 hops)."""
+        return NUDGE * max(self.routers - 1, 1)
+
     def cheapest(self, length: np.ndarray) -> tuple[csr_matrix, np.ndarray]:
         """The graph of per-pair minimum lengths (plus NUDGE) and, per router pair, the channel
         index (into self.channels) that attains it (the lowest index on a tie)."""
@@ -170,10 +175,9 @@ class _Master:
 
 def _dual_bound(graph, demand, length, distance) -> float:
     """The weak-duality bound sum d dist_y / sum b y of channel lengths y (0 for y = 0). The
-    distances carry NUDGE per hop; a shortest path has at most routers - 1 hops."""
+    distances may carry up to graph.hop_slack of NUDGE."""
     weight = float(graph.bandwidth @ length)
-    hop_slack = NUDGE * max(graph.routers - 1, 1)
-    return float(demand @ np.maximum(distance - hop_slack, 0.0)) / weight if weight > 0 else 0.0
+    return float(demand @ np.maximum(distance - graph.hop_slack, 0.0)) / weight if weight > 0 else 0.0
 
 
 def _integer(value: float) -> int:
@@ -274,17 +278,28 @@ def lp_bound(network, src: np.ndarray, dst: np.ndarray, exact: bool = False, tim
     if len(pairs[0]) * graph.routers > MAX_DISTANCES:
         raise SynthError(f"the LP bound would keep {len(pairs[0]):,} x {graph.routers:,} router distances, more than the "
                          f"{MAX_DISTANCES:,} that fit this machine's memory")
-    bracket = _Bracket(exact, time.monotonic() + time_limit)
-    distance, paths = graph.shortest(np.zeros(len(graph.channels)), *pairs)  # minimal paths (NUDGE per hop)
+    distance, _ = graph.shortest(np.zeros(len(graph.channels)), *pairs)  # minimal paths (NUDGE per hop)
     if np.isinf(distance).any():
         i = int(np.argmax(np.isinf(distance)))
         raise SynthError(f"{network.spec}: router {a[i]} cannot reach router {b[i]}")
+    return solve_congestion_lp(graph, pairs, demand, exact, time_limit)
+
+
+def solve_congestion_lp(graph, pairs, demand: np.ndarray, exact: bool = False, time_limit: float = 600.0,
+                        spread_only: bool = False) -> LpBound:
+    """Both stages on any path space: `graph` prices paths (shortest(length, sources, a, b) gives
+    every pair's cheapest path length and its channels; `channels`, `bandwidth`, `hop_slack`), so
+    the path-selection router (synth.route.path_selection) runs the same LP over its candidates.
+    `spread_only` stops after stage 1 (the bracket it reached, status "gap" unless settled)."""
+    bracket = _Bracket(exact, time.monotonic() + time_limit)
+    distance, paths = graph.shortest(np.zeros(len(graph.channels)), *pairs)
     master = _Master(graph.bandwidth, demand)
     columns = _Columns(master)
-    minimal = paths(np.arange(len(a)))
-    columns.add(np.arange(len(a)), minimal)
-    steps = _spread(graph, pairs, demand, minimal, bracket, columns)
-    rounds = 0 if bracket.settled or bracket.out_of_time else _generate(graph, pairs, demand, master, bracket, columns)
+    first = paths(np.arange(len(pairs[1])))
+    columns.add(np.arange(len(pairs[1])), first)
+    steps = _spread(graph, pairs, demand, first, bracket, columns)
+    done = bracket.settled or bracket.out_of_time or spread_only
+    rounds = 0 if done else _generate(graph, pairs, demand, master, bracket, columns)
     if bracket.solved:  # lower and upper agree within CONVERGED, far inside TOLERANCE: lambda* is the master's value
         return LpBound(bracket.upper, bracket.upper, _integer(bracket.upper), "optimal", steps, rounds)
     status = "rounded" if bracket.settled else "gap"

@@ -3,7 +3,7 @@
     {"format": "synth-routes/2",
      "topology": {"spec": ...},
      "traffic": {"pattern", "ranks", "phases", "message_bytes", "selection", "placement" (if not contiguous)},
-     "router": ..., "seed": ..., "synthesis": {...} (layered and monolithic only),
+     "router": ..., "seed": ..., "synthesis": {...} (layered, monolithic and paths only),
      "phases": [{"phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds",
                  "solver": {...}, "proven_by": ... (synthesizing routers),
                  "flows": [[src, dst, bytes]...], "paths": [[channel ids]...]}...],
@@ -76,9 +76,14 @@ _SOLVER = _SOLVER_COUNTS + ("relaxed_layers", "proven_by", "whole_run")
 SUMMARY_COUNTS = ("phases", "max_contention", "worst_phase", "max_lower_bound", "phases_at_bound", "phases_above_bound",
                   "max_gap", "sum_max_contention", "sum_lower_bound")
 _SUMMARY = SUMMARY_COUNTS + ("statuses",)
-SYNTHESIZING = ("layered", "monolithic")  # routers whose files carry `synthesis` and a `solver` report per phase
+SYNTHESIZING = ("layered", "monolithic", "paths")  # routers whose files carry `synthesis` and a `solver` report per phase
 _SYNTHESIS_STR = ("constraints", "construction", "solver", "consistency")
 _SYNTHESIS = _SYNTHESIS_STR + ("balance", "time_limit", "threads")
+# the path-selection router (synth.route.path_selection): its options and its per-phase report
+_PATHS_SYNTHESIS_STR = ("candidates", "solver")
+_PATHS_SYNTHESIS = _PATHS_SYNTHESIS_STR + ("time_limit", "threads")
+_PATHS_SOLVER_COUNTS = ("choices", "lp_bound", "candidate_bound", "start_contention", "moves", "neighbourhoods", "timeouts")
+_PATHS_SOLVER_STR = ("lp_status", "start", "exact", "proven_by")
 
 
 class _Malformed(Exception):
@@ -148,10 +153,11 @@ def _check_shape(doc, where: str) -> None:
     if doc["router"] in SYNTHESIZING and "synthesis" not in doc:
         raise SynthError(f"{where}: router {show(doc['router'])} without its synthesis options")
     synthesizing = "synthesis" in doc
+    paths_router = doc["router"] == "paths"
     if synthesizing:
-        _check_synthesis(doc["synthesis"], f"{where}: synthesis")
+        _check_synthesis(doc["synthesis"], f"{where}: synthesis", paths_router)
     for i, record in enumerate(require_list(doc["phases"], f"{where}: phases")):
-        _check_phase(record, f"{where}: phases[{i}]", synthesizing, doc["format"] == NODE_PATHS_FORMAT)
+        _check_phase(record, f"{where}: phases[{i}]", synthesizing, doc["format"] == NODE_PATHS_FORMAT, paths_router)
     summary = require_table(doc["summary"], f"{where}: summary")
     check_keys(summary, f"{where}: summary", _SUMMARY, _SUMMARY)
     for key in SUMMARY_COUNTS:
@@ -160,13 +166,14 @@ def _check_shape(doc, where: str) -> None:
         require_int(count, f"{where}: summary.statuses.{status}")
 
 
-def _check_synthesis(synthesis, where: str) -> None:
+def _check_synthesis(synthesis, where: str, paths_router: bool = False) -> None:
     """Types only; whether the values are options synth has is synth.verify.routes's question."""
     require_table(synthesis, where)
-    check_keys(synthesis, where, _SYNTHESIS, _SYNTHESIS)
-    for key in _SYNTHESIS_STR:
+    keys, strings = (_PATHS_SYNTHESIS, _PATHS_SYNTHESIS_STR) if paths_router else (_SYNTHESIS, _SYNTHESIS_STR)
+    check_keys(synthesis, where, keys, keys)
+    for key in strings:
         require_str(synthesis[key], f"{where}.{key}")
-    if type(synthesis["balance"]) is not bool:
+    if not paths_router and type(synthesis["balance"]) is not bool:
         raise SynthError(f"{where}.balance must be true or false, got {show(synthesis['balance'])}")
     require_int(synthesis["threads"], f"{where}.threads", None)
     limit = synthesis["time_limit"]
@@ -174,7 +181,7 @@ def _check_synthesis(synthesis, where: str) -> None:
         raise SynthError(f"{where}.time_limit must be a number of seconds or null, got {show(limit)}")
 
 
-def _check_phase(record, where: str, synthesizing: bool, node_paths: bool) -> None:
+def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, paths_router: bool = False) -> None:
     require_table(record, where)
     check_keys(record, where, _PHASE, _PHASE_REQUIRED + (("solver",) if synthesizing else ()))
     if "solver" in record and not synthesizing:
@@ -189,7 +196,16 @@ def _check_phase(record, where: str, synthesizing: bool, node_paths: bool) -> No
             require_int(value, f"{where}.{key}[{k}]")
     if "proven_by" in record:
         require_str(record["proven_by"], f"{where}.proven_by")
-    if "solver" in record:
+    if "solver" in record and paths_router:
+        solver = require_table(record["solver"], f"{where}.solver")
+        check_keys(solver, f"{where}.solver", _PATHS_SOLVER_COUNTS + _PATHS_SOLVER_STR,
+                   _PATHS_SOLVER_COUNTS + ("lp_status", "start"))
+        for key in _PATHS_SOLVER_COUNTS:
+            require_int(solver[key], f"{where}.solver.{key}")
+        for key in _PATHS_SOLVER_STR:
+            if key in solver:
+                require_str(solver[key], f"{where}.solver.{key}")
+    elif "solver" in record:
         solver = require_table(record["solver"], f"{where}.solver")
         check_keys(solver, f"{where}.solver", _SOLVER, _SOLVER_COUNTS + ("relaxed_layers",))
         for key in _SOLVER_COUNTS:

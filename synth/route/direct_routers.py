@@ -18,6 +18,14 @@ from synth.route.ugal import CANDIDATES, ugal
 from synth.route.valiant import valiant, valiant_any
 
 MINIMAL, VIA_ONE = "minimal", "via-one"
+PATHS = "paths"  # the path-selection synthesizer: its options make it (synth.workflow.router_function)
+
+
+def _paths_with_defaults(topology, src, dst, phase=None, occurrence=None, seed=0):
+    """`paths` with its default options (every candidate, CP-SAT): (Paths, {phase: PathsReport})."""
+    from synth.route.path_selection import PathSelectionRouter, PathsOptions  # (loads OR-Tools: on use only)
+
+    return PathSelectionRouter(PathsOptions())(topology, src, dst, phase, occurrence, seed)
 
 
 @dataclass(frozen=True)
@@ -50,5 +58,8 @@ for _router in (
                  "(003 ch.6, dragonfly)", needs="groups"),
     DirectRouter("ugal", ugal, VIA_ONE, f"per message the minimal path or the cheapest of {CANDIDATES} Valiant "
                  "candidates under the load placed so far (003 ch.7's UGAL-L cost)"),
+    DirectRouter(PATHS, _paths_with_defaults, VIA_ONE, "synthesized: per flow one of its candidate paths (--candidates "
+                 "minimal|valiant|all) so that the busiest channel carries the fewest messages (an integer program "
+                 "per phase; minimal paths only with --candidates minimal)"),
 ):
     DIRECT_ROUTERS.register(_router.name, _router)

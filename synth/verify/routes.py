@@ -33,6 +33,7 @@ from synth.render.console import summary as summary_of
 from synth.render.routes_file import NODE_PATHS_FORMAT, SYNTHESIZING
 from synth.route.minimal import router_view
 from synth.route.layered import LayeredOptions
+from synth.route.path_selection import PathsOptions
 from synth.solve import SOLVERS
 from synth.topology import Xgft, parse_topology
 from synth.traffic.patterns import parse_pattern
@@ -42,7 +43,8 @@ from synth.route.lanes import lane_cycle
 from synth.verify.deadlock import DependencyGraph, flatten
 
 MAX_LISTED_PROBLEMS = 20
-PROVING = ("monolithic",)  # routers that record a solver's optimality proof per phase
+PROVING = ("monolithic", "paths")  # routers that record a solver's optimality proof per phase
+LP_PROOF = "lp"  # the path-selection router's proof: its contention equals the LP bound over its candidates
 
 
 @dataclass
@@ -277,7 +279,7 @@ def _check_synthesis(doc: dict, report: CheckReport) -> None:
         return
     recorded = doc["synthesis"]
     try:
-        options = LayeredOptions(**recorded)
+        options = PathsOptions(**recorded) if doc["router"] == "paths" else LayeredOptions(**recorded)
     except (TypeError, SynthError) as exc:
         report.problem(f"synthesis options are not valid: {str(exc).splitlines()[0]}")
         return
@@ -289,14 +291,21 @@ def _check_status(entry: dict, router: str, synthesis: dict, achieved: int, boun
     """The status the numbers imply, with the recorded proof checked for consistency."""
     phase, solver = entry["phase"], entry.get("solver")
     proven_by = entry.get("proven_by")
+    lp_proof = proven_by == LP_PROOF and router == "paths"
     if proven_by is not None:
-        if proven_by not in SOLVERS:
+        if proven_by not in SOLVERS and not lp_proof:
             report.problem(f"phase {phase}: proven_by names {proven_by!r}, not a solver synth has ({', '.join(SOLVERS)})")
         elif router not in PROVING:
             report.problem(f"phase {phase}: proven_by recorded, but router '{router}' proves nothing per phase")
         elif solver is None or solver.get("proven_by") != proven_by:
             report.problem(f"phase {phase}: proven_by {proven_by!r} does not match the solver report")
-        elif synthesis.get("solver") != proven_by:
+        elif lp_proof and achieved > solver["candidate_bound"]:
+            report.problem(f"phase {phase}: proven_by 'lp', but contention {achieved} is above the candidate bound "
+                           f"{solver['candidate_bound']} the solver report records")
+        elif lp_proof and achieved > bound:
+            report.notes.append(f"phase {phase}: contention {achieved} above the bound {bound} is optimal over the "
+                                f"router's candidates by their LP bound {solver['candidate_bound']} (not re-verified here)")
+        elif not lp_proof and synthesis.get("solver") != proven_by:
             report.problem(f"phase {phase}: proven_by {proven_by!r}, but the run used solver {synthesis.get('solver')!r}")
         elif achieved > bound:
             report.notes.append(f"phase {phase}: contention {achieved} above the bound {bound} is optimal by "
@@ -324,8 +333,12 @@ def check_routes(doc: dict) -> CheckReport:
     if refusal is not None:
         report.problem(f"router '{doc['router']}' does not apply: {refusal}")
         return report
-    policy = None if router is None or (router.policy == MINIMAL and topology.router_groups() is None) \
-        else _policy(topology, router.policy)
+    declared = router.policy if router is not None else None
+    if doc["router"] == "paths" and (doc.get("synthesis") or {}).get("candidates") == "minimal":
+        declared = MINIMAL  # the path-selection router keeps the policy of its candidate set
+        report.policy = "minimal"
+    policy = None if router is None or (declared == MINIMAL and topology.router_groups() is None) \
+        else _policy(topology, declared)
     if node_paths and router is not None and router.policy == VIA_ONE:
         report.problem(f"a synth-routes/1 file of router '{doc['router']}': version 1 has minimal routers only")
         return report
