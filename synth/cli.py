@@ -22,11 +22,12 @@ from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number, read_text
 from synth.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console
-from synth.render.routes_file import MAX_FILE_BYTES, RoutesWriter, read_routes
+from synth.render.routes_file import MAX_FILE_BYTES, MAX_VLS, RoutesWriter, read_routes
 from synth.topology import Xgft, parse_topology, require_xgft
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern_syntaxes
 from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.render.loads_csv import write_loads_csv
+from synth.app.vls import lanes_for, lanes_line
 from synth.route.layered import LayeredOptions
 from synth.route.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
@@ -123,6 +124,9 @@ def cmd_topology(args) -> int:
 
 def cmd_route(args) -> int:
     instance, xgft, network = _load(args, any_family=True)
+    if args.vls is not None and args.out is None:
+        raise SynthError("--vls records virtual lanes in the routes file: add --out FILE")
+    lanes_note = None
     workload, selection, phases = _workload(args, instance, xgft, network, kept=args.out is not None)
     router = args.router if args.router is not None else instance.route.get("router")
     if not router:
@@ -150,11 +154,22 @@ def cmd_route(args) -> int:
             elif router == PATHS:
                 header["synthesis"] = paths_options(_layered_options(args), args.candidates).describe()
             evaluations = []
-            with routes_out.open() as handle:
-                writer = RoutesWriter(handle, header)
+            if args.vls is not None:  # lanes span every phase (one set of tables): the records wait for them
+                records = []
                 for phase in routed:
                     evaluations.append(phase.evaluation)
-                    writer.add_phase(_phase_record(xgft, phase))
+                    records.append(_phase_record(xgft, phase))
+                lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, args.vls,
+                                       option="--vls")
+                lanes_note = lanes_line(lanes, len(records), how)
+                bounds = np.cumsum([0] + [len(r["paths"]) for r in records])
+                records = ({**r, "vls": lanes[lo:hi].tolist()} for r, lo, hi in zip(records, bounds, bounds[1:]))
+            else:
+                records = (_phase_record(xgft, phase) for phase in routed if not evaluations.append(phase.evaluation))
+            with routes_out.open() as handle:
+                writer = RoutesWriter(handle, header)
+                for record in records:
+                    writer.add_phase(record)
                 writer.close(console.summary(evaluations))
         else:
             evaluations = [phase.evaluation for phase in routed]
@@ -166,6 +181,8 @@ def cmd_route(args) -> int:
     _print_phases(evaluations, network, args.table, bound_names(xgft))
     print()
     print(console.stage_lines(evaluations, network, bound_names(xgft)))
+    if lanes_note is not None:
+        print(f"lanes     {lanes_note}")
     for out in (args.out, args.loads):
         if out is not None:
             print(f"wrote {out}")
@@ -494,6 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 "default); docs/formats.md")
     p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/2 JSON, docs/formats.md)")
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
+    p.add_argument("--vls", type=_integer("--vls", 1, MAX_VLS), metavar="N",
+                   help="also give every path a virtual lane so that no lane can deadlock, with at most N lanes (as synth "
+                        "vls; recorded in the routes file)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_route)
 

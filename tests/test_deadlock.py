@@ -157,3 +157,31 @@ def test_vls_contract_unwritable_out_and_identical_reruns(run, tmp_path):
     assert run("vls", routes, "--out", first)[0] == 0 and run("vls", routes, "--out", second)[0] == 0
     assert first.read_bytes() == second.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json", "f", "r.json"]
+
+
+def test_route_vls_writes_the_same_lanes_as_synth_vls(run, tmp_path):
+    routes, laned, direct = tmp_path / "r.json", tmp_path / "v.json", tmp_path / "d.json"
+    argv = ["route", "torus:6", "--traffic", "a2a-lin", "--router", "minimal", "--quiet"]
+    assert run(*argv, "--out", routes)[0] == 0
+    assert run("vls", routes, "--out", laned)[0] == 0
+    code, out, err = run(*argv, "--out", direct, "--vls", "2")
+    assert code == 0 and "lanes     " in out and "2 virtual lanes" in out, out + err
+    assert direct.read_bytes() == laned.read_bytes()  # one lane assignment, whichever command makes it
+    code, out, _ = run("check", direct)
+    assert code == 0 and "every lane is acyclic" in out
+
+
+@pytest.mark.parametrize("extra, message", [(["--vls", "1"], "the routes need 2 virtual lanes (the layered heuristic: an "
+                                             "upper bound on the least number); the fabric has 1 (--vls)"),
+                                            (["--vls", "0"], "--vls must be between 1 and 15")])
+def test_route_vls_refuses_without_writing(run, tmp_path, extra, message):
+    out_file = tmp_path / "r.json"
+    code, out, err = run("route", "torus:6", "--traffic", "a2a-lin", "--router", "minimal", "--quiet", "--out", out_file,
+                         *extra)
+    assert code == 2 and len(err.splitlines()) == 1 and message in err, err
+    assert not out_file.exists()
+
+
+def test_route_vls_needs_out(run):
+    code, out, err = run("route", "torus:6", "--traffic", "a2a-lin", "--router", "minimal", "--vls", "2")
+    assert code == 2 and out == "" and "--vls records virtual lanes in the routes file: add --out FILE" in err

@@ -43,16 +43,8 @@ def cmd_vls(args) -> int:
     if not report.ok:
         raise SynthError(f"{args.routes} does not pass synth check: {report.problems[0]}")
     network = parse_topology(doc["topology"]["spec"]).network()
-    channels, lengths = flatten([p for entry in doc["phases"] for p in entry["paths"]])
-    if args.exact:
-        lanes, proven = exact_lanes(channels, lengths, network.num_channels, MAX_VLS, args.time_limit)
-        how = "the least number, proven by CP-SAT" if proven else "CP-SAT ran out of time on a smaller count: an upper bound"
-    else:
-        lanes = assign_lanes(channels, lengths, network.num_channels, MAX_VLS)  # how many it takes, up to IB's limit
-        how = "the layered heuristic: an upper bound on the least number"
-    needed = int(lanes.max(initial=-1)) + 1
-    if needed > args.max_vls:
-        raise SynthError(f"the routes need {needed} virtual lanes ({how}); the fabric has {args.max_vls} (--max-vls)")
+    lanes, how = lanes_for([p for entry in doc["phases"] for p in entry["paths"]], network.num_channels, args.max_vls,
+                           args.exact, args.time_limit)
     with OutputSet() as outputs:
         outputs.protect(args.routes)
         target = outputs.reserve(args.out)
@@ -63,9 +55,30 @@ def cmd_vls(args) -> int:
                 writer.add_phase({**entry, "vls": lanes[start:start + len(entry["paths"])].tolist()})
                 start += len(entry["paths"])
             writer.close(doc["summary"])
-    used = int(lanes.max(initial=-1)) + 1
-    print(f"{len(lengths)} paths in {len(doc['phases'])} phases: {used} virtual lane{'s' if used != 1 else ''} "
-          f"({', '.join(f'VL{v}: {int(n)}' for v, n in enumerate(np.bincount(lanes, minlength=used)))} paths), "
-          f"every lane's channel dependencies acyclic; {how}")
+    print(lanes_line(lanes, len(doc["phases"]), how))
     print(f"wrote {args.out}")
     return 0
+
+
+def lanes_for(paths: list[list[int]], num_channels: int, max_vls: int, exact: bool = False,
+              time_limit: float = 60.0, option: str = "--max-vls") -> tuple[np.ndarray, str]:
+    """A lane per path (all phases together: a fabric's tables hold them all) and how the count was
+    found; a user error naming the count needed when it is above `max_vls`."""
+    channels, lengths = flatten(paths)
+    if exact:
+        lanes, proven = exact_lanes(channels, lengths, num_channels, MAX_VLS, time_limit)
+        how = "the least number, proven by CP-SAT" if proven else "CP-SAT ran out of time on a smaller count: an upper bound"
+    else:
+        lanes = assign_lanes(channels, lengths, num_channels, MAX_VLS)  # how many it takes, up to IB's limit
+        how = "the layered heuristic: an upper bound on the least number"
+    needed = int(lanes.max(initial=-1)) + 1
+    if needed > max_vls:
+        raise SynthError(f"the routes need {needed} virtual lanes ({how}); the fabric has {max_vls} ({option})")
+    return lanes, how
+
+
+def lanes_line(lanes: np.ndarray, phases: int, how: str) -> str:
+    used = int(lanes.max(initial=-1)) + 1
+    return (f"{len(lanes)} paths in {phases} phases: {used} virtual lane{'s' if used != 1 else ''} "
+            f"({', '.join(f'VL{v}: {int(n)}' for v, n in enumerate(np.bincount(lanes, minlength=used)))} paths), "
+            f"every lane's channel dependencies acyclic; {how}")
