@@ -15,9 +15,9 @@ from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix
 from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, run_opensm
 from synth.render.routes_file import read_routes
 from synth.render.switch_tables import DLID_HEADER, terminal_port_guids
-from synth.tables.forwarding import LidPlan, walk_paths
+from synth.tables.forwarding import LidPlan, walk_channel_paths, walk_paths
 from synth.tables.from_routes import RoutedFlows, routed_flows
-from synth.topology import parse_topology, require_xgft
+from synth.topology import parse_topology
 from synth.topology.network import Network
 
 REQUIRED = ("fabric.net", "guid2lid", "lfts.dump", "dlid.csv", "routes.json")
@@ -40,7 +40,7 @@ def load_table_dir(path: str | Path) -> TableDir:
     if missing:
         raise SynthError(f"{path}: missing {', '.join(missing)} (write the directory with `synth tables ROUTES --out {path}`)")
     doc = read_routes(str(path / "routes.json"))
-    network = require_xgft(parse_topology(doc["topology"]["spec"]), "opensm-check").network()
+    network = parse_topology(doc["topology"]["spec"]).network()
     check_fabric(path / "fabric.net", network)
     flows = routed_flows(doc, network)
     rows = read_text(path / "dlid.csv", "DLID file").splitlines()
@@ -96,9 +96,14 @@ def check_file_tables(tables: TableDir) -> FileCheck:
         run = run_opensm(sim, "file", tables.lmc, guid2lid, tables.path / "lfts.dump")
         read = read_back_tables(sim)
     plan = LidPlan(network.num_terminals, network.num_switches, tables.lmc)
-    walked = walk_paths(network, out_port_matrix(network, read, plan.max_lid), tables.flows.src, tables.dlid)
-    moving = (tables.flows.src != tables.flows.dst).tolist()
-    bad = [k for k, (w, p, m) in enumerate(zip(walked, tables.flows.paths, moving)) if m and w != p]
+    ports = out_port_matrix(network, read, plan.max_lid)
+    flows = tables.flows
+    if flows.channels is not None:  # channel by channel: parallel links told apart
+        walked, expected = walk_channel_paths(network, ports, flows.src, flows.dst, tables.dlid), flows.channels
+    else:
+        walked, expected = walk_paths(network, ports, flows.src, tables.dlid), flows.paths
+    moving = (flows.src != flows.dst).tolist()
+    bad = [k for k, (w, p, m) in enumerate(zip(walked, expected, moving)) if m and w != p]
     return FileCheck(run.engine, _entries(run.guid2lid) == _entries(guid2lid), len(moving), bad, run.seconds)
 
 
@@ -109,6 +114,7 @@ class EngineResult:
     max_contention: dict[int, int]  # per phase
     unrouted: int  # flows whose walk did not reach the destination
     seconds: float
+    lanes: str = ""
 
 
 def evaluate_engine(tables: TableDir, engine: str) -> EngineResult:
@@ -117,4 +123,25 @@ def evaluate_engine(tables: TableDir, engine: str) -> EngineResult:
     flows = tables.flows
     phases, phase_index = np.unique(flows.phase, return_inverse=True)
     contention, unrouted = routed.phase_contention(tables.network, flows.src, flows.dst, phase_index, len(phases))
-    return EngineResult(engine, routed.configured_by, dict(zip(phases.tolist(), contention.tolist())), unrouted, routed.seconds)
+    return EngineResult(engine, routed.configured_by, dict(zip(phases.tolist(), contention.tolist())), unrouted,
+                        routed.seconds, routed.lanes)
+
+
+def synth_lanes(tables: TableDir) -> str:
+    """The lanes of the routes: as recorded (synth vls, route --vls), else what the lane heuristic
+    gives them (synth.route.lanes), so that they stand next to what OpenSM's engines need."""
+    phases = tables.doc["phases"]
+    if phases and "vls" in phases[0]:
+        return f"{max((max(p['vls'], default=-1) for p in phases), default=-1) + 1} (recorded)"
+    if tables.flows.channels is None:
+        return "not computed (a synth-routes/1 file)"
+    from synth.route.lanes import assign_lanes
+    from synth.render.routes_file import MAX_VLS
+    from synth.verify.deadlock import flatten
+
+    channels, lengths = flatten(tables.flows.channels)
+    try:
+        lanes = assign_lanes(channels, lengths, tables.network.num_channels, MAX_VLS)
+    except SynthError as exc:
+        return f"more than {MAX_VLS} ({str(exc).splitlines()[0]})"
+    return f"{int(lanes.max(initial=-1)) + 1} needed (heuristic)"

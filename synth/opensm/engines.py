@@ -49,6 +49,7 @@ class EngineTables:
     out_port: np.ndarray  # (switch index, LID) -> port, as read back
     terminal_lid: np.ndarray  # per terminal, the LID flows to it are sent to (its base LID)
     seconds: float  # OpenSM's own run
+    lanes: str = ""  # the virtual lanes the engine used or needed, from its log (engine_lanes)
 
     def phase_contention(self, network: Network, src: np.ndarray, dst: np.ndarray, phase_index: np.ndarray,
                          num_phases: int) -> tuple[np.ndarray, int]:
@@ -72,7 +73,25 @@ def engine_tables(network: Network, engine: str, fabric: Path | None = None) -> 
             run = run_opensm(sim, engine, 0, render_guid2lid(network, plan))
             read = read_back_tables(sim)
     terminal_lid = plan.terminal_base(np.arange(network.num_terminals))
-    return EngineTables(engine, run.engine, out_port_matrix(network, read, plan.max_lid), terminal_lid, run.seconds)
+    return EngineTables(engine, run.engine, out_port_matrix(network, read, plan.max_lid), terminal_lid, run.seconds,
+                        engine_lanes(run.engine, run.log))
+
+
+def engine_lanes(engine: str, log: str) -> str:
+    """What an engine's run says about virtual lanes. dfsssp logs its paths per lane before it
+    balances them over every lane it has: the lanes with paths then are the lanes it needs; lash
+    logs "Lanes needed: N"; nue fits any number of lanes (it takes detours instead) and spreads
+    destinations over all it has; the others assign no lanes (one lane, VL0)."""
+    if engine in ("dfsssp", "sssp") and "Paths per VL (before balancing)" in log:
+        before = log.split("Paths per VL (before balancing)", 1)[1].split("(after balancing)", 1)[0]
+        counts = [int(n) for n in re.findall(r"\d+\. lane: (\d+)", before)]
+        return f"{sum(c > 0 for c in counts)} needed (then balanced over {len(counts)})"
+    needed = re.findall(r"Lanes needed: (\d+)", log)
+    if engine == "lash" and needed:
+        return f"{needed[-1]} needed"
+    if engine == "nue":
+        return "fits any number (spreads over all)"
+    return {"updn": "1 (up*/down*)", "dnup": "1 (down*/up*)", "ftree": "1 (fat tree)"}.get(engine, "1 (no lanes assigned)")
 
 
 LFT_FILES = ("lfts.dump", "opensm-lfts.dump")

@@ -9,8 +9,8 @@ at every switch they both visit. Finding the offsets is colouring the flows of e
 compared with the lower bound max over (destination, switch) of the distinct ports taken there.
 
 Entries no flow of the routes file uses are still filled, so that every LID is reachable from
-every switch: d-mod-k (the up link floor(d / (W_1...W_l)) mod W_{l+1}, or down towards d) for
-terminal LIDs, and minimum-hop paths for switch LIDs.
+every switch: on an XGFT d-mod-k (the up link floor(d / (W_1...W_l)) mod W_{l+1}, or down towards
+d) for terminal LIDs, on the other families minimum-hop paths; minimum-hop paths for switch LIDs.
 """
 
 from __future__ import annotations
@@ -283,8 +283,24 @@ def min_hop_ports(network: Network, targets: np.ndarray, chunk: int = 256) -> np
     return ports
 
 
-def build_tables(xgft: Xgft, network: Network, dst: np.ndarray, hops: Hops, lmc: int | None = None) -> ForwardingTables:
-    """Tables holding every flow's path; `lmc` None picks the smallest that holds them."""
+def channel_hops(network: Network, paths: list[list[int]]) -> Hops:
+    """route_hops for channel paths (synth-routes/2): the switch each channel leaves and its port,
+    exact where parallel links join two switches."""
+    lengths = np.array([len(p) for p in paths], dtype=np.int64)
+    width = int(lengths.max(initial=1))
+    channel = np.full((len(paths), width), -1, dtype=np.int64)
+    if len(paths):
+        rows = np.repeat(np.arange(len(paths)), lengths)
+        cols = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        channel[rows, cols] = np.concatenate([np.asarray(p, dtype=np.int64) for p in paths])
+    tail = np.where(channel >= 0, network.channel_src[np.maximum(channel, 0)], -1)
+    at_switch = tail >= network.num_terminals
+    return Hops(np.where(at_switch, tail, -1), np.where(at_switch, network.channel_src_port[np.maximum(channel, 0)], -1))
+
+
+def build_tables(topology, network: Network, dst: np.ndarray, hops: Hops, lmc: int | None = None) -> ForwardingTables:
+    """Tables holding every flow's path; `lmc` None picks the smallest that holds them. Entries no
+    flow uses: d-mod-k on an XGFT, minimum-hop paths on the other families."""
     offset, bound = colour_flows(dst, hops)
     used = int(offset.max(initial=0)) + 1
     needed = lmc_for(used)
@@ -296,7 +312,10 @@ def build_tables(xgft: Xgft, network: Network, dst: np.ndarray, hops: Hops, lmc:
     lids = LidPlan(network.num_terminals, network.num_switches, lmc)
     switches = np.arange(network.num_terminals, network.num_nodes)
     out_port = np.full((len(switches), lids.max_lid + 1), NO_PORT, dtype=np.uint8)
-    terminal_default = dmodk_ports(xgft, switches)
+    if isinstance(topology, Xgft):
+        terminal_default = dmodk_ports(topology, switches)
+    else:
+        terminal_default = min_hop_ports(network, np.arange(network.num_terminals))
     for k in range(lids.block):
         out_port[:, lids.terminal_base(np.arange(network.num_terminals)) + k] = terminal_default
     out_port[:, lids.switch_lid(np.arange(len(switches)))] = min_hop_ports(network, switches)
@@ -313,12 +332,19 @@ def walk_nodes(network: Network, out_port: np.ndarray, src: np.ndarray, dlid: np
     (flows, steps) node matrix whose rows end at the first terminal reached, or ARRIVED at the
     switch owning the LID (out port 0), or -1 where an entry is missing or a port has no link;
     a row that never ends is a loop."""
+    return _walk(network, out_port, src, dlid, max_hops)[0]
+
+
+def _walk(network: Network, out_port: np.ndarray, src: np.ndarray, dlid: np.ndarray, max_hops: int = 64):
+    """walk_nodes, and the channel of every step ((flows, steps - 1), -1 where the step has none):
+    by port, so parallel links between two switches are told apart."""
     ports_per_node = int(max(network.channel_src_port.max(initial=0), 1)) + 1
     link = np.full(network.num_nodes * ports_per_node, -1, dtype=np.int64)
-    link[network.channel_src * ports_per_node + network.channel_src_port] = network.channel_dst
+    link[network.channel_src * ports_per_node + network.channel_src_port] = np.arange(network.num_channels)
     src, dlid = np.asarray(src, dtype=np.int64), np.asarray(dlid, dtype=np.int64)
-    here = link[src * ports_per_node + 1]
-    trail = [src, here]
+    first = link[src * ports_per_node + 1]
+    here = np.where(first >= 0, network.channel_dst[np.maximum(first, 0)], -1)
+    trail, crossed = [src, here], [first]
     active = here >= network.num_terminals
     for _ in range(max_hops):
         if not active.any():
@@ -327,13 +353,27 @@ def walk_nodes(network: Network, out_port: np.ndarray, src: np.ndarray, dlid: np
         in_range = active & (dlid < out_port.shape[1])
         port[in_range] = out_port[here[in_range] - network.num_terminals, dlid[in_range]]
         ok = active & (port != NO_PORT) & (port > 0) & (port < ports_per_node)
-        nxt = np.where(ok, link[np.where(ok, here * ports_per_node + port, 0)], -1)
+        channel = np.where(ok, link[np.where(ok, here * ports_per_node + port, 0)], -1)
+        nxt = np.where(channel >= 0, network.channel_dst[np.maximum(channel, 0)], -1)
         nxt = np.where(active & (port == 0), ARRIVED, nxt)  # port 0: the switch's own LID
         nxt = np.where(active, nxt, ARRIVED)
         trail.append(nxt)
+        crossed.append(np.where(active, channel, -1))
         here = nxt
         active = here >= network.num_terminals
-    return np.stack(trail, axis=1)
+    return np.stack(trail, axis=1), np.stack(crossed, axis=1)
+
+
+def walk_channel_paths(network: Network, out_port: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                       dlid: np.ndarray) -> list[list[int]]:
+    """Every flow's walk as channel ids (a synth-routes/2 path: empty for a flow to itself); a
+    walk that does not end at its destination terminal ends in -1, so it never matches a path."""
+    channels, reached = walk_channels(network, out_port, src, dst, dlid)
+    out = []
+    for row, ok, s, d in zip(channels.tolist(), reached.tolist(), np.asarray(src).tolist(), np.asarray(dst).tolist()):
+        path = [c for c in row if c >= 0]
+        out.append(path if ok or s == d else path + [-1])
+    return out
 
 
 def walk_paths(network: Network, out_port: np.ndarray, src: np.ndarray, dlid: np.ndarray, max_hops: int = 64) -> list[list[int]]:
@@ -353,11 +393,10 @@ def walk_channels(network: Network, out_port: np.ndarray, src: np.ndarray, dst: 
     """(channels, reached): the channels each flow's walk crosses as a (flows, hops) matrix
     padded with -1 (none for a flow to itself, which never enters the network, and none for a
     walk that fails), and whether the walk ended at its destination terminal `dst`."""
-    nodes = walk_nodes(network, out_port, src, dlid)
+    nodes, crossed = _walk(network, out_port, src, dlid)
     is_terminal = nodes[:, 1:] < network.num_terminals
     end = np.where(is_terminal.any(axis=1), is_terminal.argmax(axis=1) + 1, -1)
     reached = (end > 0) & (nodes[np.arange(len(nodes)), np.maximum(end, 0)] == np.asarray(dst))
-    hop = np.arange(nodes.shape[1] - 1)[None, :]
-    channels = network.find_channels(nodes[:, :-1], nodes[:, 1:])
+    hop = np.arange(crossed.shape[1])[None, :]
     counted = reached & (np.asarray(src) != np.asarray(dst))
-    return np.where(counted[:, None] & (hop < end[:, None]), channels, -1), reached
+    return np.where(counted[:, None] & (hop < end[:, None]), crossed, -1), reached

@@ -8,8 +8,8 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.render.routes_file import NODE_PATHS_FORMAT
-from synth.tables.forwarding import ForwardingTables, build_tables, route_hops
-from synth.topology import parse_topology, require_xgft
+from synth.tables.forwarding import ForwardingTables, build_tables, channel_hops, route_hops
+from synth.topology import Xgft, parse_topology
 
 
 @dataclass
@@ -17,13 +17,14 @@ class RoutedFlows:
     src: np.ndarray
     dst: np.ndarray
     phase: np.ndarray
-    paths: list[list[int]]
+    paths: list[list[int]]  # node ids, from the source terminal
+    channels: list[list[int]] | None = None  # channel ids (synth-routes/2 files): parallel links told apart
 
 
 def routed_flows(doc: dict, network) -> RoutedFlows:
     """Every flow of every phase of a (shape-checked) routes document, in file order, with its path
     as node ids (synth-routes/2 records channel ids: each becomes the node it enters)."""
-    src, dst, phase, paths = [], [], [], []
+    src, dst, phase, paths, channels = [], [], [], [], []
     for record in doc["phases"]:
         flows = record["flows"]
         if len(flows) != len(record["paths"]):
@@ -33,8 +34,10 @@ def routed_flows(doc: dict, network) -> RoutedFlows:
         phase += [int(record["phase"])] * len(flows)
         paths += (record["paths"] if doc["format"] == NODE_PATHS_FORMAT else
                   _node_paths(network, record["paths"], [f[0] for f in flows]))
+        channels += record["paths"]
     as_array = lambda values: np.asarray(values, dtype=np.int64)  # noqa: E731
-    return RoutedFlows(as_array(src), as_array(dst), as_array(phase), paths)
+    return RoutedFlows(as_array(src), as_array(dst), as_array(phase), paths,
+                       None if doc["format"] == NODE_PATHS_FORMAT else channels)
 
 
 def _node_paths(network, channel_paths: list[list[int]], sources: list[int]) -> list[list[int]]:
@@ -45,11 +48,11 @@ def _node_paths(network, channel_paths: list[list[int]], sources: list[int]) -> 
 
 
 def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTables, RoutedFlows]:
-    xgft = require_xgft(parse_topology(doc["topology"]["spec"]), "tables")
-    if xgft.w[0] != 1:
-        raise SynthError(f"{xgft.spec}: terminals with {xgft.w[0]} ports (W_1 > 1) cannot be rendered as "
+    topology = parse_topology(doc["topology"]["spec"])
+    if isinstance(topology, Xgft) and topology.w[0] != 1:
+        raise SynthError(f"{topology.spec}: terminals with {topology.w[0]} ports (W_1 > 1) cannot be rendered as "
                          "one-port InfiniBand CAs; tables need W_1 = 1")
-    network = xgft.network()
+    network = topology.network()
     flows = routed_flows(doc, network)
     bad = (flows.src < 0) | (flows.src >= network.num_terminals) | (flows.dst < 0) | (flows.dst >= network.num_terminals)
     if bad.any():
@@ -58,4 +61,5 @@ def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTabl
     if not all(ends_ok):
         k = ends_ok.index(False)
         raise SynthError(f"routes file: the path of flow {k} does not run from rank {flows.src[k]} to rank {flows.dst[k]}")
-    return build_tables(xgft, network, flows.dst, route_hops(network, flows.paths), lmc), flows
+    hops = route_hops(network, flows.paths) if flows.channels is None else channel_hops(network, flows.channels)
+    return build_tables(topology, network, flows.dst, hops, lmc), flows
