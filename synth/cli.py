@@ -328,6 +328,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_tables(args) -> int:
+    from synth.render import qos_policy as qos
     from synth.render import switch_tables as render
     from synth.tables.forwarding import lmc_for
     from synth.tables.from_routes import tables_for_routes
@@ -338,6 +339,9 @@ def cmd_tables(args) -> int:
         raise SynthError(f"routes file '{args.routes}' does not pass synth check: {verified.problems[0]}")
     names = {"opensm": ["fabric.net", "guid2lid", "lfts.dump", "routes.json"], "json": ["tables.json"],
              "csv": ["tables.csv"]}[args.format] + ["dlid.csv"]
+    laned = bool(doc["phases"]) and "vls" in doc["phases"][0] and args.format == "opensm"
+    if laned:
+        names += [qos.POLICY_FILE, qos.OPTIONS_FILE]
     with OutputSet() as outputs:
         targets = outputs.reserve_dir(args.out, names)
         tables, flows = tables_for_routes(doc, args.lmc)
@@ -348,6 +352,11 @@ def cmd_tables(args) -> int:
                       "guid2lid": render.render_guid2lid(tables.network, tables.lids),
                       "lfts.dump": render.render_lfts(tables),
                       "routes.json": read_text(args.routes, "routes file", MAX_FILE_BYTES)}
+            if laned:
+                lanes = np.array([v for p in doc["phases"] for v in p["vls"]], dtype=np.int64)
+                pair_lanes = qos.lanes_by_pair(flows.src, flows.dst, lanes)
+                texts[qos.POLICY_FILE] = qos.render_policy(tables.network, pair_lanes)
+                texts[qos.OPTIONS_FILE] = qos.render_options(int(lanes.max(initial=0)) + 1)
         elif args.format == "json":
             texts["tables.json"] = render.render_json(tables)
         else:
@@ -376,6 +385,17 @@ def cmd_opensm_check(args) -> int:
           + f"; {moving - len(file_check.mismatches)} of {moving} flows follow their synthesized paths through the read-back tables")
     for k in file_check.mismatches[:5]:
         print(f"FAIL: flow {k} ({tables.flows.src[k]} -> {tables.flows.dst[k]}, phase {tables.flows.phase[k]}) leaves the synthesized path")
+    lanes = file_check.lanes
+    if lanes is not None:
+        print(f"lanes: QoS policy {'loaded' if not lanes.policy_errors else 'REFUSED: ' + lanes.policy_errors[0]}; "
+              f"SL-to-VL tables read back from {lanes.switches_read} switches (output port 1, every input port)"
+              f"{', all SL l -> VL l' if not lanes.sl2vl_wrong else ', WRONG at ' + ', '.join(lanes.sl2vl_wrong[:3])}; "
+              f"{lanes.flows - len(lanes.mismatches)} of {lanes.flows} flows get their recorded lane (their SL by the "
+              "policy's rules, through the read-back SL-to-VL table)")
+        print("lanes not observed: the SL the subnet administrator hands out per path record (OpenSM runs once, with "
+              "no resident SA to query)")
+        for k in lanes.mismatches[:5]:
+            print(f"FAIL: flow {k} ({tables.flows.src[k]} -> {tables.flows.dst[k]}) gets another lane than recorded")
     phases = tables.doc["phases"]
     bound = {p["phase"]: p["lower_bound"] for p in phases if "lower_bound" in p}
     rows = [(f"synth {tables.doc.get('router', '')}", {p["phase"]: p["max_contention"] for p in phases}, "", 0,

@@ -62,3 +62,36 @@ def test_recorded_lanes_are_shown_next_to_the_engines(run, tmp_path):
     code, out, err = run("opensm-check", directory, "--engines", "dfsssp")
     assert code == 0, out + err
     assert "2 (recorded)" in " ".join(_rows(out)["synth minimal"])
+
+
+def test_lanes_reach_opensm_through_a_qos_policy(run, tmp_path):
+    """Lanes become a QoS policy (SL per port pair) and SL l -> VL l tables that OpenSM programs into
+    the simulated switches; every flow's SL, by the policy's rules, maps to its recorded lane."""
+    _, directory, _ = _tables(run, tmp_path, "torus:6", router="minimal", traffic="a2a-lin", extra=("--vls", "2"))
+    policy = (directory / "qos-policy.conf").read_text()
+    assert "qos-match-rules" in policy and "sl: 1" in policy
+    assert "qos_sl2vl 0,1,0" in (directory / "opensm-qos.conf").read_text()
+    code, out, err = run("opensm-check", directory, "--engines", "none")
+    assert code == 0, out + err
+    assert "QoS policy loaded" in out and "all SL l -> VL l" in out
+    assert "30 of 30 flows get their recorded lane" in out
+    assert "lanes not observed:" in out
+    # a policy that sends lane-1 flows to SL 0: the flows' lanes no longer match
+    (directory / "qos-policy.conf").write_text(policy.replace("qos-level-name: VL1", "qos-level-name: default"))
+    code, out, _ = run("opensm-check", directory, "--engines", "none")
+    assert code == 1 and "gets another lane than recorded" in out
+    # a policy OpenSM cannot parse is reported
+    (directory / "qos-policy.conf").write_text(policy.replace("name: default", "name: other"))
+    code, out, _ = run("opensm-check", directory, "--engines", "none")
+    assert code == 1 and "QoS policy REFUSED" in out
+
+
+def test_one_pair_on_two_lanes_cannot_become_a_policy():
+    import numpy as np
+
+    from synth.core.errors import SynthError
+    from synth.render.qos_policy import lanes_by_pair
+
+    assert lanes_by_pair(np.array([0, 0, 2]), np.array([1, 1, 2]), np.array([1, 1, 0])) == {(0, 1): 1}
+    with pytest.raises(SynthError, match="a QoS policy gives one service level per pair of ports"):
+        lanes_by_pair(np.array([0, 0]), np.array([1, 1]), np.array([0, 1]))

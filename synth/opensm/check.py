@@ -12,7 +12,9 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, read_text
 from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix
-from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, run_opensm
+from synth.opensm.sim import (Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, read_sl2vl,
+                              run_opensm)
+from synth.render import qos_policy as qos
 from synth.render.routes_file import read_routes
 from synth.render.switch_tables import DLID_HEADER, terminal_port_guids
 from synth.tables.forwarding import LidPlan, walk_channel_paths, walk_paths
@@ -78,10 +80,27 @@ class FileCheck:
     flows: int
     mismatches: list[int] = field(default_factory=list)
     seconds: float = 0.0
+    lanes: LaneCheck | None = None  # with a QoS policy (routes with lanes)
 
     @property
     def ok(self) -> bool:
-        return self.engine == "file" and self.lids_kept and not self.mismatches
+        return self.engine == "file" and self.lids_kept and not self.mismatches and (self.lanes is None or self.lanes.ok)
+
+
+@dataclass
+class LaneCheck:
+    """What OpenSM made of the lanes: its verdict on the policy, the SL-to-VL tables read back
+    from the switches, and per flow the lane its SL (by the policy's rules) maps to."""
+
+    policy_errors: list[str]
+    switches_read: int
+    sl2vl_wrong: list[str]  # switches whose read-back table differs from SL l -> VL l
+    flows: int
+    mismatches: list[int]  # flows whose lane differs from the recorded one
+
+    @property
+    def ok(self) -> bool:
+        return not self.policy_errors and not self.sl2vl_wrong and not self.mismatches
 
 
 def _entries(guid2lid: str) -> set[tuple[str, ...]]:
@@ -92,10 +111,13 @@ def check_file_tables(tables: TableDir) -> FileCheck:
     tools = find_tools()
     network = tables.network
     guid2lid = read_text(tables.path / "guid2lid", "LID file")
-    with Simulator(tools, tables.path / "fabric.net") as sim:
-        run = run_opensm(sim, "file", tables.lmc, guid2lid, tables.path / "lfts.dump")
-        read = read_back_tables(sim)
     plan = LidPlan(network.num_terminals, network.num_switches, tables.lmc)
+    qos_files = (tables.path / qos.OPTIONS_FILE, tables.path / qos.POLICY_FILE)
+    laned = all(f.is_file() for f in qos_files)
+    with Simulator(tools, tables.path / "fabric.net") as sim:
+        run = run_opensm(sim, "file", tables.lmc, guid2lid, tables.path / "lfts.dump", qos_files if laned else None)
+        read = read_back_tables(sim)
+        sl2vl = {k: read_sl2vl(sim, int(plan.switch_lid(k)), 1) for k in range(network.num_switches)} if laned else {}
     ports = out_port_matrix(network, read, plan.max_lid)
     flows = tables.flows
     if flows.channels is not None:  # channel by channel: parallel links told apart
@@ -104,7 +126,28 @@ def check_file_tables(tables: TableDir) -> FileCheck:
         walked, expected = walk_paths(network, ports, flows.src, tables.dlid), flows.paths
     moving = (flows.src != flows.dst).tolist()
     bad = [k for k, (w, p, m) in enumerate(zip(walked, expected, moving)) if m and w != p]
-    return FileCheck(run.engine, _entries(run.guid2lid) == _entries(guid2lid), len(moving), bad, run.seconds)
+    lanes = _check_lanes(tables, run.log, sl2vl) if laned else None
+    return FileCheck(run.engine, _entries(run.guid2lid) == _entries(guid2lid), len(moving), bad, run.seconds, lanes)
+
+
+def _check_lanes(tables: TableDir, log: str, sl2vl: dict[int, list[list[int]]]) -> LaneCheck:
+    recorded = np.array([v for p in tables.doc["phases"] for v in p.get("vls", [])], dtype=np.int64)
+    used = int(recorded.max(initial=0)) + 1
+    expected = qos.sl2vl(used)
+    errors = [line.split("->", 1)[-1].strip() for line in log.splitlines() if "ERR AC" in line]
+    names = tables.network.node_names[tables.network.num_terminals:]
+    wrong = [names[k] for k, rows in sl2vl.items() if not rows or any(row != expected for row in rows)]
+    groups, rules = qos.parse_policy(read_text(tables.path / qos.POLICY_FILE, "QoS policy"))
+    guids = terminal_port_guids(tables.network)
+    flows = tables.flows
+    service_level = np.zeros(len(flows.src), dtype=np.int64)  # no rule: the default SL 0
+    for source, target, level in reversed(rules):  # OpenSM applies the first matching rule
+        hit = np.isin(guids[flows.src], list(groups[source])) & np.isin(guids[flows.dst], list(groups[target]))
+        service_level[hit] = level
+    lane = np.asarray(expected)[service_level]
+    moving = flows.src != flows.dst
+    mismatches = np.flatnonzero(moving & (lane != recorded)).tolist() if len(recorded) == len(lane) else list(range(len(lane)))
+    return LaneCheck(errors, len(sl2vl), wrong, int(moving.sum()), mismatches)
 
 
 @dataclass

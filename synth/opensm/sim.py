@@ -140,15 +140,18 @@ class OpenSmRun:
     seconds: float
 
 
-def run_opensm(sim: Simulator, engine: str, lmc: int, guid2lid: str | None = None, lfts: Path | None = None) -> OpenSmRun:
-    """OpenSM once (`-o`) with the given routing engine; our LIDs when `guid2lid` is given."""
+def run_opensm(sim: Simulator, engine: str, lmc: int, guid2lid: str | None = None, lfts: Path | None = None,
+               qos: tuple[Path, Path] | None = None) -> OpenSmRun:
+    """OpenSM once (`-o`) with the given routing engine; our LIDs when `guid2lid` is given; with
+    `qos` (options file, policy file) QoS enabled by them (synth.render.qos_policy)."""
     cache = sim.dir / f"cache-{engine}"
     shutil.rmtree(cache, ignore_errors=True)
     cache.mkdir()
     if guid2lid is not None:
         (cache / "guid2lid").write_text(guid2lid)
     log = cache / "opensm.log"
-    argv = [sim.tools.opensm, "-F", "/dev/null", "-o", "-s", "0", "-e", "-f", str(log), "-D", "0x03",
+    options = ["-F", str(Path(qos[0]).resolve()), "-Q", "-Y", str(Path(qos[1]).resolve())] if qos else ["-F", "/dev/null"]
+    argv = [sim.tools.opensm, *options, "-o", "-s", "0", "-e", "-f", str(log), "-D", "0x03",
             "--dump_files_dir", str(cache), "-R", engine, "-l", str(lmc)]
     if lfts is not None:
         argv += ["-U", str(Path(lfts).resolve())]
@@ -167,6 +170,18 @@ def run_opensm(sim: Simulator, engine: str, lmc: int, guid2lid: str | None = Non
 def _last_error(log: str, stderr: str) -> str:
     errors = [l.strip() for l in log.splitlines() if "ERR" in l] or [l.strip() for l in stderr.splitlines() if l.strip() and "ibwarn" not in l]
     return errors[-1] if errors else "no error message"
+
+
+def read_sl2vl(sim: Simulator, lid: int, out_port: int) -> list[list[int]]:
+    """A switch's SL-to-VL table for one output port, every input port's row (`smpquery sl2vl`)."""
+    smpquery = shutil.which("smpquery") or shutil.which("smpquery", path="/usr/sbin:/sbin")
+    if smpquery is None:
+        raise SynthError(f"smpquery not found: install the Debian packages with `{PACKAGES}`")
+    done = sim.run([smpquery, "sl2vl", str(lid), str(out_port)])
+    if done.returncode != 0:
+        raise SynthError(f"smpquery sl2vl {lid} {out_port} failed (exit code {done.returncode}): {_last_error('', done.stderr)}")
+    rows = [line.rsplit(":", 1)[1] for line in done.stdout.splitlines() if line.startswith("ports: in")]
+    return [[int(v) for v in row.strip().strip("|").split("|")] for row in rows]
 
 
 def read_back_tables(sim: Simulator) -> dict[int, dict[int, int]]:
