@@ -134,7 +134,6 @@ def cmd_route(args) -> int:
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     if args.candidates is not None and router != PATHS:
         raise SynthError(f"--candidates applies to --router paths, not to '{router}'")
-    args.candidates = args.candidates or "all"
     route = router_function(router, _layered_options(args), xgft, args.candidates)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
     with OutputSet() as outputs:  # both targets checked (and reserved) before any routing
@@ -206,6 +205,8 @@ def _router_label(router: str, args, seed: int) -> str:
     if router == PATHS:
         o = paths_options(_layered_options(args), args.candidates)
         budget = f"{o.time_limit:g} s" if o.time_limit else f"{o.budget:g} s (default)"
+        if o.consistency == "destination":
+            return "paths (destination-consistent: one minimal next hop per router and destination, greedy)"
         return f"paths ({o.candidates} candidates, solver {o.solver}, budget {budget} per phase)"
     if router == "monolithic":
         o = _layered_options(args)

@@ -66,21 +66,24 @@ def check_flow_limit(workload: Workload, phases: np.ndarray, router: Callable, k
 ROUTERS = tuple(OBLIVIOUS_ROUTERS) + ("layered", "monolithic")
 
 
-def paths_options(layered: LayeredOptions | None, candidates: str = "all") -> PathsOptions:
-    """The path-selection router's options: the candidate set and the solver options the
-    synthesizing routers share."""
+def paths_options(layered: LayeredOptions | None, candidates: str | None = None) -> PathsOptions:
+    """The path-selection router's options: the candidate set (default all; minimal with
+    destination consistency) and the solver options the synthesizing routers share."""
     o = layered or LayeredOptions()
+    if candidates is None:
+        candidates = "minimal" if o.consistency == "destination" else "all"
     return PathsOptions(candidates=candidates, solver=o.solver, time_limit=o.time_limit, threads=o.threads,
-                        glpk_options=o.glpk_options)
+                        glpk_options=o.glpk_options, consistency=o.consistency)
 
 
-def router_function(name: str, layered: LayeredOptions | None = None, topology=None, candidates: str = "all") -> Callable:
+def router_function(name: str, layered: LayeredOptions | None = None, topology=None, candidates: str | None = None) -> Callable:
     """The router called as router(topology, src, dst, phase=, occurrence=, seed=). It returns the
     routes (XGFT WT indices, or Paths), or (routes, {phase: PhaseReport}) when it has more to say."""
     if topology is not None and not isinstance(topology, Xgft):
-        if layered is not None and layered.consistency == "destination":
-            raise SynthError(f"--consistency destination is implemented for xgft networks so far, not {topology.family}")
         router = DIRECT_ROUTERS.get(name, f"a {topology.family} network")
+        if layered is not None and layered.consistency == "destination" and name not in (PATHS, "minimal", "dor"):
+            raise SynthError(f"--consistency destination is implemented for the paths router on {topology.family} networks "
+                             f"(and minimal and dor are destination-consistent by definition), not for '{name}'")
         refusal = router.refusal(topology)
         if refusal is not None:
             raise SynthError(refusal)

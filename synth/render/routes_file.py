@@ -80,7 +80,7 @@ SYNTHESIZING = ("layered", "monolithic", "paths")  # routers whose files carry `
 _SYNTHESIS_STR = ("constraints", "construction", "solver", "consistency")
 _SYNTHESIS = _SYNTHESIS_STR + ("balance", "time_limit", "threads")
 # the path-selection router (synth.route.path_selection): its options and its per-phase report
-_PATHS_SYNTHESIS_STR = ("candidates", "solver")
+_PATHS_SYNTHESIS_STR = ("candidates", "solver", "consistency")
 _PATHS_SYNTHESIS = _PATHS_SYNTHESIS_STR + ("time_limit", "threads")
 _PATHS_SOLVER_COUNTS = ("choices", "lp_bound", "candidate_bound", "start_contention", "moves", "neighbourhoods", "timeouts")
 _PATHS_SOLVER_STR = ("lp_status", "start", "exact", "proven_by")

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from synth.core.errors import SynthError
 from synth.cost.lp_bound import lp_bound, solve_congestion_lp
 from synth.route.candidates import Candidates, build_candidates, check_candidate_set
 from synth.route.minimal import RouterView, minimal, router_view
@@ -58,10 +59,16 @@ class PathsOptions:
     time_limit: float | None = None  # solver seconds per phase (CP-SAT: deterministic)
     threads: int = 1
     glpk_options: tuple[str, ...] | None = None
+    consistency: str = "flow"  # flow: any candidate per flow; destination: one next hop per (router, destination)
 
     def __post_init__(self) -> None:
         check_candidate_set(self.candidates)
         check_solver(self.solver)
+        if self.consistency not in ("flow", "destination"):
+            raise SynthError(f"unknown consistency '{self.consistency}' (known: flow, destination)")
+        if self.consistency == "destination" and self.candidates != "minimal":
+            raise SynthError(f"--consistency destination keeps routes minimal (one next hop per router and destination "
+                             f"cannot hold detours without loops): use --candidates minimal, not {self.candidates}")
 
     @property
     def budget(self) -> float:
@@ -69,7 +76,7 @@ class PathsOptions:
 
     def describe(self) -> dict:
         return {"candidates": self.candidates, "solver": self.solver, "time_limit": self.time_limit,
-                "threads": self.threads}
+                "threads": self.threads, "consistency": self.consistency}
 
 
 @dataclass
@@ -444,10 +451,34 @@ def _assemble(view: RouterView, src, dst, crossing, state: _State, base: Paths) 
     return Paths.from_padded(rows)
 
 
+class ConsistentPathsRouter:
+    """Router interface of synth.workflow for `--consistency destination`: every selected phase in
+    one call (the phases share one set of tables), synth.route.consistent_direct."""
+
+    expensive = True
+    whole_workload = True
+
+    def __init__(self, options: PathsOptions):
+        self.options = options
+
+    def __call__(self, topology, src, dst, phase=None, occurrence=None, seed=0):
+        from synth.route.consistent_direct import route_consistent
+
+        phase = np.zeros(len(src), dtype=np.int64) if phase is None else np.asarray(phase, dtype=np.int64)
+        paths, construction = route_consistent(topology, src, dst, phase)
+        report = PathsReport(lp_status="none", start=construction)
+        return paths, {int(p): report for p in np.unique(phase)}
+
+
 class PathSelectionRouter:
     """Router interface of synth.workflow: one phase at a time (one task per phase)."""
 
     expensive = True
+
+    def __new__(cls, options: PathsOptions):
+        if options.consistency == "destination":
+            return ConsistentPathsRouter(options)
+        return super().__new__(cls)
 
     def __init__(self, options: PathsOptions):
         self.options = options

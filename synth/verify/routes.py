@@ -320,6 +320,24 @@ def _check_status(entry: dict, router: str, synthesis: dict, achieved: int, boun
     return expected
 
 
+def _check_consistent(network, doc: dict, report: CheckReport) -> None:
+    """Destination-consistent routes: every node forwards all flows to one destination, in every
+    phase, by one channel (what one LID per terminal can hold)."""
+    from synth.route.consistent_direct import is_destination_consistent
+    from synth.route.paths import Paths
+
+    flows = np.array([f for entry in doc["phases"] for f in entry["flows"]], dtype=np.int64).reshape(-1, 3)
+    paths = [p for entry in doc["phases"] for p in entry["paths"]]
+    lengths = np.array([len(p) for p in paths], dtype=np.int64)
+    channels = np.array([c for p in paths for c in p], dtype=np.int64)
+    ok, why = is_destination_consistent(network, flows[:, 0], flows[:, 1],
+                                        Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), channels))
+    if ok:
+        report.policy += ", destination-consistent (one channel per node and destination)"
+    else:
+        report.problem(f"the routes are not destination-consistent: {why}")
+
+
 def check_routes(doc: dict) -> CheckReport:
     report = CheckReport()
     topology = parse_topology(doc["topology"]["spec"])
@@ -398,6 +416,8 @@ def check_routes(doc: dict) -> CheckReport:
         report.dependencies = _describe_cycle(network, dependencies.cycle())
         if with_lanes and report.ok:
             report.dependencies += "; " + _check_lanes(network, flat_paths, lanes, report)
+    if report.ok and not isinstance(topology, Xgft) and synthesis.get("consistency") == "destination":
+        _check_consistent(network, doc, report)
     if evaluations and len(evaluations) == len(doc["phases"]) and report.ok:
         expected = summary_of(evaluations)
         for key, value in expected.items():
