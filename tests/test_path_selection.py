@@ -263,7 +263,8 @@ def test_paths_are_contiguous_and_keep_their_flows(run, tmp_path):
     assert code == 0, stdout
     doc = json.loads(out.read_text())
     assert doc["router"] == "paths"
-    assert doc["synthesis"] == {"candidates": "all", "solver": "cpsat", "time_limit": None, "threads": 1}
+    assert doc["synthesis"] == {"candidates": "all", "solver": "cpsat", "time_limit": None, "threads": 1,
+                                "consistency": "flow"}
     network = parse_topology("slimfly:5").network()
     for (s, d, _), path in zip(doc["phases"][0]["flows"], doc["phases"][0]["paths"]):
         if s == d:
