@@ -22,7 +22,7 @@ from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
 from synth.route.monolithic import MonolithicRouter
 from synth.route.monolithic_consistent import ConsistentMonolithicRouter
 from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
-from synth.route.path_selection import PathSelectionRouter, PathsOptions
+from synth.route.path_selection import ConsistentPathsRouter, PathSelectionRouter, PathsOptions
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
 from synth.route.paths import Paths
 from synth.topology.network import Network
@@ -88,7 +88,8 @@ def router_function(name: str, layered: LayeredOptions | None = None, topology=N
         if refusal is not None:
             raise SynthError(refusal)
         if name == PATHS:
-            return PathSelectionRouter(paths_options(layered, candidates))
+            options = paths_options(layered, candidates)
+            return ConsistentPathsRouter(options) if options.consistency == "destination" else PathSelectionRouter(options)
         return router.route
     if name == PATHS:
         raise SynthError("the paths router is for direct networks; on an xgft the path-selection program over every "

@@ -83,7 +83,7 @@ def minimal_paths(view: RouterView, a: np.ndarray, b: np.ndarray, limit: int = M
     return owner, hops
 
 
-def _without_loops(routers: np.ndarray, hops: np.ndarray) -> np.ndarray:
+def without_loops(routers: np.ndarray, hops: np.ndarray) -> np.ndarray:
     """Paths (rows of channels; `routers` the routers they visit, -1 padded alike) with every loop
     between two visits of one router cut out: the shortcut uses a subset of the channels."""
     width = routers.shape[1]
@@ -160,7 +160,7 @@ def _via_paths(view: RouterView, a: np.ndarray, b: np.ndarray, width: int):
     hops[rows[present], columns[present]] = second[present]
     visited = np.where(hops >= 0, view.head[np.maximum(hops, 0)], -1)
     routers_on = np.hstack([a[owner][:, None], visited, np.full((len(owner), 1), -1)])
-    return owner, _without_loops(routers_on[:, : width + 1], hops)
+    return owner, without_loops(routers_on[:, : width + 1], hops)
 
 
 def _deduplicated(a, b, owner, hops, rank) -> Candidates:

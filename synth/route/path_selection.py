@@ -35,7 +35,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.cost.lp_bound import lp_bound, solve_congestion_lp
-from synth.route.candidates import Candidates, build_candidates, check_candidate_set
+from synth.route.candidates import Candidates, build_candidates, check_candidate_set, without_loops
 from synth.route.minimal import RouterView, minimal, router_view
 from synth.route.oblivious import mix64
 from synth.route.paths import Paths
@@ -192,8 +192,6 @@ def _row_keys(owner: np.ndarray, hops: np.ndarray) -> np.ndarray:
 def _as_candidates(view: RouterView, candidates: Candidates, pair: np.ndarray, paths: Paths) -> np.ndarray:
     """Per crossing flow, the candidate index of its path in `paths` (a loop cut out), -1 when the
     path is not among its candidates."""
-    from synth.route.candidates import _without_loops
-
     width = candidates.hops.shape[1]
     inner = paths.lengths() - 2  # router hops between injection and ejection
     fits = inner <= width
@@ -205,7 +203,7 @@ def _as_candidates(view: RouterView, candidates: Candidates, pair: np.ndarray, p
     heads = np.where(padded >= 0, view.head[np.maximum(padded, 0)], -1)
     tails[:, 0] = candidates.a[pair]
     tails[:, 1:] = heads
-    padded = _without_loops(tails, padded)
+    padded = without_loops(tails, padded)
     owner = np.repeat(np.arange(candidates.num_pairs), candidates.counts)
     keys = _row_keys(owner, candidates.hops)
     order = np.argsort(keys, kind="stable")
@@ -474,11 +472,6 @@ class PathSelectionRouter:
     """Router interface of synth.workflow: one phase at a time (one task per phase)."""
 
     expensive = True
-
-    def __new__(cls, options: PathsOptions):
-        if options.consistency == "destination":
-            return ConsistentPathsRouter(options)
-        return super().__new__(cls)
 
     def __init__(self, options: PathsOptions):
         self.options = options

@@ -39,15 +39,20 @@ class Hops:
     port: np.ndarray
 
 
-def route_hops(network: Network, paths: list[list[int]]) -> Hops:
-    """The (switch, out port) of every hop of every path; a hop the network lacks is an error."""
+def _padded(paths: list[list[int]]) -> np.ndarray:
+    """Lists of ids as one (paths, longest) matrix padded with -1."""
     lengths = np.array([len(p) for p in paths], dtype=np.int64)
-    width = int(lengths.max(initial=1))
-    nodes = np.full((len(paths), width), -1, dtype=np.int64)
+    out = np.full((len(paths), int(lengths.max(initial=1))), -1, dtype=np.int64)
     if len(paths):
         rows = np.repeat(np.arange(len(paths)), lengths)
         cols = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        nodes[rows, cols] = np.concatenate([np.asarray(p, dtype=np.int64) for p in paths])
+        out[rows, cols] = np.concatenate([np.asarray(p, dtype=np.int64) for p in paths])
+    return out
+
+
+def route_hops(network: Network, paths: list[list[int]]) -> Hops:
+    """The (switch, out port) of every hop of every path; a hop the network lacks is an error."""
+    nodes = _padded(paths)
     here, there = nodes[:, :-1], nodes[:, 1:]
     used = there >= 0
     channel = network.find_channels(here, there)
@@ -286,13 +291,7 @@ def min_hop_ports(network: Network, targets: np.ndarray, chunk: int = 256) -> np
 def channel_hops(network: Network, paths: list[list[int]]) -> Hops:
     """route_hops for channel paths (synth-routes/2): the switch each channel leaves and its port,
     exact where parallel links join two switches."""
-    lengths = np.array([len(p) for p in paths], dtype=np.int64)
-    width = int(lengths.max(initial=1))
-    channel = np.full((len(paths), width), -1, dtype=np.int64)
-    if len(paths):
-        rows = np.repeat(np.arange(len(paths)), lengths)
-        cols = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        channel[rows, cols] = np.concatenate([np.asarray(p, dtype=np.int64) for p in paths])
+    channel = _padded(paths)
     tail = np.where(channel >= 0, network.channel_src[np.maximum(channel, 0)], -1)
     at_switch = tail >= network.num_terminals
     return Hops(np.where(at_switch, tail, -1), np.where(at_switch, network.channel_src_port[np.maximum(channel, 0)], -1))
