@@ -163,12 +163,15 @@ def cmd_route(args) -> int:
                 lanes_note = lanes_line(lanes, len(records), how)
                 bounds = np.cumsum([0] + [len(r["paths"]) for r in records])
                 records = ({**r, "vls": lanes[lo:hi].tolist()} for r, lo, hi in zip(records, bounds, bounds[1:]))
-            else:
-                records = (_phase_record(xgft, phase) for phase in routed if not evaluations.append(phase.evaluation))
             with routes_out.open() as handle:
                 writer = RoutesWriter(handle, header)
-                for record in records:
-                    writer.add_phase(record)
+                if args.vls is not None:
+                    for record in records:
+                        writer.add_phase(record)
+                else:  # streamed, a phase at a time
+                    for phase in routed:
+                        evaluations.append(phase.evaluation)
+                        writer.add_phase(_phase_record(xgft, phase))
                 writer.close(console.summary(evaluations))
         else:
             evaluations = [phase.evaluation for phase in routed]

@@ -178,13 +178,11 @@ def synth_lanes(tables: TableDir) -> str:
         return f"{max((max(p['vls'], default=-1) for p in phases), default=-1) + 1} (recorded)"
     if tables.flows.channels is None:
         return "not computed (a synth-routes/1 file)"
-    from synth.route.lanes import assign_lanes
+    from synth.app.vls import lanes_for
     from synth.render.routes_file import MAX_VLS
-    from synth.verify.deadlock import flatten
 
-    channels, lengths = flatten(tables.flows.channels)
     try:
-        lanes = assign_lanes(channels, lengths, tables.network.num_channels, MAX_VLS)
+        lanes, _ = lanes_for(tables.flows.channels, tables.network.num_channels, MAX_VLS)
     except SynthError as exc:
         return f"more than {MAX_VLS} ({str(exc).splitlines()[0]})"
     return f"{int(lanes.max(initial=-1)) + 1} needed (heuristic)"

@@ -44,9 +44,11 @@ def render_policy(network: Network, pair_lanes: dict[tuple[int, int], int]) -> s
     for (s, d), lane in sorted(pair_lanes.items()):
         if lane > 0:
             by_source.setdefault((s, lane), []).append(d)
+    sources: set[int] = set()
     for (s, lane), targets in sorted(by_source.items()):
         source, target = f"src-{names[s]}", f"dst-{names[s]}-vl{lane}"
-        if (s, lane) == min(k for k in by_source if k[0] == s):
+        if s not in sources:  # one group per source terminal, before its first rule
+            sources.add(s)
             groups.append(_group(source, [guids[s]]))
         groups.append(_group(target, [guids[d] for d in targets]))
         rules.append(f"    qos-match-rule\n        source: {source}\n        destination: {target}\n"

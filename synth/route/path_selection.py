@@ -8,9 +8,10 @@ capped groups), so every backend (cpsat, cbc, highs, glpk) solves it. Terminal l
 same messages whatever is chosen: their busiest one is a floor under z.
 
 Phases are independent (one task each). Within a phase:
-1. bound: the LP relaxation over the same candidates (the column-generation LP of synth.cost.lp_bound,
-   priced over the candidate list instead of by Dijkstra) gives ceil(lambda*_candidates); with the
-   terminal floor it is the candidate bound no choice of candidates beats;
+1. bound: the LP bound over all paths (synth.cost.lp_bound) and the load-spreading stage of the same
+   LP priced over the candidate list instead of by Dijkstra; with the busiest terminal link they
+   give the candidate bound, which no choice of candidates beats. Where the routing found ends
+   above it, the candidates' LP runs to the end (column generation) and may raise it;
 2. start: the LP's fractional routing rounded per router pair (largest remainders), and the paths of
    the minimal, Valiant and UGAL routers where they are candidates (a loop cut out); the best one;
 3. descent: flows on the busiest channels move to a candidate whose busiest channel stays below
@@ -29,7 +30,7 @@ time. Every step is deterministic (seeded order, CP-SAT's deterministic time), s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -95,7 +96,6 @@ class PathsReport:
     timeouts: int = 0
     proven_by: str | None = None
     solver_seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
 
     def progress_text(self) -> str:
         how = f"exact {self.exact}" if self.exact else f"{self.neighbourhoods} neighbourhoods"
@@ -133,7 +133,7 @@ class CandidatePricer:
         cost = np.append(length, 0.0)[self.hops].sum(axis=1)
         best = np.minimum.reduceat(cost, self.pair_ptr[:-1])
         first = np.flatnonzero(cost <= best[self.owner])
-        pair_of, position = np.unique(self.owner[first], return_index=True)
+        _, position = np.unique(self.owner[first], return_index=True)
         row = first[position]  # the lowest row attaining each pair's minimum (every pair has rows)
 
         def paths(chosen: np.ndarray) -> list[np.ndarray]:
@@ -156,8 +156,7 @@ class _State:
 
     def set(self, choice: np.ndarray) -> None:
         self.choice = np.asarray(choice, dtype=np.int64).copy()
-        hops = self.c.hops[self.first_row + self.choice]
-        self.load = self.floor_load + np.bincount(hops[hops >= 0], minlength=len(self.floor_load))
+        self.load = self.loads_of(self.choice)
 
     def loads_of(self, choice: np.ndarray) -> np.ndarray:
         hops = self.c.hops[self.first_row + choice]
@@ -262,6 +261,12 @@ def _descend(state: _State, bound: int) -> int:
     return moves
 
 
+def _enumerated(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(item, k) for every k < counts[item], items in order."""
+    item = np.repeat(np.arange(len(counts)), counts)
+    return item, np.arange(len(item)) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
 def _grouped_by_channel(hops: np.ndarray, item: np.ndarray, k: np.ndarray):
     """(channel, items, candidates) for every channel the rows `hops` (one per (item, k)) cross."""
     entry = np.repeat(np.arange(len(item)), hops.shape[1])
@@ -282,8 +287,7 @@ def whole_phase_problem(state: _State):
     is the least maximum contention over the candidates."""
     floor = int(state.floor_load.max(initial=0))
     builder = ProblemBuilder(state.count)
-    item = np.repeat(np.arange(len(state.pair)), state.count)
-    k = np.arange(len(item)) - np.repeat(np.cumsum(state.count) - state.count, state.count)
+    item, k = _enumerated(state.count)
     for _, items, ks in _grouped_by_channel(state.c.hops[state.first_row[item] + k], item, k):
         builder.add(items, ks, upper=floor, capped=True)
     return builder.build(z_upper=max(0, state.maximum - floor))
@@ -301,7 +305,7 @@ class _Improver:
         self.report.timeouts += int(result.status == TIMEOUT)
         return result
 
-    def exact(self, bound: int) -> None:
+    def exact(self) -> None:
         """The whole phase as one model, started from the current routing."""
         s = self.state
         floor = int(s.floor_load.max(initial=0))
@@ -335,7 +339,8 @@ class _Improver:
         freed = s.crossing(np.array([target]))
         if len(freed) > LNS_FLOWS:
             return False
-        # the channels the freed flows could move to, busiest first: their flows are freed too
+        # the channels the freed flows could move to that are at or one below the maximum: their flows
+        # are freed too (a random sample when there are more than LNS_FLOWS in all)
         rows = np.concatenate([s.c.hops[s.first_row[f] : s.first_row[f] + s.count[f]].ravel() for f in freed.tolist()])
         near = np.unique(rows[rows >= 0])
         near = near[(s.load[near] >= top - 1) & (near != target)]
@@ -362,7 +367,7 @@ class _Improver:
             allowed_k.append(ks)
         item, k = np.concatenate(allowed_item), np.concatenate(allowed_k)
         local_count = np.bincount(item, minlength=len(freed))
-        local_k = np.arange(len(item)) - np.repeat(np.cumsum(local_count) - local_count, local_count)
+        local_k = _enumerated(local_count)[1]
         builder = ProblemBuilder(local_count)
         for c, items, ks in _grouped_by_channel(s.c.hops[s.first_row[freed[item]] + k], item, local_k):
             if len(items) > cap[c]:
@@ -422,7 +427,7 @@ def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: Paths
     if state.maximum > bound:
         improver = _Improver(state, options, report, seed)
         if report.choices <= EXACT_CHOICES:
-            improver.exact(bound)
+            improver.exact()
         else:
             improver.neighbourhoods(bound)
     if state.maximum > bound and report.proven_by is None:

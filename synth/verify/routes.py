@@ -327,9 +327,7 @@ def _check_consistent(network, doc: dict, report: CheckReport) -> None:
     from synth.route.paths import Paths
 
     flows = np.array([f for entry in doc["phases"] for f in entry["flows"]], dtype=np.int64).reshape(-1, 3)
-    paths = [p for entry in doc["phases"] for p in entry["paths"]]
-    lengths = np.array([len(p) for p in paths], dtype=np.int64)
-    channels = np.array([c for p in paths for c in p], dtype=np.int64)
+    channels, lengths = flatten([p for entry in doc["phases"] for p in entry["paths"]])
     ok, why = is_destination_consistent(network, flows[:, 0], flows[:, 1],
                                         Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), channels))
     if ok:
