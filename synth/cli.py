@@ -390,6 +390,8 @@ def cmd_opensm_check(args) -> int:
     for k in file_check.mismatches[:5]:
         print(f"FAIL: flow {k} ({tables.flows.src[k]} -> {tables.flows.dst[k]}, phase {tables.flows.phase[k]}) leaves the synthesized path")
     lanes = file_check.lanes
+    if lanes is None and tables.doc["phases"] and "vls" in tables.doc["phases"][0]:
+        print("lanes: recorded in routes.json, but the directory has no qos-policy.conf and opensm-qos.conf: not checked")
     if lanes is not None:
         print(f"lanes: QoS policy {'loaded' if not lanes.policy_errors else 'REFUSED: ' + lanes.policy_errors[0]}; "
               f"SL-to-VL tables read back from {lanes.switches_read} switches (output port 1, every input port)"

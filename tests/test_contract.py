@@ -247,3 +247,60 @@ def test_opensm_check_refuses_a_damaged_table_directory_in_one_line(run, tmp_pat
     (tmp_path / "t" / name).write_bytes(content)
     code, _, err = run("opensm-check", tmp_path / "t", "--engines", "none")
     assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("synth: error:"), err
+
+
+# ----- the path-selection router, route --vls, tables with lanes (issue 11) -----------------------
+
+@pytest.mark.parametrize("options", [
+    ["--router", "paths", "--traffic", "randperm:2"],
+    ["--router", "paths", "--candidates", "minimal", "--traffic", "worst-case"],  # the whole-phase model
+    ["--router", "paths", "--consistency", "destination", "--traffic", "a2a-lin", "--phase", "1-6"],
+    ["--router", "minimal", "--traffic", "a2a-lin", "--vls", "4"],
+])
+def test_direct_network_routes_and_tables_are_byte_identical_between_runs(run, tmp_path, options):
+    first, second = _twice(run, tmp_path / "out", lambda d: ["route", "slimfly:5", *options, "--out", d / "r.json",
+                                                             "--loads", d / "l.csv", "--quiet"])
+    assert set(first) == {"r.json", "l.csv"} and first == second
+    routes = tmp_path / "r.json"
+    routes.write_bytes(first["r.json"])
+    first, second = _twice(run, tmp_path / "tables", lambda d: ["tables", routes, "--out", d / "t"])
+    assert "t/lfts.dump" in first and first == second
+    assert ("t/qos-policy.conf" in first) == ("--vls" in options)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--router", "paths", "--time-limit", "-1"], "--time-limit"),
+    (["--router", "paths", "--candidates", ""], "unknown candidate set ''"),
+    (["--router", "paths", "--out", "{d}/f/r.json"], "cannot write {d}/f"),
+    (["--router", "paths", "--out", "{d}"], "cannot write {d}: it is a directory"),
+    (["--router", "minimal", "--vls", "two", "--out", "{d}/r.json"], "--vls"),
+    (["--router", "minimal", "--vls", "3", "--out", "{d}/f/r.json"], "cannot write {d}/f"),
+])
+def test_paths_and_vls_refuse_bad_values_and_unwritable_outputs(run, tmp_path, argv, message):
+    (tmp_path / "f").write_text("a file where a directory goes")
+    before = files_under(tmp_path)
+    code, _, err = run("route", "slimfly:5", "--traffic", "randperm:1", "--quiet", *[a.format(d=tmp_path) for a in argv])
+    assert code == 2 and message.format(d=tmp_path) in err and len(err.strip().splitlines()) == 1, err
+    assert files_under(tmp_path) == before
+
+
+def test_sigterm_stops_the_paths_router_and_leaves_nothing(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    command = [sys.executable, "-m", "synth", "route", "slimfly:7", "--router", "paths", "--traffic", "a2a-lin",
+               "--out", str(out / "r.json"), "--vls", "8"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               cwd=Path(__file__).parent.parent, start_new_session=True)
+    try:
+        for line in process.stderr:  # a phase routed: synthesis is under way in the workers
+            if line.startswith("  phase"):
+                break
+        process.send_signal(signal.SIGTERM)
+        rest = process.stderr.read()
+        assert process.wait(timeout=60) == 143
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    lines = [line for line in rest.splitlines() if not line.startswith("  phase")]
+    assert lines == ["synth: interrupted (SIGTERM); no output written"]
+    assert files_under(out) == []

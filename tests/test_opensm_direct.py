@@ -84,6 +84,13 @@ def test_lanes_reach_opensm_through_a_qos_policy(run, tmp_path):
     (directory / "qos-policy.conf").write_text(policy.replace("name: default", "name: other"))
     code, out, _ = run("opensm-check", directory, "--engines", "none")
     assert code == 1 and "QoS policy REFUSED" in out
+    # a policy synth cannot read: one line, exit 2, before OpenSM runs
+    for broken, message in ((policy.replace("qos-level-name: VL1", "qos-level-name: VL9"), "the qos-level 'VL9'"),
+                            (policy.replace("port-guid: 0x", "port-guid: 0xzz"), "invalid literal"),
+                            (policy.replace("        sl: 1\n", ""), "a block ends without its 'sl' field")):
+        (directory / "qos-policy.conf").write_text(broken)
+        code, out, err = run("opensm-check", directory, "--engines", "none")
+        assert code == 2 and out == "" and message in err and len(err.splitlines()) == 1, err
 
 
 def test_one_pair_on_two_lanes_cannot_become_a_policy():

@@ -114,6 +114,7 @@ def check_file_tables(tables: TableDir) -> FileCheck:
     plan = LidPlan(network.num_terminals, network.num_switches, tables.lmc)
     qos_files = (tables.path / qos.OPTIONS_FILE, tables.path / qos.POLICY_FILE)
     laned = all(f.is_file() for f in qos_files)
+    policy = qos.parse_policy(read_text(qos_files[1], "QoS policy"), f"QoS policy '{qos_files[1]}'") if laned else None
     with Simulator(tools, tables.path / "fabric.net") as sim:
         run = run_opensm(sim, "file", tables.lmc, guid2lid, tables.path / "lfts.dump", qos_files if laned else None)
         read = read_back_tables(sim)
@@ -126,18 +127,18 @@ def check_file_tables(tables: TableDir) -> FileCheck:
         walked, expected = walk_paths(network, ports, flows.src, tables.dlid), flows.paths
     moving = (flows.src != flows.dst).tolist()
     bad = [k for k, (w, p, m) in enumerate(zip(walked, expected, moving)) if m and w != p]
-    lanes = _check_lanes(tables, run.log, sl2vl) if laned else None
+    lanes = _check_lanes(tables, run.log, sl2vl, policy) if laned else None
     return FileCheck(run.engine, _entries(run.guid2lid) == _entries(guid2lid), len(moving), bad, run.seconds, lanes)
 
 
-def _check_lanes(tables: TableDir, log: str, sl2vl: dict[int, list[list[int]]]) -> LaneCheck:
+def _check_lanes(tables: TableDir, log: str, sl2vl: dict[int, list[list[int]]], policy) -> LaneCheck:
     recorded = np.array([v for p in tables.doc["phases"] for v in p.get("vls", [])], dtype=np.int64)
     used = int(recorded.max(initial=0)) + 1
     expected = qos.sl2vl(used)
     errors = [line.split("->", 1)[-1].strip() for line in log.splitlines() if "ERR AC" in line]
     names = tables.network.node_names[tables.network.num_terminals:]
     wrong = [names[k] for k, rows in sl2vl.items() if not rows or any(row != expected for row in rows)]
-    groups, rules = qos.parse_policy(read_text(tables.path / qos.POLICY_FILE, "QoS policy"))
+    groups, rules = policy
     guids = terminal_port_guids(tables.network)
     flows = tables.flows
     service_level = np.zeros(len(flows.src), dtype=np.int64)  # no rule: the default SL 0

@@ -78,28 +78,37 @@ def render_options(lanes_used: int) -> str:
             f"qos_ca_sl2vl {mapping}\nqos_swe_sl2vl {mapping}\nqos_sw0_sl2vl {mapping}\nqos_rtr_sl2vl {mapping}\n")
 
 
-def parse_policy(text: str) -> tuple[dict[str, set[int]], list[tuple[str, str, int]]]:
+def parse_policy(text: str, where: str = "QoS policy") -> tuple[dict[str, set[int]], list[tuple[str, str, int]]]:
     """(port groups: name -> port GUIDs, rules: (source group, destination group, SL)) of a policy
     in the subset render_policy writes; used by opensm-check to find each flow's SL as OpenSM's
-    rules give it."""
+    rules give it. A block without its fields, a GUID that is not a number or a rule naming a
+    group or level the policy lacks is one user error."""
     groups: dict[str, set[int]] = {}
     levels: dict[str, int] = {}
     rules: list[tuple[str, str, int]] = []
     block: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        key, _, value = (part.strip() for part in line.partition(":"))
-        if key in ("name", "port-guid", "sl", "source", "destination", "qos-level-name"):
-            block[key] = value
-        elif key == "end-port-group":
-            groups[block["name"]] = {int(g, 16) for g in block["port-guid"].split(",") if g.strip()}
-            block = {}
-        elif key == "end-qos-level":
-            levels[block["name"]] = int(block["sl"])
-            block = {}
-        elif key == "end-qos-match-rule":
-            rules.append((block["source"], block["destination"], levels[block["qos-level-name"]]))
-            block = {}
+    try:
+        for line in text.splitlines():
+            line = line.split("#", 1)[0].strip()
+            key, _, value = (part.strip() for part in line.partition(":"))
+            if key in ("name", "port-guid", "sl", "source", "destination", "qos-level-name"):
+                block[key] = value
+            elif key == "end-port-group":
+                groups[block["name"]] = {int(g, 16) for g in block["port-guid"].split(",") if g.strip()}
+                block = {}
+            elif key == "end-qos-level":
+                levels[block["name"]] = int(block["sl"])
+                block = {}
+            elif key == "end-qos-match-rule":
+                rule = (block["source"], block["destination"], block["qos-level-name"])
+                for kind, name, known in (("port group", rule[0], groups), ("port group", rule[1], groups),
+                                          ("qos-level", rule[2], levels)):
+                    if name not in known:
+                        raise SynthError(f"{where}: a rule names the {kind} '{name}', which the policy does not define")
+                rules.append((rule[0], rule[1], levels[rule[2]]))
+                block = {}
+    except KeyError as missing:
+        raise SynthError(f"{where}: a block ends without its {missing.args[0]!r} field") from None
+    except ValueError as exc:
+        raise SynthError(f"{where}: {exc}") from None
     return groups, rules
