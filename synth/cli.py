@@ -33,7 +33,8 @@ from synth.route.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
 from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
 from synth.workflow import (ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, Progress, check_flow_limit, exchange_loads,
-                            paths_options, route_phases, router_function)
+                            paths_options, route_phases, router_function,
+                            dragonfly_layered_options, synthesis_options)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -142,16 +143,15 @@ def cmd_route(args) -> int:
         loads_out = outputs.reserve(args.loads, "--loads") if args.loads is not None else None
         print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
         print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
-        print(f"router    {_router_label(router, args, seed)}")
+        print(f"router    {_router_label(router, args, seed, xgft)}")
         progress = Progress(len(phases), enabled=not args.quiet)
         routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None)
         if routes_out is not None:
             header = {"topology": {"spec": xgft.spec}, "traffic": {**workload.describe(), "selection": selection},
                       "router": router, "seed": seed}
-            if router in ("layered", "monolithic"):
-                header["synthesis"] = _layered_options(args).describe()
-            elif router == PATHS:
-                header["synthesis"] = paths_options(_layered_options(args), args.candidates).describe()
+            synthesis = synthesis_options(router, xgft, _layered_options(args), args.candidates)
+            if synthesis is not None:
+                header["synthesis"] = synthesis.describe()
             evaluations = []
             if args.vls is not None:  # lanes span every phase (one set of tables): the records wait for them
                 records = []
@@ -204,7 +204,7 @@ def _layered_options(args) -> LayeredOptions:
     )
 
 
-def _router_label(router: str, args, seed: int) -> str:
+def _router_label(router: str, args, seed: int, topology) -> str:
     if router == PATHS:
         o = paths_options(_layered_options(args), args.candidates)
         budget = f"{o.time_limit:g} s" if o.time_limit else f"{o.budget:g} s (default)"
@@ -215,6 +215,10 @@ def _router_label(router: str, args, seed: int) -> str:
         o = _layered_options(args)
         limit = f", time limit {o.time_limit:g} s" if o.time_limit else ""
         return f"monolithic (one model per phase, solver {o.solver}{limit})"
+    if router == "layered" and not isinstance(topology, Xgft):
+        o = dragonfly_layered_options(_layered_options(args))
+        budget = f"{o.time_limit:g} s" if o.time_limit else f"{o.budget:g} s (default)"
+        return f"layered (system layer: global links; group layer: local hops; solver {o.solver}, budget {budget} per phase)"
     if router == "layered":
         o = _layered_options(args)
         limit = f", time limit {o.time_limit:g} s per solve" if o.time_limit else ""

@@ -21,7 +21,8 @@ from synth.route.consistent import ConsistentRouter
 from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
 from synth.route.monolithic import MonolithicRouter
 from synth.route.monolithic_consistent import ConsistentMonolithicRouter
-from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
+from synth.route.direct_routers import DIRECT_ROUTERS, LAYERED, PATHS
+from synth.route.layered_dragonfly import DragonflyLayeredOptions, DragonflyLayeredRouter
 from synth.route.path_selection import ConsistentPathsRouter, PathSelectionRouter, PathsOptions
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
 from synth.route.paths import Paths
@@ -76,6 +77,23 @@ def paths_options(layered: LayeredOptions | None, candidates: str | None = None)
                         glpk_options=o.glpk_options, consistency=o.consistency)
 
 
+def dragonfly_layered_options(layered: LayeredOptions | None) -> DragonflyLayeredOptions:
+    """The dragonfly layered router's options: the solver options the synthesizing routers share."""
+    o = layered or LayeredOptions()
+    return DragonflyLayeredOptions(solver=o.solver, time_limit=o.time_limit, threads=o.threads,
+                                   glpk_options=o.glpk_options)
+
+
+def synthesis_options(router: str, topology, layered: LayeredOptions | None, candidates: str | None = None):
+    """The options a synthesizing router records in a routes file (`synthesis`), None for the others."""
+    o = layered or LayeredOptions()
+    if router == PATHS:
+        return paths_options(o, candidates)
+    if router == LAYERED and not isinstance(topology, Xgft):
+        return dragonfly_layered_options(o)
+    return o if router in ("layered", "monolithic") else None
+
+
 def router_function(name: str, layered: LayeredOptions | None = None, topology=None, candidates: str | None = None) -> Callable:
     """The router called as router(topology, src, dst, phase=, occurrence=, seed=). It returns the
     routes (XGFT WT indices, or Paths), or (routes, {phase: PhaseReport}) when it has more to say."""
@@ -90,6 +108,8 @@ def router_function(name: str, layered: LayeredOptions | None = None, topology=N
         if name == PATHS:
             options = paths_options(layered, candidates)
             return ConsistentPathsRouter(options) if options.consistency == "destination" else PathSelectionRouter(options)
+        if name == LAYERED:
+            return DragonflyLayeredRouter(dragonfly_layered_options(layered))
         return router.route
     if name == PATHS:
         raise SynthError("the paths router is for direct networks; on an xgft the path-selection program over every "

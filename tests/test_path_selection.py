@@ -299,4 +299,4 @@ def test_check_refuses_a_false_proof(run, tmp_path):
     phase["solver"]["candidate_bound"] = phase["max_contention"] - 1
     out.write_text(json.dumps(doc))
     code, stdout, _ = run("check", out)
-    assert code == 1 and "above the candidate bound" in stdout
+    assert code == 1 and "above the LP bound 1 the solver report records (candidate_bound)" in stdout

@@ -18,6 +18,8 @@ file; nothing in the file depends on the clock, so a rerun writes the same bytes
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import json
 import os
 from typing import IO
@@ -84,6 +86,39 @@ _PATHS_SYNTHESIS_STR = ("candidates", "solver", "consistency")
 _PATHS_SYNTHESIS = _PATHS_SYNTHESIS_STR + ("time_limit", "threads")
 _PATHS_SOLVER_COUNTS = ("choices", "lp_bound", "candidate_bound", "start_contention", "moves", "neighbourhoods", "timeouts")
 _PATHS_SOLVER_STR = ("lp_status", "start", "exact", "proven_by")
+# the layered router of dragonflies (synth.route.layered_dragonfly)
+_DF_LAYERED_SYNTHESIS_STR = ("method", "solver")
+_DF_LAYERED_SYNTHESIS = _DF_LAYERED_SYNTHESIS_STR + ("time_limit", "threads")
+_DF_LAYERED_SOLVER_COUNTS = ("messages", "choices", "lp_bound", "system_bound", "target", "targets", "group_models",
+                             "detours", "timeouts")
+
+
+@dataclass(frozen=True)
+class _FlatSchema:
+    """A synthesizing router's `synthesis` options and flat per-phase `solver` report."""
+
+    synthesis: tuple[str, ...]
+    synthesis_str: tuple[str, ...]
+    counts: tuple[str, ...]
+    strings: tuple[str, ...]  # optional unless in `required`
+    required: tuple[str, ...]
+    flags: tuple[str, ...] = ()
+
+
+_PATHS_SCHEMA = _FlatSchema(_PATHS_SYNTHESIS, _PATHS_SYNTHESIS_STR, _PATHS_SOLVER_COUNTS, _PATHS_SOLVER_STR,
+                            ("lp_status", "start"))
+_DF_LAYERED_SCHEMA = _FlatSchema(_DF_LAYERED_SYNTHESIS, _DF_LAYERED_SYNTHESIS_STR, _DF_LAYERED_SOLVER_COUNTS,
+                                 ("proven_by",), ())
+
+
+def _flat_schema(doc: dict) -> _FlatSchema | None:
+    """The schema of the file's router: paths, layered on a direct network (a dragonfly), or None
+    for the XGFT routers (layered, monolithic)."""
+    if doc["router"] == "paths":
+        return _PATHS_SCHEMA
+    if doc["router"] == "layered" and not doc["topology"]["spec"].startswith("xgft"):
+        return _DF_LAYERED_SCHEMA
+    return None
 
 
 class _Malformed(Exception):
@@ -153,11 +188,11 @@ def _check_shape(doc, where: str) -> None:
     if doc["router"] in SYNTHESIZING and "synthesis" not in doc:
         raise SynthError(f"{where}: router {show(doc['router'])} without its synthesis options")
     synthesizing = "synthesis" in doc
-    paths_router = doc["router"] == "paths"
+    schema = _flat_schema(doc)
     if synthesizing:
-        _check_synthesis(doc["synthesis"], f"{where}: synthesis", paths_router)
+        _check_synthesis(doc["synthesis"], f"{where}: synthesis", schema)
     for i, record in enumerate(require_list(doc["phases"], f"{where}: phases")):
-        _check_phase(record, f"{where}: phases[{i}]", synthesizing, doc["format"] == NODE_PATHS_FORMAT, paths_router)
+        _check_phase(record, f"{where}: phases[{i}]", synthesizing, doc["format"] == NODE_PATHS_FORMAT, schema)
     summary = require_table(doc["summary"], f"{where}: summary")
     check_keys(summary, f"{where}: summary", _SUMMARY, _SUMMARY)
     for key in SUMMARY_COUNTS:
@@ -166,14 +201,14 @@ def _check_shape(doc, where: str) -> None:
         require_int(count, f"{where}: summary.statuses.{status}")
 
 
-def _check_synthesis(synthesis, where: str, paths_router: bool = False) -> None:
+def _check_synthesis(synthesis, where: str, schema: _FlatSchema | None = None) -> None:
     """Types only; whether the values are options synth has is synth.verify.routes's question."""
     require_table(synthesis, where)
-    keys, strings = (_PATHS_SYNTHESIS, _PATHS_SYNTHESIS_STR) if paths_router else (_SYNTHESIS, _SYNTHESIS_STR)
+    keys, strings = (schema.synthesis, schema.synthesis_str) if schema else (_SYNTHESIS, _SYNTHESIS_STR)
     check_keys(synthesis, where, keys, keys)
     for key in strings:
         require_str(synthesis[key], f"{where}.{key}")
-    if not paths_router and type(synthesis["balance"]) is not bool:
+    if schema is None and type(synthesis["balance"]) is not bool:
         raise SynthError(f"{where}.balance must be true or false, got {show(synthesis['balance'])}")
     require_int(synthesis["threads"], f"{where}.threads", None)
     limit = synthesis["time_limit"]
@@ -181,7 +216,7 @@ def _check_synthesis(synthesis, where: str, paths_router: bool = False) -> None:
         raise SynthError(f"{where}.time_limit must be a number of seconds or null, got {show(limit)}")
 
 
-def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, paths_router: bool = False) -> None:
+def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, schema: _FlatSchema | None = None) -> None:
     require_table(record, where)
     check_keys(record, where, _PHASE, _PHASE_REQUIRED + (("solver",) if synthesizing else ()))
     if "solver" in record and not synthesizing:
@@ -196,15 +231,18 @@ def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, paths
             require_int(value, f"{where}.{key}[{k}]")
     if "proven_by" in record:
         require_str(record["proven_by"], f"{where}.proven_by")
-    if "solver" in record and paths_router:
+    if "solver" in record and schema is not None:
         solver = require_table(record["solver"], f"{where}.solver")
-        check_keys(solver, f"{where}.solver", _PATHS_SOLVER_COUNTS + _PATHS_SOLVER_STR,
-                   _PATHS_SOLVER_COUNTS + ("lp_status", "start"))
-        for key in _PATHS_SOLVER_COUNTS:
+        check_keys(solver, f"{where}.solver", schema.counts + schema.strings + schema.flags,
+                   schema.counts + schema.required)
+        for key in schema.counts:
             require_int(solver[key], f"{where}.solver.{key}")
-        for key in _PATHS_SOLVER_STR:
+        for key in schema.strings:
             if key in solver:
                 require_str(solver[key], f"{where}.solver.{key}")
+        for key in schema.flags:
+            if key in solver and type(solver[key]) is not bool:
+                raise SynthError(f"{where}.solver.{key} must be true or false, got {show(solver[key])}")
     elif "solver" in record:
         solver = require_table(record["solver"], f"{where}.solver")
         check_keys(solver, f"{where}.solver", _SOLVER, _SOLVER_COUNTS + ("relaxed_layers",))

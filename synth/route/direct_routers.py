@@ -17,8 +17,9 @@ from synth.route.minimal import minimal, minimal_random
 from synth.route.ugal import CANDIDATES, ugal
 from synth.route.valiant import valiant, valiant_any
 
-MINIMAL, VIA_ONE = "minimal", "via-one"
+MINIMAL, VIA_ONE, VIA_GROUP = "minimal", "via-one", "via-group"
 PATHS = "paths"  # the path-selection synthesizer: its options make it (synth.workflow.router_function)
+LAYERED = "layered"  # on dragonflies, synth.route.layered_dragonfly (on XGFTs synth.route.layered)
 
 
 def _paths_with_defaults(topology, src, dst, phase=None, occurrence=None, seed=0):
@@ -26,6 +27,13 @@ def _paths_with_defaults(topology, src, dst, phase=None, occurrence=None, seed=0
     from synth.route.path_selection import PathSelectionRouter, PathsOptions  # (loads OR-Tools: on use only)
 
     return PathSelectionRouter(PathsOptions())(topology, src, dst, phase, occurrence, seed)
+
+
+def _layered_with_defaults(topology, src, dst, phase=None, occurrence=None, seed=0):
+    """`layered` on a dragonfly with its default options (CP-SAT): (Paths, {phase: report})."""
+    from synth.route.layered_dragonfly import DragonflyLayeredOptions, DragonflyLayeredRouter
+
+    return DragonflyLayeredRouter(DragonflyLayeredOptions())(topology, src, dst, phase, occurrence, seed)
 
 
 @dataclass(frozen=True)
@@ -61,5 +69,8 @@ for _router in (
     DirectRouter(PATHS, _paths_with_defaults, VIA_ONE, "synthesized: per flow one of its candidate paths (--candidates "
                  "minimal|valiant|all) so that the busiest channel carries the fewest messages (an integer program "
                  "per phase; minimal paths only with --candidates minimal)"),
+    DirectRouter(LAYERED, _layered_with_defaults, VIA_GROUP, "synthesized by layers (003 ch.3 on ch.4's hierarchy): "
+                 "the system layer chooses every message's global links (direct or through one intermediate group), "
+                 "the group layer its local hops (the local link or a two-hop detour)", needs="groups"),
 ):
     DIRECT_ROUTERS.register(_router.name, _router)

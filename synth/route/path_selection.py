@@ -337,7 +337,7 @@ class _Improver:
     def _clear(self, target: int, top: int) -> bool:
         s = self.state
         freed = s.crossing(np.array([target]))
-        if len(freed) > LNS_FLOWS:
+        if not len(freed) or len(freed) > LNS_FLOWS:  # (a channel at the maximum by fixed load alone has no flow to move)
             return False
         # the channels the freed flows could move to that are at or one below the maximum: their flows
         # are freed too (a random sample when there are more than LNS_FLOWS in all)

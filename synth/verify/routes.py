@@ -33,17 +33,18 @@ from synth.render.console import summary as summary_of
 from synth.render.routes_file import NODE_PATHS_FORMAT, SYNTHESIZING
 from synth.route.minimal import router_view
 from synth.route.layered import LayeredOptions
+from synth.route.layered_dragonfly import DragonflyLayeredOptions
 from synth.route.path_selection import PathsOptions
 from synth.solve import SOLVERS
 from synth.topology import Xgft, parse_topology
 from synth.traffic.patterns import parse_pattern
-from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_ONE
+from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_GROUP, VIA_ONE
 from synth.workflow import ROUTERS
 from synth.route.lanes import lane_cycle
 from synth.verify.deadlock import DependencyGraph, flatten
 
 MAX_LISTED_PROBLEMS = 20
-PROVING = ("monolithic", "paths")  # routers that record a solver's optimality proof per phase
+PROVING = ("monolithic", "paths")  # routers that record a solver's optimality proof per phase (and layered on a dragonfly)
 LP_PROOF = "lp"  # the path-selection router's proof: its contention equals the LP bound over its candidates
 
 
@@ -205,6 +206,8 @@ def _policy(topology, policy: str):
         k = routers.shape[1] - 1
         if k < 0:
             return np.ones(len(routers), dtype=bool), "empty"
+        if policy == VIA_GROUP:
+            return _via_group(routers, groups), VIA_GROUP_TEXT
         position = np.arange(k + 1)[None, :]
         first = distance[routers[:, :1], routers] == position
         second = distance[routers, routers[:, -1:]] == k - position
@@ -218,6 +221,28 @@ def _policy(topology, policy: str):
         return (first & second).any(axis=1), "two minimal segments through one intermediate router"
 
     return check
+
+
+VIA_GROUP_TEXT = ("at most three groups, none visited twice, and at most two local hops in each "
+                  "(the dragonfly layered router's path space)")
+
+
+def _via_group(routers: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """The layered dragonfly router's policy on visited routers (rows): the group sequence has at
+    most three runs, of distinct groups, each run at most three routers (two local hops)."""
+    g = groups[routers]
+    starts = np.concatenate([np.ones((len(g), 1), dtype=bool), g[:, 1:] != g[:, :-1]], axis=1)
+    runs = starts.sum(axis=1)
+    run_id = np.cumsum(starts, axis=1) - 1
+    ok = runs <= 3
+    for r in range(3):  # routers per run, and the run's group
+        in_run = run_id == r
+        ok &= in_run.sum(axis=1) <= 3
+        group_of = np.where(in_run, g, -1).max(axis=1)
+        for q in range(r):
+            other = np.where(run_id == q, g, -1).max(axis=1)
+            ok &= ~((group_of >= 0) & (group_of == other))
+    return ok
 
 
 def _first_difference(expected: list[int], recorded: list[int]) -> str:
@@ -279,7 +304,12 @@ def _check_synthesis(doc: dict, report: CheckReport) -> None:
         return
     recorded = doc["synthesis"]
     try:
-        options = PathsOptions(**recorded) if doc["router"] == "paths" else LayeredOptions(**recorded)
+        if doc["router"] == "paths":
+            options = PathsOptions(**recorded)
+        elif doc["router"] == "layered" and "method" in recorded:
+            options = DragonflyLayeredOptions(**recorded)
+        else:
+            options = LayeredOptions(**recorded)
     except (TypeError, SynthError) as exc:
         report.problem(f"synthesis options are not valid: {str(exc).splitlines()[0]}")
         return
@@ -291,20 +321,21 @@ def _check_status(entry: dict, router: str, synthesis: dict, achieved: int, boun
     """The status the numbers imply, with the recorded proof checked for consistency."""
     phase, solver = entry["phase"], entry.get("solver")
     proven_by = entry.get("proven_by")
-    lp_proof = proven_by == LP_PROOF and router == "paths"
+    lp_proof = proven_by == LP_PROOF and (router == "paths" or "system_bound" in (solver or {}))
+    lp_key = "candidate_bound" if router == "paths" else "lp_bound"  # the LP bound the proof stands on
     if proven_by is not None:
         if proven_by not in SOLVERS and not lp_proof:
             report.problem(f"phase {phase}: proven_by names {proven_by!r}, not a solver synth has ({', '.join(SOLVERS)})")
-        elif router not in PROVING:
+        elif router not in PROVING and not (router == "layered" and "method" in synthesis):  # (dragonfly layered proves)
             report.problem(f"phase {phase}: proven_by recorded, but router '{router}' proves nothing per phase")
         elif solver is None or solver.get("proven_by") != proven_by:
             report.problem(f"phase {phase}: proven_by {proven_by!r} does not match the solver report")
-        elif lp_proof and achieved > solver["candidate_bound"]:
-            report.problem(f"phase {phase}: proven_by 'lp', but contention {achieved} is above the candidate bound "
-                           f"{solver['candidate_bound']} the solver report records")
+        elif lp_proof and achieved > solver[lp_key]:
+            report.problem(f"phase {phase}: proven_by 'lp', but contention {achieved} is above the LP bound "
+                           f"{solver[lp_key]} the solver report records ({lp_key})")
         elif lp_proof and achieved > bound:
             report.notes.append(f"phase {phase}: contention {achieved} above the bound {bound} is optimal over the "
-                                f"router's candidates by their LP bound {solver['candidate_bound']} (not re-verified here)")
+                                f"router's candidates by their LP bound {solver[lp_key]} (not re-verified here)")
         elif not lp_proof and synthesis.get("solver") != proven_by:
             report.problem(f"phase {phase}: proven_by {proven_by!r}, but the run used solver {synthesis.get('solver')!r}")
         elif achieved > bound:
@@ -346,6 +377,8 @@ def check_routes(doc: dict) -> CheckReport:
     refusal = router.refusal(topology) if router is not None else None
     if router is not None and router.policy == VIA_ONE:
         report.policy = "two minimal segments through one router (Valiant)"
+    if router is not None and router.policy == VIA_GROUP:
+        report.policy = VIA_GROUP_TEXT
     if refusal is not None:
         report.problem(f"router '{doc['router']}' does not apply: {refusal}")
         return report
@@ -355,7 +388,7 @@ def check_routes(doc: dict) -> CheckReport:
         report.policy = "minimal"
     policy = None if router is None or (declared == MINIMAL and topology.router_groups() is None) \
         else _policy(topology, declared)
-    if node_paths and router is not None and router.policy == VIA_ONE:
+    if node_paths and router is not None and router.policy != MINIMAL:
         report.problem(f"a synth-routes/1 file of router '{doc['router']}': version 1 has minimal routers only")
         return report
     synthesis = doc.get("synthesis") or {}
