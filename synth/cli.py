@@ -24,6 +24,7 @@ from synth.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console
 from synth.render.routes_file import MAX_FILE_BYTES, MAX_VLS, RoutesWriter, read_routes
 from synth.topology import Xgft, parse_topology, require_xgft
+from synth.topology.degraded import with_failures
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern_syntaxes
 from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.render.loads_csv import write_loads_csv
@@ -59,7 +60,7 @@ def _positive(option: str, maximum: float | None = None):
 
 def _load(args, any_family: bool = False) -> tuple[Instance, object, object]:
     instance = resolve(args.spec)
-    topology = parse_topology(instance.spec)
+    topology = parse_topology(with_failures(instance.spec, getattr(args, "fail", None)))
     if not any_family:
         require_xgft(topology, args.command)
     return instance, topology, topology.network()
@@ -76,6 +77,8 @@ def _workload(args, instance: Instance, xgft, network, kept: bool):
                              topology=xgft)
     if args.placement is not None:
         workload = workload.place(args.placement, network.num_terminals, xgft.hierarchy())
+    if network.failed_nodes is not None:  # a degraded network: flows whose ends no longer meet are dropped
+        workload = workload.on_network(network)
     selection = (args.phase if args.phase is not None else instance.traffic.get("phases", "all")).strip()
     return workload, selection, workload.select(selection)
 
@@ -137,6 +140,7 @@ def cmd_route(args) -> int:
         raise SynthError(f"--candidates applies to --router paths, not to '{router}'")
     route = router_function(router, _layered_options(args), xgft, args.candidates)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
+    dropped = None if network.failed_nodes is None else dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
     with OutputSet() as outputs:  # both targets checked (and reserved) before any routing
         outputs.protect(*_input_files(args.spec, workload.pattern))
         routes_out = outputs.reserve(args.out) if args.out is not None else None
@@ -157,7 +161,7 @@ def cmd_route(args) -> int:
                 records = []
                 for phase in routed:
                     evaluations.append(phase.evaluation)
-                    records.append(_phase_record(xgft, phase))
+                    records.append(_phase_record(xgft, phase, dropped))
                 lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, args.vls,
                                        option="--vls")
                 lanes_note = lanes_line(lanes, len(records), how)
@@ -171,7 +175,7 @@ def cmd_route(args) -> int:
                 else:  # streamed, a phase at a time
                     for phase in routed:
                         evaluations.append(phase.evaluation)
-                        writer.add_phase(_phase_record(xgft, phase))
+                        writer.add_phase(_phase_record(xgft, phase, dropped))
                 writer.close(console.summary(evaluations))
         else:
             evaluations = [phase.evaluation for phase in routed]
@@ -185,6 +189,8 @@ def cmd_route(args) -> int:
     print(console.stage_lines(evaluations, network, bound_names(xgft)))
     if lanes_note is not None:
         print(f"lanes     {lanes_note}")
+    if dropped is not None:
+        print(f"unreachable {console.unreachable_line(xgft, workload, phases, dropped)}")
     for out in (args.out, args.loads):
         if out is not None:
             print(f"wrote {out}")
@@ -227,9 +233,10 @@ def _router_label(router: str, args, seed: int, topology) -> str:
     return f"{router} (seed {seed})"
 
 
-def _phase_record(xgft, phase) -> dict:
+def _phase_record(xgft, phase, dropped: dict | None = None) -> dict:
     e = phase.evaluation
     return {
+        **({"unreachable": dropped[e.phase]} if dropped is not None else {}),
         "phase": e.phase,
         "max_contention": e.max_contention,
         "lower_bound": e.lower_bound,
@@ -251,6 +258,9 @@ def cmd_bounds(args) -> int:
     network = xgft.network()
     print(f"topology  {xgft.label()}: {network.num_terminals} terminals")
     print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
+    if network.failed_nodes is not None:
+        dropped = dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
+        print(f"unreachable {console.unreachable_line(xgft, workload, phases, dropped, 'the bounds')}")
     print()
     per_batch = max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
     stage_bounds = []
@@ -431,19 +441,19 @@ def cmd_report(args) -> int:
     import shlex
 
     from synth.opensm.engines import parse_engines
-    from synth.report.data import CostModel, build_report, parse_patterns, parse_routers, report_router
+    from synth.report.data import CostModel, build_report, default_routers, parse_patterns, parse_routers, report_router
     from synth.report.render import render_html, render_markdown
 
     outs = [Path(o) for o in args.out]
     for out in outs:
         if out.suffix.lower() not in (".html", ".htm", ".md"):
             raise SynthError(f"--out must name a .html or .md file, got '{out}'")
-    instance, xgft, network = _load(args)
+    instance, xgft, network = _load(args, any_family=True)
     size = args.bytes if args.bytes is not None else instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES)
     bandwidth = 8.0 / args.beta if args.beta is not None else args.bandwidth * 1e9
     cost = CostModel(args.alpha, bandwidth, size)
-    patterns = parse_patterns(args.patterns, network.num_terminals)
-    routers = parse_routers(args.routers)
+    patterns = parse_patterns(args.patterns, network.num_terminals, xgft)
+    routers = parse_routers(args.routers if args.routers is not None else default_routers(xgft), xgft)
     engines = parse_engines(args.opensm)
     if engines:
         from synth.opensm.sim import find_tools
@@ -456,10 +466,10 @@ def cmd_report(args) -> int:
         given.append((name, directory))
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     for pattern in patterns:  # size guards before any routing
-        workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), size)
+        workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), size, topology=xgft)
         for router in routers:
-            check_flow_limit(workload, workload.phase_numbers, report_router(router, _layered_options(args)), False,
-                             args.max_flows)
+            check_flow_limit(workload, workload.phase_numbers, report_router(router, _layered_options(args), xgft),
+                             not isinstance(xgft, Xgft), args.max_flows)
     command = shlex.join(["synth", *args.argv])
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     with OutputSet() as outputs:
@@ -490,6 +500,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add_spec(p):
         p.add_argument("spec", metavar="SPEC", help="network spec such as xgft:3:8,4,2:1,8,2, or an instance .toml file")
+        p.add_argument("--fail", metavar="ITEMS", help="a degraded network: failed links A-B, switches A, or random:K:SEED "
+                       "(K random router links), joined by + (the spec then reads SPEC@fail=ITEMS; docs/formats.md)")
 
     def add_max_flows(p):
         p.add_argument("--max-flows", type=_integer("--max-flows", 1), metavar="N",
@@ -579,13 +591,16 @@ def build_parser() -> argparse.ArgumentParser:
     model_command.add_parser(sub, add_spec, add_workload)
     vls_command.add_parser(sub)
 
-    p = sub.add_parser("report", help="analytical cost report (HTML or Markdown) of the all-to-all exchanges on an XGFT")
+    p = sub.add_parser("report", help="analytical cost report (HTML or Markdown): patterns x routings on any network")
     add_spec(p)
     p.add_argument("--out", metavar="FILE", required=True, action="append",
                    help="NAME.html (figures inline) or NAME.md (figures as PNG files beside it); may be repeated")
-    p.add_argument("--patterns", default="all", metavar="LIST", help="all (default: lin,xor,opt,ghe,bgh) or e.g. opt,lin")
-    p.add_argument("--routers", default="dmodk,smodk,random,layered", metavar="LIST",
-                   help="synth's routings to compare (default dmodk,smodk,random,layered)")
+    p.add_argument("--patterns", default="all", metavar="LIST", help="xgft: all (default: lin,xor,opt,ghe,bgh) or e.g. "
+                   "opt,lin; other families: all (default: a2a-lin, a random permutation, the family's adversarial "
+                   "pattern; dragonflies also a2a-lat) or any traffic patterns, comma-separated")
+    p.add_argument("--routers", metavar="LIST",
+                   help="synth's routings to compare (default: xgft dmodk,smodk,random,layered; other families minimal,"
+                        "valiant,ugal,paths and layered on dragonflies)")
     p.add_argument("--opensm", default="none", metavar="ENGINES",
                    help="also OpenSM's engines, run on ibsim: none (default), all, or e.g. minhop,updn,ftree,dfsssp")
     p.add_argument("--lfts", action="append", metavar="NAME=DIR",
@@ -598,9 +613,10 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--bandwidth", type=_positive("--bandwidth"), default=100.0, metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
     cost.add_argument("--beta", type=_positive("--beta"), metavar="S", help="seconds per byte (instead of --bandwidth)")
     p.add_argument("--seed", type=_integer("--seed"), help="seed of the random router (default: the instance's, else 0)")
-    p.add_argument("--solver", default="cpsat", metavar="NAME", help="solver of the layered router (default cpsat)")
+    p.add_argument("--solver", default="cpsat", metavar="NAME", help="solver of the synthesizing routers (default cpsat)")
     p.add_argument("--time-limit", type=_positive("--time-limit", MAX_TIME_LIMIT), metavar="S",
-                   help="per solver call of the layered router (CP-SAT: deterministic time)")
+                   help="per solver call of the xgft layered router, per phase for paths and the dragonfly layered "
+                        "router (CP-SAT: deterministic time)")
     p.add_argument("--timings", action="store_true", help="add each routing's run time to the tables (reruns then differ)")
     add_max_flows(p)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

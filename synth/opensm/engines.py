@@ -33,8 +33,11 @@ def parse_engines(text: str) -> list[str]:
 def out_port_matrix(network: Network, read: dict[int, dict[int, int]], max_lid: int, source: str = "the read-back") -> np.ndarray:
     """Tables as (switch index, LID) -> port; a switch missing from them is an error."""
     table = np.full((network.num_switches, max_lid + 1), NO_PORT, dtype=np.uint8)
+    failed = set() if network.failed_nodes is None else set((network.failed_nodes - network.num_terminals).tolist())
     for index, guid in enumerate(switch_guids(network).tolist()):
         entries = read.get(guid)
+        if entries is None and index in failed:  # a failed switch is not in the fabric: it forwards nothing
+            continue
         if entries is None:
             raise SynthError(f"switch {network.node_names[network.num_terminals + index]} (GUID 0x{guid:016x}) is missing from {source}")
         lids = np.array([lid for lid in entries if lid <= max_lid], dtype=np.int64)
@@ -132,8 +135,11 @@ def check_fabric(fabric: Path, network: Network) -> None:
         if port and node is not None:
             links.add((node, int(port.group(1)), port.group(2), int(port.group(3))))
     names = network.node_names
-    expected = {(names[s], sp, names[d], dp) for s, sp, d, dp in zip(network.channel_src.tolist(), network.channel_src_port.tolist(),
-                                                                    network.channel_dst.tolist(), network.channel_dst_port.tolist())}
+    cabled = network.cabled()
+    expected = {(names[s], sp, names[d], dp) for s, sp, d, dp in zip(network.channel_src[cabled].tolist(),
+                                                                    network.channel_src_port[cabled].tolist(),
+                                                                    network.channel_dst[cabled].tolist(),
+                                                                    network.channel_dst_port[cabled].tolist())}
     if links != expected:
         example = sorted(links ^ expected)[0]
         raise SynthError(f"{fabric} does not describe the network {network.spec}: "

@@ -70,7 +70,7 @@ _TOP_REQUIRED = ("format", "topology", "traffic", "router", "seed", "phases", "s
 _TRAFFIC_REQUIRED = ("pattern", "ranks", "phases", "message_bytes", "selection")
 _TRAFFIC = _TRAFFIC_REQUIRED + ("placement",)
 _PHASE = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "solver",
-          "proven_by", "flows", "paths", "vls")
+          "proven_by", "unreachable", "flows", "paths", "vls")
 MAX_VLS = 15  # InfiniBand's data virtual lanes: VL0..VL14 (VL15 carries subnet management)
 _PHASE_REQUIRED = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "flows", "paths")
 _SOLVER_COUNTS = ("subproblems", "split_solved", "direct_solved", "timeouts", "backtracks")
@@ -225,6 +225,8 @@ def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, schem
     for key in ("max_contention", "lower_bound"):
         require_int(record[key], f"{where}.{key}")
     require_int(record["gap"], f"{where}.gap", None)
+    if "unreachable" in record:
+        require_int(record["unreachable"], f"{where}.unreachable")
     require_str(record["status"], f"{where}.status")
     for key in ("stage_max", "stage_bounds"):
         for k, value in enumerate(require_list(record[key], f"{where}.{key}")):

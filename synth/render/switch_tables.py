@@ -48,8 +48,14 @@ def _guid(value: int) -> str:
 
 
 def render_fabric(network: Network) -> str:
+    """The ibnetdiscover-style fabric file. A degraded network's failed nodes (failed switches,
+    cut-off terminals) are left out, with their cables: nothing is plugged into them."""
     names = network.node_names
+    failed = np.zeros(network.num_nodes, dtype=bool)
+    if network.failed_nodes is not None:
+        failed[network.failed_nodes] = True
     order = np.lexsort((network.channel_src_port, network.channel_src))
+    order = order[network.cabled()[order]]
     src = network.channel_src[order].tolist()
     src_port, dst, dst_port = (a[order].tolist() for a in (network.channel_src_port, network.channel_dst, network.channel_dst_port))
     links: list[list[dict]] = [[] for _ in range(network.num_nodes)]
@@ -58,8 +64,10 @@ def render_fabric(network: Network) -> str:
     ports = [max((p["local"] for p in node_links), default=1) for node_links in links]
     t = network.num_terminals
     sw_guids, ca_guids = switch_guids(network).tolist(), (terminal_port_guids(network) - 1).tolist()
-    switches = [{"guid": _guid(sw_guids[i - t]), "ports": ports[i], "name": names[i], "links": links[i]} for i in range(t, network.num_nodes)]
-    terminals = [{"guid": _guid(ca_guids[i]), "ports": ports[i], "name": names[i], "links": links[i]} for i in range(t)]
+    switches = [{"guid": _guid(sw_guids[i - t]), "ports": ports[i], "name": names[i], "links": links[i]}
+                for i in range(t, network.num_nodes) if not failed[i]]
+    terminals = [{"guid": _guid(ca_guids[i]), "ports": ports[i], "name": names[i], "links": links[i]}
+                 for i in range(t) if not failed[i]]
     return _templates().get_template("fabric.net.j2").render(
         title=f"{network.num_switches} switches, {t} terminals", spec=network.spec, switches=switches, terminals=terminals)
 

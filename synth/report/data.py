@@ -16,12 +16,13 @@ from typing import Callable
 import numpy as np
 
 from synth.cost.alphabeta import beta_of, phase_times
-from synth.cost.bounds import stage_lower_bounds_batch
+from synth.cost.bounds import cut_bounds_batch
 from synth.cost.fattree import bmin_table, ideal_exchange_time
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.opensm.engines import EngineTables, engine_tables, given_tables
 from synth.route.layered import LayeredOptions
+from synth.route.paths import as_paths
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
 from synth.traffic.patterns import Workload, parse_pattern
@@ -29,16 +30,54 @@ from synth.workflow import route_phases, router_function
 
 # The exchanges of 003_fd372c8942ac4293.txt (sec. 2.3, 4.2) in the seed's order, with its names.
 PATTERNS = {"a2a-lin": "LIN", "a2a-xor": "XOR", "a2a-opt": "OPT", "a2a-ghe": "GHE", "a2a-bgh": "BGH"}
+LABELS = {**PATTERNS, "a2a-lat": "LAT"}  # (LAT: 003 ch.4's exchange of dragonflies)
 ROUTERS = {"dmodk": "d-mod-k", "smodk": "s-mod-k", "random": "random", "layered": "synth layered",
            "layered-consistent": "synth layered, dest.-consistent", "monolithic-consistent": "synth exact, dest.-consistent"}
-SYNTHESIZED = ("layered", "layered-consistent", "monolithic-consistent")  # their phases carry a status
+SYNTHESIZED = ("layered", "layered-consistent", "monolithic-consistent", "paths")  # their phases carry a status
+# Direct networks: the routers of synth.route.direct_routers, synth's own named as such.
+DIRECT_LABELS = {"paths": "synth paths", "layered": "synth layered"}
+LANES_LIMIT = 15  # InfiniBand's data lanes: a routing that needs more is reported as such
 
 
-def report_router(name: str, options: LayeredOptions) -> Callable:
+def report_router(name: str, options: LayeredOptions, topology=None) -> Callable:
     """A report's routing name as synth.workflow's router: `-consistent` routes every flow to one
     destination alike at each switch (tables without LMC), all phases of the pattern together."""
+    if topology is not None and not isinstance(topology, Xgft):
+        return router_function(name, options, topology)
     base, _, consistent = name.partition("-")
     return router_function(base, replace(options, consistency="destination" if consistent else "flow"))
+
+
+def router_label(name: str, topology) -> str:
+    return ROUTERS[name] if isinstance(topology, Xgft) else DIRECT_LABELS.get(name, name)
+
+
+def pattern_label(pattern: str) -> str:
+    return LABELS.get(pattern, pattern)
+
+
+def default_patterns(topology) -> list[str]:
+    """A direct network's report: the linear all-to-all, a random permutation and the family's
+    adversarial pattern (dragonfly: LAT too, and every terminal to its peer in the next group;
+    Slim Fly, MLFM, OFT: 003 ch.7's worst case; the others: every terminal to its peer on the next
+    router)."""
+    network = topology.network()
+    per_router = int(np.bincount(network.channel_dst[: 2 * network.num_terminals : 2]).max())
+    if topology.family == "dragonfly":
+        per_group = network.num_terminals // (int(topology.router_groups().max()) + 1)
+        return ["a2a-lin", "a2a-lat", "randperm:1", f"shift:{per_group}"]
+    if topology.family in ("slimfly", "mlfm", "oft"):
+        return ["a2a-lin", "randperm:1", "worst-case"]
+    return ["a2a-lin", "randperm:1", f"shift:{per_router}"]
+
+
+def default_routers(topology) -> str:
+    if isinstance(topology, Xgft):
+        return "dmodk,smodk,random,layered"
+    from synth.route.direct_routers import DIRECT_ROUTERS
+
+    chosen = ["minimal", "valiant", "ugal", "paths", "layered"]
+    return ",".join(r for r in chosen if DIRECT_ROUTERS[r].refusal(topology) is None)
 
 
 @dataclass(frozen=True)
@@ -69,6 +108,7 @@ class Series:
     seconds: float  # to route and evaluate (OpenSM engines: walking the flows; OpenSM's run is in the notes)
     statuses: Counter = field(default_factory=Counter)  # synthesizing routers: phases per status
     note: str = ""
+    lanes: str = ""  # direct networks: virtual lanes the routes need (synth: the layered heuristic over all phases)
 
 
 @dataclass
@@ -88,20 +128,30 @@ class Report:
     name: str
     description: str
     source: str
-    xgft: Xgft
+    xgft: Xgft  # the network's topology (any family; the name is historical)
     network: Network
     cost: CostModel
     patterns: list[PatternResult]
-    ideal_time: float  # 003, sec. 2.5.1, for the message size
-    bmin: list[dict]
+    ideal_time: float | None  # 003, sec. 2.5.1, for the message size (XGFT only)
+    bmin: list[dict]  # XGFT only
     command: str
     engine_notes: list[str]
     timings: bool = False  # run times in the tables: then two runs differ; off by default (byte-identical reruns)
+    bound_note: str = "subtree cut bound"
+    facts: list[tuple[str, str]] = field(default_factory=list)  # direct networks: the family's facts
 
 
-def parse_patterns(text: str, num_ranks: int) -> list[str]:
-    """all, or names such as opt,lin / a2a-opt,a2a-lin (the seed's exchanges only); `all` leaves
-    XOR out when the number of ranks is not a power of two (it needs one)."""
+def parse_patterns(text: str, num_ranks: int, topology=None) -> list[str]:
+    """XGFT: all, or names such as opt,lin / a2a-opt,a2a-lin (the seed's exchanges only); `all`
+    leaves XOR out when the number of ranks is not a power of two (it needs one). Direct networks:
+    all (default_patterns), or any traffic patterns, comma-separated."""
+    if topology is not None and not isinstance(topology, Xgft):
+        chosen = default_patterns(topology) if text == "all" else _items(text, "--patterns")
+        for pattern in chosen:
+            parse_pattern(pattern, topology.num_terminals, topology.hierarchy(), topology=topology)  # one line if bad
+        if len(set(chosen)) != len(chosen):
+            raise SynthError(f"--patterns {show(text)} names a pattern twice")
+        return chosen
     if text == "all":
         return [p for p in PATTERNS if p != "a2a-xor" or num_ranks & (num_ranks - 1) == 0]
     chosen = []
@@ -123,29 +173,56 @@ def _items(text: str, option: str) -> list[str]:
     return items
 
 
-def parse_routers(text: str) -> list[str]:
+def parse_routers(text: str, topology=None) -> list[str]:
     chosen = _items(text, "--routers")
-    unknown = [n for n in chosen if n not in ROUTERS]
+    if topology is not None and not isinstance(topology, Xgft):
+        from synth.route.direct_routers import DIRECT_ROUTERS
+
+        known = [name for name, router in DIRECT_ROUTERS.items() if router.refusal(topology) is None]
+    else:
+        known = list(ROUTERS)
+    unknown = [n for n in chosen if n not in known]
     if unknown:
-        raise SynthError(f"unknown router '{unknown[0]}' for a report (known: {', '.join(ROUTERS)})")
+        raise SynthError(f"unknown router '{unknown[0]}' for a report on {topology.family if topology else 'xgft'} "
+                         f"(known: {', '.join(known)})")
     if len(set(chosen)) != len(chosen):
         raise SynthError(f"--routers {show(text)} names a router twice")
     return chosen
 
 
-def _routed_series(xgft: Xgft, network: Network, workload: Workload, phases: np.ndarray, router: str,
+def _routed_series(xgft, network: Network, workload: Workload, phases: np.ndarray, router: str,
                    options: LayeredOptions, seed: int, progress: Callable[[str], None]) -> tuple[Series, np.ndarray]:
+    """One routing of one pattern, and per phase the lower bound: the cut bounds, and on a direct
+    network the LP bound where the synthesizing router computed it."""
     started = time.perf_counter()
-    routed = list(route_phases(xgft, network, workload, phases, report_router(router, options), seed, keep_routes=False))
+    direct = not isinstance(xgft, Xgft)
+    routed = list(route_phases(xgft, network, workload, phases, report_router(router, options, xgft), seed,
+                               keep_routes=direct))
     evaluations = [r.evaluation for r in routed]
-    proofs = sorted({r.report.whole_run for r in routed if r.report is not None and r.report.whole_run})
+    proofs = sorted({r.report.whole_run for r in routed if r.report is not None and getattr(r.report, "whole_run", None)})
     seconds = time.perf_counter() - started
     contention = np.array([e.max_contention for e in evaluations], dtype=np.int64)
-    bound = np.array([e.lower_bound for e in evaluations], dtype=np.int64)
+    bound = np.array([max(e.lower_bound, getattr(r.report, "lp_bound", 0) if r.report is not None else 0)
+                      for e, r in zip(evaluations, routed)], dtype=np.int64)
     statuses = Counter(e.status for e in evaluations) if router in SYNTHESIZED else Counter()
-    progress(f"{PATTERNS[workload.pattern]} {ROUTERS[router]}: max contention {contention.max(initial=0)}, "
+    lanes = _lanes([p for r in routed for p in as_paths(xgft, r.flows.src, r.flows.dst, r.choice).as_lists()],
+                   network) if direct else ""
+    label = router_label(router, xgft)
+    progress(f"{pattern_label(workload.pattern)} {label}: max contention {contention.max(initial=0)}, "
              f"{int((contention > bound).sum())} of {len(phases)} phases above the bound, {seconds:.1f} s")
-    return Series(ROUTERS[router], contention, seconds, statuses, "; ".join(proofs)), bound
+    return Series(label, contention, seconds, statuses, "; ".join(proofs), lanes), bound
+
+
+def _lanes(paths: list[list[int]], network: Network) -> str:
+    """Lanes that make every lane's channel dependencies acyclic over all of a pattern's paths (one
+    set of tables): the layered heuristic's count, an upper bound on the least."""
+    from synth.app.vls import lanes_for
+
+    try:
+        lanes, _ = lanes_for(paths, network.num_channels, LANES_LIMIT)
+    except SynthError:
+        return f"more than {LANES_LIMIT}"
+    return str(int(lanes.max(initial=-1)) + 1)
 
 
 def _table_series(network: Network, workload: Workload, phases: np.ndarray, tables: EngineTables, label: str) -> Series:
@@ -155,17 +232,24 @@ def _table_series(network: Network, workload: Workload, phases: np.ndarray, tabl
     note = "" if tables.configured_by == tables.engine else f"OpenSM fell back to {tables.configured_by}"
     if unrouted:
         note = "; ".join(filter(None, [note, f"{unrouted} flows not delivered (left out)"]))
-    return Series(label, contention, time.perf_counter() - started, note=note)
+    return Series(label, contention, time.perf_counter() - started, note=note, lanes=tables.lanes)
+
+
+def _cut_bounds(topology, workload: Workload, phases: np.ndarray) -> np.ndarray:
+    idx, src, dst, _ = workload.batch(phases)
+    return cut_bounds_batch(topology, idx, src, dst, len(phases)).max(axis=1, initial=0)
 
 
 def build_report(
-    name: str, description: str, source: str, xgft: Xgft, cost: CostModel, patterns: list[str], routers: list[str],
+    name: str, description: str, source: str, xgft, cost: CostModel, patterns: list[str], routers: list[str],
     engines: list[str], options: LayeredOptions, seed: int, command: str, progress: Callable[[str], None] = lambda _: None,
     given: list[tuple[str, str]] = (), timings: bool = False,
 ) -> Report:
     """`engines` are run by OpenSM on ibsim; `given` are (name, directory) of tables computed
-    elsewhere for the network's fabric (synth.opensm.engines.given_tables)."""
+    elsewhere for the network's fabric (synth.opensm.engines.given_tables). `xgft` is the
+    network's topology, of any family."""
     network = xgft.network()
+    direct = not isinstance(xgft, Xgft)
     engine_runs, notes = [], []
     for label, directory in given:  # read first: a bad directory fails before any routing
         engine_runs.append((label, given_tables(network, label, directory)))
@@ -179,16 +263,22 @@ def build_report(
         progress(f"OpenSM {engine}: tables computed by OpenSM in {tables.seconds:.1f} s on ibsim{fallback}")
     results = []
     for pattern in patterns:
-        workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), cost.message_bytes)
-        phases = np.arange(workload.num_phases, dtype=np.int64)
-        series, bound = [], None
+        workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), cost.message_bytes, topology=xgft)
+        if network.failed_nodes is not None:
+            workload = workload.on_network(network)
+        phases = workload.phase_numbers.copy()
+        series, bound = [], _cut_bounds(xgft, workload, phases)
         for router in routers:
-            routed, bound = _routed_series(xgft, network, workload, phases, router, options, seed, progress)
+            routed, routed_bound = _routed_series(xgft, network, workload, phases, router, options, seed, progress)
             series.append(routed)
-        if bound is None:  # OpenSM engines only
-            idx, src, dst, _ = workload.batch(phases)
-            bound = stage_lower_bounds_batch(xgft, idx, src, dst, len(phases)).max(axis=1, initial=0)
+            bound = np.maximum(bound, routed_bound)
         series += [_table_series(network, workload, phases, tables, label) for label, tables in engine_runs]
-        results.append(PatternResult(pattern, PATTERNS[pattern], phases, bound, series))
+        results.append(PatternResult(pattern, pattern_label(pattern), phases, bound, series))
+    if direct:
+        lp = any(r in ("paths", "layered") for r in routers)
+        bound_note = "the cut bounds (terminal links" + (", group cut" if xgft.router_groups() is not None else "") + ")" \
+            + (" and the LP bound over all paths (computed by synth's path-selection and layered routers)" if lp else "")
+        return Report(name, description or xgft.label(), source, xgft, network, cost, results, None, [], command, notes, timings,
+                      bound_note, xgft.facts())
     return Report(name, description, source, xgft, network, cost, results,
                   ideal_exchange_time(xgft.m, cost.message_bytes), bmin_table(xgft), command, notes, timings)

@@ -6,6 +6,7 @@ Both formats come from one context of already-formatted values, so they show the
 from __future__ import annotations
 
 import base64
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,7 +31,8 @@ def _summary_rows(report: Report, result: PatternResult) -> list[dict]:
     bound_time = cost.exchange_time(result.lower_bound)
     rows = [{"routing": "lower bound", "max": int(result.lower_bound.max(initial=0)), "above": "-",
              "total": int(result.lower_bound.sum()), "time_us": f"{bound_time * US:.2f}", "ratio": "1.00",
-             "seconds": "-", "statuses": "", "note": "no routing does better (subtree cut bound)"}]
+             "seconds": "-", "statuses": "", "lanes": "-",
+             "note": "no routing does better" + (" (subtree cut bound)" if report.ideal_time is not None else "")}]
     for series in result.series:
         time = cost.exchange_time(series.max_contention)
         statuses = ", ".join(f"{n} {status}" for status, n in sorted(series.statuses.items()))
@@ -43,6 +45,7 @@ def _summary_rows(report: Report, result: PatternResult) -> list[dict]:
             "ratio": f"{time / bound_time:.2f}" if bound_time > 0 else "-",
             "seconds": f"{series.seconds:.1f}",
             "statuses": statuses,
+            "lanes": series.lanes or "-",
             "note": series.note,
         })
     return rows
@@ -78,8 +81,12 @@ def _context(report: Report, images: dict[str, str]) -> dict:
         "alpha_us": f"{cost.alpha * US:g}",
         "bandwidth_gbps": f"{cost.bandwidth_bits / 1e9:g}",
         "beta": f"{cost.beta:.3g}",
-        "ideal_us": f"{report.ideal_time * US:.2f}",
+        "ideal_us": f"{report.ideal_time * US:.2f}" if report.ideal_time is not None else "",
         "bmin": report.bmin,
+        "xgft": report.ideal_time is not None,
+        "facts": [{"name": k, "value": v} for k, v in report.facts],
+        "bound_note": report.bound_note,
+        "workload": "the all-to-all exchanges below" if report.ideal_time is not None else "the patterns below",
         "command": report.command,
         "version": __version__,
         "engine_notes": report.engine_notes,
@@ -115,7 +122,8 @@ def render_markdown(report: Report, out: Path) -> dict[Path, str | bytes]:
     files: dict[Path, str | bytes] = {}
     images = {}
     for key, data in figures(report).items():
-        path = out.with_name(f"{out.stem}-{key.lower()}.png")
+        safe = re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")  # (patterns such as randperm:1 name figures too)
+        path = out.with_name(f"{out.stem}-{safe}.png")
         files[path] = data
         images[key] = path.name
     files[out] = _templates(False).get_template("report.md.j2").render(_context(report, images))

@@ -5,7 +5,9 @@ takes, among the channels of the first dimension in which it still differs from 
 (channel class "dim k"), the one that brings it closest to the destination router (the lowest-
 numbered on a tie). On a torus that is the shorter way round the ring (on a tie, the channel
 the family lists first), on a HyperX the one direct hop. Every DOR path is minimal, so `check`
-verifies it as one.
+verifies it as one. On a degraded network (synth.topology.degraded) a router whose dimension-order
+hop failed (no channel of that dimension on a shortest path) takes its lowest-numbered channel on a
+shortest path instead.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def dor(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:
         distance = view.distance[heads, target[:, None]].astype(np.int64)
         allowed = (out_class[at] == wanted[:, None]) & (distance == view.distance[at, target][:, None] - 1)
         score = np.where(allowed, distance * (len(view.head) + 1) + channels, np.iinfo(np.int64).max)
-        return channels[np.arange(len(at)), np.argmin(score, axis=1)]
+        chosen = channels[np.arange(len(at)), np.argmin(score, axis=1)]
+        # On a degraded network the dimension's hop may have failed: the lowest-numbered minimal channel.
+        return np.where(allowed.any(axis=1), chosen, view.next_channel[at, target].astype(np.int64))
 
     return view.walk(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), pick)

@@ -62,13 +62,18 @@ class RouterView:
         slot = np.arange(len(links)) - np.repeat(np.cumsum(degree) - degree, degree)
         self.out[tail[order], slot] = links[order]
 
-        self.groups = groups
         head = dst[links] - n
-        if groups is None:
-            graph = csr_matrix((np.ones(len(links)), (tail, head)), shape=(r, r))
-            distance = shortest_path(graph, unweighted=True, directed=True)
-        else:
+        graph = csr_matrix((np.ones(len(links)), (tail, head)), shape=(r, r))
+        distance = None
+        if groups is not None:
             distance = _hierarchical_distance(tail, head, groups)
+            if np.isinf(distance).any() and (np.isinf(distance) & ~np.isinf(shortest_path(graph, unweighted=True))).any():
+                # A degraded network (synth.topology.degraded) where the one-global-hop sense leaves
+                # connected routers apart: minimal then means the graph's shortest paths.
+                groups, distance = None, None
+        if distance is None:
+            distance = shortest_path(graph, unweighted=True, directed=True)
+        self.groups = groups
         self.unreachable = np.isinf(distance)
         self.distance = np.where(self.unreachable, -1, distance).astype(np.int16)
         self.diameter = int(self.distance.max(initial=0))

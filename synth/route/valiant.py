@@ -51,7 +51,10 @@ def _via(topology, src, dst, intermediate: np.ndarray, route: np.ndarray) -> Pat
     flows where `route` is set; one minimal path for the others."""
     view = router_view(topology)
     a, b = view.terminal_router[src], view.terminal_router[dst]
-    middle = np.where(route, intermediate, a)  # the others go from their own router, a 0-hop segment
+    # On a degraded network an intermediate cut off from either end is not used: minimal instead.
+    safe = np.where(route, intermediate, a)  # (an intermediate of a flow that is not routed through one may be out of range)
+    route = route & ~view.unreachable[a, safe] & ~view.unreachable[safe, b]
+    middle = np.where(route, safe, a)  # the others go from their own router, a 0-hop segment
     return view.assemble(src, dst, [view.router_hops(a, middle), view.router_hops(middle, b)])
 
 
@@ -84,7 +87,8 @@ def valiant(topology, src, dst, phase=None, occurrence=None, seed=0, any_router:
         slots = first_member[group][:, None] + np.arange(width)[None, :]
         valid = np.arange(width)[None, :] < size[group][:, None]
         candidates = members[np.minimum(slots, len(members) - 1)]
-        distance = np.where(valid, view.distance[a[:, None], candidates], np.iinfo(np.int16).max)
+        to = view.distance[a[:, None], candidates]
+        distance = np.where(valid & (to >= 0), to, np.iinfo(np.int16).max)  # (-1: unreachable, degraded networks)
         intermediate = candidates[np.arange(len(src)), np.argmin(distance, axis=1)]
     return _via(topology, src, dst, intermediate, route)
 

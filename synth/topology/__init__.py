@@ -19,8 +19,16 @@ for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     importlib.import_module(f"{__name__}.{_module}")
 
 
+from synth.topology.degraded import parse_degraded  # noqa: E402
+
+
 def parse_topology(spec: str) -> Topology:
-    """Turn a spec string such as `xgft:3:8,4,2:1,8,2` or `dragonfly:4,8,4` into a Topology."""
+    """Turn a spec string such as `xgft:3:8,4,2:1,8,2` or `dragonfly:4,8,4` into a Topology; a
+    spec with `@fail=...` gives the degraded network (synth.topology.degraded)."""
+    return parse_degraded(spec.strip(), _parse_intact)
+
+
+def _parse_intact(spec: str) -> Topology:
     name, _, rest = spec.strip().partition(":")
     return FAMILIES.get(name.lower(), f"spec '{spec}'").parse(rest)
 

@@ -30,6 +30,7 @@ class Network:
     channel_bandwidth: np.ndarray | None = None  # (num_channels,) relative to 1; None: all 1
     channel_class: np.ndarray | None = None  # (num_channels,) index into class_names; None: the stage
     class_names: tuple[str, ...] = ()
+    failed_nodes: np.ndarray | None = None  # degraded networks (synth.topology.degraded): nodes no flow reaches
     _channel_keys: np.ndarray | None = field(default=None, repr=False)
     _channel_order: np.ndarray | None = field(default=None, repr=False)
 
@@ -52,6 +53,15 @@ class Network:
     @property
     def num_switches(self) -> int:
         return self.num_nodes - self.num_terminals
+
+    def cabled(self) -> np.ndarray:
+        """(num_channels,) bool: channels between working nodes (a degraded network's failed
+        switches and cut-off terminals keep channels in the arrays, but no cable)."""
+        if self.failed_nodes is None:
+            return np.ones(self.num_channels, dtype=bool)
+        failed = np.zeros(self.num_nodes, dtype=bool)
+        failed[self.failed_nodes] = True
+        return ~failed[self.channel_src] & ~failed[self.channel_dst]
 
     def is_terminal(self, node: int) -> bool:
         return 0 <= node < self.num_terminals

@@ -135,11 +135,30 @@ class Workload:
     task_grid: tuple[int, ...] | None = None  # a stencil's task grid, for the Cartesian placement
     placement: np.ndarray | None = None  # terminal of every task; None: task i on terminal i
     placement_text: str = "contiguous"
+    component: np.ndarray | None = None  # degraded networks: per terminal its connected component (on_network)
 
     def place(self, text: str, terminals: int, hierarchy) -> "Workload":
         """This workload with its tasks on terminals as `text` says (synth.traffic.placement)."""
         mapping = placement_map(text.strip(), self.num_ranks, terminals, hierarchy, self.task_grid)
         return replace(self, placement=mapping, placement_text=text.strip())
+
+    def on_network(self, network) -> "Workload":
+        """This workload on a degraded network (synth.topology.degraded): flows between terminals
+        that no longer reach each other are dropped from every phase (`unreachable` counts them)."""
+        from synth.topology.degraded import terminal_components
+
+        return replace(self, component=terminal_components(network))
+
+    def _reachable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray | None:
+        return None if self.component is None else self.component[src] == self.component[dst]
+
+    def unreachable(self, phases: np.ndarray) -> np.ndarray:
+        """Per selected phase, the flows dropped because their ends no longer reach each other."""
+        phases = np.asarray(phases, dtype=np.int64)
+        if self.component is None:
+            return np.zeros(len(phases), dtype=np.int64)
+        idx, src, dst, _ = replace(self, component=None).batch(phases)
+        return np.bincount(idx[self.component[src] != self.component[dst]], minlength=len(phases))
 
     def _terminals(self, ranks: np.ndarray) -> np.ndarray:
         return ranks if self.placement is None else self.placement[ranks]
@@ -163,11 +182,14 @@ class Workload:
     def flows(self, phase: int) -> Flows:
         if self.explicit is not None:
             flows = self.explicit[self._explicit_index(phase)]
-            return Flows(self._terminals(flows.src), self._terminals(flows.dst), flows.bytes)
-        self.check_phase(phase)
-        src = np.arange(self.num_ranks, dtype=np.int64)
-        dst = self.destination(src, np.full_like(src, phase))
-        return Flows.uniform(self._terminals(src), self._terminals(dst), self.message_bytes)
+            flows = Flows(self._terminals(flows.src), self._terminals(flows.dst), flows.bytes)
+        else:
+            self.check_phase(phase)
+            src = np.arange(self.num_ranks, dtype=np.int64)
+            dst = self.destination(src, np.full_like(src, phase))
+            flows = Flows.uniform(self._terminals(src), self._terminals(dst), self.message_bytes)
+        keep = self._reachable(flows.src, flows.dst)
+        return flows if keep is None else Flows(flows.src[keep], flows.dst[keep], flows.bytes[keep])
 
     def check_phase(self, phase: int) -> None:
         if not self.has_phase(phase):
@@ -232,14 +254,18 @@ class Workload:
             parts = [self.explicit[self._explicit_index(int(p))] for p in phases]
             idx = np.repeat(np.arange(len(parts), dtype=np.int64), [len(f) for f in parts])
             src, dst, size = (np.concatenate([getattr(f, name) for f in parts]) for name in ("src", "dst", "bytes"))
-            return idx, self._terminals(src), self._terminals(dst), size
+            return self._kept(idx, self._terminals(src), self._terminals(dst), size)
         n, num = self.num_ranks, phases.shape[0]
         ranks = np.arange(n, dtype=np.int64) if ranks is None else np.asarray(ranks, dtype=np.int64)
         # Destination functions broadcast: digits of the ranks and of the phases are taken once.
         dst = np.broadcast_to(self.destination(ranks[None, :], phases[:, None]), (num, n)).ravel()
         idx = np.repeat(np.arange(num, dtype=np.int64), n)
         src = np.tile(ranks, num)
-        return idx, self._terminals(src), self._terminals(dst), np.full(n * num, self.message_bytes, dtype=np.int64)
+        return self._kept(idx, self._terminals(src), self._terminals(dst), np.full(n * num, self.message_bytes, dtype=np.int64))
+
+    def _kept(self, idx, src, dst, size):
+        keep = self._reachable(src, dst)
+        return (idx, src, dst, size) if keep is None else (idx[keep], src[keep], dst[keep], size[keep])
 
     def flow_count(self, phases: np.ndarray) -> int:
         """Flows of the selected phases, counted without making them (size guards)."""

@@ -207,7 +207,7 @@ def _policy(topology, policy: str):
         if k < 0:
             return np.ones(len(routers), dtype=bool), "empty"
         if policy == VIA_GROUP:
-            return _via_group(routers, groups), VIA_GROUP_TEXT
+            return _via_group(routers, topology.router_groups()), VIA_GROUP_TEXT
         position = np.arange(k + 1)[None, :]
         first = distance[routers[:, :1], routers] == position
         second = distance[routers, routers[:, -1:]] == k - position
@@ -282,6 +282,8 @@ def _check_header(doc: dict, network, report: CheckReport, topology):
                                  topology=topology)
         if "placement" in traffic:
             workload = workload.place(traffic["placement"], network.num_terminals, topology.hierarchy())
+        if network.failed_nodes is not None:  # a degraded network: the flows whose ends still meet
+            workload = workload.on_network(network)
         expected = workload.select(selection).tolist()
     except SynthError as exc:
         report.problem(f"traffic pattern '{pattern}' with selection '{selection}' cannot be regenerated: {exc}")
@@ -411,6 +413,14 @@ def check_routes(doc: dict) -> CheckReport:
         if ((src >= network.num_terminals) | (dst >= network.num_terminals)).any():
             report.problem(f"phase {phase}: a flow names a rank outside 0..{network.num_terminals - 1}")
             continue
+        if (network.failed_nodes is not None) != ("unreachable" in entry):
+            report.problem(f"phase {phase}: " + ("the network is degraded but the phase does not record its unreachable "
+                                                 "flows" if network.failed_nodes is not None else
+                                                 "unreachable flows recorded on an intact network"))
+        elif workload is not None and workload.has_phase(phase) and "unreachable" in entry \
+                and int(workload.unreachable(np.array([phase]))[0]) != entry["unreachable"]:
+            report.problem(f"phase {phase}: {entry['unreachable']} unreachable flows recorded, the degraded network cuts "
+                           f"{int(workload.unreachable(np.array([phase]))[0])}")
         if workload is not None and workload.has_phase(phase):
             expected = workload.flows(phase)
             if not _same_rows(np.stack([expected.src, expected.dst, expected.bytes], axis=1), flows):

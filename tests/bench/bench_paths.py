@@ -27,7 +27,9 @@ import time
 
 import numpy as np
 
+from synth.app.vls import lanes_for
 from synth.cost.lp_bound import lp_bound
+from synth.render.routes_file import MAX_VLS
 from synth.opensm.engines import engine_tables
 from synth.route.layered_dragonfly import DragonflyLayeredOptions, route_phase_layered
 from synth.route.minimal import minimal
@@ -89,7 +91,7 @@ def main() -> None:
               + "".join(f"{e:>7} " for e in engines)
               + f"{'paths':>5} {'status':>8} {'seconds':>8}" + (f" {'layered':>7} {'status':>8} {'seconds':>8}" if layered else "")
               + "  how (paths)", flush=True)
-        rows = []
+        rows, routed = [], {"paths": [], "layered": []}
         for name, src, dst in workloads(topology, args.perms):
             others = [peak(network, router(topology, src, dst)) for router in (minimal, valiant, ugal)]
             engine_peaks = []
@@ -103,6 +105,7 @@ def main() -> None:
             paths, report = route_phase_paths(topology, src, dst, options)
             seconds = time.perf_counter() - start
             achieved = peak(network, paths)
+            routed["paths"] += paths.as_lists()
             status = "optimal" if report.proven_by else "gap"
             line = (f"{spec:18} {name:14} {bound:>3} {others[0]:>7} {others[1]:>7} {others[2]:>5} "
                     + "".join(f"{'-' if p is None else p:>7} " for p in engine_peaks)
@@ -113,6 +116,7 @@ def main() -> None:
                 layered_paths, layered_report = route_phase_layered(topology, src, dst, DragonflyLayeredOptions())
                 layered_seconds = time.perf_counter() - start
                 layered_achieved = peak(network, layered_paths)
+                routed["layered"] += layered_paths.as_lists()
                 layered_status = "optimal" if layered_report.proven_by else "gap"
                 line += f" {layered_achieved:>7} {layered_status:>8} {layered_seconds:>8.2f}"
             else:
@@ -123,6 +127,17 @@ def main() -> None:
         print(f"{spec}: {len(rows)} phases; paths at the LP bound's ceiling in {int((achieved <= bound).sum())} "
               f"({100 * (achieved <= bound).mean():.0f}%), never above the best other router: "
               f"{bool((achieved <= best_other).all())}; slowest phase {seconds.max():.2f} s, mean {seconds.mean():.2f} s")
+        for router, lists in routed.items():  # one set of tables for all the phases: one lane assignment
+            if lists:
+                start = time.perf_counter()
+                try:
+                    lanes, _ = lanes_for(lists, network.num_channels, MAX_VLS)
+                    text = f"{int(lanes.max(initial=-1)) + 1}"
+                except Exception as exc:  # (more than IB's 15 lanes: the message says how many)
+                    text = str(exc).splitlines()[0]
+                print(f"{spec}: lanes for {router}'s {len(lists):,} paths of all {len(rows)} phases: {text} "
+                      f"(the layered heuristic, an upper bound; {time.perf_counter() - start:.1f} s)"
+                      + (f"; dfsssp (every pair of LIDs): {engines['dfsssp'].lanes}" if "dfsssp" in engines else ""))
         if layered:
             at_bound = layered_achieved.astype(int) <= bound
             print(f"{spec}: layered at the LP bound's ceiling in {int(at_bound.sum())} ({100 * at_bound.mean():.0f}%), "
