@@ -3,7 +3,7 @@
 PYTHON ?= python3
 PIP = PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install -q
 
-.PHONY: install install-test demo test test-slow bench report
+.PHONY: install install-test demo test test-slow bench report reports-direct
 
 install:
 	scripts/install-system-packages.sh
@@ -33,3 +33,14 @@ test-slow: install-test
 report: install
 	$(PYTHON) -m synth report instances/table3.1/xgft512.toml --opensm minhop,updn,ftree,dfsssp \
 		--out reports/table3.1-xgft512.html --out reports/table3.1-xgft512.md
+
+# Issue 11's reports of direct networks: the Table 4.2 balanced dragonflies, a Slim Fly and a 2D HyperX.
+reports-direct: install
+	$(PYTHON) -m synth report dragonfly:2,4,2 --opensm minhop,updn,dfsssp,nue,lash \
+		--out reports/dragonfly-2-4-2.html --out reports/dragonfly-2-4-2.md
+	$(PYTHON) -m synth report dragonfly:3,6,3 --opensm minhop,updn,dfsssp,nue,lash \
+		--out reports/dragonfly-3-6-3.html --out reports/dragonfly-3-6-3.md
+	$(PYTHON) -m synth report slimfly:7 --opensm minhop,updn,dfsssp,nue,lash \
+		--out reports/slimfly-7.html --out reports/slimfly-7.md
+	$(PYTHON) -m synth report hyperx:5,5:p=4 --opensm minhop,updn,dfsssp,nue,lash,dor \
+		--out reports/hyperx-5x5.html --out reports/hyperx-5x5.md

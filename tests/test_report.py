@@ -231,3 +231,121 @@ def test_destination_consistent_routings_equal_synth_route_with_consistency(tmp_
                            "--time-limit", "30", "--out", routes, "--quiet")
         assert code == 0, err
         assert columns[label].tolist() == [p["max_contention"] for p in json.loads(routes.read_text())["phases"]]
+
+
+# ----- reports of direct networks (issue 11) -------------------------------------------------------
+
+DIRECT = "dragonfly:2,4,2"
+DIRECT_PATTERNS = {"a2a-lin": "LIN", "randperm:2": "randperm:2", "shift:8": "shift:8"}
+DIRECT_ROUTERS = {"minimal": "minimal", "ugal": "ugal", "paths": "synth paths", "layered": "synth layered"}
+
+
+def direct_args(out):
+    return ("report", DIRECT, "--patterns", ",".join(DIRECT_PATTERNS), "--routers", ",".join(DIRECT_ROUTERS),
+            "--opensm", "minhop,dfsssp", "--out", out, "--quiet")
+
+
+@pytest.fixture(scope="module")
+def direct_report(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("direct")
+    code, out, err = cli(*direct_args(directory / "r.md"))
+    assert code == 0, err
+    return directory
+
+
+def sections(text):
+    """{heading: the rows (lists of cells) of the last table under it} for every '## ' and '### '
+    heading: the summary under '### LABEL (N phases)', every phase under '## LABEL'."""
+    out, heading, previous = {}, None, ""
+    for line in text.splitlines():
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+        elif line.startswith("|") and heading is not None:
+            if not previous.startswith("|"):
+                out[heading] = []  # a new table
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if not set("".join(cells)) <= set("-:"):
+                out[heading].append(cells)
+        previous = line
+    return out
+
+
+def test_direct_report_numbers_equal_synth_route(direct_report, tmp_path):
+    """Per phase: every routing's max contention as `synth route` writes it; the bound is the cut
+    bound raised to the LP bound the synthesizing routers record."""
+    tables = sections((direct_report / "r.md").read_text())
+    for pattern, label in DIRECT_PATTERNS.items():
+        rows = tables[label]
+        columns = dict(zip(rows[0], np.array([[int(c) for c in row] for row in rows[1:]]).T))
+        bound = None
+        for router, column in DIRECT_ROUTERS.items():
+            routes = tmp_path / f"{router}-{label}.json"
+            code, _, err = cli("route", DIRECT, "--traffic", pattern, "--router", router, "--out", routes, "--quiet")
+            assert code == 0, err
+            phases = json.loads(routes.read_text())["phases"]
+            assert columns["phase"].tolist() == [p["phase"] for p in phases]
+            assert columns[column].tolist() == [p["max_contention"] for p in phases], column
+            here = np.array([max(p["lower_bound"], p.get("solver", {}).get("lp_bound", 0)) for p in phases])
+            bound = here if bound is None else np.maximum(bound, here)
+        assert columns["lower bound"].tolist() == bound.tolist()
+
+
+def test_direct_report_lanes_are_what_synth_vls_needs(direct_report, tmp_path):
+    summary = sections((direct_report / "r.md").read_text())["LIN (72 phases)"]
+    lanes = {row[0]: row[summary[0].index("lanes")] for row in summary[1:]}
+    routes, with_lanes = tmp_path / "r.json", tmp_path / "v.json"
+    assert cli("route", DIRECT, "--traffic", "a2a-lin", "--router", "paths", "--out", routes, "--quiet")[0] == 0
+    code, out, _ = cli("vls", routes, "--out", with_lanes, "--max-vls", "15")
+    assert code == 0
+    needed = max(max(p["vls"]) for p in json.loads(with_lanes.read_text())["phases"]) + 1
+    assert lanes["synth paths"] == str(needed)
+    assert "needed" in lanes["OpenSM dfsssp"]
+
+
+def test_direct_report_engines_equal_opensm_check(direct_report, tmp_path):
+    rows = sections((direct_report / "r.md").read_text())["randperm:2"]
+    columns = dict(zip(rows[0], np.array([[int(c) for c in row] for row in rows[1:]]).T))
+    routes = tmp_path / "routes.json"
+    assert cli("route", DIRECT, "--traffic", "randperm:2", "--router", "minimal", "--out", routes, "--quiet")[0] == 0
+    assert cli("tables", routes, "--out", tmp_path / "t")[0] == 0
+    code, out, err = cli("opensm-check", tmp_path / "t", "--engines", "minhop,dfsssp")
+    assert code == 0, out + err
+    for engine in ("minhop", "dfsssp"):
+        row = next(line.split() for line in out.splitlines() if line.startswith(f"opensm {engine}"))
+        assert int(row[2]) == columns[f"OpenSM {engine}"].max()
+
+
+def test_direct_report_reruns_are_byte_identical(tmp_path, monkeypatch):
+    pages = []
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        monkeypatch.chdir(tmp_path / run)
+        assert cli("report", DIRECT, "--patterns", "randperm:1,shift:8", "--routers", "minimal,paths,layered",
+                   "--out", "r.md", "--out", "r.html", "--quiet")[0] == 0
+        pages.append({p.name: p.read_bytes() for p in sorted((tmp_path / run).iterdir())})
+    assert pages[0] == pages[1]
+    assert "r-randperm-1.png" in pages[0] and "r-shift-8.png" in pages[0]  # figure names without ':'
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ("dragonfly:2,4,2", ["a2a-lin", "a2a-lat", "randperm:1", "shift:8"]),  # 8 terminals per group
+    ("slimfly:5", ["a2a-lin", "randperm:1", "worst-case"]),
+    ("hyperx:5,5:p=4", ["a2a-lin", "randperm:1", "shift:4"]),  # 4 terminals per router
+])
+def test_default_patterns_of_each_family(spec, expected):
+    from synth.report.data import default_patterns
+    from synth.topology import parse_topology
+
+    assert default_patterns(parse_topology(spec)) == expected
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--routers", "dmodk"], "unknown router 'dmodk' for a report on dragonfly"),
+    (["--patterns", "a2a-lin,bogus"], "bogus"),
+    (["--patterns", "randperm:1,randperm:1"], "twice"),
+])
+def test_bad_direct_report_options(tmp_path, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("report", DIRECT, "--out", "r.md", *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

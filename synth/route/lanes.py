@@ -37,20 +37,50 @@ def assign_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, m
         raise SynthError(f"path {path} crosses channel {channel} twice, so its own channel dependencies form a cycle "
                          f"that no virtual lane assignment can break")
     keys, owner = dependencies(channels, lengths, num_channels)
+    # One graph of the distinct dependencies, kept with per-edge counts of the current lane's paths:
+    # moving paths up only lowers counts, so no lane graph is rebuilt from the paths per cycle.
+    edge_keys, edge_of = np.unique(keys, return_inverse=True)
+    tail, head = edge_keys // num_channels, edge_keys % num_channels
+    by_edge = np.argsort(edge_of, kind="stable")  # dependency entries grouped by edge
+    edge_ptr = np.searchsorted(edge_of[by_edge], np.arange(len(edge_keys) + 1))
+    by_path = np.argsort(owner, kind="stable")  # dependency entries grouped by path
+    path_ptr = np.searchsorted(owner[by_path], np.arange(len(lengths) + 1))
     lanes = np.zeros(len(lengths), dtype=np.int64)
     lane = 0
     while (lanes == lane).any():
-        while (cycle := lane_cycle(channels, lengths, lanes, num_channels, lane)) is not None:
-            cycle_keys = np.array([a * num_channels + b for a, b in zip(cycle, cycle[1:] + cycle[:1])], dtype=np.int64)
-            on_lane = lanes[owner] == lane
-            counts = [np.unique(owner[on_lane & (keys == k)]) for k in cycle_keys.tolist()]
-            movers = min(counts, key=len)  # the cheapest edge of the cycle to break
+        count = np.bincount(edge_of[lanes[owner] == lane], minlength=len(edge_keys))
+        while (cycle := _cycle(tail, head, count, num_channels)) is not None:
+            cycle_edges = np.searchsorted(edge_keys, [a * num_channels + b for a, b in zip(cycle, cycle[1:] + cycle[:1])])
+            cheapest = int(cycle_edges[np.argmin(count[cycle_edges])])  # the cheapest edge of the cycle to break
+            entries = by_edge[edge_ptr[cheapest] : edge_ptr[cheapest + 1]]
+            movers = np.unique(owner[entries][lanes[owner[entries]] == lane])
             lanes[movers] = lane + 1
+            moved = np.concatenate([by_path[path_ptr[p] : path_ptr[p + 1]] for p in movers.tolist()])
+            count -= np.bincount(edge_of[moved], minlength=len(edge_keys))
         lane += 1
         if lane >= max_lanes and (lanes == lane).any():
             raise SynthError(f"the routes need more than {max_lanes} virtual lanes with this assignment (the layered "
                              f"heuristic)")
     return lanes
+
+
+def _cycle(tail: np.ndarray, head: np.ndarray, count: np.ndarray, num_channels: int) -> list[int] | None:
+    """A cycle of the dependency edges with a positive count (synth.verify.deadlock's choice: inside
+    the smallest strongly connected component, from its lowest channel), or None."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from synth.verify.deadlock import _cycle_within
+
+    live = count > 0
+    graph = csr_matrix((np.ones(int(live.sum()), dtype=np.int8), (tail[live], head[live])), shape=(num_channels, num_channels))
+    components, label = connected_components(graph, directed=True, connection="strong")
+    sizes = np.bincount(label, minlength=components)
+    cyclic = np.flatnonzero(sizes > 1)
+    if not len(cyclic):
+        return None
+    component = cyclic[np.argmin(sizes[cyclic])]
+    return _cycle_within(graph, label == component, int(np.flatnonzero(label == component)[0]))
 
 
 MAX_EXACT_PATHS = 2000  # the exact model has a literal per path and lane, and an ordering per lane: small instances
