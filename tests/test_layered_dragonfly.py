@@ -223,10 +223,20 @@ def test_cli_route_and_check(run, tmp_path):
     assert code == 0 and "at most three groups" in text
 
 
-def test_check_rejects_path_outside_space(run, tmp_path):
+def routed_doc(run, tmp_path):
     out = tmp_path / "r.json"
     assert run("route", "dragonfly:2,4,2", "--traffic", "shift:8", "--router", "layered", "--out", out, "--quiet")[0] == 0
-    doc = json.loads(out.read_text())
+    return out, json.loads(out.read_text())
+
+
+def check_tampered(run, out, doc) -> tuple[int, str]:
+    out.write_text(json.dumps(doc))
+    code, text, _ = run("check", out)
+    return code, text
+
+
+def test_check_rejects_path_outside_space(run, tmp_path):
+    out, doc = routed_doc(run, tmp_path)
     fabric = GroupFabric("dragonfly:2,4,2")
     src, dst = doc["phases"][0]["flows"][0][:2]
     a, b = fabric.router_of[src], fabric.router_of[dst]
@@ -241,20 +251,16 @@ def test_check_rejects_path_outside_space(run, tmp_path):
     hops += list(fabric.segments(at, b)[0])
     path = doc["phases"][0]["paths"][0]
     doc["phases"][0]["paths"][0] = [path[0], *hops, path[-1]]
-    out.write_text(json.dumps(doc))
-    code, text, _ = run("check", out)
+    code, text = check_tampered(run, out, doc)
     assert code == 1 and "at most three groups" in text
 
 
 def test_check_rejects_false_proof(run, tmp_path):
-    out = tmp_path / "r.json"
-    assert run("route", "dragonfly:2,4,2", "--traffic", "shift:8", "--router", "layered", "--out", out, "--quiet")[0] == 0
-    doc = json.loads(out.read_text())
+    out, doc = routed_doc(run, tmp_path)
     phase = doc["phases"][0]
     assert phase["proven_by"] == "lp"
     phase["solver"]["lp_bound"] = phase["max_contention"] - 1
-    out.write_text(json.dumps(doc))
-    code, text, _ = run("check", out)
+    code, text = check_tampered(run, out, doc)
     assert code == 1 and "above the LP bound" in text
 
 

@@ -164,15 +164,19 @@ def test_report_shows_opensm_engines_as_opensm_check_does(tmp_path):
                        "--out", tmp_path / "r.md", "--quiet")
     assert code == 0, err
     columns = per_phase((tmp_path / "r.md").read_text(), "OPT")
-    routes = tmp_path / "routes.json"
-    assert cli("route", spec, "--traffic", "a2a-opt", "--router", "dmodk", "--out", routes, "--quiet")[0] == 0
-    assert cli("tables", routes, "--out", tmp_path / "t")[0] == 0
-    code, out, err = cli("opensm-check", tmp_path / "t", "--engines", "minhop,ftree")
-    assert code == 0, out + err
-    for engine in ("minhop", "ftree"):
-        row = next(line.split() for line in out.splitlines() if line.startswith(f"opensm {engine}"))
+    for engine, row in opensm_check_rows(tmp_path, spec, "a2a-opt", "dmodk", ("minhop", "ftree")).items():
         assert int(row[2]) == columns[f"OpenSM {engine}"].max()
         assert int(row[3]) == int((columns[f"OpenSM {engine}"] > columns["lower bound"]).sum())
+
+
+def opensm_check_rows(tmp_path, spec, pattern, router, engines) -> dict:
+    """{engine: its row of `synth opensm-check` (split)} on the tables of `router`'s routes."""
+    routes = tmp_path / "routes.json"
+    assert cli("route", spec, "--traffic", pattern, "--router", router, "--out", routes, "--quiet")[0] == 0
+    assert cli("tables", routes, "--out", tmp_path / "t")[0] == 0
+    code, out, err = cli("opensm-check", tmp_path / "t", "--engines", ",".join(engines))
+    assert code == 0, out + err
+    return {e: next(line.split() for line in out.splitlines() if line.startswith(f"opensm {e}")) for e in engines}
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -305,13 +309,7 @@ def test_direct_report_lanes_are_what_synth_vls_needs(direct_report, tmp_path):
 def test_direct_report_engines_equal_opensm_check(direct_report, tmp_path):
     rows = sections((direct_report / "r.md").read_text())["randperm:2"]
     columns = dict(zip(rows[0], np.array([[int(c) for c in row] for row in rows[1:]]).T))
-    routes = tmp_path / "routes.json"
-    assert cli("route", DIRECT, "--traffic", "randperm:2", "--router", "minimal", "--out", routes, "--quiet")[0] == 0
-    assert cli("tables", routes, "--out", tmp_path / "t")[0] == 0
-    code, out, err = cli("opensm-check", tmp_path / "t", "--engines", "minhop,dfsssp")
-    assert code == 0, out + err
-    for engine in ("minhop", "dfsssp"):
-        row = next(line.split() for line in out.splitlines() if line.startswith(f"opensm {engine}"))
+    for engine, row in opensm_check_rows(tmp_path, DIRECT, "randperm:2", "minimal", ("minhop", "dfsssp")).items():
         assert int(row[2]) == columns[f"OpenSM {engine}"].max()
 
 

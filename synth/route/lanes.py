@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.verify.deadlock import DependencyGraph, dependencies
+from synth.verify.deadlock import DependencyGraph, dependencies, find_cycle
 
 
 def lane_cycle(channels: np.ndarray, lengths: np.ndarray, lanes: np.ndarray, num_channels: int,
@@ -49,7 +49,7 @@ def assign_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, m
     lane = 0
     while (lanes == lane).any():
         count = np.bincount(edge_of[lanes[owner] == lane], minlength=len(edge_keys))
-        while (cycle := _cycle(tail, head, count, num_channels)) is not None:
+        while (cycle := find_cycle(tail[count > 0], head[count > 0], num_channels)) is not None:
             cycle_edges = np.searchsorted(edge_keys, [a * num_channels + b for a, b in zip(cycle, cycle[1:] + cycle[:1])])
             cheapest = int(cycle_edges[np.argmin(count[cycle_edges])])  # the cheapest edge of the cycle to break
             entries = by_edge[edge_ptr[cheapest] : edge_ptr[cheapest + 1]]
@@ -62,25 +62,6 @@ def assign_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, m
             raise SynthError(f"the routes need more than {max_lanes} virtual lanes with this assignment (the layered "
                              f"heuristic)")
     return lanes
-
-
-def _cycle(tail: np.ndarray, head: np.ndarray, count: np.ndarray, num_channels: int) -> list[int] | None:
-    """A cycle of the dependency edges with a positive count (synth.verify.deadlock's choice: inside
-    the smallest strongly connected component, from its lowest channel), or None."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    from synth.verify.deadlock import _cycle_within
-
-    live = count > 0
-    graph = csr_matrix((np.ones(int(live.sum()), dtype=np.int8), (tail[live], head[live])), shape=(num_channels, num_channels))
-    components, label = connected_components(graph, directed=True, connection="strong")
-    sizes = np.bincount(label, minlength=components)
-    cyclic = np.flatnonzero(sizes > 1)
-    if not len(cyclic):
-        return None
-    component = cyclic[np.argmin(sizes[cyclic])]
-    return _cycle_within(graph, label == component, int(np.flatnonzero(label == component)[0]))
 
 
 MAX_EXACT_PATHS = 2000  # the exact model has a literal per path and lane, and an ordering per lane: small instances

@@ -55,7 +55,7 @@ from synth.core.errors import SynthError
 from synth.cost.lp_bound import lp_bound
 from synth.route.candidates import Candidates
 from synth.route.minimal import router_view
-from synth.route.path_selection import PathsOptions, PathsReport, _descend, _Improver, _State
+from synth.route.path_selection import PathsOptions, PathsReport, _descend, _Improver, _State, route_each_phase
 from synth.route.paths import Paths
 from synth.solve import ProblemBuilder, check_solver, solve
 from synth.solve.problem import INFEASIBLE, OPTIMAL, TIMEOUT
@@ -522,14 +522,4 @@ class DragonflyLayeredRouter:
             import synth.solve.cpsat  # noqa: F401  (loaded once here, not in every forked worker)
 
     def __call__(self, topology, src, dst, phase=None, occurrence=None, seed=0):
-        from synth.route.path_selection import _in_flow_order
-
-        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-        phase = np.zeros(len(src), dtype=np.int64) if phase is None else np.asarray(phase, dtype=np.int64)
-        reports, routed = {}, []
-        order = np.lexsort((dst, src, phase))  # one order for the same flows: the same routes
-        for p in np.unique(phase).tolist():
-            idx = order[phase[order] == p]
-            paths, reports[p] = route_phase_layered(topology, src[idx], dst[idx], self.options, seed * 1_000_003 + p)
-            routed.append((idx, paths))
-        return _in_flow_order(len(src), routed), reports
+        return route_each_phase(route_phase_layered, self.options, topology, src, dst, phase, seed)

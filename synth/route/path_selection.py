@@ -484,16 +484,21 @@ class PathSelectionRouter:
             import synth.solve.cpsat  # noqa: F401  (loaded once here, not in every forked worker)
 
     def __call__(self, topology, src, dst, phase=None, occurrence=None, seed=0):
-        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-        phase = np.zeros(len(src), dtype=np.int64) if phase is None else np.asarray(phase, dtype=np.int64)
-        reports = {}
-        order = np.lexsort((dst, src, phase))  # one order for the same flows: the same routes
-        routed = []
-        for p in np.unique(phase).tolist():
-            idx = order[phase[order] == p]
-            paths, reports[p] = route_phase_paths(topology, src[idx], dst[idx], self.options, seed * 1_000_003 + p)
-            routed.append((idx, paths))
-        return _in_flow_order(len(src), routed), reports
+        return route_each_phase(route_phase_paths, self.options, topology, src, dst, phase, seed)
+
+
+def route_each_phase(route_phase, options, topology, src, dst, phase, seed: int):
+    """(Paths in flow order, {phase: report}) of `route_phase(topology, src, dst, options, seed)`
+    run phase by phase, the flows of a phase in one fixed order (the same flows: the same routes)."""
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    phase = np.zeros(len(src), dtype=np.int64) if phase is None else np.asarray(phase, dtype=np.int64)
+    reports, routed = {}, []
+    order = np.lexsort((dst, src, phase))
+    for p in np.unique(phase).tolist():
+        idx = order[phase[order] == p]
+        paths, reports[p] = route_phase(topology, src[idx], dst[idx], options, seed * 1_000_003 + p)
+        routed.append((idx, paths))
+    return _in_flow_order(len(src), routed), reports
 
 
 def _in_flow_order(count: int, routed: list[tuple[np.ndarray, Paths]]) -> Paths:

@@ -50,16 +50,20 @@ class DependencyGraph:
 
     def cycle(self) -> list[int] | None:
         """Channels c_0 .. c_k-1 with edges c_i -> c_i+1 and c_k-1 -> c_0, or None when acyclic."""
-        tail, head = self.edges()
-        n = self.num_channels
-        graph = csr_matrix((np.ones(len(tail), dtype=np.int8), (tail, head)), shape=(n, n))
-        count, label = connected_components(graph, directed=True, connection="strong")
-        sizes = np.bincount(label, minlength=count)
-        cyclic = np.flatnonzero(sizes > 1)
-        if not len(cyclic):
-            return None
-        component = cyclic[np.argmin(sizes[cyclic])]
-        return _cycle_within(graph, label == component, int(np.flatnonzero(label == component)[0]))
+        return find_cycle(*self.edges(), self.num_channels)
+
+
+def find_cycle(tail: np.ndarray, head: np.ndarray, n: int) -> list[int] | None:
+    """A cycle of the graph with edges tail[i] -> head[i] over nodes 0..n-1 (inside the smallest
+    strongly connected component, through its lowest node), or None when it is acyclic."""
+    graph = csr_matrix((np.ones(len(tail), dtype=np.int8), (tail, head)), shape=(n, n))
+    count, label = connected_components(graph, directed=True, connection="strong")
+    sizes = np.bincount(label, minlength=count)
+    cyclic = np.flatnonzero(sizes > 1)
+    if not len(cyclic):
+        return None
+    component = cyclic[np.argmin(sizes[cyclic])]
+    return _cycle_within(graph, label == component, int(np.flatnonzero(label == component)[0]))
 
 
 def _cycle_within(graph: csr_matrix, inside: np.ndarray, start: int) -> list[int]:
