@@ -191,3 +191,38 @@ def test_opensm_loads_a_degraded_fabric(run, tmp_path):
     code, text, err = run("opensm-check", tables, "--engines", "minhop,dfsssp")
     assert code == 0, err
     assert "flows follow their synthesized paths" in text and "opensm dfsssp" in text
+
+
+def test_layered_routes_around_failed_local_links_or_refuses_in_one_line(run, tmp_path):
+    """With local links of a group failed, layered uses detours (two local hops) where they exist,
+    and refuses, at once and in one line, a message its path space cannot hold (a router that lost
+    every local link, with a message to its own group); it never searches without end."""
+    out = tmp_path / "r.json"
+    code, _, err = run("route", "dragonfly:2,4,2", "--fail", "g0r0-g0r1+g0r0-g0r2+g0r1-g0r3", "--traffic", "shift:16",
+                       "--router", "layered", "--time-limit", "2", "--out", out, "--quiet")
+    assert code == 0, err
+    assert run("check", out)[0] == 0
+    assert_user_error(run("route", "dragonfly:2,4,2", "--fail", "g0r0-g0r1+g0r0-g0r2+g0r0-g0r3", "--traffic", "shift:2",
+                          "--router", "layered", "--time-limit", "2"), "not joined")
+
+
+def test_cut_off_terminals_do_not_even_reach_themselves(run, tmp_path):
+    out = tmp_path / "r.json"
+    assert run("route", "dragonfly:2,4,2", "--fail", "g1r2", "--traffic", "a2a-lin", "--phase", "0", "--router",
+               "minimal", "--out", out, "--quiet")[0] == 0
+    phase = json.loads(out.read_text())["phases"][0]
+    assert phase["unreachable"] == 2 and len(phase["flows"]) == 70  # t12 and t13 sit on g1r2
+
+
+def test_one_link_has_one_name():
+    assert parse_topology("dragonfly:2,4,2@fail=g0r1-g0r0+g0r0-g0r1").spec == "dragonfly:2,4,2@fail=g0r0-g0r1"
+
+
+def test_opensm_refuses_a_fabric_in_two_parts(run, tmp_path):
+    group0 = "+".join(f"g0r{x}-g{g}r0" for x, g in zip([0, 0, 1, 1, 2, 2, 3, 3], range(1, 9)))
+    routes, tables = tmp_path / "r.json", tmp_path / "t"
+    code, text, _ = run("route", "dragonfly:2,4,2", "--fail", group0, "--traffic", "randperm:1", "--router", "minimal",
+                        "--out", routes, "--quiet")
+    assert code == 0 and "14 flows" in text  # group 0's 8 terminals and their partners
+    assert run("tables", routes, "--out", tables)[0] == 0
+    assert_user_error(run("opensm-check", tables), "falls apart into 2 parts")

@@ -66,6 +66,7 @@ class EngineTables:
 def engine_tables(network: Network, engine: str, fabric: Path | None = None) -> EngineTables:
     """Run OpenSM's `engine` once on ibsim (the network's fabric file, written here unless given)
     with synth's LIDs at LMC 0, and read the switches' tables back."""
+    require_one_part(network)
     tools = find_tools()
     plan = LidPlan(network.num_terminals, network.num_switches, 0)
     with tempfile.TemporaryDirectory(prefix="synth-fabric-") as scratch:
@@ -123,8 +124,31 @@ def given_tables(network: Network, name: str, directory: str | Path) -> EngineTa
     return EngineTables(name, name, out_port, np.array([lids[g] for g in ports], dtype=np.int64), 0.0)
 
 
+def require_one_part(network: Network) -> None:
+    """OpenSM configures the part of the fabric its own port is in: a degraded network split into
+    several parts (failed nodes aside) cannot be loaded or compared as one subnet."""
+    if network.failed_nodes is None:
+        return
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    cabled = network.cabled()
+    graph = coo_matrix((np.ones(int(cabled.sum())), (network.channel_src[cabled], network.channel_dst[cabled])),
+                       shape=(network.num_nodes, network.num_nodes))
+    _, label = connected_components(graph, directed=False)
+    alive = np.ones(network.num_nodes, dtype=bool)
+    alive[network.failed_nodes] = False
+    parts = np.unique(label[alive])
+    if len(parts) > 1:
+        sizes = np.bincount(label[alive])
+        raise SynthError(f"{network.spec} falls apart into {len(parts)} parts (the largest {sizes.max()} of "
+                         f"{int(alive.sum())} working nodes); OpenSM manages only the part its own port is in, so "
+                         f"OpenSM runs need a connected fabric")
+
+
 def check_fabric(fabric: Path, network: Network) -> None:
     """The fabric file must describe exactly the routes' network (names, ports and links)."""
+    require_one_part(network)
     links, node = set(), None
     for line in read_text(fabric, "fabric file").splitlines():
         header = re.match(r'^(Switch|Ca|Hca)\s+\d+\s+"([^"]+)"', line)

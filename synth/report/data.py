@@ -264,9 +264,12 @@ def build_report(
     results = []
     for pattern in patterns:
         workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), cost.message_bytes, topology=xgft)
+        phases = workload.phase_numbers.copy()
         if network.failed_nodes is not None:
             workload = workload.on_network(network)
-        phases = workload.phase_numbers.copy()
+            lost = int(workload.unreachable(phases).sum())
+            notes.append(f"{pattern_label(pattern)}: {lost:,} flows left out, their ends no longer meet on the degraded "
+                         f"network")
         series, bound = [], _cut_bounds(xgft, workload, phases)
         for router in routers:
             routed, routed_bound = _routed_series(xgft, network, workload, phases, router, options, seed, progress)

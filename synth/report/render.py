@@ -121,9 +121,15 @@ def render_markdown(report: Report, out: Path) -> dict[Path, str | bytes]:
     """The Markdown file and its PNG files (named after it), as {path: content}."""
     files: dict[Path, str | bytes] = {}
     images = {}
+    taken: set[str] = set()
     for key, data in figures(report).items():
         safe = re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")  # (patterns such as randperm:1 name figures too)
-        path = out.with_name(f"{out.stem}-{safe}.png")
+        name, k = safe, 1
+        while name in taken:  # two patterns that clean to one name: numbered, never overwritten
+            k += 1
+            name = f"{safe}-{k}"
+        taken.add(name)
+        path = out.with_name(f"{out.stem}-{name}.png")
         files[path] = data
         images[key] = path.name
     files[out] = _templates(False).get_template("report.md.j2").render(_context(report, images))

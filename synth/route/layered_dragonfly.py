@@ -47,6 +47,7 @@ it; targets, orders and CP-SAT's deterministic time make reruns identical.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,6 +153,15 @@ class DragonflyLayout:
             u, v = self.tail[channel], self.head[channel]
             self.local[g[u], self.rank[u], self.rank[v]] = channel
         self.degree = np.bincount(self.tail[local], minlength=routers)
+        # joined[group, i, j]: routers i and j of the group are joined by a local link or a two-hop detour
+        direct = self.local >= 0
+        self.joined = direct | np.einsum("gik,gkj->gij", direct.astype(np.int64), direct.astype(np.int64)) > 0
+
+    def can_join(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Whether local segments u -> v (same group; -1: no segment) can be routed in their group."""
+        present = u >= 0
+        uu, vv = np.maximum(u, 0), np.maximum(v, 0)
+        return ~present | self.joined[self.groups[uu], self.rank[uu], self.rank[vv]]
 
     def bundle(self, x: int, y: int) -> np.ndarray:
         k = x * self.num_groups + y
@@ -168,10 +178,7 @@ class DragonflyLayout:
             first, second = self.bundle(s, i), self.bundle(i, d)
             if len(first) and len(second):
                 rows.append(np.stack(np.meshgrid(first, second, indexing="ij"), axis=-1).reshape(-1, 2))
-        table = np.concatenate(rows).astype(np.int64)[:MAX_ROUTES]
-        if not len(table):
-            raise SynthError(f"group {d} cannot be reached from group {s} over one or two global links")
-        return table
+        return np.concatenate(rows).astype(np.int64)[:MAX_ROUTES]
 
 
 @dataclass
@@ -213,7 +220,23 @@ def _system(layout: DragonflyLayout, a: np.ndarray, b: np.ndarray) -> _System:
     seg_source = _segment(a[item], layout.tail[c1])
     seg_middle = np.where(via[:, None], _segment(layout.head[c1], layout.tail[np.maximum(c2, 0)]), -1)
     seg_dest = _segment(layout.head[last], b[item])
-    return _System(item, k, first, stacked, np.stack([seg_source, seg_middle, seg_dest], axis=1))
+    segments = np.stack([seg_source, seg_middle, seg_dest], axis=1)
+    # On a degraded network a route whose local segment has neither a link nor a two-hop detour is
+    # not in the path space: dropped here, so that no layer can choose it.
+    usable = np.ones(len(item), dtype=bool)
+    for s in range(3):
+        usable &= layout.can_join(segments[:, s, 0], segments[:, s, 1])
+    counts = np.bincount(item[usable], minlength=len(a))
+    if (counts == 0).any():
+        m = int(np.argmax(counts == 0))
+        names = layout.view.router_names
+        raise SynthError(f"--router layered: routers {names[int(a[m])]} and {names[int(b[m])]} are not joined by a "
+                         f"path of its space (at most two global hops, at most two local hops per group) on this "
+                         f"network; route it with paths or minimal")
+    item, stacked, segments = item[usable], stacked[usable], segments[usable]
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    k = np.arange(len(item)) - first[item]
+    return _System(item, k, first, stacked, segments)
 
 
 def _group_rows(keys: np.ndarray, rows: np.ndarray, size: int):
@@ -325,7 +348,9 @@ def _group_layer(layout: DragonflyLayout, seg: np.ndarray, target: int, options:
         if (hops[rows, 0] >= 0).all() and loads.max(initial=0) <= target:
             worst = max(worst, int(loads.max(initial=0)))
             continue
-        chosen, top = _route_group(layout, gi, seg[rows], target, options, report, budget)
+        started = time.perf_counter()
+        chosen, top = _route_group(layout, gi, seg[rows], target, options, report, max(budget, 0.05))
+        budget -= time.perf_counter() - started
         hops[rows] = chosen
         worst = max(worst, top)
         if top > target:
@@ -397,6 +422,12 @@ def route_phase_layered(topology, src: np.ndarray, dst: np.ndarray, options: Dra
     inter = np.flatnonzero(moving & (g[a] != g[b]))
     intra = np.flatnonzero(moving & (g[a] == g[b]) & (a != b))
     report.messages = len(inter)
+    cut = ~layout.can_join(a[intra], b[intra])
+    if cut.any():
+        names = view.router_names
+        raise SynthError(f"--router layered: routers {names[int(a[intra][cut][0])]} and {names[int(b[intra][cut][0])]} "
+                         f"of one group are not joined by one or two local links on this network; route it with paths "
+                         f"or minimal")
     system = _system(layout, a[inter], b[inter])
     report.choices = len(system.item)
     routers = len(g)
@@ -415,10 +446,12 @@ def route_phase_layered(topology, src: np.ndarray, dst: np.ndarray, options: Dra
 
     def evaluate(choice: np.ndarray, at: int):
         """The whole phase for the system layer's `choice`: the group layer at target `at`."""
-        nonlocal best
+        nonlocal best, spent
         rows = system.chosen(choice)
         seg = np.concatenate([system.segments[rows].reshape(-1, 2), intra_seg])
+        started = time.perf_counter()
         hops, local_max, failed = _group_layer(layout, seg, at, options, report, max(options.budget - spent, 0.05))
+        spent += time.perf_counter() - started  # (the group layer's models share the phase's budget)
         used = system.globals_[rows]
         global_max = int(np.bincount(used[used >= 0], minlength=layout.num_channels).max(initial=0))
         achieved = max(floor, global_max, local_max)
@@ -448,7 +481,12 @@ def route_phase_layered(topology, src: np.ndarray, dst: np.ndarray, options: Dra
         evaluate(hint, upper)
     proven_below = True  # every target below `target` was ruled out
     slack = np.zeros(layout.num_groups, dtype=np.int64)  # per group: room kept for the group layer's detours
-    while (upper is None or target < upper) and (spent < options.budget or best is None):
+    most = int(moving.sum())  # no routing puts more messages than there are on one channel
+    while upper is None or target < upper:
+        if spent >= options.budget or target > most:  # out of time (or, degenerate, of targets): the best so far
+            if best is None:
+                evaluate(hint, target)
+            break
         report.targets += 1
         problem = model.build(target, hint, slack)
         result = _solve_system(problem, options, hint, max(options.budget - spent, 0.05), report) \

@@ -158,8 +158,9 @@ def resolve_failures(network, items: tuple[str, ...]) -> Failures:
         unknown = [name for name in names if name not in index]
         if len(names) > 2 or not all(names) or unknown:
             what = f"unknown node {show(unknown[0])}" if unknown and all(names) and len(names) <= 2 else "not A-B, A or random:K:SEED"
+            u, v = divmod(int(router_links[0]), network.num_nodes) if len(router_links) else (n, n)
             raise SynthError(f"--fail item {show(item)}: {what} (links are named by their nodes as `synth topology "
-                             f"--format json` names them, e.g. {network.node_names[n]}-{network.node_names[-1]})")
+                             f"--format json` names them, e.g. {network.node_names[u]}-{network.node_names[v]})")
         if len(names) == 1:
             node = index[names[0]]
             if node < n:
@@ -209,5 +210,22 @@ def parse_degraded(spec: str, parse) -> Topology:
     base, items = split_spec(spec)
     if items is None:
         return parse(spec)
-    listed = [item.strip() for item in items.split("+")]
-    return DegradedTopology(parse(base), tuple(sorted(set(listed))))
+    topology = parse(base)
+    return DegradedTopology(topology, tuple(sorted({_canonical(item.strip(), topology) for item in items.split("+")})))
+
+
+def _canonical(item: str, topology) -> str:
+    """A link's item with its lower-numbered node first (g0r1-g0r0 and g0r0-g0r1 are one link)."""
+    names = item.split("-")
+    if len(names) != 2 or _RANDOM.fullmatch(item):
+        return item
+    index = {name: i for i, name in enumerate(topology.network().node_names)} if not isinstance(topology, _Xgft()) else {}
+    if names[0] in index and names[1] in index and index[names[0]] > index[names[1]]:
+        return f"{names[1]}-{names[0]}"
+    return item
+
+
+def _Xgft():
+    from synth.topology.xgft import Xgft
+
+    return Xgft

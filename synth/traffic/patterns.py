@@ -150,7 +150,9 @@ class Workload:
         return replace(self, component=terminal_components(network))
 
     def _reachable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray | None:
-        return None if self.component is None else self.component[src] == self.component[dst]
+        if self.component is None:
+            return None
+        return (self.component[src] == self.component[dst]) & (self.component[src] >= 0)  # (cut off: labels < 0)
 
     def unreachable(self, phases: np.ndarray) -> np.ndarray:
         """Per selected phase, the flows dropped because their ends no longer reach each other."""
@@ -158,7 +160,7 @@ class Workload:
         if self.component is None:
             return np.zeros(len(phases), dtype=np.int64)
         idx, src, dst, _ = replace(self, component=None).batch(phases)
-        return np.bincount(idx[self.component[src] != self.component[dst]], minlength=len(phases))
+        return np.bincount(idx[~self._reachable(src, dst)], minlength=len(phases))
 
     def _terminals(self, ranks: np.ndarray) -> np.ndarray:
         return ranks if self.placement is None else self.placement[ranks]
