@@ -493,7 +493,10 @@ def route_phase_layered(topology, src: np.ndarray, dst: np.ndarray, options: Dra
             if problem is not None else None
         spent += result.seconds if result is not None else 0.0
         if result is None or result.status == INFEASIBLE:
-            if proven_below and not slack.any():  # no routing of the path space reaches the target
+            # Without slack no routing of the path space reaches the target (a proof); with slack the
+            # target was feasible for the system layer and only the combination failed (no proof).
+            proven_below &= not slack.any()
+            if proven_below:
                 report.system_bound = target + 1
             target, slack = target + 1, np.zeros_like(slack)
             continue
@@ -510,7 +513,8 @@ def route_phase_layered(topology, src: np.ndarray, dst: np.ndarray, options: Dra
         # MAX_REFINEMENTS rounds the next target.
         hint = result.choice
         slack[sorted(failed)] += 1
-        if slack.max() > MAX_REFINEMENTS:
+        if slack.max() > MAX_REFINEMENTS:  # (this target was not ruled out: no proof below the next)
+            proven_below = False
             target, slack = target + 1, np.zeros_like(slack)
     achieved, report.target, choice, hops = best
     report.detours = int((hops[:, 1] >= 0).sum())
