@@ -236,7 +236,6 @@ def _router_label(router: str, args, seed: int, topology) -> str:
 def _phase_record(xgft, phase, dropped: dict | None = None) -> dict:
     e = phase.evaluation
     return {
-        **({"unreachable": dropped[e.phase]} if dropped is not None else {}),
         "phase": e.phase,
         "max_contention": e.max_contention,
         "lower_bound": e.lower_bound,
@@ -244,6 +243,7 @@ def _phase_record(xgft, phase, dropped: dict | None = None) -> dict:
         "status": e.status,
         "stage_max": e.stage_max,
         "stage_bounds": e.stage_bounds,
+        **({"unreachable": dropped[e.phase]} if dropped is not None else {}),
         **({"solver": phase.report.as_dict()} if phase.report is not None else {}),
         **({"proven_by": phase.report.proven_by} if phase.report is not None and phase.report.proven_by else {}),
         "flows": phase.flows.rows(),

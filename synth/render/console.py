@@ -189,7 +189,7 @@ def unreachable_line(topology, workload, phases, dropped: dict, left_out_of: str
 
         first = next(p for p, v in dropped.items() if v)
         flows = replace(workload, component=None).flows(first)
-        lost = ~workload._reachable(flows.src, flows.dst)
+        lost = ~workload.reachable(flows.src, flows.dst)
         k = int(np.argmax(lost))
         text += f"; e.g. phase {first}: t{int(flows.src[k])} -> t{int(flows.dst[k])}"
     return text + f"); they are left out of {left_out_of}"

@@ -149,7 +149,8 @@ class Workload:
 
         return replace(self, component=terminal_components(network))
 
-    def _reachable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray | None:
+    def reachable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray | None:
+        """Per flow whether its ends still meet (None on an intact network: all do)."""
         if self.component is None:
             return None
         return (self.component[src] == self.component[dst]) & (self.component[src] >= 0)  # (cut off: labels < 0)
@@ -160,7 +161,7 @@ class Workload:
         if self.component is None:
             return np.zeros(len(phases), dtype=np.int64)
         idx, src, dst, _ = replace(self, component=None).batch(phases)
-        return np.bincount(idx[~self._reachable(src, dst)], minlength=len(phases))
+        return np.bincount(idx[~self.reachable(src, dst)], minlength=len(phases))
 
     def _terminals(self, ranks: np.ndarray) -> np.ndarray:
         return ranks if self.placement is None else self.placement[ranks]
@@ -190,7 +191,7 @@ class Workload:
             src = np.arange(self.num_ranks, dtype=np.int64)
             dst = self.destination(src, np.full_like(src, phase))
             flows = Flows.uniform(self._terminals(src), self._terminals(dst), self.message_bytes)
-        keep = self._reachable(flows.src, flows.dst)
+        keep = self.reachable(flows.src, flows.dst)
         return flows if keep is None else Flows(flows.src[keep], flows.dst[keep], flows.bytes[keep])
 
     def check_phase(self, phase: int) -> None:
@@ -266,7 +267,7 @@ class Workload:
         return self._kept(idx, self._terminals(src), self._terminals(dst), np.full(n * num, self.message_bytes, dtype=np.int64))
 
     def _kept(self, idx, src, dst, size):
-        keep = self._reachable(src, dst)
+        keep = self.reachable(src, dst)
         return (idx, src, dst, size) if keep is None else (idx[keep], src[keep], dst[keep], size[keep])
 
     def flow_count(self, phases: np.ndarray) -> int:
