@@ -226,3 +226,14 @@ def test_opensm_refuses_a_fabric_in_two_parts(run, tmp_path):
     assert code == 0 and "14 flows" in text  # group 0's 8 terminals and their partners
     assert run("tables", routes, "--out", tables)[0] == 0
     assert_user_error(run("opensm-check", tables), "falls apart into 2 parts")
+
+
+def test_closed_form_models_refuse_failures_and_cut_terminals_are_named(run):
+    assert_user_error(run("model", "uniform", "dragonfly:2,4,2", "--fail", "g0r0"), "intact network")
+    assert_user_error(run("model", "stencil", "dragonfly:2,4,2", "--fail", "g0r0", "--alpha", "8x8x8",
+                          "--tasks", "64"), "intact network")
+    code, text, _ = run("route", "dragonfly:2,4,2", "--fail", "g0r0", "--traffic", "randperm:1", "--router", "minimal",
+                        "--quiet")
+    line = next(line for line in text.splitlines() if line.startswith("unreachable"))
+    assert "cut off from their router: t0, t1" in line
+    assert "(intact network)" in run("topology", "dragonfly:2,4,2", "--fail", "g0r0")[1]

@@ -138,6 +138,7 @@ TINY = [("dragonfly:1,3,1", "randperm:2"), ("dragonfly:1,3,1", "randperm:3"), ("
         ("dragonfly:1,3,1", "bitcomp"),
         ("dragonfly:2,3,1", "randperm:2"), ("dragonfly:2,3,1", "shift:2"), ("dragonfly:1,2,2:groups=3", "randperm:3"),
         ("dragonfly:1,2,2:groups=3", "shift:2"), ("dragonfly:2,2,1", "bitcomp")]
+TINY += [("dragonfly:1,3,1", f"randperm:{k}") for k in range(4, 8)] + [("dragonfly:2,3,1", f"randperm:{k}") for k in range(3, 8)]
 
 
 @pytest.mark.parametrize("spec,pattern", TINY)

@@ -99,6 +99,8 @@ def cmd_diameter2(args) -> int:
 
 
 def cmd_stencil(args) -> int:
+    if getattr(args, "fail", None):
+        raise SynthError("--fail does not apply to the stencil model: its closed forms (003) are for the intact network")
     topology = parse_topology(resolve(args.spec).spec)
     hierarchy = topology.hierarchy()
     if topology.family != "dragonfly" or hierarchy is None:
@@ -165,6 +167,8 @@ def cmd_demand(args) -> int:
 
 
 def cmd_uniform(args) -> int:
+    if getattr(args, "fail", None):
+        raise SynthError("--fail does not apply to the uniform-traffic model: its closed forms (003) are for the intact network")
     topology = parse_topology(resolve(args.spec).spec)
     if topology.family != "dragonfly":
         raise SynthError(f"the uniform-traffic model is for dragonflies (003 ch.6), not {topology.family}")

@@ -179,17 +179,17 @@ def stage_lines(evaluations: Sequence[PhaseEvaluation], network: Network, bound_
 def unreachable_line(topology, workload, phases, dropped: dict, left_out_of: str = "the routes") -> str:
     """What a degraded network cut: flows dropped (per the phases), terminals cut off, one pair."""
     total = sum(dropped.values())
-    cut = int(topology.failed.down_terminals.sum())
+    down = np.flatnonzero(topology.failed.down_terminals)
+    cut = f"{len(down)} terminal{'s' * (len(down) != 1)} cut off from their router" + (
+        ": " + ", ".join(f"t{t}" for t in down[:8].tolist()) + (", ..." if len(down) > 8 else "") if len(down) else "")
     if not total:
-        return f"none: every flow of the {len(dropped)} phases still reaches its destination ({cut} terminals cut off)"
-    text = f"{total:,} flows in {sum(1 for v in dropped.values() if v)} of {len(dropped)} phases cannot be delivered"
-    text += f" ({cut} terminal{'s' * (cut != 1)} cut off"
-    if total:
-        from dataclasses import replace
+        return f"none: every flow of the {len(dropped)} phases still reaches its destination ({cut})"
+    text = f"{total:,} flows in {sum(1 for v in dropped.values() if v)} of {len(dropped)} phases cannot be delivered ({cut}"
+    from dataclasses import replace
 
-        first = next(p for p, v in dropped.items() if v)
-        flows = replace(workload, component=None).flows(first)
-        lost = ~workload.reachable(flows.src, flows.dst)
-        k = int(np.argmax(lost))
-        text += f"; e.g. phase {first}: t{int(flows.src[k])} -> t{int(flows.dst[k])}"
+    first = next(p for p, v in dropped.items() if v)
+    flows = replace(workload, component=None).flows(first)
+    lost = ~workload.reachable(flows.src, flows.dst)
+    k = int(np.argmax(lost & (flows.src != flows.dst))) if (lost & (flows.src != flows.dst)).any() else int(np.argmax(lost))
+    text += f"; e.g. phase {first}: t{int(flows.src[k])} -> t{int(flows.dst[k])}"
     return text + f"); they are left out of {left_out_of}"

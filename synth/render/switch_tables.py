@@ -69,7 +69,7 @@ def render_fabric(network: Network) -> str:
     terminals = [{"guid": _guid(ca_guids[i]), "ports": ports[i], "name": names[i], "links": links[i]}
                  for i in range(t) if not failed[i]]
     return _templates().get_template("fabric.net.j2").render(
-        title=f"{network.num_switches} switches, {t} terminals", spec=network.spec, switches=switches, terminals=terminals)
+        title=f"{len(switches)} switches, {len(terminals)} terminals", spec=network.spec, switches=switches, terminals=terminals)
 
 
 def render_guid2lid(network: Network, lids: LidPlan) -> str:

@@ -209,7 +209,7 @@ def _routed_series(xgft, network: Network, workload: Workload, phases: np.ndarra
                    network) if direct else ""
     label = router_label(router, xgft)
     progress(f"{pattern_label(workload.pattern)} {label}: max contention {contention.max(initial=0)}, "
-             f"{int((contention > bound).sum())} of {len(phases)} phases above the bound, {seconds:.1f} s")
+             f"{int((contention > bound).sum())} of {len(phases)} phases above the bound known so far, {seconds:.1f} s")
     return Series(label, contention, seconds, statuses, "; ".join(proofs), lanes), bound
 
 

@@ -105,8 +105,9 @@ class DegradedTopology(Topology):
         failed = self.failed
         names = self.base.network().node_names
         shown = ", ".join(f"{names[u]}-{names[v]}" for u, v in failed.links[:8].tolist())
-        facts = [*self.base.facts(), ("failed links", f"{len(failed.links)}" + (f": {shown}" if shown else "")
-                                      + (", ..." if len(failed.links) > 8 else ""))]
+        facts = [(f"{name} (intact network)", value) for name, value in self.base.facts()]
+        facts.append(("failed links", f"{len(failed.links)} (a cut-off terminal's link included)" + (f": {shown}" if shown else "")
+                      + (", ..." if len(failed.links) > 8 else "")))
         if len(failed.switches):
             facts.append(("failed switches", ", ".join(names[s] for s in failed.switches.tolist())))
         cut = int(failed.down_terminals.sum())

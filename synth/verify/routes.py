@@ -336,8 +336,9 @@ def _check_status(entry: dict, router: str, synthesis: dict, achieved: int, boun
             report.problem(f"phase {phase}: proven_by 'lp', but contention {achieved} is above the LP bound "
                            f"{solver[lp_key]} the solver report records ({lp_key})")
         elif lp_proof and achieved > bound:
-            report.notes.append(f"phase {phase}: contention {achieved} above the bound {bound} is optimal over the "
-                                f"router's candidates by their LP bound {solver[lp_key]} (not re-verified here)")
+            over = "the router's candidates by their LP bound" if lp_key == "candidate_bound" else "all routings by the LP bound"
+            report.notes.append(f"phase {phase}: contention {achieved} above the bound {bound} is optimal over {over} "
+                                f"{solver[lp_key]} (not re-verified here)")
         elif not lp_proof and synthesis.get("solver") != proven_by:
             report.problem(f"phase {phase}: proven_by {proven_by!r}, but the run used solver {synthesis.get('solver')!r}")
         elif achieved > bound:
