@@ -56,7 +56,8 @@ from synth.core.errors import SynthError
 from synth.cost.lp_bound import lp_bound
 from synth.route.candidates import Candidates
 from synth.route.minimal import router_view
-from synth.route.path_selection import PathsOptions, PathsReport, _descend, _Improver, _State, route_each_phase
+from synth.route.path_selection import (PathsOptions, PathsReport, _descend, _grouped_by_channel, _Improver, _State,
+                                        route_each_phase)
 from synth.route.paths import Paths
 from synth.solve import ProblemBuilder, check_solver, solve
 from synth.solve.problem import INFEASIBLE, OPTIMAL, TIMEOUT
@@ -209,9 +210,7 @@ def _system(layout: DragonflyLayout, a: np.ndarray, b: np.ndarray) -> _System:
     for key in keys.tolist():
         tables[key] = layout.routes(key // layout.num_groups, key % layout.num_groups)
     counts = np.array([len(tables[key]) for key in (ga * layout.num_groups + gb).tolist()], dtype=np.int64)
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     item = np.repeat(np.arange(len(a)), counts)
-    k = np.arange(int(counts.sum())) - first[item]
     stacked = np.concatenate([tables[key] for key in (ga * layout.num_groups + gb).tolist()]) \
         if len(a) else np.zeros((0, 2), dtype=np.int64)
     c1, c2 = stacked[:, 0], stacked[:, 1]
@@ -246,7 +245,8 @@ def _group_rows(keys: np.ndarray, rows: np.ndarray, size: int):
 
 
 class _SystemModel:
-    """The system layer's model at a target T (feasibility, the one problem form)."""
+    """The system layer's model at a target T (the one problem form): hard set bounds, and the
+    local excess left to the group layer minimized."""
 
     def __init__(self, layout: DragonflyLayout, system: _System, fixed_out: np.ndarray, fixed_in: np.ndarray,
                  fixed_local: np.ndarray):
@@ -380,13 +380,8 @@ def _route_group(layout: DragonflyLayout, gi: int, seg: np.ndarray, target: int,
     item = np.repeat(np.arange(len(seg)), counts)
     k = np.arange(len(table)) - np.repeat(np.cumsum(counts) - counts, counts)
     builder = ProblemBuilder(counts)
-    keys = np.concatenate([table[:, 0], table[:, 1]])
-    rows = np.concatenate([np.arange(len(table))] * 2)
-    keep = keys >= 0
-    ptr, grouped = _group_rows(keys[keep], rows[keep], layout.num_channels)
-    for channel in np.flatnonzero(np.diff(ptr)).tolist():
-        chosen = grouped[ptr[channel] : ptr[channel + 1]]
-        builder.add(item[chosen], k[chosen], upper=0, capped=True)
+    for _, items, ks in _grouped_by_channel(table, item, k):
+        builder.add(items, ks, upper=0, capped=True)
     first = np.cumsum(counts) - counts
     hint = np.zeros(len(seg), dtype=np.int64)  # the local links (first candidate) where there is one
     hinted = table[first].ravel()

@@ -31,6 +31,7 @@ from scipy.sparse.csgraph import connected_components
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.family import Topology
+from synth.topology.xgft import Xgft
 
 SEPARATOR = "@fail="
 _RANDOM = re.compile(r"random:(\d{1,9}):(\d{1,19})")
@@ -62,11 +63,6 @@ class DegradedTopology(Topology):
     items: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        from synth.topology.xgft import Xgft
-
-        if isinstance(self.base, Xgft):
-            raise SynthError("--fail works on direct networks; the xgft routers (d-mod-k, layered, monolithic) rely on "
-                             "the intact tree")
         if not self.items:
             raise SynthError(f"spec {show(self.spec)}: fail= lists no link or switch")
         if len(self.items) > MAX_ITEMS:
@@ -212,21 +208,16 @@ def parse_degraded(spec: str, parse) -> Topology:
     if items is None:
         return parse(spec)
     topology = parse(base)
-    return DegradedTopology(topology, tuple(sorted({_canonical(item.strip(), topology) for item in items.split("+")})))
+    if isinstance(topology, Xgft):
+        raise SynthError("--fail works on direct networks; the xgft routers (d-mod-k, layered, monolithic) rely on "
+                         "the intact tree")
+    index = {name: i for i, name in enumerate(topology.network().node_names)}
+    return DegradedTopology(topology, tuple(sorted({_canonical(item.strip(), index) for item in items.split("+")})))
 
 
-def _canonical(item: str, topology) -> str:
+def _canonical(item: str, index: dict[str, int]) -> str:
     """A link's item with its lower-numbered node first (g0r1-g0r0 and g0r0-g0r1 are one link)."""
     names = item.split("-")
-    if len(names) != 2 or _RANDOM.fullmatch(item):
-        return item
-    index = {name: i for i, name in enumerate(topology.network().node_names)} if not isinstance(topology, _Xgft()) else {}
-    if names[0] in index and names[1] in index and index[names[0]] > index[names[1]]:
+    if len(names) == 2 and names[0] in index and names[1] in index and index[names[0]] > index[names[1]]:
         return f"{names[1]}-{names[0]}"
     return item
-
-
-def _Xgft():
-    from synth.topology.xgft import Xgft
-
-    return Xgft
