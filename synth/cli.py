@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from synth.cost.bounds import bound_names, cut_bounds_batch
+from synth.cost.loads import check_byte_sums
 from synth.cost.evaluate import PhaseEvaluation
 from synth.cost.fattree import ideal_exchange_time
 from synth.app import model as model_command
@@ -33,7 +34,7 @@ from synth.route.layered import LayeredOptions
 from synth.route.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
 from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
-from synth.workflow import (ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, Progress, check_flow_limit, exchange_loads,
+from synth.workflow import (LOAD_UNITS, ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, Progress, check_flow_limit, exchange_loads,
                             paths_options, route_phases, router_function,
                             dragonfly_layered_options, synthesis_options)
 
@@ -107,6 +108,12 @@ def _print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool,
     return totals
 
 
+def add_load_unit(p, what: str) -> None:
+    p.add_argument("--load-unit", choices=LOAD_UNITS, default="messages",
+                   help="what a channel's load counts: messages (default), or bytes over the link's bandwidth (flows of "
+                        f"different sizes, e.g. a csv: matrix); {what}")
+
+
 # ----- commands ---------------------------------------------------------------------------------
 
 def cmd_topology(args) -> int:
@@ -138,7 +145,10 @@ def cmd_route(args) -> int:
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     if args.candidates is not None and router != PATHS:
         raise SynthError(f"--candidates applies to --router paths, not to '{router}'")
-    route = router_function(router, _layered_options(args), xgft, args.candidates)
+    route = router_function(router, _layered_options(args), xgft, args.candidates, args.load_unit)
+    if args.load_unit == "messages" and workload.sizes_differ(phases):
+        print("note: flow sizes differ; contention counts messages (--load-unit bytes weighs bytes over bandwidth)",
+              file=sys.stderr)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
     dropped = None if network.failed_nodes is None else dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
     with OutputSet() as outputs:  # both targets checked (and reserved) before any routing
@@ -148,11 +158,14 @@ def cmd_route(args) -> int:
         print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
         print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
         print(f"router    {_router_label(router, args, seed, xgft)}")
+        if args.load_unit == "bytes":
+            print("load      bytes over bandwidth per channel (contention, bounds and gaps in bytes)")
         progress = Progress(len(phases), enabled=not args.quiet)
-        routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None)
+        routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
+                              load_unit=args.load_unit)
         if routes_out is not None:
             header = {"topology": {"spec": xgft.spec}, "traffic": {**workload.describe(), "selection": selection},
-                      "router": router, "seed": seed}
+                      "router": router, "seed": seed, **({"load_unit": "bytes"} if args.load_unit == "bytes" else {})}
             synthesis = synthesis_options(router, xgft, _layered_options(args), args.candidates)
             if synthesis is not None:
                 header["synthesis"] = synthesis.describe()
@@ -212,11 +225,11 @@ def _layered_options(args) -> LayeredOptions:
 
 def _router_label(router: str, args, seed: int, topology) -> str:
     if router == PATHS:
-        o = paths_options(_layered_options(args), args.candidates)
+        o = paths_options(_layered_options(args), args.candidates, args.load_unit)
         budget = f"{o.time_limit:g} s" if o.time_limit else f"{o.budget:g} s (default)"
         if o.consistency == "destination":
             return "paths (destination-consistent: one minimal next hop per router and destination, greedy)"
-        return f"paths ({o.candidates} candidates, solver {o.solver}, budget {budget} per phase)"
+        return f"paths ({o.candidates} candidates, minimizing {o.objective}, solver {o.solver}, budget {budget} per phase)"
     if router == "monolithic":
         o = _layered_options(args)
         limit = f", time limit {o.time_limit:g} s" if o.time_limit else ""
@@ -261,18 +274,23 @@ def cmd_bounds(args) -> int:
     if network.failed_nodes is not None:
         dropped = dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
         print(f"unreachable {console.unreachable_line(xgft, workload, phases, dropped, 'the bounds')}")
+    weighs_bytes = args.load_unit == "bytes"
+    if weighs_bytes:
+        print("load      bytes over bandwidth per channel (every bound in bytes)")
     print()
     per_batch = max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
     stage_bounds = []
     for start in range(0, len(phases), per_batch):
         batch = phases[start : start + per_batch]
-        idx, src, dst, _ = workload.batch(batch)
-        stage_bounds.append(cut_bounds_batch(xgft, idx, src, dst, len(batch)))
+        idx, src, dst, size = workload.batch(batch)
+        if weighs_bytes:
+            check_byte_sums(idx, size, batch)
+        stage_bounds.append(cut_bounds_batch(xgft, idx, src, dst, len(batch), size if weighs_bytes else None))
     bounds, names = np.concatenate(stage_bounds), bound_names(xgft)
     lp_note = None
     if args.lp:
         limit = args.lp_time_limit if args.lp_time_limit is not None else LP_TIME_LIMIT
-        lp_column, lp_note = _lp_bounds(workload, phases, network, args.quiet, limit)
+        lp_column, lp_note = _lp_bounds(workload, phases, network, args.quiet, limit, weighs_bytes)
         bounds, names = np.hstack([bounds, lp_column]), names + ("lp",)
     evaluations = [
         PhaseEvaluation(int(p), int(b.max(initial=0)), int(b.max(initial=0)), "optimal", -1, b.tolist(), [])
@@ -290,7 +308,7 @@ def cmd_bounds(args) -> int:
         f"{name}: {int(v)}" for name, v in zip(names, bounds.max(axis=0))))
     if lp_note is not None:
         print(lp_note)
-    if workload.is_all_to_all and isinstance(xgft, Xgft):
+    if workload.is_all_to_all and isinstance(xgft, Xgft) and not weighs_bytes:
         print()
         print("all-to-all bandwidth per layer (003, eq. 2.1): messages per phase a layer-l subtree's up links must carry")
         print(console.bmin_lines(xgft))
@@ -301,16 +319,17 @@ def cmd_bounds(args) -> int:
     return 0
 
 
-def _lp_bounds(workload, phases: np.ndarray, network, quiet: bool, time_limit: float) -> tuple[np.ndarray, str]:
+def _lp_bounds(workload, phases: np.ndarray, network, quiet: bool, time_limit: float,
+               weighs_bytes: bool = False) -> tuple[np.ndarray, str]:
     """The LP bound of every selected phase (synth.cost.lp_bound), one column, and a line saying
-    in how many phases it is certainly ceil(lambda*)."""
+    in how many phases it is certainly ceil(lambda*); in bytes with `weighs_bytes`."""
     from synth.cost.lp_bound import lp_bound
 
     values = np.zeros((len(phases), 1), dtype=np.int64)
     short = []
     for i, phase in enumerate(phases.tolist()):
         flows = workload.flows(phase)
-        result = lp_bound(network, flows.src, flows.dst, time_limit=time_limit)
+        result = lp_bound(network, flows.src, flows.dst, time_limit=time_limit, weights=flows.bytes if weighs_bytes else None)
         values[i, 0] = result.bound
         if result.status == "gap":
             short.append(phase)
@@ -340,8 +359,9 @@ def cmd_check(args) -> int:
         print(f"note: {note}")
     if report.dependencies is not None:
         print(f"channel dependencies: {report.dependencies}")
+    unit = " bytes over bandwidth" if doc.get("load_unit") == "bytes" else ""
     print(f"OK: {report.phases} phases, {report.paths} paths valid and {report.policy}; recorded contention, bounds, "
-          f"statuses, stages and summary match (max contention {report.max_contention})")
+          f"statuses, stages and summary match (max contention {report.max_contention}{unit})")
     return 0
 
 
@@ -425,6 +445,8 @@ def cmd_opensm_check(args) -> int:
         note = "" if result.configured_by == engine else f"fell back to {result.configured_by}"
         rows.append((f"opensm {engine}", result.max_contention, note, result.unrouted, result.lanes, result.seconds))
     if rows[1:]:
+        if tables.doc.get("load_unit") == "bytes":
+            print("\ncontention and bounds in bytes over bandwidth (the routes file's load_unit)", end="")
         print(f"\n{'routing':<22} {'max contention':>14} {'phases above bound':>19}  {'lanes':<36} {'seconds':>7}  notes")
         for name, contention, note, unrouted, lanes, seconds in rows:
             above = sum(contention[p] > bound.get(p, 0) for p in contention)
@@ -556,6 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
     selection.add_argument("--candidates", metavar="SET",
                            help="minimal (every minimal path), valiant (through one intermediate router), all (both; "
                                 "default); docs/formats.md")
+    add_load_unit(p, "--router paths minimizes it")
     p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/2 JSON, docs/formats.md)")
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
     p.add_argument("--vls", type=_integer("--vls", 1, MAX_VLS), metavar="N",
@@ -572,6 +595,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lp-time-limit", type=_positive("--lp-time-limit", MAX_TIME_LIMIT), metavar="S",
                    help=f"seconds per phase for the LP bound (default {LP_TIME_LIMIT:g}); a phase stopped there keeps a valid, "
                    "possibly weaker bound, and the output says so")
+    add_load_unit(p, "bounds on it")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_bounds)
 

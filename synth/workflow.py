@@ -23,7 +23,7 @@ from synth.route.monolithic import MonolithicRouter
 from synth.route.monolithic_consistent import ConsistentMonolithicRouter
 from synth.route.direct_routers import DIRECT_ROUTERS, LAYERED, PATHS
 from synth.route.layered_dragonfly import DragonflyLayeredOptions, DragonflyLayeredRouter
-from synth.route.path_selection import ConsistentPathsRouter, PathSelectionRouter, PathsOptions
+from synth.route.path_selection import LOAD_UNITS, ConsistentPathsRouter, PathSelectionRouter, PathsOptions
 from synth.route.oblivious import OBLIVIOUS_ROUTERS
 from synth.route.paths import Paths
 from synth.topology.network import Network
@@ -65,16 +65,18 @@ def check_flow_limit(workload: Workload, phases: np.ndarray, router: Callable, k
 
 
 ROUTERS = tuple(OBLIVIOUS_ROUTERS) + ("layered", "monolithic")
+MESSAGE_SYNTHESIZERS = ("layered", "monolithic")  # synthesizers whose models count messages
 
 
-def paths_options(layered: LayeredOptions | None, candidates: str | None = None) -> PathsOptions:
+def paths_options(layered: LayeredOptions | None, candidates: str | None = None, load_unit: str = "messages") -> PathsOptions:
     """The path-selection router's options: the candidate set (default all; minimal with
-    destination consistency) and the solver options the synthesizing routers share."""
+    destination consistency), the load it minimizes, and the solver options the synthesizing
+    routers share."""
     o = layered or LayeredOptions()
     if candidates is None:
         candidates = "minimal" if o.consistency == "destination" else "all"
     return PathsOptions(candidates=candidates, solver=o.solver, time_limit=o.time_limit, threads=o.threads,
-                        glpk_options=o.glpk_options, consistency=o.consistency)
+                        glpk_options=o.glpk_options, consistency=o.consistency, objective=load_unit)
 
 
 def dragonfly_layered_options(layered: LayeredOptions | None) -> DragonflyLayeredOptions:
@@ -94,9 +96,18 @@ def synthesis_options(router: str, topology, layered: LayeredOptions | None, can
     return o if router in ("layered", "monolithic") else None
 
 
-def router_function(name: str, layered: LayeredOptions | None = None, topology=None, candidates: str | None = None) -> Callable:
-    """The router called as router(topology, src, dst, phase=, occurrence=, seed=). It returns the
-    routes (XGFT WT indices, or Paths), or (routes, {phase: PhaseReport}) when it has more to say."""
+def router_function(name: str, layered: LayeredOptions | None = None, topology=None, candidates: str | None = None,
+                    load_unit: str = "messages") -> Callable:
+    """The router called as router(topology, src, dst, phase=, occurrence=, seed=) (and size=, the
+    bytes of every flow, when its `weighs_bytes` is true). It returns the routes (XGFT WT indices,
+    or Paths), or (routes, {phase: PhaseReport}) when it has more to say. With load_unit "bytes"
+    loads are bytes over bandwidth: the paths router minimizes them, and the routers that minimize
+    messages (layered, monolithic) are refused."""
+    if load_unit not in LOAD_UNITS:
+        raise SynthError(f"unknown load unit '{load_unit}' (known: {', '.join(LOAD_UNITS)})")
+    if load_unit == "bytes" and name in MESSAGE_SYNTHESIZERS:
+        raise SynthError(f"the {name} router minimizes messages per channel: with --load-unit bytes use --router paths "
+                         "(it minimizes bytes), or a fixed router")
     if topology is not None and not isinstance(topology, Xgft):
         router = DIRECT_ROUTERS.get(name, f"a {topology.family} network")
         if layered is not None and layered.consistency == "destination" and name not in (PATHS, "minimal", "dor"):
@@ -106,7 +117,7 @@ def router_function(name: str, layered: LayeredOptions | None = None, topology=N
         if refusal is not None:
             raise SynthError(refusal)
         if name == PATHS:
-            options = paths_options(layered, candidates)
+            options = paths_options(layered, candidates, load_unit)
             return ConsistentPathsRouter(options) if options.consistency == "destination" else PathSelectionRouter(options)
         if name == LAYERED:
             return DragonflyLayeredRouter(dragonfly_layered_options(layered))
@@ -195,8 +206,10 @@ def route_phases(
     progress: Progress | None = None,
     workers: int | None = None,
     keep_routes: bool = True,
+    load_unit: str = "messages",
 ) -> Iterator[RoutedPhase]:
-    """Route and evaluate the selected phases in order, batches spread over worker processes."""
+    """Route and evaluate the selected phases in order, batches spread over worker processes;
+    loads in messages, or bytes over bandwidth (`load_unit` "bytes")."""
     router = router_function(router, topology=xgft) if isinstance(router, str) else router
     per_batch = _phases_per_batch(workload, router)
     # Flows of kept routes stay in rank order; otherwise a scattered order speeds up the counts.
@@ -207,7 +220,8 @@ def route_phases(
         for batch, idx, src, dst, size, choice, reports in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
             timed_out = {p for p, r in reports.items() if r.timeouts}
             proven = np.array([bool(reports.get(int(p)) and reports[int(p)].proven_by) for p in batch])
-            evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice, proven, timed_out)
+            evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice, proven, timed_out,
+                                         size if load_unit == "bytes" else None)
             # Flows and paths cross the process boundary only when the caller keeps them.
             results.append((evaluations, reports, (idx, src, dst, size, choice) if keep_routes else None))
         return results
@@ -242,7 +256,8 @@ def _routed_batches(xgft, workload: Workload, phases: np.ndarray, router: Callab
     for start in range(0, len(phases), per_batch):
         batch = phases[start : start + per_batch]
         idx, src, dst, size = workload.batch(batch, ranks)
-        routed = router(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed)
+        weighed = {"size": size} if getattr(router, "weighs_bytes", False) else {}
+        routed = router(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed, **weighed)
         choice, reports = routed if isinstance(routed, tuple) else (routed, {})
         yield batch, idx, src, dst, size, choice, reports
 

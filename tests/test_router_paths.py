@@ -526,6 +526,39 @@ def test_backend_reports_optimal_and_infeasible(solver):
     assert result.status == INFEASIBLE and result.choice is None
 
 
+def weighted_bins(weights, bins, lower=0):
+    """Items of `weights` each go into one of `bins` bins; every bin holds at most z of weight
+    (minimized) and, with `lower`, at least `lower`."""
+    weights = np.asarray(weights)
+    builder = ProblemBuilder(np.full(len(weights), bins), weight=weights)
+    for k in range(bins):
+        builder.add(np.arange(len(weights)), k, lower=lower, capped=True)
+    return builder.build(z_upper=int(weights.sum()))
+
+
+def brute_force_bins(weights, bins, lower=0):
+    """The least maximum bin weight over every assignment with each bin at least `lower`."""
+    best = None
+    for assignment in itertools.product(range(bins), repeat=len(weights)):
+        load = np.bincount(assignment, weights=weights, minlength=bins)
+        if load.min() >= lower and (best is None or load.max() < best):
+            best = int(load.max())
+    return best
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("weights, bins, lower", [([5, 4, 3, 3, 2, 2, 1], 3, 0), ([9, 7, 6, 5, 1], 2, 0),
+                                                  ([8, 1, 1, 1, 1], 3, 2), ([6, 6, 5, 2, 2, 1], 3, 0)])
+def test_backends_weigh_items(solver, weights, bins, lower):
+    """Weighted groups (the bytes objective's form): every backend reaches the brute-force optimum."""
+    problem = weighted_bins(weights, bins, lower)
+    result = solve(problem, solver)
+    assert result.status == OPTIMAL
+    assert result.objective == brute_force_bins(np.array(weights), bins, lower)
+    assert problem.violations(result.choice, result.objective) == 0
+    assert problem.objective(result.choice) == result.objective
+
+
 # Limits the models above cannot be finished in: CP-SAT's are deterministic time; glpsol takes whole
 # seconds only.
 NO_TIME = {"cpsat": 0.001, "cbc": 0.001, "highs": 0.001, "glpk": 1}

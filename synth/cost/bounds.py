@@ -5,12 +5,18 @@ whose source lies in a layer-(k-1) subtree P and whose NCA layer is at least k l
 through the up links of P's XGFT nodes at stage k; there are W_1*...*W_k of them. So the
 maximum contention at stage k is at least ceil(count / (W_1*...*W_k)), and likewise for
 messages entering P on the down links. Stage 1 is the per-terminal injection/ejection bound.
+
+Every bound also holds for bytes over bandwidth (`weights`: the bytes of every message): the
+bytes crossing a cut spread over its channels (bandwidth 1), rounded up to a multiple of the
+phase's byte granule g (the greatest common divisor of its messages' bytes: every load is a
+multiple of g), so that with equal messages of s bytes a bound is s times the message bound.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from synth.cost.loads import bytes_over_bandwidth, weighted_counts
 from synth.topology.xgft import Xgft
 
 
@@ -18,10 +24,35 @@ def _ceil_div(a: np.ndarray, b: int) -> np.ndarray:
     return -(-a // b)
 
 
-def stage_lower_bounds_batch(xgft: Xgft, phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray, num_phases: int) -> np.ndarray:
-    """Subtree cut bound per (phase, stage): shape (num_phases, H)."""
+def _sums(keys: np.ndarray, size: int, weights: np.ndarray | None) -> np.ndarray:
+    """Messages per key, or their bytes with `weights`."""
+    return np.bincount(keys, minlength=size) if weights is None else weighted_counts(keys, weights, size)
+
+
+def phase_granules(phase_index: np.ndarray, weights: np.ndarray, num_phases: int) -> np.ndarray:
+    """Per phase, the greatest common divisor of its messages' bytes (1 without any, or all empty)."""
+    phase_index = np.asarray(phase_index, dtype=np.int64)
+    out = np.zeros(num_phases, dtype=np.int64)
+    if len(phase_index):
+        order = np.argsort(phase_index, kind="stable")
+        owners = phase_index[order]
+        starts = np.flatnonzero(np.concatenate([[True], owners[1:] != owners[:-1]]))
+        out[owners[starts]] = np.gcd.reduceat(np.asarray(weights, dtype=np.int64)[order], starts)
+    return np.maximum(out, 1)
+
+
+def _cut_bound(load: np.ndarray, channels, granule: np.ndarray | None) -> np.ndarray:
+    """ceil(load / channels) per (phase, cut), rounded up to the phase's granule when bytes are weighed."""
+    bound = _ceil_div(load, channels)
+    return bound if granule is None else _ceil_div(bound, granule[:, None]) * granule[:, None]
+
+
+def stage_lower_bounds_batch(xgft: Xgft, phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray, num_phases: int,
+                             weights: np.ndarray | None = None) -> np.ndarray:
+    """Subtree cut bound per (phase, stage): shape (num_phases, H). Links of bandwidth 1."""
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     phase_index = np.asarray(phase_index, dtype=np.int64)
+    granule = None if weights is None else phase_granules(phase_index, weights, num_phases)
     out = np.zeros((num_phases, xgft.height), dtype=np.int64)
     for k in range(1, xgft.height + 1):
         span, subtrees = xgft.mt_span[k - 1], xgft.mt_count(k - 1)
@@ -29,8 +60,9 @@ def stage_lower_bounds_batch(xgft: Xgft, phase_index: np.ndarray, src: np.ndarra
         leaving = src_tree != dst_tree  # NCA layer >= k
         for tree in (src_tree, dst_tree):
             keys = phase_index[leaving] * subtrees + tree[leaving]
-            counts = np.bincount(keys, minlength=num_phases * subtrees).reshape(num_phases, subtrees)
-            out[:, k - 1] = np.maximum(out[:, k - 1], _ceil_div(counts.max(axis=1), xgft.wt_span[k]))
+            counts = _sums(keys, num_phases * subtrees, None if weights is None else weights[leaving])
+            counts = counts.reshape(num_phases, subtrees)
+            out[:, k - 1] = np.maximum(out[:, k - 1], _cut_bound(counts.max(axis=1)[:, None], xgft.wt_span[k], granule)[:, 0])
     return out
 
 
@@ -45,21 +77,38 @@ def lower_bound(xgft: Xgft, src: np.ndarray, dst: np.ndarray) -> int:
 
 
 def terminal_bounds_batch(phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray, num_terminals: int,
-                          num_phases: int) -> np.ndarray:
+                          num_phases: int, weights: np.ndarray | None = None, network=None) -> np.ndarray:
     """Injection/ejection bound of any network, per phase: the most messages one terminal sends or
     receives (each crosses that terminal's one link), shape (num_phases, 1). A message to itself
-    uses no link."""
+    uses no link. With `weights`: the most bytes over the terminal link's bandwidth (`network`'s)."""
     moving = np.asarray(src) != np.asarray(dst)
     idx = np.asarray(phase_index, dtype=np.int64)[moving]
+    weights = None if weights is None else np.asarray(weights)[moving]
     out = np.zeros(num_phases, dtype=np.int64)
-    for ends in (np.asarray(src)[moving], np.asarray(dst)[moving]):
-        counts = np.bincount(idx * num_terminals + ends, minlength=num_phases * num_terminals)
-        out = np.maximum(out, counts.reshape(num_phases, num_terminals).max(axis=1, initial=0))
+    for ends, bandwidth in zip((np.asarray(src)[moving], np.asarray(dst)[moving]), _terminal_bandwidths(network, weights)):
+        counts = _sums(idx * num_terminals + ends, num_phases * num_terminals, weights).reshape(num_phases, num_terminals)
+        if bandwidth is not None:
+            counts = bytes_over_bandwidth(counts, bandwidth)
+        out = np.maximum(out, counts.max(axis=1, initial=0))
     return out[:, None]
 
 
+def _terminal_bandwidths(network, weights) -> tuple:
+    """(injection, ejection) link bandwidth per terminal when bytes are weighed, else (None, None)."""
+    if weights is None:
+        return None, None
+    n = network.num_terminals
+    out = []
+    for ends, other in ((network.channel_src, network.channel_dst), (network.channel_dst, network.channel_src)):
+        links = np.flatnonzero((ends < n) & (other >= n))
+        bandwidth = np.ones(n)
+        bandwidth[ends[links]] = network.channel_bandwidth[links]
+        out.append(bandwidth)
+    return tuple(out)
+
+
 def group_cut_bounds_batch(network, groups: np.ndarray, phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray,
-                           num_phases: int) -> np.ndarray:
+                           num_phases: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Group cut bound per phase, shape (num_phases, 1): the messages leaving (or entering) a group
     of routers cross the channels leaving (entering) it, so some such channel carries at least
     ceil(messages / channels) (dragonfly: a group's global links, 003 ch.5-6). Channels of
@@ -74,23 +123,28 @@ def group_cut_bounds_batch(network, groups: np.ndarray, phase_index: np.ndarray,
     crossing = tail != head
     out = np.zeros(num_phases, dtype=np.int64)
     phase_index = np.asarray(phase_index, dtype=np.int64)
+    granule = None if weights is None else phase_granules(phase_index, weights, num_phases)
     a, b = terminal_group[np.asarray(src)], terminal_group[np.asarray(dst)]
     leaving = a != b
     for side, ends in ((tail, a), (head, b)):
         channels = np.bincount(side[crossing], minlength=num_groups)
-        counts = np.bincount(phase_index[leaving] * num_groups + ends[leaving], minlength=num_phases * num_groups)
-        out = np.maximum(out, _ceil_div(counts.reshape(num_phases, num_groups), np.maximum(channels, 1)).max(axis=1))
+        counts = _sums(phase_index[leaving] * num_groups + ends[leaving], num_phases * num_groups,
+                       None if weights is None else np.asarray(weights)[leaving])
+        out = np.maximum(out, _cut_bound(counts.reshape(num_phases, num_groups), np.maximum(channels, 1), granule).max(axis=1))
     return out[:, None]
 
 
-def cut_bounds_batch(topology, phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray, num_phases: int) -> np.ndarray:
-    """The family's cut bounds per (phase, cut kind); bound_names(topology) names the columns."""
+def cut_bounds_batch(topology, phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray, num_phases: int,
+                     weights: np.ndarray | None = None) -> np.ndarray:
+    """The family's cut bounds per (phase, cut kind); bound_names(topology) names the columns.
+    With per-message `weights` (bytes) the bounds are on bytes over bandwidth."""
     if isinstance(topology, Xgft):
-        return stage_lower_bounds_batch(topology, phase_index, src, dst, num_phases)
-    columns = [terminal_bounds_batch(phase_index, src, dst, topology.num_terminals, num_phases)]
+        return stage_lower_bounds_batch(topology, phase_index, src, dst, num_phases, weights)
+    network = topology.network()
+    columns = [terminal_bounds_batch(phase_index, src, dst, topology.num_terminals, num_phases, weights, network)]
     groups = topology.router_groups()
     if groups is not None:
-        columns.append(group_cut_bounds_batch(topology.network(), groups, phase_index, src, dst, num_phases))
+        columns.append(group_cut_bounds_batch(network, groups, phase_index, src, dst, num_phases, weights))
     return np.hstack(columns)
 
 

@@ -1,4 +1,5 @@
 """Evaluate routed phases: achieved maximum contention next to the lower bound, with a status.
+Contention counts messages, or bytes over bandwidth when the run weighs bytes (--load-unit bytes).
 
 Works in batches of phases (one bincount per batch) because it is the inner loop of every
 whole-exchange analysis.
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.cost.bounds import cut_bounds_batch
-from synth.cost.loads import phase_channel_counts
+from synth.cost.loads import check_byte_sums, phase_channel_counts
 from synth.topology.network import Network
 
 OPTIMAL, FEASIBLE, TIMEOUT = "optimal", "feasible", "timeout"
@@ -59,16 +60,20 @@ def evaluate_batch(
     routing,
     proven_optimal: np.ndarray | None = None,
     timed_out: set[int] | None = None,
+    weights: np.ndarray | None = None,
 ) -> list[PhaseEvaluation]:
     """Evaluate the flows of several phases; `phase_index` says which entry of `phases` owns a flow.
-    `routing` is Paths, or an XGFT's WT indices (synth.cost.loads.phase_channel_counts)."""
+    `routing` is Paths, or an XGFT's WT indices (synth.cost.loads.phase_channel_counts). With
+    per-flow `weights` (bytes) every load, bound and maximum is in bytes over bandwidth."""
     phases = np.asarray(phases)
     num = phases.shape[0]
-    counts = phase_channel_counts(topology, phase_index, src, dst, routing, num)
+    if weights is not None:
+        check_byte_sums(phase_index, weights, phases)
+    counts = phase_channel_counts(topology, phase_index, src, dst, routing, num, weights)
     hottest = counts.argmax(axis=1)
     peak = counts[np.arange(num), hottest]
     per_stage = stage_maxima(network, counts)
-    bounds = cut_bounds_batch(topology, phase_index, src, dst, num)
+    bounds = cut_bounds_batch(topology, phase_index, src, dst, num, weights)
     results = []
     for i in range(num):
         bound = int(bounds[i].max(initial=0))

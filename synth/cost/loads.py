@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.core.errors import SynthError
 from synth.route.paths import Paths
 from synth.topology.network import Network
 
@@ -19,23 +20,60 @@ def channel_loads(hops: np.ndarray, num_channels: int, weights: np.ndarray | Non
     return loads.astype(np.int64) if weights is not None else loads
 
 
-def phase_channel_counts(topology, phase_index: np.ndarray, src, dst, routing, num_phases: int) -> np.ndarray:
+# Byte sums are float64 bincounts: exact while a phase's bytes stay below 2^53 (checked by
+# check_byte_sums before any is taken).
+MAX_EXACT_BYTES = 1 << 53
+
+
+def check_byte_sums(phase_index: np.ndarray, weights: np.ndarray, phases: np.ndarray) -> None:
+    totals = np.bincount(np.asarray(phase_index, dtype=np.int64), weights=np.asarray(weights, dtype=np.float64),
+                         minlength=len(phases))
+    if len(totals) and totals.max() >= MAX_EXACT_BYTES:
+        worst = int(np.argmax(totals))
+        raise SynthError(f"phase {int(phases[worst])} moves {totals[worst]:.4g} bytes, more than the 2^53 whose sums "
+                         "per channel stay exact: load in messages (--load-unit messages) or use smaller sizes")
+
+
+def weighted_counts(keys: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """Sum of `weights` per key (whole numbers, exact below MAX_EXACT_BYTES), int64."""
+    return np.bincount(keys, weights=np.asarray(weights, dtype=np.float64), minlength=size).astype(np.int64)
+
+
+def bytes_over_bandwidth(byte_loads: np.ndarray, bandwidth: np.ndarray) -> np.ndarray:
+    """A channel's load in bytes over its bandwidth, in whole bytes rounded up (exact on the
+    router-to-router links, all of bandwidth 1)."""
+    return np.ceil(byte_loads / bandwidth - 1e-9).astype(np.int64)
+
+
+def phase_channel_counts(topology, phase_index: np.ndarray, src, dst, routing, num_phases: int,
+                         weights: np.ndarray | None = None) -> np.ndarray:
     """Messages per (phase, channel), shape (num_phases, num_channels), of channel paths (Paths)
-    or of XGFT routes in their compact encoding (one WT index per flow).
+    or of XGFT routes in their compact encoding (one WT index per flow). With per-flow `weights`
+    (bytes): bytes over the channel's bandwidth (bytes_over_bandwidth) instead of messages.
 
     One bincount over combined (phase, channel) keys for a whole batch of phases: the inner loop
     of whole-exchange analyses. Unused XGFT stages land in an extra bin per phase.
     """
     if isinstance(routing, Paths):
-        num_channels = topology.network().num_channels
+        network = topology.network()
+        num_channels = network.num_channels
         keys = routing.keys(np.asarray(phase_index, dtype=np.int64) * num_channels)
-        return np.bincount(keys, minlength=num_phases * num_channels).reshape(num_phases, num_channels)
+        size = num_phases * num_channels
+        if weights is None:
+            return np.bincount(keys, minlength=size).reshape(num_phases, num_channels)
+        loads = weighted_counts(keys, np.repeat(weights, routing.lengths()), size).reshape(num_phases, num_channels)
+        return bytes_over_bandwidth(loads, network.channel_bandwidth)
     xgft, choice = topology, routing
     num_channels = xgft.num_channels
     offset = np.asarray(phase_index, dtype=np.int64) * (num_channels + 1)
     keys = xgft.channel_keys(src, dst, choice, offset=offset, missing=num_channels)
-    counts = np.bincount(keys.ravel(), minlength=num_phases * (num_channels + 1))
-    return counts.reshape(num_phases, num_channels + 1)[:, :num_channels]
+    size = num_phases * (num_channels + 1)
+    if weights is None:
+        counts = np.bincount(keys.ravel(), minlength=size)
+    else:
+        counts = weighted_counts(keys.ravel(), np.broadcast_to(weights, keys.shape).ravel(), size)
+    counts = counts.reshape(num_phases, num_channels + 1)[:, :num_channels]
+    return counts if weights is None else bytes_over_bandwidth(counts, xgft.network().channel_bandwidth)
 
 
 @dataclass

@@ -9,7 +9,12 @@ messages between them, d_ab of them)
                                                                             for every channel c,  x >= 0.
 
 Messages are whole, so some channel of bandwidth 1 carries at least ceil(lambda*) of them: that
-integer is the bound (a tolerance absorbs the solvers' rounding). Terminal links are left out:
+integer is the bound (a tolerance absorbs the solvers' rounding). With per-message `weights` (bytes,
+for path selection's bytes objective) d_ab is the pair's bytes. Every channel's load is then a
+multiple of g, the greatest common divisor of the messages' bytes: the LP runs in units of g and
+the bound is g ceil(lambda*/g) bytes (with equal messages of s bytes: s times the message bound).
+Byte counts are large numbers, so this bound is taken from the certified lower end of the bracket
+with a relative tolerance as well: it may be a unit below g ceil(lambda*/g), never above. Terminal links are left out:
 their load is fixed by the workload (synth.cost.bounds gives it). This is the certificate the
 path-selection synthesizer is measured against.
 
@@ -45,6 +50,7 @@ from scipy.sparse.csgraph import dijkstra
 from synth.core.errors import SynthError
 
 TOLERANCE = 1e-6  # on lambda*, when rounding it up to whole messages
+RELATIVE_TOLERANCE = 1e-10  # and relative to it, on weighed demand (bytes; float sums of large numbers)
 CONVERGED = 1e-9  # relative gap between the master's value and the dual bound at which the LP is solved
 NUDGE = 1e-9  # added to every length so that Dijkstra sees zero-length channels (corrected in the bound)
 MAX_ROUNDS = 1000
@@ -120,8 +126,8 @@ class _RouterGraph:
         return distance[row, b], paths
 
 
-def _router_pairs(network, src, dst) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The (source router, destination router, messages) of every pair of distinct routers."""
+def _router_pairs(network, src, dst, weights=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (source router, destination router, messages or their weight) of every pair of distinct routers."""
     n = network.num_terminals
     injection = np.flatnonzero(network.channel_src < n)
     if len(injection) != n or (network.channel_dst[injection] < n).any():
@@ -131,8 +137,10 @@ def _router_pairs(network, src, dst) -> tuple[np.ndarray, np.ndarray, np.ndarray
     a, b = to_router[np.asarray(src)], to_router[np.asarray(dst)]
     moving = a != b
     routers = network.num_nodes - n
-    keys, demand = np.unique(a[moving] * routers + b[moving], return_counts=True)
-    return keys // routers, keys % routers, demand.astype(float)
+    keys, pair = np.unique(a[moving] * routers + b[moving], return_inverse=True)
+    weights = None if weights is None else np.asarray(weights, dtype=np.float64)[moving]
+    demand = np.bincount(pair.ravel(), weights=weights, minlength=len(keys)).astype(float)
+    return keys // routers, keys % routers, demand
 
 
 class _Master:
@@ -180,15 +188,16 @@ def _dual_bound(graph, demand, length, distance) -> float:
     return float(demand @ np.maximum(distance - graph.hop_slack, 0.0)) / weight if weight > 0 else 0.0
 
 
-def _integer(value: float) -> int:
-    return int(math.ceil(value - TOLERANCE))
+def _integer(value: float, weighed: bool = False) -> int:
+    """ceil(value), a tolerance below (relative too for weighed demand: large numbers)."""
+    return int(math.ceil(value - TOLERANCE - (RELATIVE_TOLERANCE * abs(value) if weighed else 0.0)))
 
 
 class _Bracket:
     """lower <= lambda* <= upper, tightened step by step, with what settles the integer bound."""
 
-    def __init__(self, exact: bool, deadline: float):
-        self.lower, self.upper, self.exact, self.deadline = 0.0, math.inf, exact, deadline
+    def __init__(self, exact: bool, deadline: float, weighed: bool = False):
+        self.lower, self.upper, self.exact, self.deadline, self.weighed = 0.0, math.inf, exact, deadline, weighed
 
     def tighten(self, lower: float | None = None, upper: float | None = None) -> None:
         self.lower = max(self.lower, lower) if lower is not None else self.lower
@@ -200,7 +209,7 @@ class _Bracket:
 
     @property
     def settled(self) -> bool:
-        return self.solved or (not self.exact and _integer(self.lower) == _integer(self.upper))
+        return self.solved or (not self.exact and _integer(self.lower, self.weighed) == _integer(self.upper, self.weighed))
 
     @property
     def out_of_time(self) -> bool:
@@ -265,10 +274,12 @@ def _generate(graph, pairs, demand, master, bracket: _Bracket, columns: _Columns
     return MAX_ROUNDS
 
 
-def lp_bound(network, src: np.ndarray, dst: np.ndarray, exact: bool = False, time_limit: float = 600.0) -> LpBound:
+def lp_bound(network, src: np.ndarray, dst: np.ndarray, exact: bool = False, time_limit: float = 600.0,
+             weights: np.ndarray | None = None) -> LpBound:
     """The LP bound of one flow set (one phase) on a direct network (terminals on one router each):
-    ceil(lambda*) with lambda* bracketed, or with `exact` lambda* itself (status "optimal")."""
-    a, b, demand = _router_pairs(network, src, dst)
+    ceil(lambda*) with lambda* bracketed, or with `exact` lambda* itself (status "optimal"). With
+    `weights` (a whole number of bytes per message) the demand and the bound are in bytes."""
+    a, b, demand = _router_pairs(network, src, dst, weights)
     if not len(a):
         return LpBound(0.0, 0.0, 0, "optimal")
     if len(a) > MAX_PAIRS:
@@ -282,16 +293,28 @@ def lp_bound(network, src: np.ndarray, dst: np.ndarray, exact: bool = False, tim
     if np.isinf(distance).any():
         i = int(np.argmax(np.isinf(distance)))
         raise SynthError(f"{network.spec}: router {a[i]} cannot reach router {b[i]}")
-    return solve_congestion_lp(graph, pairs, demand, exact, time_limit)
+    return solve_congestion_lp(graph, pairs, demand, exact, time_limit, granule=None if weights is None else byte_granule(weights))
+
+
+def byte_granule(weights) -> int:
+    """The greatest common divisor of the messages' bytes (1 when none or all are empty): every
+    channel's load in bytes is a multiple of it."""
+    return max(1, int(np.gcd.reduce(np.asarray(weights, dtype=np.int64)))) if len(weights) else 1
 
 
 def solve_congestion_lp(graph, pairs, demand: np.ndarray, exact: bool = False, time_limit: float = 600.0,
-                        spread_only: bool = False) -> LpBound:
+                        spread_only: bool = False, granule: int | None = None) -> LpBound:
     """Both stages on any path space: `graph` prices paths (shortest(length, sources, a, b) gives
     every pair's cheapest path length and its channels; `channels`, `bandwidth`, `hop_slack`), so
     the path-selection router (synth.route.path_selection) runs the same LP over its candidates.
-    `spread_only` stops after stage 1 (the bracket it reached, status "gap" unless settled)."""
-    bracket = _Bracket(exact, time.monotonic() + time_limit)
+    `spread_only` stops after stage 1 (the bracket it reached, status "gap" unless settled).
+    A `granule` g says the demand is weighed (bytes, every load a multiple of g): the LP runs on
+    demand / g and the result is stated in bytes, the integer bound g ceil(lambda*/g) from the
+    bracket's certified lower end."""
+    weighed = granule is not None
+    unit = float(granule) if weighed else 1.0
+    demand = demand / unit
+    bracket = _Bracket(exact, time.monotonic() + time_limit, weighed)
     distance, paths = graph.shortest(np.zeros(len(graph.channels)), *pairs)
     master = _Master(graph.bandwidth, demand)
     columns = _Columns(master)
@@ -301,6 +324,7 @@ def solve_congestion_lp(graph, pairs, demand: np.ndarray, exact: bool = False, t
     done = bracket.settled or bracket.out_of_time or spread_only
     rounds = 0 if done else _generate(graph, pairs, demand, master, bracket, columns)
     if bracket.solved:  # lower and upper agree within CONVERGED, far inside TOLERANCE: lambda* is the master's value
-        return LpBound(bracket.upper, bracket.upper, _integer(bracket.upper), "optimal", steps, rounds)
+        value = bracket.lower if weighed else bracket.upper
+        return LpBound(bracket.upper * unit, bracket.upper * unit, _integer(value, weighed) * int(unit), "optimal", steps, rounds)
     status = "rounded" if bracket.settled else "gap"
-    return LpBound(bracket.lower, bracket.upper, _integer(bracket.lower), status, steps, rounds)
+    return LpBound(bracket.lower * unit, bracket.upper * unit, _integer(bracket.lower, weighed) * int(unit), status, steps, rounds)

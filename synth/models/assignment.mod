@@ -1,8 +1,9 @@
 /* synth choice problem (synth/solve/problem.py) in MathProg, for glpsol.
 
    Items each choose exactly one allowed candidate. Every group bounds how many of its
-   (item, candidate) pairs are chosen: lower <= count <= upper, or count <= upper + z for
-   capped groups, and z >= 0 is minimized. The per-layer XGFT routing model of
+   (item, candidate) pairs are chosen, each counted with its item's weight (1 unless the data
+   gives weights; the bytes of a flow for path selection's bytes objective): lower <= count <=
+   upper, or count <= upper + z for capped groups, and z >= 0 is minimized. The per-layer XGFT routing model of
    003_fd372c8942ac4293.txt (eq. 3.6-3.15) is written this way by synth; with no capped group
    the objective is constant and any feasible solution is optimal (optimality embedded in
    feasibility, as in the seed).
@@ -17,6 +18,7 @@ set P{G} dimen 2 within A;      /* the pairs a group counts */
 param lower{G} integer >= 0;
 param upper{G} integer >= 0;
 param capped{G} binary;
+param weight{I} integer > 0, default 1;
 param zmax integer >= 0;
 param out symbolic;             /* file the chosen pairs are written to */
 
@@ -26,9 +28,9 @@ var z integer >= 0, <= zmax;
 minimize max_capped: z;
 
 s.t. one{i in I}: sum{(i, k) in A} x[i, k] = 1;
-s.t. at_least{g in G: lower[g] > 0}: sum{(i, k) in P[g]} x[i, k] >= lower[g];
-s.t. at_most{g in G: capped[g] = 0}: sum{(i, k) in P[g]} x[i, k] <= upper[g];
-s.t. at_most_z{g in G: capped[g] = 1}: sum{(i, k) in P[g]} x[i, k] <= upper[g] + z;
+s.t. at_least{g in G: lower[g] > 0}: sum{(i, k) in P[g]} weight[i] * x[i, k] >= lower[g];
+s.t. at_most{g in G: capped[g] = 0}: sum{(i, k) in P[g]} weight[i] * x[i, k] <= upper[g];
+s.t. at_most_z{g in G: capped[g] = 1}: sum{(i, k) in P[g]} weight[i] * x[i, k] <= upper[g] + z;
 
 solve;
 

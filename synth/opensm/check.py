@@ -166,7 +166,8 @@ def evaluate_engine(tables: TableDir, engine: str) -> EngineResult:
     routed = engine_tables(tables.network, engine, tables.path / "fabric.net")
     flows = tables.flows
     phases, phase_index = np.unique(flows.phase, return_inverse=True)
-    contention, unrouted = routed.phase_contention(tables.network, flows.src, flows.dst, phase_index, len(phases))
+    weights = flows.bytes if tables.doc.get("load_unit") == "bytes" else None  # (in the routes file's unit)
+    contention, unrouted = routed.phase_contention(tables.network, flows.src, flows.dst, phase_index, len(phases), weights)
     return EngineResult(engine, routed.configured_by, dict(zip(phases.tolist(), contention.tolist())), unrouted,
                         routed.seconds, routed.lanes)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.cost.loads import bytes_over_bandwidth, weighted_counts
 from synth.core.validate import read_text
 from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, run_opensm
 from synth.render.switch_tables import render_fabric, render_guid2lid, switch_guids, terminal_port_guids
@@ -55,12 +56,13 @@ class EngineTables:
     lanes: str = ""  # the virtual lanes the engine used or needed, from its log (engine_lanes)
 
     def phase_contention(self, network: Network, src: np.ndarray, dst: np.ndarray, phase_index: np.ndarray,
-                         num_phases: int) -> tuple[np.ndarray, int]:
+                         num_phases: int, weights: np.ndarray | None = None) -> tuple[np.ndarray, int]:
         """(max contention per phase, flows not delivered) of flows src -> dst walked through these
-        tables; `phase_index` is 0..num_phases-1 per flow. Undelivered flows count on no channel."""
+        tables; `phase_index` is 0..num_phases-1 per flow. Undelivered flows count on no channel.
+        With `weights` (bytes per flow) contention is bytes over bandwidth."""
         channels, reached = walk_channels(network, self.out_port, src, dst, self.terminal_lid[np.asarray(dst)])
         unrouted = int(((np.asarray(src) != np.asarray(dst)) & ~reached).sum())
-        return phase_contention(network, channels, phase_index, num_phases), unrouted
+        return phase_contention(network, channels, phase_index, num_phases, weights), unrouted
 
 
 def engine_tables(network: Network, engine: str, fabric: Path | None = None) -> EngineTables:
@@ -170,10 +172,17 @@ def check_fabric(fabric: Path, network: Network) -> None:
                          f"{len(links ^ expected)} links differ, e.g. {example[0]}[{example[1]}] - {example[2]}[{example[3]}]")
 
 
-def phase_contention(network: Network, channels: np.ndarray, phase_index: np.ndarray, num_phases: int) -> np.ndarray:
+def phase_contention(network: Network, channels: np.ndarray, phase_index: np.ndarray, num_phases: int,
+                     weights: np.ndarray | None = None) -> np.ndarray:
     """The most flows of one phase on a directed channel, per phase: `channels` is a (flows,
-    hops) matrix padded with -1 (walk_channels), `phase_index` 0..num_phases-1 per flow."""
+    hops) matrix padded with -1 (walk_channels), `phase_index` 0..num_phases-1 per flow. With
+    per-flow `weights` (bytes): the most bytes over bandwidth."""
     used = channels >= 0
     keys = np.broadcast_to(np.asarray(phase_index)[:, None], channels.shape)[used] * network.num_channels + channels[used]
-    counts = np.bincount(keys, minlength=num_phases * network.num_channels).reshape(num_phases, network.num_channels)
+    size = num_phases * network.num_channels
+    if weights is None:
+        counts = np.bincount(keys, minlength=size).reshape(num_phases, network.num_channels)
+    else:
+        byte_loads = weighted_counts(keys, np.broadcast_to(np.asarray(weights)[:, None], channels.shape)[used], size)
+        counts = bytes_over_bandwidth(byte_loads.reshape(num_phases, network.num_channels), network.channel_bandwidth)
     return counts.max(axis=1, initial=0)

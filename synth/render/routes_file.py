@@ -65,7 +65,8 @@ class RoutesWriter:
 # A routes file is parsed whole (about 1 KiB of memory per flow); larger files are refused before reading.
 MAX_FILE_BYTES = 2 << 30
 
-_TOP = ("format", "topology", "traffic", "router", "seed", "synthesis", "phases", "summary")
+_TOP = ("format", "topology", "traffic", "router", "seed", "load_unit", "synthesis", "phases", "summary")
+LOAD_UNITS = ("messages", "bytes")  # load_unit: what contention counts (absent: messages)
 _TOP_REQUIRED = ("format", "topology", "traffic", "router", "seed", "phases", "summary")
 _TRAFFIC_REQUIRED = ("pattern", "ranks", "phases", "message_bytes", "selection")
 _TRAFFIC = _TRAFFIC_REQUIRED + ("placement",)
@@ -183,6 +184,8 @@ def _check_shape(doc, where: str) -> None:
         require_int(traffic[key], f"{where}: traffic.{key}")
     require_str(doc["router"], f"{where}: router")
     require_int(doc["seed"], f"{where}: seed")
+    if "load_unit" in doc and doc["load_unit"] not in LOAD_UNITS:
+        raise SynthError(f"{where}: load_unit is {show(doc['load_unit'])}, expected one of {', '.join(LOAD_UNITS)}")
     # A synthesizing run records its options, and then a solver report per phase; whether the
     # router is one that synthesizes (or one synth knows) is synth.verify.routes's question.
     if doc["router"] in SYNTHESIZING and "synthesis" not in doc:

@@ -22,6 +22,9 @@ Phases are independent (one task each). Within a phase:
    the channels they could move to are freed (at most LNS_FLOWS) and a feasibility model (in the
    same form) asks for a routing of them that takes that channel below the maximum without raising
    any other channel to it. A channel the model cannot clear is skipped for this maximum.
+With the bytes objective (PathsOptions.objective, `--load-unit bytes`) every count above is the
+bytes of the flows instead (items weigh their bytes in the problem form, divided by their greatest
+common divisor), the LP bounds are on bytes, and terminal links hold bytes over their bandwidth.
 The status is honest: optimal when the maximum equals the candidate bound or a solver proved it;
 otherwise the gap to the candidate bound is reported, and `timeout` when a solver call ran out of
 time. Every step is deterministic (seeded order, CP-SAT's deterministic time), so reruns agree.
@@ -30,12 +33,13 @@ time. Every step is deterministic (seeded order, CP-SAT's deterministic time), s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.cost.lp_bound import lp_bound, solve_congestion_lp
+from synth.cost.loads import bytes_over_bandwidth, weighted_counts
+from synth.cost.lp_bound import byte_granule, lp_bound, solve_congestion_lp
 from synth.route.candidates import Candidates, build_candidates, check_candidate_set, without_loops
 from synth.route.minimal import RouterView, minimal, router_view
 from synth.route.oblivious import mix64
@@ -51,6 +55,7 @@ LNS_CALL_LIMIT = 0.5  # deterministic seconds per neighbourhood model
 DEFAULT_BUDGET = 20.0  # solver seconds per phase without --time-limit
 LP_TIME_LIMIT = 120.0  # wall-clock guard of the candidate LP (it finishes in about a second at 1,000 routers)
 MAX_DESCENT_MOVES = 200_000
+LOAD_UNITS = ("messages", "bytes")
 
 
 @dataclass(frozen=True)
@@ -61,10 +66,15 @@ class PathsOptions:
     threads: int = 1
     glpk_options: tuple[str, ...] | None = None
     consistency: str = "flow"  # flow: any candidate per flow; destination: one next hop per (router, destination)
+    objective: str = "messages"  # what the busiest channel's load counts: messages, or bytes (over bandwidth)
 
     def __post_init__(self) -> None:
         check_candidate_set(self.candidates)
         check_solver(self.solver)
+        if self.objective not in LOAD_UNITS:
+            raise SynthError(f"unknown load unit '{self.objective}' (known: {', '.join(LOAD_UNITS)})")
+        if self.objective == "bytes" and self.consistency == "destination":
+            raise SynthError("--consistency destination builds tables without weighing flows: use --load-unit messages")
         if self.consistency not in ("flow", "destination"):
             raise SynthError(f"unknown consistency '{self.consistency}' (known: flow, destination)")
         if self.consistency == "destination" and self.candidates != "minimal":
@@ -146,10 +156,13 @@ class CandidatePricer:
 
 
 class _State:
-    """A choice of candidate per crossing flow and the channel loads it gives."""
+    """A choice of candidate per crossing flow and the channel loads it gives. A flow weighs 1, or
+    its bytes (`weight`)."""
 
-    def __init__(self, candidates: Candidates, pair: np.ndarray, floor_load: np.ndarray):
+    def __init__(self, candidates: Candidates, pair: np.ndarray, floor_load: np.ndarray, weight: np.ndarray | None = None):
         self.c, self.pair, self.floor_load = candidates, pair, floor_load
+        self.weighted = weight is not None
+        self.weight = np.ones(len(pair), dtype=np.int64) if weight is None else np.asarray(weight, dtype=np.int64)
         self.first_row = candidates.pair_ptr[pair]
         self.count = candidates.counts[pair]
         self.set(np.zeros(len(pair), dtype=np.int64))
@@ -160,7 +173,19 @@ class _State:
 
     def loads_of(self, choice: np.ndarray) -> np.ndarray:
         hops = self.c.hops[self.first_row + choice]
-        return self.floor_load + np.bincount(hops[hops >= 0], minlength=len(self.floor_load))
+        used = hops >= 0
+        if not self.weighted:
+            return self.floor_load + np.bincount(hops[used], minlength=len(self.floor_load))
+        weights = np.broadcast_to(self.weight[:, None], hops.shape)[used]
+        return self.floor_load + weighted_counts(hops[used], weights, len(self.floor_load))
+
+    def problem_weights(self, flows: np.ndarray) -> tuple[np.ndarray | None, int]:
+        """The weights of `flows` for a model (None unweighted) and the unit they were divided by
+        (their greatest common divisor: smaller coefficients, the same optimum)."""
+        if not self.weighted:
+            return None, 1
+        unit = byte_granule(self.weight[flows])
+        return self.weight[flows] // unit, unit
 
     @property
     def maximum(self) -> int:
@@ -171,9 +196,10 @@ class _State:
         return row[row >= 0]
 
     def move(self, flow: int, k: int) -> None:
-        self.load[self.path(flow)] -= 1
+        weight = self.weight[flow]
+        self.load[self.path(flow)] -= weight
         self.choice[flow] = k
-        self.load[self.path(flow)] += 1
+        self.load[self.path(flow)] += weight
 
     def crossing(self, channels: np.ndarray) -> np.ndarray:
         """Flows whose chosen path crosses any of `channels`."""
@@ -244,13 +270,13 @@ def _descend(state: _State, bound: int) -> int:
         hot = np.flatnonzero(state.load == top)
         moved = False
         for flow in state.crossing(hot).tolist():
-            own = state.path(flow)
-            if not (state.load[own] == top).any():
-                continue  # already moved off by an earlier move's effect
+            own, weight = state.path(flow), int(state.weight[flow])
+            if not weight or not (state.load[own] == top).any():
+                continue  # weighs nothing, or already moved off by an earlier move's effect
             rows = state.c.hops[state.first_row[flow] : state.first_row[flow] + state.count[flow]]
             extended = np.append(state.load, 0)
-            values = extended[rows] - np.isin(rows, own)
-            worst = np.where(rows >= 0, values, 0).max(axis=1) + 1
+            values = extended[rows] - weight * np.isin(rows, own)
+            worst = np.where(rows >= 0, values, 0).max(axis=1) + weight
             k = int(np.argmin(worst))
             if worst[k] < top:
                 state.move(flow, k)
@@ -284,13 +310,16 @@ def whole_phase_problem(state: _State):
     """The path-selection program of a phase in the one problem form: item f (a flow between
     different routers) chooses among its candidates; per router channel a capped group, count <=
     floor + z with floor the busiest terminal link's load; z minimized. Its optimum plus the floor
-    is the least maximum contention over the candidates."""
-    floor = int(state.floor_load.max(initial=0))
-    builder = ProblemBuilder(state.count)
+    is the least maximum contention over the candidates. Weighted (bytes), items weigh their bytes
+    over the unit of State.problem_weights, and so do floor and z."""
+    weight, unit = state.problem_weights(np.arange(len(state.pair)))
+    floor = int(state.floor_load.max(initial=0)) // unit
+    builder = ProblemBuilder(state.count, weight=weight)
     item, k = _enumerated(state.count)
     for _, items, ks in _grouped_by_channel(state.c.hops[state.first_row[item] + k], item, k):
         builder.add(items, ks, upper=floor, capped=True)
-    return builder.build(z_upper=max(0, state.maximum - floor))
+    problem = builder.build()
+    return replace(problem, z_upper=problem.objective(state.choice))
 
 
 class _Improver:
@@ -308,10 +337,9 @@ class _Improver:
     def exact(self) -> None:
         """The whole phase as one model, started from the current routing."""
         s = self.state
-        floor = int(s.floor_load.max(initial=0))
         result = self._solve(whole_phase_problem(s), self.options.budget, hint=s.choice)
         self.report.exact = result.status
-        if result.solved and floor + result.objective <= s.maximum:
+        if result.solved and int(s.loads_of(result.choice).max(initial=0)) <= s.maximum:
             s.set(result.choice)
         if result.status == OPTIMAL:
             self.report.proven_by = self.options.solver
@@ -339,11 +367,11 @@ class _Improver:
         freed = s.crossing(np.array([target]))
         if not len(freed) or len(freed) > LNS_FLOWS:  # (a channel at the maximum by fixed load alone has no flow to move)
             return False
-        # the channels the freed flows could move to that are at or one below the maximum: their flows
-        # are freed too (a random sample when there are more than LNS_FLOWS in all)
+        # the channels the freed flows could move to that one of them would take to the maximum:
+        # their flows are freed too (a random sample when there are more than LNS_FLOWS in all)
         rows = np.concatenate([s.c.hops[s.first_row[f] : s.first_row[f] + s.count[f]].ravel() for f in freed.tolist()])
         near = np.unique(rows[rows >= 0])
-        near = near[(s.load[near] >= top - 1) & (near != target)]
+        near = near[(s.load[near] >= top - max(1, int(s.weight[freed].max()))) & (near != target)]
         others = s.crossing(near) if len(near) else np.zeros(0, dtype=np.int64)
         others = np.setdiff1d(others, freed)
         room = LNS_FLOWS - len(freed)
@@ -352,14 +380,14 @@ class _Improver:
         freed = np.concatenate([freed, others])
         fixed = s.load.copy()
         for f in freed.tolist():
-            fixed[s.path(f)] -= 1
+            fixed[s.path(f)] -= s.weight[f]
         cap = np.where(s.load == top, top, top - 1) - fixed  # room per channel for the freed flows
         cap[target] = top - 1 - fixed[target]
         # per freed flow the candidates that fit alone
         allowed_item, allowed_k = [], []
         for i, f in enumerate(freed.tolist()):
             rows = s.c.hops[s.first_row[f] : s.first_row[f] + s.count[f]]
-            fits = np.where(rows >= 0, np.append(cap, 1)[rows] >= 1, True).all(axis=1)
+            fits = np.where(rows >= 0, np.append(cap, 0)[rows] >= s.weight[f], True).all(axis=1)
             ks = np.flatnonzero(fits)
             if not len(ks):
                 return False
@@ -368,10 +396,11 @@ class _Improver:
         item, k = np.concatenate(allowed_item), np.concatenate(allowed_k)
         local_count = np.bincount(item, minlength=len(freed))
         local_k = _enumerated(local_count)[1]
-        builder = ProblemBuilder(local_count)
+        weight, unit = s.problem_weights(freed)
+        builder = ProblemBuilder(local_count, weight=weight)
         for c, items, ks in _grouped_by_channel(s.c.hops[s.first_row[freed[item]] + k], item, local_k):
-            if len(items) > cap[c]:
-                builder.add(items, ks, upper=int(cap[c]))
+            if s.weight[freed[items]].sum() > cap[c]:
+                builder.add(items, ks, upper=int(cap[c]) // unit)
         result = self._solve(builder.build(), LNS_CALL_LIMIT)
         if not result.solved:
             return False
@@ -380,7 +409,9 @@ class _Improver:
         return True
 
 
-def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: PathsOptions, seed: int = 0) -> tuple[Paths, PathsReport]:
+def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: PathsOptions, seed: int = 0,
+                      weights: np.ndarray | None = None) -> tuple[Paths, PathsReport]:
+    """One phase; with `weights` (bytes per flow, the bytes objective) loads and bounds are in bytes."""
     view = router_view(topology)
     network = topology.network()
     report = PathsReport()
@@ -388,7 +419,12 @@ def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: Paths
     moving = src != dst
     crossing = np.flatnonzero(moving & (a != b))
     terminal = np.concatenate([view.injection[src[moving]], view.ejection[dst[moving]]])
-    floor_load = np.bincount(terminal, minlength=network.num_channels)
+    if weights is None:
+        floor_load = np.bincount(terminal, minlength=network.num_channels)
+    else:
+        weights = np.asarray(weights, dtype=np.int64)
+        terminal_bytes = weighted_counts(terminal, np.tile(weights[moving], 2), network.num_channels)
+        floor_load = bytes_over_bandwidth(terminal_bytes, network.channel_bandwidth)
     base = minimal(topology, src, dst)
     if not len(crossing):
         report.candidate_bound = report.start_contention = int(floor_load.max(initial=0))
@@ -397,14 +433,16 @@ def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: Paths
     candidates = build_candidates(topology, a[crossing], b[crossing], options.candidates)
     routers = len(view.distance)
     pair = np.searchsorted(candidates.a * routers + candidates.b, a[crossing] * routers + b[crossing])
-    state = _State(candidates, pair, floor_load)
+    flow_weight = None if weights is None else weights[crossing]
+    state = _State(candidates, pair, floor_load, flow_weight)
     report.choices = int(state.count.sum())
 
-    global_lp = lp_bound(network, src, dst, time_limit=LP_TIME_LIMIT)
+    global_lp = lp_bound(network, src, dst, time_limit=LP_TIME_LIMIT, weights=weights)
     pricer = CandidatePricer(network, candidates)
-    demand = np.bincount(pair, minlength=candidates.num_pairs).astype(float)
+    demand = np.bincount(pair, weights=flow_weight, minlength=candidates.num_pairs).astype(float)
+    granule = None if flow_weight is None else byte_granule(flow_weight)
     spread = solve_congestion_lp(pricer, (np.unique(candidates.a), candidates.a, candidates.b), demand,
-                                 time_limit=LP_TIME_LIMIT, spread_only=True)
+                                 time_limit=LP_TIME_LIMIT, spread_only=True, granule=granule)
     bound = max(int(floor_load.max(initial=0)), global_lp.bound, spread.bound)
     report.lp_bound, report.candidate_bound, report.lp_status = global_lp.bound, bound, spread.status
 
@@ -433,7 +471,7 @@ def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: Paths
     if state.maximum > bound and report.proven_by is None:
         # not proven yet: the full LP over the candidates (column generation) may raise the bound
         full = solve_congestion_lp(CandidatePricer(network, candidates), (np.unique(candidates.a), candidates.a, candidates.b),
-                                   demand, time_limit=LP_TIME_LIMIT)
+                                   demand, time_limit=LP_TIME_LIMIT, granule=granule)
         bound = max(bound, full.bound)
         report.candidate_bound, report.lp_status = bound, full.status
     if state.maximum <= bound and report.proven_by is None:
@@ -480,23 +518,27 @@ class PathSelectionRouter:
 
     def __init__(self, options: PathsOptions):
         self.options = options
+        # synth.workflow hands such a router every flow's bytes (`size`)
+        self.weighs_bytes = options.objective == "bytes"
         if options.solver == "cpsat":
             import synth.solve.cpsat  # noqa: F401  (loaded once here, not in every forked worker)
 
-    def __call__(self, topology, src, dst, phase=None, occurrence=None, seed=0):
-        return route_each_phase(route_phase_paths, self.options, topology, src, dst, phase, seed)
+    def __call__(self, topology, src, dst, phase=None, occurrence=None, seed=0, size=None):
+        return route_each_phase(route_phase_paths, self.options, topology, src, dst, phase, seed, size)
 
 
-def route_each_phase(route_phase, options, topology, src, dst, phase, seed: int):
+def route_each_phase(route_phase, options, topology, src, dst, phase, seed: int, weights=None):
     """(Paths in flow order, {phase: report}) of `route_phase(topology, src, dst, options, seed)`
-    run phase by phase, the flows of a phase in one fixed order (the same flows: the same routes)."""
+    run phase by phase, the flows of a phase in one fixed order (the same flows: the same routes).
+    With per-flow `weights`, each phase's are handed on as `weights=`."""
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     phase = np.zeros(len(src), dtype=np.int64) if phase is None else np.asarray(phase, dtype=np.int64)
     reports, routed = {}, []
     order = np.lexsort((dst, src, phase))
     for p in np.unique(phase).tolist():
         idx = order[phase[order] == p]
-        paths, reports[p] = route_phase(topology, src[idx], dst[idx], options, seed * 1_000_003 + p)
+        weighed = {} if weights is None else {"weights": np.asarray(weights)[idx]}
+        paths, reports[p] = route_phase(topology, src[idx], dst[idx], options, seed * 1_000_003 + p, **weighed)
         routed.append((idx, paths))
     return _in_flow_order(len(src), routed), reports
 

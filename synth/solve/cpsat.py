@@ -46,13 +46,18 @@ def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, 
             variables.append(row)
     z = model.new_int_var(0, max(problem.z_upper, 0), "z") if problem.has_objective else None
     items, cands = problem.group_items.tolist(), problem.group_candidates.tolist()
-    ptr = problem.group_ptr.tolist()
+    ptr, sizes = problem.group_ptr.tolist(), problem.group_sizes().tolist()
+    weight = problem.weight.tolist() if problem.weight is not None else None
     for g in range(problem.num_groups):
-        expr = sum(variables[items[j]][cands[j]] for j in range(ptr[g], ptr[g + 1]))
+        pairs = range(ptr[g], ptr[g + 1])
+        if weight is None:
+            expr = sum(variables[items[j]][cands[j]] for j in pairs)
+        else:
+            expr = cp_model.LinearExpr.weighted_sum([variables[items[j]][cands[j]] for j in pairs], [weight[items[j]] for j in pairs])
         if problem.capped[g]:
             model.add(expr <= int(problem.upper[g]) + z)
         else:
-            if problem.upper[g] < ptr[g + 1] - ptr[g]:
+            if problem.upper[g] < sizes[g]:
                 model.add(expr <= int(problem.upper[g]))
         if problem.lower[g] > 0:
             model.add(expr >= int(problem.lower[g]))

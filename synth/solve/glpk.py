@@ -34,6 +34,8 @@ def write_data(problem: ChoiceProblem, handle, out_path: str) -> None:
         write(f"set P[{g}] :=" + "".join(f" {items[j]} {cands[j]}" for j in range(ptr[g], ptr[g + 1])) + ";\n")
     for name, values in (("lower", problem.lower), ("upper", problem.upper), ("capped", problem.capped.astype(int))):
         write(f"param {name} :=" + "".join(f" {g} {v}" for g, v in enumerate(values.tolist())) + ";\n")
+    if problem.weight is not None:
+        write("param weight :=" + "".join(f" {i} {w}" for i, w in enumerate(problem.weight.tolist())) + ";\n")
     write(f"param zmax := {max(problem.z_upper, 0)};\n")
     write(f'param out := "{out_path}";\n')
     write("end;\n")

@@ -3,7 +3,9 @@
 Items each choose exactly one candidate (item i chooses among 0..num_candidates[i]-1). Groups
 are sets of (item, candidate) pairs with bounds on how many of their pairs are chosen:
 lb <= count <= ub, or count <= ub + z for `capped` groups, where z >= 0 is one integer variable
-to be minimized (ub = 0 gives "minimize the maximum count"). The per-layer XGFT model (a set of messages and one up link: eq. 3.6-3.12), the
+to be minimized (ub = 0 gives "minimize the maximum count"). Items may carry integer weights
+(`weight`, default 1 each): a group then counts the weight of its chosen pairs (the bytes of the
+flows on a channel, for the bytes objective of path selection). The per-layer XGFT model (a set of messages and one up link: eq. 3.6-3.12), the
 path-selection model (the paths through one channel) and step assignment all fit it; every
 backend solves it, and one MathProg model (synth/models/assignment.mod) reads it from a data file.
 """
@@ -27,6 +29,7 @@ class ChoiceProblem:
     upper: np.ndarray  # (groups,) maximum count (plus z for capped groups)
     capped: np.ndarray  # (groups,) bool: count <= upper + z, z minimized
     z_upper: int = 0  # a known feasible value of z (solvers may use it as a bound)
+    weight: np.ndarray | None = None  # (items,) positive integer weight per item; None: 1 each
 
     @property
     def num_items(self) -> int:
@@ -40,15 +43,30 @@ class ChoiceProblem:
     def has_objective(self) -> bool:
         return bool(self.capped.any())
 
+    @property
+    def weighted(self) -> bool:
+        return self.weight is not None
+
+    def item_weights(self) -> np.ndarray:
+        return self.weight if self.weight is not None else np.ones(self.num_items, dtype=np.int64)
+
+    def group_sizes(self) -> np.ndarray:
+        """Per group, the count if every pair were chosen (the weight of its pairs)."""
+        owner = np.repeat(np.arange(self.num_groups), np.diff(self.group_ptr))
+        return np.bincount(owner, weights=self.item_weights()[self.group_items], minlength=self.num_groups).astype(np.int64)
+
     def group(self, g: int) -> tuple[np.ndarray, np.ndarray]:
         sl = slice(self.group_ptr[g], self.group_ptr[g + 1])
         return self.group_items[sl], self.group_candidates[sl]
 
     def counts(self, choice: np.ndarray) -> np.ndarray:
-        """How many pairs of every group a choice vector picks."""
+        """How many pairs of every group a choice vector picks (their weight, with weights)."""
         picked = choice[self.group_items] == self.group_candidates
         owner = np.repeat(np.arange(self.num_groups), np.diff(self.group_ptr))
-        return np.bincount(owner[picked], minlength=self.num_groups)
+        if self.weight is None:
+            return np.bincount(owner[picked], minlength=self.num_groups)
+        weights = self.weight[self.group_items[picked]]
+        return np.bincount(owner[picked], weights=weights, minlength=self.num_groups).astype(np.int64)
 
     def violations(self, choice: np.ndarray, z: int | None = None) -> int:
         """Number of violated bounds (0 for a feasible choice; capped groups against z if given)."""
@@ -72,6 +90,7 @@ class ProblemBuilder:
     """Collects groups; `build` freezes them into a ChoiceProblem."""
 
     num_candidates: np.ndarray
+    weight: np.ndarray | None = None  # per item (see ChoiceProblem.weight)
     _items: list = field(default_factory=list)
     _cands: list = field(default_factory=list)
     _lower: list = field(default_factory=list)
@@ -80,14 +99,15 @@ class ProblemBuilder:
 
     def add(self, items: np.ndarray, candidates: np.ndarray, lower: int = 0, upper: int | None = None, capped: bool = False) -> None:
         """A group of (item, candidate) pairs; pairs naming a candidate the item lacks are dropped.
-        A capped group's bound is upper + z (upper defaults to 0 there)."""
+        A capped group's bound is upper + z (upper defaults to 0 there; otherwise to all its pairs)."""
         items = np.asarray(items, dtype=np.int64)
         candidates = np.broadcast_to(np.asarray(candidates, dtype=np.int64), items.shape)
         allowed = candidates < self.num_candidates[items]
         self._items.append(items[allowed])
         self._cands.append(candidates[allowed])
         self._lower.append(lower)
-        self._upper.append((0 if capped else int(allowed.sum())) if upper is None else upper)
+        everything = int(allowed.sum()) if self.weight is None else int(self.weight[items[allowed]].sum())
+        self._upper.append((0 if capped else everything) if upper is None else upper)
         self._capped.append(capped)
 
     def build(self, z_upper: int = 0) -> ChoiceProblem:
@@ -101,6 +121,7 @@ class ProblemBuilder:
             upper=np.asarray(self._upper, dtype=np.int64),
             capped=np.asarray(self._capped, dtype=bool),
             z_upper=z_upper,
+            weight=None if self.weight is None else np.asarray(self.weight, dtype=np.int64),
         )
 
 

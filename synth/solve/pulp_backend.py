@@ -39,12 +39,13 @@ def _solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, thr
     z = pulp.LpVariable("z", lowBound=0, upBound=max(problem.z_upper, 0), cat="Integer") if problem.has_objective else None
     model += (z if z is not None else pulp.lpSum([]))
     items, cands = problem.group_items.tolist(), problem.group_candidates.tolist()
-    ptr = problem.group_ptr.tolist()
+    ptr, sizes = problem.group_ptr.tolist(), problem.group_sizes().tolist()
+    weight = problem.item_weights().tolist()
     for g in range(problem.num_groups):
-        expr = pulp.lpSum(variables[items[j]][cands[j]] for j in range(ptr[g], ptr[g + 1]))
+        expr = pulp.lpSum(weight[items[j]] * variables[items[j]][cands[j]] for j in range(ptr[g], ptr[g + 1]))
         if problem.capped[g]:
             model += expr <= int(problem.upper[g]) + z, f"cap_{g}"
-        elif problem.upper[g] < ptr[g + 1] - ptr[g]:
+        elif problem.upper[g] < sizes[g]:
             model += expr <= int(problem.upper[g]), f"up_{g}"
         if problem.lower[g] > 0:
             model += expr >= int(problem.lower[g]), f"low_{g}"

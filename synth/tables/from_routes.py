@@ -19,25 +19,27 @@ class RoutedFlows:
     phase: np.ndarray
     paths: list[list[int]]  # node ids, from the source terminal
     channels: list[list[int]] | None = None  # channel ids (synth-routes/2 files): parallel links told apart
+    bytes: np.ndarray | None = None  # per flow
 
 
 def routed_flows(doc: dict, network) -> RoutedFlows:
     """Every flow of every phase of a (shape-checked) routes document, in file order, with its path
     as node ids (synth-routes/2 records channel ids: each becomes the node it enters)."""
-    src, dst, phase, paths, channels = [], [], [], [], []
+    src, dst, phase, paths, channels, size = [], [], [], [], [], []
     for record in doc["phases"]:
         flows = record["flows"]
         if len(flows) != len(record["paths"]):
             raise SynthError(f"routes file: phase {record['phase']} has {len(flows)} flows but {len(record['paths'])} paths")
         src += [int(f[0]) for f in flows]
         dst += [int(f[1]) for f in flows]
+        size += [int(f[2]) for f in flows]
         phase += [int(record["phase"])] * len(flows)
         paths += (record["paths"] if doc["format"] == NODE_PATHS_FORMAT else
                   _node_paths(network, record["paths"], [f[0] for f in flows]))
         channels += record["paths"]
     as_array = lambda values: np.asarray(values, dtype=np.int64)  # noqa: E731
     return RoutedFlows(as_array(src), as_array(dst), as_array(phase), paths,
-                       None if doc["format"] == NODE_PATHS_FORMAT else channels)
+                       None if doc["format"] == NODE_PATHS_FORMAT else channels, as_array(size))
 
 
 def _node_paths(network, channel_paths: list[list[int]], sources: list[int]) -> list[list[int]]:

@@ -270,6 +270,13 @@ class Workload:
         keep = self.reachable(src, dst)
         return (idx, src, dst, size) if keep is None else (idx[keep], src[keep], dst[keep], size[keep])
 
+    def sizes_differ(self, phases: np.ndarray) -> bool:
+        """Whether the flows of some selected phase differ in bytes (only explicit matrices can)."""
+        if self.explicit is None:
+            return False
+        sizes = (self.explicit[self._explicit_index(int(p))].bytes for p in phases)
+        return any(len(b) and b.min() != b.max() for b in sizes)
+
     def flow_count(self, phases: np.ndarray) -> int:
         """Flows of the selected phases, counted without making them (size guards)."""
         if self.explicit is None:

@@ -29,6 +29,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.cost.bounds import cut_bounds_batch
 from synth.cost.evaluate import PhaseEvaluation, stage_maxima, status_of
+from synth.cost.loads import MAX_EXACT_BYTES, bytes_over_bandwidth, weighted_counts
 from synth.render.console import summary as summary_of
 from synth.render.routes_file import NODE_PATHS_FORMAT, SYNTHESIZING
 from synth.route.minimal import router_view
@@ -39,7 +40,7 @@ from synth.solve import SOLVERS
 from synth.topology import Xgft, parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_GROUP, VIA_ONE
-from synth.workflow import ROUTERS
+from synth.workflow import MESSAGE_SYNTHESIZERS, ROUTERS
 from synth.route.lanes import lane_cycle
 from synth.verify.deadlock import DependencyGraph, flatten
 
@@ -395,6 +396,13 @@ def check_routes(doc: dict) -> CheckReport:
         report.problem(f"a synth-routes/1 file of router '{doc['router']}': version 1 has minimal routers only")
         return report
     synthesis = doc.get("synthesis") or {}
+    weighs_bytes = doc.get("load_unit") == "bytes"
+    if weighs_bytes and doc["router"] in MESSAGE_SYNTHESIZERS:
+        report.problem(f"load_unit bytes recorded for router '{doc['router']}', which minimizes messages")
+        return report
+    if weighs_bytes and node_paths:
+        report.problem("load_unit bytes in a synth-routes/1 file: version 1 counts messages only")
+        return report
     evaluations = []
     dependencies = None if node_paths else DependencyGraph(network.num_channels)
     with_lanes = [entry for entry in doc["phases"] if "vls" in entry]
@@ -441,11 +449,21 @@ def check_routes(doc: dict) -> CheckReport:
             lanes.append(entry["vls"])
             flat_paths.append(paths)
         used = np.concatenate(channels) if channels else np.zeros(0, dtype=np.int64)
-        loads = np.bincount(used, minlength=network.num_channels)
+        weights = flows[:, 2] if weighs_bytes else None
+        if weights is not None and ((weights < 0).any() or float(weights.sum()) >= MAX_EXACT_BYTES):
+            report.problem(f"phase {phase}: flow bytes negative, or more than 2^53 in all (load_unit bytes sums them exactly)")
+            continue
+        if weights is None:
+            loads = np.bincount(used, minlength=network.num_channels)
+        else:
+            # (valid paths: `used` holds every path's channels, grouped by length; here in flow order)
+            flat, lengths = flatten(paths)
+            per_hop = np.repeat(weights, lengths)
+            loads = bytes_over_bandwidth(weighted_counts(flat, per_hop, network.num_channels), network.channel_bandwidth)
         achieved = int(loads.max(initial=0))
         report.max_contention = max(report.max_contention, achieved)
         stage_max = stage_maxima(network, loads[None, :])[0].tolist()
-        stage_bounds = cut_bounds_batch(topology, np.zeros(len(src), dtype=np.int64), src, dst, 1)[0].tolist()
+        stage_bounds = cut_bounds_batch(topology, np.zeros(len(src), dtype=np.int64), src, dst, 1, weights)[0].tolist()
         bound = max(stage_bounds, default=0)
         for name, recorded, value in (("max contention", entry["max_contention"], achieved), ("lower bound", entry["lower_bound"], bound),
                                       ("gap", entry["gap"], achieved - bound), ("stage_max", entry["stage_max"], stage_max),
