@@ -1,0 +1,115 @@
+"""`synth schedule COLLECTIVE --algorithm NAME --network SPEC [--bytes N] [--out FILE]` generates a
+step schedule (synth.schedule.algorithms) and verifies it before writing it; `synth schedule --list`
+shows which algorithm generates which collective; `synth verify SCHEDULE.json` replays a schedule
+file symbolically (synth.schedule.verify): exit 0 when it delivers what the collective promises,
+1 with the first violation otherwise.
+
+Ranks are the network's terminals, rank i on terminal i. The message is --bytes per rank: split
+into the collective's blocks (one per rank, or per rank pair for all-to-all; --blocks for the
+collectives that split a message freely: broadcast, reduce, allreduce), rounded up to whole bytes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from synth.core.errors import SynthError
+from synth.core.output import OutputSet
+from synth.core.validate import parse_int
+from synth.render.schedule_file import read_schedule, write_schedule
+from synth.schedule.algorithms import ALGORITHMS, Request, load_all
+from synth.schedule.schedule import COLLECTIVES, collective
+from synth.schedule.verify import expected_blocks, verify
+from synth.topology import parse_topology
+
+DEFAULT_BYTES = 1 << 20
+MAX_BYTES = 1 << 40
+MAX_BLOCK_SENDS = 1 << 28  # block ids of one schedule (8 bytes each in memory; about 10 in the file)
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("schedule", help="generate and verify a collective's step schedule (synth-schedule/1)")
+    p.add_argument("collective", nargs="?", metavar="COLLECTIVE", help=", ".join(COLLECTIVES))
+    p.add_argument("--algorithm", metavar="NAME", help="the generator (synth schedule --list)")
+    p.add_argument("--network", metavar="SPEC", help="the network whose terminals are the ranks")
+    p.add_argument("--bytes", type=lambda t: parse_int(t, "--bytes", 0, MAX_BYTES), default=DEFAULT_BYTES, metavar="N",
+                   help=f"the message per rank in bytes (default {DEFAULT_BYTES})")
+    p.add_argument("--blocks", type=lambda t: parse_int(t, "--blocks", 1, 1 << 20), metavar="B",
+                   help="blocks of a freely split message (broadcast, reduce, allreduce; default one per rank)")
+    p.add_argument("--root", type=lambda t: parse_int(t, "--root", 0), default=0, metavar="R",
+                   help="the root of a rooted collective (default 0)")
+    p.add_argument("--out", metavar="FILE", help="write the schedule (synth-schedule/1 JSON, docs/formats.md)")
+    p.add_argument("--list", action="store_true", help="the algorithms and the collectives each one generates")
+    p.set_defaults(func=cmd_schedule)
+    p = sub.add_parser("verify", help="replay a schedule file symbolically: does it deliver what its collective promises?")
+    p.add_argument("schedule", metavar="SCHEDULE.json")
+    p.set_defaults(func=cmd_verify)
+
+
+def cmd_schedule(args) -> int:
+    load_all()
+    if args.list:
+        for name, algorithm in ALGORITHMS.items():
+            print(f"{name:<12} {', '.join(algorithm.collectives):<44} {algorithm.summary}")
+        return 0
+    for option, value in (("COLLECTIVE", args.collective), ("--algorithm", args.algorithm), ("--network", args.network)):
+        if value is None:
+            raise SynthError(f"synth schedule needs {option} (or --list)")
+    info = collective(args.collective)
+    algorithm = ALGORITHMS.get(args.algorithm)
+    if info.name not in algorithm.collectives:
+        raise SynthError(f"{algorithm.name} generates {', '.join(algorithm.collectives)}, not {info.name}")
+    topology = parse_topology(args.network)
+    ranks = topology.network().num_terminals
+    blocks = expected_blocks(info.name, ranks)
+    if blocks is None:
+        blocks = args.blocks if args.blocks is not None else ranks
+    elif args.blocks is not None:
+        raise SynthError(f"{info.name} has one block per {'rank' if blocks == ranks else 'rank pair'}: --blocks applies "
+                         "to broadcast, reduce and allreduce")
+    if info.rooted and args.root >= ranks:
+        raise SynthError(f"--root {args.root} is not a rank of {topology.spec} (0..{ranks - 1})")
+    if not info.rooted and args.root != 0:
+        raise SynthError(f"{info.name} has no root")
+    per_block = -(-args.bytes // (ranks if info.blocks == "P^2" else blocks))  # a rank's message over its blocks
+    request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root)
+    refusal = algorithm.refusal(request)
+    if refusal is not None:
+        raise SynthError(refusal)
+    with OutputSet() as outputs:
+        target = outputs.reserve(args.out) if args.out is not None else None
+        schedule = algorithm.generate(request)
+        if len(schedule.block_ids) > MAX_BLOCK_SENDS:
+            raise SynthError(f"the schedule has {len(schedule.block_ids):,} block sends, more than {MAX_BLOCK_SENDS:,}")
+        report = verify(schedule)
+        if not report.ok:  # a generator's bug: never write a wrong schedule
+            raise AssertionError(f"{algorithm.name} generated a wrong {info.name} schedule: {report.violation}")
+        print(f"network   {topology.label()}: {ranks} ranks (rank i on terminal i)")
+        print(f"schedule  {info.name} by {algorithm.name}: {schedule.num_steps} steps, {schedule.num_transfers:,} transfers, "
+              f"{len(schedule.block_ids):,} block sends, {blocks:,} blocks of {per_block:,} B")
+        print(f"verified  every send holds its blocks; {_promise(info.name)}")
+        if target is not None:
+            with target.open() as handle:
+                write_schedule(handle, schedule)
+            print(f"wrote {args.out}")
+    return 0
+
+
+def _promise(name: str) -> str:
+    if COLLECTIVES[name].reduction:
+        return "every promised block reduced over all ranks, each contribution once"
+    return "every rank ends with the blocks the collective promises"
+
+
+def cmd_verify(args) -> int:
+    schedule = read_schedule(args.schedule)
+    report = verify(schedule)
+    what = f"{schedule.collective} by {schedule.algorithm} on {schedule.ranks} ranks"
+    if not report.ok:
+        print(f"FAIL: {report.violation}")
+        print(f"FAILED: {what}")
+        return 1
+    print(f"OK: {what}: {report.steps} steps, {report.transfers:,} transfers, {report.block_sends:,} block sends; "
+          f"{_promise(schedule.collective)}")
+    sys.stdout.flush()
+    return 0

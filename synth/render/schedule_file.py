@@ -1,0 +1,115 @@
+"""The schedule file (`synth-schedule/1`, docs/formats.md): written a step per line, read strictly.
+
+    {"format": "synth-schedule/1", "collective": ..., "algorithm": ..., "network": {"spec": ...},
+     "ranks": P, "root": R (rooted collectives only), "blocks": B, "block_bytes": [...] (or one number),
+     "steps": [[{"src": r, "dst": q, "blocks": [ids], "op": "copy"|"reduce"}, ...], ...]}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import IO
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.core.validate import INT64_MAX, check_keys, require_int, require_list, require_str, require_table, show
+from synth.schedule.schedule import COLLECTIVES, OPS, Schedule, ScheduleBuilder
+
+FORMAT = "synth-schedule/1"
+MAX_FILE_BYTES = 2 << 30  # read whole: larger files are refused before reading
+_TOP = ("format", "collective", "algorithm", "network", "ranks", "root", "blocks", "block_bytes", "steps")
+_TOP_REQUIRED = ("format", "collective", "algorithm", "network", "ranks", "blocks", "block_bytes", "steps")
+_TRANSFER = ("src", "dst", "blocks", "op")
+MAX_RANKS = 1 << 20
+MAX_BLOCKS = 1 << 32
+
+
+def _dump(value) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def write_schedule(handle: IO[str], s: Schedule) -> None:
+    sizes = s.block_bytes
+    head = {"format": FORMAT, "collective": s.collective, "algorithm": s.algorithm, "network": {"spec": s.spec},
+            "ranks": s.ranks, **({"root": s.root} if s.root is not None else {}), "blocks": s.blocks,
+            "block_bytes": int(sizes[0]) if len(sizes) and (sizes == sizes[0]).all() else sizes.tolist()}
+    handle.write("{\n" + "".join(f"{_dump(k)}: {_dump(v)},\n" for k, v in head.items()) + '"steps": [')
+    ops = [_dump(o) for o in OPS]
+    src, dst, op = s.src.tolist(), s.dst.tolist(), s.op.tolist()
+    ptr, ids = s.block_ptr.tolist(), s.block_ids
+    for step in range(s.num_steps):
+        transfers = range(s.step_ptr[step], s.step_ptr[step + 1])
+        body = ",".join(f'{{"src":{src[t]},"dst":{dst[t]},"blocks":{_dump(ids[ptr[t]:ptr[t + 1]].tolist())},"op":{ops[op[t]]}}}'
+                        for t in transfers)
+        handle.write(("\n[" if step == 0 else ",\n[") + body + "]")
+    handle.write("\n]}\n")
+
+
+def read_schedule(path: str) -> Schedule:
+    where = f"schedule file '{path}'"
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_FILE_BYTES:
+            raise SynthError(f"{where} has {size:,} bytes, more than the {MAX_FILE_BYTES:,} synth reads whole")
+        with open(path, "rb") as handle:
+            doc = json.loads(handle.read().decode("utf-8"), parse_constant=_no_constant)
+    except OSError as exc:
+        raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SynthError(f"{where} is not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise SynthError(f"{where} is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise SynthError(f"{where} is not a schedule file: {exc}") from None
+    return schedule_from_doc(doc, where)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number synth accepts")
+
+
+def schedule_from_doc(doc, where: str) -> Schedule:
+    """Shape and types checked strictly (exit 2 naming the field); whether the schedule is right is
+    synth.schedule.verify's question."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise SynthError(f"{where} is not a {FORMAT} file (its \"format\" field)")
+    check_keys(doc, where, _TOP, _TOP_REQUIRED)
+    name = require_str(doc["collective"], f"{where}: collective")
+    if name not in COLLECTIVES:
+        raise SynthError(f"{where}: collective {show(name)} is not one synth knows ({', '.join(COLLECTIVES)})")
+    algorithm = require_str(doc["algorithm"], f"{where}: algorithm")
+    network = require_table(doc["network"], f"{where}: network")
+    check_keys(network, f"{where}: network", ("spec",), ("spec",))
+    spec = require_str(network["spec"], f"{where}: network.spec")
+    ranks = require_int(doc["ranks"], f"{where}: ranks", 1, MAX_RANKS)
+    blocks = require_int(doc["blocks"], f"{where}: blocks", 1, MAX_BLOCKS)
+    rooted = COLLECTIVES[name].rooted
+    if rooted != ("root" in doc):
+        raise SynthError(f"{where}: {name} {'needs' if rooted else 'has no'} root")
+    root = require_int(doc["root"], f"{where}: root", 0, ranks - 1) if rooted else None
+    sizes = doc["block_bytes"]
+    if isinstance(sizes, list):
+        if len(sizes) != blocks:
+            raise SynthError(f"{where}: block_bytes lists {len(sizes)} sizes for {blocks} blocks")
+        sizes = [require_int(v, f"{where}: block_bytes[{i}]", 0, INT64_MAX) for i, v in enumerate(sizes)]
+    else:
+        require_int(sizes, f"{where}: block_bytes", 0, INT64_MAX)
+    builder = ScheduleBuilder(name, algorithm, spec, ranks, blocks, sizes, root)
+    for k, step in enumerate(require_list(doc["steps"], f"{where}: steps")):
+        src, dst, parts, ops = [], [], [], []
+        for i, transfer in enumerate(require_list(step, f"{where}: steps[{k}]")):
+            at = f"{where}: steps[{k}][{i}]"
+            check_keys(require_table(transfer, at), at, _TRANSFER, _TRANSFER)
+            src.append(require_int(transfer["src"], f"{at}.src", 0, ranks - 1))
+            dst.append(require_int(transfer["dst"], f"{at}.dst", 0, ranks - 1))
+            ids = require_list(transfer["blocks"], f"{at}.blocks")
+            if not ids:
+                raise SynthError(f"{at}.blocks is empty: a transfer moves at least one block")
+            parts.append([require_int(v, f"{at}.blocks", 0, blocks - 1) for v in ids])
+            if transfer["op"] not in OPS:
+                raise SynthError(f"{at}.op is {show(transfer['op'])}, expected one of {', '.join(OPS)}")
+            ops.append(OPS.index(transfer["op"]))
+        builder.add_step(src, dst, parts, np.asarray(ops, dtype=np.int8))
+    return builder.build()

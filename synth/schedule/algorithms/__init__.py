@@ -1,0 +1,56 @@
+"""Schedule generators, one module per algorithm, registered in ALGORITHMS by name.
+
+An algorithm lists the collectives it generates; `generate(request)` returns a Schedule, and
+`refusal(request)` says in one line why it does not apply (None when it does)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from synth.core.registry import Registry
+from synth.schedule.schedule import Schedule, ScheduleBuilder, collective
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a generator gets: the collective, the ranks, the root, the blocks and their bytes."""
+
+    collective: str
+    ranks: int
+    blocks: int
+    block_bytes: int
+    spec: str
+    root: int = 0
+
+    def builder(self, algorithm: str) -> ScheduleBuilder:
+        root = self.root if collective(self.collective).rooted else None
+        return ScheduleBuilder(self.collective, algorithm, self.spec, self.ranks, self.blocks, self.block_bytes, root)
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    name: str
+    collectives: tuple[str, ...]
+    summary: str
+    generate: Callable[[Request], Schedule]
+    refusal: Callable[[Request], str | None] = lambda request: None
+
+
+ALGORITHMS: Registry[Algorithm] = Registry("schedule algorithm")
+
+
+def register(algorithm: Algorithm) -> Algorithm:
+    return ALGORITHMS.register(algorithm.name, algorithm)
+
+
+def power_of_two_only(name: str) -> Callable[[Request], str | None]:
+    def refusal(request: Request) -> str | None:
+        p = request.ranks
+        return None if p & (p - 1) == 0 else f"{name} needs a power-of-two number of ranks, not {p}"
+    return refusal
+
+
+def load_all() -> None:
+    """Import every generator module (each registers itself)."""
+    from synth.schedule.algorithms import binomial, bruck, pairwise, recursive_doubling, ring, spread_out  # noqa: F401

@@ -1,0 +1,138 @@
+"""Step schedules of collectives: who sends which blocks to whom, step by step.
+
+A schedule moves B blocks among P ranks in bulk-synchronous steps. In step s every transfer
+(src, dst, blocks, op) runs at once (multi-port): a rank sends only what it holds at the start
+of step s, and the blocks of one transfer travel as one combined message. `op` is `copy` (the
+receiver now holds the blocks; for reductions its partial block is replaced by the sender's) or
+`reduce` (the receiver combines the sender's partial blocks into its own).
+
+Arrays, not objects (a 4096-rank schedule has millions of block sends): transfers of all steps
+in order, `step_ptr` their offsets per step, and per transfer its blocks as a CSR slice
+(`block_ptr` into `block_ids`).
+
+What each collective starts from and must end with (block semantics of docs/formats.md) is in
+COLLECTIVES: the copy collectives (allgather, broadcast, scatter, gather, alltoall, alltoallv)
+track which ranks hold which blocks; the reductions (reduce-scatter, allreduce, reduce) track
+which contributions each partial block holds (synth.schedule.verify).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.core.errors import SynthError
+
+COPY, REDUCE = 0, 1
+OPS = ("copy", "reduce")
+
+
+@dataclass(frozen=True)
+class Collective:
+    name: str
+    rooted: bool
+    reduction: bool
+    blocks: str  # how many blocks: "P" (one per rank), "P^2" (one per rank pair), "any" (a split message)
+    meaning: str  # the block semantics, for --list and the docs
+
+
+COLLECTIVES = {c.name: c for c in (
+    Collective("allgather", False, False, "P", "block i starts at rank i and ends at every rank"),
+    Collective("broadcast", True, False, "any", "every block starts at the root and ends at every rank"),
+    Collective("scatter", True, False, "P", "every block starts at the root; block i ends at rank i"),
+    Collective("gather", True, False, "P", "block i starts at rank i and ends at the root"),
+    Collective("alltoall", False, False, "P^2", "block s*P + d starts at rank s and ends at rank d"),
+    Collective("alltoallv", False, False, "P^2", "as alltoall, block sizes from a matrix"),
+    Collective("reduce-scatter", False, True, "P", "every rank holds a contribution to every block; rank i ends with "
+                                                     "block i reduced over all ranks"),
+    Collective("allreduce", False, True, "any", "every rank ends with every block reduced over all ranks"),
+    Collective("reduce", True, True, "any", "the root ends with every block reduced over all ranks"),
+)}
+
+
+def collective(name: str) -> Collective:
+    try:
+        return COLLECTIVES[name]
+    except KeyError:
+        raise SynthError(f"unknown collective '{name}' (known: {', '.join(COLLECTIVES)})") from None
+
+
+@dataclass
+class Schedule:
+    collective: str
+    algorithm: str
+    spec: str  # the network the ranks sit on (rank i on terminal i)
+    ranks: int
+    blocks: int
+    block_bytes: np.ndarray  # (blocks,) int64
+    step_ptr: np.ndarray  # (steps + 1,) offsets into the transfers
+    src: np.ndarray  # (transfers,)
+    dst: np.ndarray
+    op: np.ndarray  # COPY or REDUCE per transfer
+    block_ptr: np.ndarray  # (transfers + 1,) offsets into block_ids
+    block_ids: np.ndarray
+    root: int | None = None
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.step_ptr) - 1
+
+    @property
+    def num_transfers(self) -> int:
+        return len(self.src)
+
+    def transfer_step(self) -> np.ndarray:
+        """The step of every transfer."""
+        return np.repeat(np.arange(self.num_steps), np.diff(self.step_ptr))
+
+    def transfer_bytes(self) -> np.ndarray:
+        """The bytes of every transfer: the sum of its blocks' sizes (one combined message)."""
+        sizes = self.block_bytes[self.block_ids]
+        sums = np.add.reduceat(sizes, self.block_ptr[:-1]) if len(sizes) else np.zeros(0, dtype=np.int64)
+        return np.where(np.diff(self.block_ptr) > 0, sums, 0) if len(self.src) else np.zeros(0, dtype=np.int64)
+
+    def block_transfer(self) -> np.ndarray:
+        """For every entry of block_ids, the transfer it belongs to."""
+        return np.repeat(np.arange(self.num_transfers), np.diff(self.block_ptr))
+
+
+class ScheduleBuilder:
+    """Collects steps of transfers; `build` freezes them into a Schedule. Generators add whole
+    steps as arrays: `add_step(src, dst, blocks, op)` with `blocks` a list of arrays (one per
+    transfer) or a 2-D array (the same number of blocks per transfer)."""
+
+    def __init__(self, collective_name: str, algorithm: str, spec: str, ranks: int, blocks: int, block_bytes,
+                 root: int | None = None):
+        self.meta = (collective_name, algorithm, spec, ranks, blocks, root)
+        self.block_bytes = np.broadcast_to(np.asarray(block_bytes, dtype=np.int64), (blocks,)).copy()
+        self._src, self._dst, self._op, self._counts, self._ids, self._steps = [], [], [], [], [], [0]
+
+    def add_step(self, src, dst, blocks, op: int = COPY) -> None:
+        src, dst = np.asarray(src, dtype=np.int64).ravel(), np.asarray(dst, dtype=np.int64).ravel()
+        if isinstance(blocks, np.ndarray) and blocks.ndim == 2:
+            counts = np.full(len(src), blocks.shape[1], dtype=np.int64)
+            ids = blocks.astype(np.int64).ravel()
+        else:
+            parts = [np.asarray(b, dtype=np.int64).ravel() for b in blocks]
+            counts = np.array([len(b) for b in parts], dtype=np.int64)
+            ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        op = np.broadcast_to(np.asarray(op, dtype=np.int8), src.shape)
+        keep = counts > 0  # a transfer of no blocks is no transfer
+        if not keep.all():
+            src, dst, op, counts = src[keep], dst[keep], op[keep], counts[keep]
+        self._src.append(src)
+        self._dst.append(dst)
+        self._op.append(op)
+        self._counts.append(counts)
+        self._ids.append(ids)
+        self._steps.append(self._steps[-1] + len(src))
+
+    def build(self) -> Schedule:
+        name, algorithm, spec, ranks, blocks, root = self.meta
+        join = lambda parts, dtype: np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)  # noqa: E731
+        counts = join(self._counts, np.int64)
+        return Schedule(name, algorithm, spec, ranks, blocks, self.block_bytes,
+                        np.asarray(self._steps, dtype=np.int64), join(self._src, np.int64), join(self._dst, np.int64),
+                        join(self._op, np.int8), np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+                        join(self._ids, np.int64), root)

@@ -1,0 +1,266 @@
+"""Symbolic replay of a schedule (`synth verify`): does it move the data the collective promises?
+
+Structure first: ranks and blocks in range, no transfer to oneself, no block twice in a transfer,
+no `reduce` in a collective that reduces nothing, the block count the collective fixes.
+
+Copy collectives (which ranks hold which blocks): a pair (rank, block) is held from step 0 if
+the collective starts it there, else from the step after its first receipt. Every send of step s
+needs its pair held by step s; at the end every pair the collective promises must be held. Both
+are one sort over (rank, block) keys, not a loop over transfers.
+
+Reductions (which contributions a partial block holds): every rank starts with its own
+contribution to every block. The replay runs step by step on two arrays over (rank, block): the
+number of contributions and their fingerprint, the sum of one random 64-bit key per rank
+(modulo 2^64). Within a step every sender's partial is read before any receiver's changes
+(bulk-synchronous); `copy` replaces the receiver's partial, `reduce` adds to it. A count above P
+is a contribution counted twice; at the end every promised partial must count P contributions
+with the fingerprint of all P. Counts are exact, so a double count that is not offset by a
+missing contribution is caught exactly; one that is (P contributions, the wrong ones) is caught by
+the fingerprint, which misses it with probability 2^-64. The first violation is then named by an
+exact replay of that one block with sets of ranks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.schedule.schedule import COPY, REDUCE, Schedule, collective
+
+MAX_REDUCTION_STATE = 1 << 26  # (rank, block) partials replayed at once: 12 bytes each
+
+
+@dataclass
+class VerifyReport:
+    violation: str | None  # the first one, None when the schedule is correct
+    steps: int
+    transfers: int
+    block_sends: int
+
+    @property
+    def ok(self) -> bool:
+        return self.violation is None
+
+
+class _Violation(Exception):
+    pass
+
+
+def verify(schedule: Schedule) -> VerifyReport:
+    report = VerifyReport(None, schedule.num_steps, schedule.num_transfers, len(schedule.block_ids))
+    try:
+        _check_structure(schedule)
+        if collective(schedule.collective).reduction:
+            _replay_reduction(schedule)
+        else:
+            _replay_copies(schedule)
+    except _Violation as exc:
+        report.violation = str(exc)
+    return report
+
+
+def expected_blocks(name: str, ranks: int) -> int | None:
+    rule = collective(name).blocks
+    return ranks if rule == "P" else ranks * ranks if rule == "P^2" else None
+
+
+def _check_structure(s: Schedule) -> None:
+    info = collective(s.collective)
+    p, b = s.ranks, s.blocks
+    wanted = expected_blocks(s.collective, p)
+    if wanted is not None and b != wanted:
+        raise _Violation(f"{s.collective} on {p} ranks has {wanted} blocks, the schedule declares {b}")
+    if b < 1:
+        raise _Violation("the schedule declares no blocks")
+    if info.rooted and (s.root is None or not 0 <= s.root < p):
+        raise _Violation(f"{s.collective} needs a root among ranks 0..{p - 1}")
+    step = s.transfer_step()
+    for name, values in (("source", s.src), ("destination", s.dst)):
+        bad = (values < 0) | (values >= p)
+        if bad.any():
+            t = int(np.argmax(bad))
+            raise _Violation(f"step {step[t]}: a transfer's {name} {values[t]} is not a rank (0..{p - 1})")
+    loop = s.src == s.dst
+    if loop.any():
+        t = int(np.argmax(loop))
+        raise _Violation(f"step {step[t]}: rank {s.src[t]} sends to itself")
+    owner = s.block_transfer()
+    bad = (s.block_ids < 0) | (s.block_ids >= b)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise _Violation(f"step {step[owner[j]]}: rank {s.src[owner[j]]} sends block {s.block_ids[j]}, not a block (0..{b - 1})")
+    keys = owner * b + s.block_ids
+    if len(keys) and len(np.unique(keys)) != len(keys):
+        order = np.argsort(keys, kind="stable")
+        j = int(order[np.argmax(keys[order][1:] == keys[order][:-1]) + 1])
+        raise _Violation(f"step {step[owner[j]]}: rank {s.src[owner[j]]} sends block {s.block_ids[j]} twice in one transfer")
+    if not info.reduction and (s.op == REDUCE).any():
+        t = int(np.argmax(s.op == REDUCE))
+        raise _Violation(f"step {step[t]}: a reduce transfer in {s.collective}, which reduces nothing")
+
+
+# ----- copy collectives -------------------------------------------------------------------------
+
+def _initial_pairs(s: Schedule) -> np.ndarray:
+    """(rank * B + block) keys of what the ranks hold before step 0."""
+    p, b = s.ranks, s.blocks
+    ranks = np.arange(p, dtype=np.int64)
+    if s.collective in ("allgather", "gather"):
+        return ranks * b + ranks
+    if s.collective in ("broadcast", "scatter"):
+        return s.root * b + np.arange(b, dtype=np.int64)
+    if s.collective in ("alltoall", "alltoallv"):
+        return ranks.repeat(p) * b + np.arange(p * p, dtype=np.int64)
+    raise AssertionError(s.collective)
+
+
+def _final_pairs(s: Schedule) -> np.ndarray:
+    """(rank * B + block) keys the collective promises at the end."""
+    p, b = s.ranks, s.blocks
+    ranks = np.arange(p, dtype=np.int64)
+    if s.collective in ("allgather", "broadcast"):
+        return np.arange(p * b, dtype=np.int64)
+    if s.collective == "scatter":
+        return ranks * b + ranks
+    if s.collective == "gather":
+        return s.root * b + np.arange(b, dtype=np.int64)
+    if s.collective in ("alltoall", "alltoallv"):
+        block = np.arange(p * p, dtype=np.int64)
+        return (block % p) * b + block
+    raise AssertionError(s.collective)
+
+
+def _replay_copies(s: Schedule) -> None:
+    b = s.blocks
+    owner = s.block_transfer()
+    step = s.transfer_step()[owner]
+    received = s.dst[owner] * b + s.block_ids
+    keys = np.concatenate([_initial_pairs(s), received])
+    since = np.concatenate([np.zeros(len(keys) - len(received), dtype=np.int64), step + 1])
+    order = np.lexsort((since, keys))
+    keys, since = keys[order], since[order]
+    first = np.concatenate([[True], keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, dtype=bool)
+    held, held_since = keys[first], since[first]
+    sent = s.src[owner] * b + s.block_ids
+    at = np.minimum(np.searchsorted(held, sent), max(len(held) - 1, 0))
+    missing = (held[at] != sent) | (held_since[at] > step) if len(held) else np.ones(len(sent), dtype=bool)
+    if missing.any():
+        j = int(np.flatnonzero(missing)[np.argmin(step[missing])])  # the earliest step, then transfer order
+        raise _Violation(f"step {step[j]}: rank {s.src[owner[j]]} sends block {s.block_ids[j]}, which it does not hold "
+                         f"at the start of the step")
+    final = _final_pairs(s)
+    at = np.minimum(np.searchsorted(held, final), max(len(held) - 1, 0))
+    lacking = held[at] != final if len(held) else np.ones(len(final), dtype=bool)
+    if lacking.any():
+        key = int(final[np.argmax(lacking)])
+        raise _Violation(f"rank {key // b} ends without block {key % b} ({s.collective}: "
+                         f"{int(lacking.sum())} promised (rank, block) pairs missing)")
+
+
+# ----- reductions ------------------------------------------------------------------------------
+
+def _rank_keys(p: int) -> np.ndarray:
+    """One fixed pseudo-random 64-bit key per rank (splitmix64 of the rank)."""
+    with np.errstate(over="ignore"):
+        z = np.arange(1, p + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _final_partials(s: Schedule) -> np.ndarray:
+    p, b = s.ranks, s.blocks
+    if s.collective == "allreduce":
+        return np.arange(p * b, dtype=np.int64)
+    if s.collective == "reduce-scatter":
+        return np.arange(p, dtype=np.int64) * b + np.arange(p, dtype=np.int64)
+    return s.root * b + np.arange(b, dtype=np.int64)  # reduce
+
+
+def _replay_reduction(s: Schedule) -> None:
+    from synth.core.errors import SynthError
+
+    p, b = s.ranks, s.blocks
+    if p * b > MAX_REDUCTION_STATE:
+        raise SynthError(f"replaying {p} ranks x {b} blocks of partial reductions needs {p * b:,} states, more than the "
+                         f"{MAX_REDUCTION_STATE:,} verified at once")
+    keys = _rank_keys(p)
+    fingerprint = np.repeat(keys, b)  # flat (rank, block): every rank holds its own contribution
+    count = np.ones(p * b, dtype=np.int64)
+    owner = s.block_transfer()
+    entry_ptr = s.block_ptr[s.step_ptr]  # block entries of every step
+    with np.errstate(over="ignore"):
+        for step in range(s.num_steps):
+            lo, hi = entry_ptr[step], entry_ptr[step + 1]
+            if lo == hi:
+                continue
+            t = owner[lo:hi]
+            block = s.block_ids[lo:hi]
+            source, target = s.src[t] * b + block, s.dst[t] * b + block
+            op = s.op[t]
+            read_fp, read_count = fingerprint[source], count[source]  # all reads before any write
+            copies = target[op == COPY]
+            if len(copies):
+                both = np.concatenate([copies, np.unique(target[op == REDUCE])])
+                values, counts = np.unique(both, return_counts=True)
+                if (counts > 1).any():
+                    key = int(values[np.argmax(counts > 1)])
+                    raise _Violation(f"step {step}: rank {key // b} receives block {key % b} by a copy and another "
+                                     "transfer in one step (which one wins is undefined)")
+                fingerprint[copies] = read_fp[op == COPY]
+                count[copies] = read_count[op == COPY]
+            reduce = op == REDUCE
+            if reduce.any():
+                np.add.at(fingerprint, target[reduce], read_fp[reduce])
+                np.add.at(count, target[reduce], read_count[reduce])
+                over = count[target[reduce]] > p
+                if over.any():
+                    _raise_first(s, np.unique(target[reduce][over] % b))
+    total = np.add.reduce(keys, dtype=np.uint64) if p else np.uint64(0)
+    final = _final_partials(s)
+    wrong = (count[final] != p) | (fingerprint[final] != total)
+    if wrong.any():
+        _raise_first(s, np.unique(final[wrong] % b))
+
+
+NAMED_BLOCKS = 16  # wrong blocks replayed exactly to find the earliest violation
+
+
+def _raise_first(s: Schedule, blocks: np.ndarray) -> None:
+    """The earliest violation among (the first NAMED_BLOCKS of) the wrong blocks."""
+    found = [_first_violation(s, int(block)) for block in blocks[:NAMED_BLOCKS].tolist()]
+    raise _Violation(min(found)[1])
+
+
+def _first_violation(s: Schedule, block: int) -> tuple[float, str]:
+    """Replay one block exactly (sets of ranks): (step, message) of its first violation (the
+    number of steps for what is missing at the end)."""
+    p, b = s.ranks, s.blocks
+    holds = [frozenset([r]) for r in range(p)]
+    owner = s.block_transfer()
+    step_of = s.transfer_step()
+    entries = np.flatnonzero(s.block_ids == block)
+    steps = step_of[owner[entries]]
+    for step in np.unique(steps).tolist():
+        transfers = owner[entries[steps == step]]
+        snapshot = list(holds)
+        for t in transfers[np.argsort(s.op[transfers] == REDUCE, kind="stable")].tolist():  # copies first
+            src, dst = int(s.src[t]), int(s.dst[t])
+            if s.op[t] == COPY:
+                holds[dst] = snapshot[src]
+                continue
+            twice = holds[dst] & snapshot[src]
+            if twice:
+                shown = ", ".join(map(str, sorted(twice)[:5])) + (", ..." if len(twice) > 5 else "")
+                return step, (f"step {step}: rank {dst} reduces block {block} from rank {src}: the contributions of "
+                              f"rank{'s' if len(twice) > 1 else ''} {shown} counted twice")
+            holds[dst] = holds[dst] | snapshot[src]
+    final = _final_partials(s)
+    for rank in (final[final % b == block] // b).tolist():
+        missing = sorted(set(range(p)) - holds[rank])
+        if missing:
+            shown = ", ".join(map(str, missing[:5])) + (", ..." if len(missing) > 5 else "")
+            return s.num_steps, (f"rank {rank} ends with block {block} reduced over {p - len(missing)} of {p} ranks: "
+                                 f"missing rank{'s' if len(missing) > 1 else ''} {shown}")
+    raise AssertionError(f"block {block}: the fingerprints disagree with the exact replay")
