@@ -130,3 +130,44 @@ def read_text(path, what: str, max_bytes: int = 1 << 30) -> str:
         raise SynthError(f"cannot read {what} '{path}': {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise SynthError(f"{what} '{path}' is not UTF-8 text (byte {exc.start})") from None
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list) -> dict:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _Malformed(f"the key {show(next(k for k in keys if keys.count(k) > 1))} appears twice in one object")
+    return dict(pairs)
+
+
+def _no_constant(name: str):
+    raise _Malformed(f"{name} is not a number synth accepts")
+
+
+def read_json(path, where: str, kind: str, max_bytes: int, too_big_hint: str = ""):
+    """A JSON file synth wrote (routes, schedules), parsed strictly: duplicated keys, NaN and
+    Infinity are refused, and so is a file above `max_bytes` before it is read. Every failure is
+    one line naming `where` ("routes file 'r.json'") and, for content, the `kind` it is not."""
+    import json
+    import os
+
+    try:
+        size = os.stat(path).st_size
+        if size > max_bytes:
+            raise SynthError(f"{where} has {size:,} bytes, more than the {max_bytes:,} synth reads whole{too_big_hint}")
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except OSError as exc:
+        raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SynthError(f"{where} is not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise SynthError(f"{where} is not JSON: {exc}") from None
+    except ValueError:  # an integer beyond Python's digit limit (JSONDecodeError is caught above)
+        raise SynthError(f"{where} is not a {kind}: {too_many_digits(text)}") from None
+    except (_Malformed, RecursionError) as exc:
+        raise SynthError(f"{where} is not a {kind}: {exc if isinstance(exc, _Malformed) else 'nested too deeply'}") from None

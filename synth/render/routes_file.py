@@ -21,11 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import json
-import os
 from typing import IO
 
 from synth.core.errors import SynthError
-from synth.core.validate import INT64_MAX, check_keys, require_int, require_list, require_str, require_table, show, too_many_digits
+from synth.core.validate import INT64_MAX, check_keys, read_json, require_int, require_list, require_str, require_table, show
 
 FORMAT = "synth-routes/2"
 NODE_PATHS_FORMAT = "synth-routes/1"  # paths as node ids: read, no longer written
@@ -122,45 +121,13 @@ def _flat_schema(doc: dict) -> _FlatSchema | None:
     return None
 
 
-class _Malformed(Exception):
-    pass
-
-
-def _no_duplicates(pairs: list) -> dict:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise _Malformed(f"the key {show(next(k for k in keys if keys.count(k) > 1))} appears twice in one object")
-    return dict(pairs)
-
-
-def _no_constant(name: str):
-    raise _Malformed(f"{name} is not a number synth accepts")
-
-
 def read_routes(path: str) -> dict:
     """Load a routes file and check its shape and types strictly: every required field present,
     no unknown field, integers that are integers (not bools, not floats) within int64. Anything
     else is a user error (exit code 2) naming the field; whether the values are right is what
     synth.verify.routes decides."""
     where = f"routes file '{path}'"
-    try:
-        size = os.stat(path).st_size
-        if size > MAX_FILE_BYTES:
-            raise SynthError(f"{where} has {size:,} bytes, more than the {MAX_FILE_BYTES:,} synth reads whole; "
-                             "route fewer phases per file (--phase)")
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8")
-        doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-    except OSError as exc:
-        raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SynthError(f"{where} is not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise SynthError(f"{where} is not JSON: {exc}") from None
-    except ValueError:  # an integer beyond Python's digit limit (JSONDecodeError is caught above)
-        raise SynthError(f"{where} is not a routes file: {too_many_digits(text)}") from None
-    except (_Malformed, RecursionError) as exc:
-        raise SynthError(f"{where} is not a routes file: {exc if isinstance(exc, _Malformed) else 'nested too deeply'}") from None
+    doc = read_json(path, where, "routes file", MAX_FILE_BYTES, "; route fewer phases per file (--phase)")
     _check_shape(doc, where)
     return doc
 

@@ -8,13 +8,12 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import IO
 
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.core.validate import INT64_MAX, check_keys, require_int, require_list, require_str, require_table, show
+from synth.core.validate import INT64_MAX, check_keys, read_json, require_int, require_list, require_str, require_table, show
 from synth.schedule.schedule import COLLECTIVES, OPS, Schedule, ScheduleBuilder
 
 FORMAT = "synth-schedule/1"
@@ -49,25 +48,7 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
 
 def read_schedule(path: str) -> Schedule:
     where = f"schedule file '{path}'"
-    try:
-        size = os.stat(path).st_size
-        if size > MAX_FILE_BYTES:
-            raise SynthError(f"{where} has {size:,} bytes, more than the {MAX_FILE_BYTES:,} synth reads whole")
-        with open(path, "rb") as handle:
-            doc = json.loads(handle.read().decode("utf-8"), parse_constant=_no_constant)
-    except OSError as exc:
-        raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SynthError(f"{where} is not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise SynthError(f"{where} is not JSON: {exc}") from None
-    except (ValueError, RecursionError) as exc:
-        raise SynthError(f"{where} is not a schedule file: {exc}") from None
-    return schedule_from_doc(doc, where)
-
-
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not a number synth accepts")
+    return schedule_from_doc(read_json(path, where, "schedule file", MAX_FILE_BYTES), where)
 
 
 def schedule_from_doc(doc, where: str) -> Schedule:

@@ -1,0 +1,266 @@
+"""Collective schedules (synth.schedule): generators, the symbolic verifier, the file format, the commands.
+
+Independent check: a naive replay written here (Python sets: which ranks hold which blocks, which
+contributions each partial holds; bulk-synchronous steps) decides whether a schedule is correct.
+Every generator's schedules pass both, for many sizes (powers of two and not, odd P, every root);
+random corruptions of them (a block swapped, a transfer dropped, an op flipped, a receiver
+changed) get the same verdict from both, and the verifier names a violation exactly when the naive
+replay finds one.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from test_bad_inputs import assert_user_error
+from synth.schedule.algorithms import ALGORITHMS, Request, load_all
+from synth.schedule.schedule import COLLECTIVES, COPY, REDUCE, Schedule, ScheduleBuilder
+from synth.schedule.verify import expected_blocks, verify
+
+load_all()
+SIZES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 31, 32]
+
+
+def naive_correct(s: Schedule) -> bool:
+    """The collective's promise, replayed with sets (no arrays, no fingerprints)."""
+    p, b, name = s.ranks, s.blocks, s.collective
+    info = COLLECTIVES[name]
+    transfers = []
+    for step in range(s.num_steps):
+        for t in range(s.step_ptr[step], s.step_ptr[step + 1]):
+            blocks = s.block_ids[s.block_ptr[t]:s.block_ptr[t + 1]].tolist()
+            transfers.append((step, int(s.src[t]), int(s.dst[t]), blocks, int(s.op[t])))
+    if any(not (0 <= src < p and 0 <= dst < p) or src == dst or len(set(bl)) != len(bl) or
+           any(not 0 <= x < b for x in bl) for _, src, dst, bl, _ in transfers):
+        return False
+    if info.reduction:
+        state = {(r, x): frozenset([r]) for r in range(p) for x in range(b)}
+        for step in range(s.num_steps):
+            snapshot = dict(state)
+            written = {}
+            for st, src, dst, blocks, op in transfers:
+                if st != step:
+                    continue
+                for x in blocks:
+                    kinds = written.setdefault((dst, x), [])
+                    kinds.append(op)
+                    if op == COPY:
+                        state[(dst, x)] = snapshot[(src, x)]
+            for (dst, x), kinds in written.items():
+                if COPY in kinds and len(kinds) > 1:
+                    return False
+            for st, src, dst, blocks, op in transfers:
+                if st != step or op != REDUCE:
+                    continue
+                for x in blocks:
+                    if state[(dst, x)] & snapshot[(src, x)]:
+                        return False
+                    state[(dst, x)] = state[(dst, x)] | snapshot[(src, x)]
+        full = frozenset(range(p))
+        if name == "allreduce":
+            wanted = [(r, x) for r in range(p) for x in range(b)]
+        elif name == "reduce-scatter":
+            wanted = [(r, r) for r in range(p)]
+        else:
+            wanted = [(s.root, x) for x in range(b)]
+        return all(state[w] == full for w in wanted)
+    if any(op == REDUCE for *_, op in transfers):
+        return False
+    if name in ("allgather", "gather"):
+        held = {(r, r) for r in range(p)}
+    elif name in ("broadcast", "scatter"):
+        held = {(s.root, x) for x in range(b)}
+    else:
+        held = {(src, src * p + d) for src in range(p) for d in range(p)}
+    for step in range(s.num_steps):
+        now = set(held)
+        for st, src, dst, blocks, _ in transfers:
+            if st == step:
+                if any((src, x) not in now for x in blocks):
+                    return False
+                held |= {(dst, x) for x in blocks}
+    if name in ("allgather", "broadcast"):
+        wanted = {(r, x) for r in range(p) for x in range(b)}
+    elif name == "scatter":
+        wanted = {(r, r) for r in range(p)}
+    elif name == "gather":
+        wanted = {(s.root, x) for x in range(b)}
+    else:
+        wanted = {(x % p, x) for x in range(p * p)}
+    return wanted <= held
+
+
+def requests():
+    for name, algorithm in ALGORITHMS.items():
+        for collective in algorithm.collectives:
+            for p in SIZES:
+                blocks = expected_blocks(collective, p) or (p if name == "ring" else 3)
+                roots = [0, p // 2, p - 1] if COLLECTIVES[collective].rooted else [0]
+                for root in sorted(set(roots)):
+                    request = Request(collective, p, blocks, 8, "test", root)
+                    if algorithm.refusal(request) is None:
+                        yield name, request
+
+
+ALL = list(requests())
+
+
+@pytest.mark.parametrize("name,request_", ALL, ids=[f"{n}-{r.collective}-{r.ranks}-{r.root}" for n, r in ALL])
+def test_every_generated_schedule_is_correct(name, request_):
+    schedule = ALGORITHMS[name].generate(request_)
+    report = verify(schedule)
+    assert report.ok, report.violation
+    assert naive_correct(schedule)
+
+
+def test_every_algorithm_and_collective_is_covered():
+    covered = {(n, r.collective) for n, r in ALL}
+    assert covered == {(n, c) for n, a in ALGORITHMS.items() for c in a.collectives}
+
+
+def step_counts(name, collective, p, blocks=None):
+    request = Request(collective, p, blocks or expected_blocks(collective, p) or p, 8, "test")
+    return ALGORITHMS[name].generate(request).num_steps
+
+
+def test_step_counts():
+    """The textbook step counts: ring 2(P-1) for allreduce, Bruck and binomial ceil(log2 P),
+    recursive doubling log2 P (+2 with folding), pairwise P - 1."""
+    assert step_counts("ring", "allreduce", 7) == 12 and step_counts("ring", "allgather", 7) == 6
+    assert step_counts("bruck", "alltoall", 13) == 4 and step_counts("bruck", "allgather", 16) == 4
+    assert step_counts("rd-l", "allreduce", 16, 4) == 4 and step_counts("rd-l", "allreduce", 12, 4) == 3 + 2
+    assert step_counts("pairwise", "alltoall", 9) == 8 and step_counts("spread-out", "alltoall", 9) == 1
+    assert step_counts("binomial", "broadcast", 9, 2) == 4
+
+
+def corruptions(schedule: Schedule, rng):
+    """Copies of the schedule with one random change each."""
+    kinds = ["block", "drop", "op", "receiver", "sender"]
+    for _ in range(12):
+        s = Schedule(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in schedule.__dict__.items()})
+        kind = kinds[int(rng.integers(len(kinds)))]
+        if kind == "block" and len(s.block_ids):
+            s.block_ids[rng.integers(len(s.block_ids))] = rng.integers(s.blocks)
+        elif kind == "op" and len(s.op):
+            t = rng.integers(len(s.op))
+            s.op[t] = 1 - s.op[t]
+        elif kind in ("receiver", "sender") and len(s.src):
+            t = rng.integers(len(s.src))
+            getattr(s, "dst" if kind == "receiver" else "src")[t] = rng.integers(s.ranks)
+        elif kind == "drop" and len(s.src):
+            s = _without_transfer(s, int(rng.integers(len(s.src))))
+        yield kind, s
+
+
+def _without_transfer(s: Schedule, t: int) -> Schedule:
+    builder = ScheduleBuilder(s.collective, s.algorithm, s.spec, s.ranks, s.blocks, s.block_bytes, s.root)
+    for step in range(s.num_steps):
+        ts = [x for x in range(s.step_ptr[step], s.step_ptr[step + 1]) if x != t]
+        builder.add_step(s.src[ts], s.dst[ts], [s.block_ids[s.block_ptr[x]:s.block_ptr[x + 1]] for x in ts], s.op[ts])
+    return builder.build()
+
+
+SMALL = [(n, r) for n, r in ALL if 3 <= r.ranks <= 9]
+
+
+@pytest.mark.parametrize("name,request_", SMALL, ids=[f"{n}-{r.collective}-{r.ranks}-{r.root}" for n, r in SMALL])
+def test_corrupted_schedules_get_the_naive_verdict(name, request_):
+    rng = np.random.default_rng(request_.ranks * 31 + request_.root)
+    for kind, broken in corruptions(ALGORITHMS[name].generate(request_), rng):
+        report = verify(broken)
+        assert report.ok == naive_correct(broken), (kind, report.violation)
+
+
+def _schedule(collective, p, steps, blocks=None, root=None):
+    builder = ScheduleBuilder(collective, "hand", "test", p, blocks or expected_blocks(collective, p), 8, root)
+    for step in steps:
+        src, dst, ids, op = zip(*step)
+        builder.add_step(src, dst, [list(i) for i in ids], np.array(op, dtype=np.int8))
+    return builder.build()
+
+
+def test_the_verifier_names_the_violations():
+    # allgather on 3 ranks: rank 0 forwards block 1 in step 0, before it has it
+    early = _schedule("allgather", 3, [[(0, 1, [1], COPY), (1, 2, [1], COPY), (2, 0, [2], COPY)]])
+    assert verify(early).violation == "step 0: rank 0 sends block 1, which it does not hold at the start of the step"
+    # allreduce on 3 ranks, one block: 1 -> 0, then 0 -> 2 and 1 -> 2 again: rank 1's contribution twice
+    twice = _schedule("allreduce", 3, [[(1, 0, [0], REDUCE)], [(0, 2, [0], REDUCE), (1, 2, [0], REDUCE)]], blocks=1)
+    assert verify(twice).violation == "step 1: rank 2 reduces block 0 from rank 1: the contributions of rank 1 counted twice"
+    # reduce to rank 0 missing rank 2
+    missing = _schedule("reduce", 3, [[(1, 0, [0], REDUCE)]], blocks=1, root=0)
+    assert verify(missing).violation == "rank 0 ends with block 0 reduced over 2 of 3 ranks: missing rank 2"
+    # gather without one block
+    lacking = _schedule("gather", 3, [[(1, 0, [1], COPY)]], root=0)
+    assert verify(lacking).violation.startswith("rank 0 ends without block 2")
+    # a copy and a reduce into one partial in one step
+    clash = _schedule("allreduce", 3, [[(1, 0, [0], REDUCE), (2, 0, [0], COPY)]], blocks=1)
+    assert "by a copy and another transfer" in verify(clash).violation
+
+
+# ----- the commands ------------------------------------------------------------------------------
+
+def test_schedule_file_round_trip_and_verify(run, tmp_path):
+    out = tmp_path / "s.json"
+    code, stdout, err = run("schedule", "allreduce", "--algorithm", "rd-l", "--network", "torus:3,4", "--bytes", "1000",
+                            "--blocks", "4", "--out", out)
+    assert code == 0, err
+    assert "verified" in stdout
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "synth-schedule/1" and doc["ranks"] == 12 and doc["blocks"] == 4 and doc["block_bytes"] == 250
+    assert len(doc["steps"]) == 5 and "root" not in doc
+    code, stdout, _ = run("verify", out)
+    assert code == 0 and stdout.startswith("OK: allreduce by rd-l on 12 ranks")
+    again = tmp_path / "again.json"
+    run("schedule", "allreduce", "--algorithm", "rd-l", "--network", "torus:3,4", "--bytes", "1000", "--blocks", "4",
+        "--out", again)
+    assert again.read_bytes() == out.read_bytes()
+    # a wrong schedule: exit 1 and the first violation
+    doc["steps"][1][0]["op"] = "copy"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    code, stdout, _ = run("verify", bad)
+    assert code == 1 and stdout.startswith("FAIL: ")
+
+
+def test_list_shows_every_algorithm(run):
+    code, stdout, _ = run("schedule", "--list")
+    assert code == 0
+    for name in ALGORITHMS:
+        assert any(line.startswith(name + " ") for line in stdout.splitlines())
+
+
+@pytest.mark.parametrize("argv,names", [
+    (("schedule", "allreduce", "--algorithm", "bruck", "--network", "torus:4,4"), ("bruck", "allreduce")),
+    (("schedule", "allgather", "--algorithm", "rd-l", "--network", "torus:3,4"), ("power-of-two",)),
+    (("schedule", "allgather", "--algorithm", "nosuch", "--network", "torus:4,4"), ("nosuch",)),
+    (("schedule", "allsum", "--algorithm", "ring", "--network", "torus:4,4"), ("allsum",)),
+    (("schedule", "allreduce", "--algorithm", "ring", "--network", "torus:4,4", "--blocks", "3"), ("ring",)),
+    (("schedule", "broadcast", "--algorithm", "binomial", "--network", "torus:4,4", "--root", "16"), ("--root",)),
+    (("schedule", "allgather", "--algorithm", "ring", "--network", "torus:4,4", "--blocks", "3"), ("--blocks",)),
+    (("schedule", "allgather", "--algorithm", "ring"), ("--network",)),
+])
+def test_bad_requests_are_one_line(run, argv, names):
+    assert_user_error(run(*argv), all_of=names)
+
+
+@pytest.mark.parametrize("change,names", [
+    (lambda d: d.update(format="synth-schedule/9"), ("format",)),
+    (lambda d: d.pop("steps"), ("steps",)),
+    (lambda d: d.update(ranks=0), ("ranks",)),
+    (lambda d: d["steps"][0][0].update(op="sum"), ("op",)),
+    (lambda d: d["steps"][0][0].update(blocks=[]), ("blocks",)),
+    (lambda d: d["steps"][0][0].update(dst=99), ("dst",)),
+    (lambda d: d.update(block_bytes=[1, 2]), ("block_bytes",)),
+    (lambda d: d.update(extra=1), ("extra",)),
+    (lambda d: d.update(root=0), ("root",)),
+])
+def test_malformed_schedule_files_are_one_line(run, tmp_path, change, names):
+    out = tmp_path / "s.json"
+    assert run("schedule", "allgather", "--algorithm", "ring", "--network", "torus:3,3", "--out", out)[0] == 0
+    doc = json.loads(out.read_text())
+    change(doc)
+    out.write_text(json.dumps(doc))
+    assert_user_error(run("verify", out), all_of=names)
