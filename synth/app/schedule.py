@@ -17,7 +17,7 @@ from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.validate import parse_int
 from synth.render.schedule_file import read_schedule, write_schedule
-from synth.schedule.algorithms import ALGORITHMS, Request, load_all
+from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all
 from synth.schedule.schedule import COLLECTIVES, collective
 from synth.schedule.verify import expected_blocks, verify
 from synth.topology import parse_topology
@@ -62,8 +62,11 @@ def cmd_schedule(args) -> int:
     topology = parse_topology(args.network)
     ranks = topology.network().num_terminals
     blocks = expected_blocks(info.name, ranks)
+    dims = grid_shape(topology)
     if blocks is None:
-        blocks = args.blocks if args.blocks is not None else ranks
+        natural = Request(info.name, ranks, ranks, 0, topology.spec, args.root, dims)
+        blocks = args.blocks if args.blocks is not None else \
+            algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
     elif args.blocks is not None:
         raise SynthError(f"{info.name} has one block per {'rank' if blocks == ranks else 'rank pair'}: --blocks applies "
                          "to broadcast, reduce and allreduce")
@@ -72,7 +75,7 @@ def cmd_schedule(args) -> int:
     if not info.rooted and args.root != 0:
         raise SynthError(f"{info.name} has no root")
     per_block = -(-args.bytes // (ranks if info.blocks == "P^2" else blocks))  # a rank's message over its blocks
-    request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root)
+    request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root, dims)
     refusal = algorithm.refusal(request)
     if refusal is not None:
         raise SynthError(refusal)

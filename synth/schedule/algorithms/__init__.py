@@ -22,6 +22,7 @@ class Request:
     block_bytes: int
     spec: str
     root: int = 0
+    dims: tuple[int, ...] = ()  # the ranks as a grid (torus or HyperX with one rank per router), dimension 0 first
 
     def builder(self, algorithm: str) -> ScheduleBuilder:
         root = self.root if collective(self.collective).rooted else None
@@ -35,6 +36,7 @@ class Algorithm:
     summary: str
     generate: Callable[[Request], Schedule]
     refusal: Callable[[Request], str | None] = lambda request: None
+    default_blocks: Callable[[Request], int] | None = None  # of a freely split message, when not one per rank
 
 
 ALGORITHMS: Registry[Algorithm] = Registry("schedule algorithm")
@@ -53,4 +55,11 @@ def power_of_two_only(name: str) -> Callable[[Request], str | None]:
 
 def load_all() -> None:
     """Import every generator module (each registers itself)."""
-    from synth.schedule.algorithms import binomial, bruck, pairwise, recursive_doubling, ring, spread_out  # noqa: F401
+    from synth.schedule.algorithms import binomial, bruck, pairwise, recursive_doubling, ring, spread_out, swing  # noqa: F401
+
+
+def grid_shape(topology) -> tuple[int, ...]:
+    """The ranks as a grid: a torus's or HyperX's router sizes with one terminal per router, else ()."""
+    from synth.topology.grid import RouterGrid
+
+    return tuple(topology.sizes) if isinstance(topology, RouterGrid) and topology.p == 1 else ()
