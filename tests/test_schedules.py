@@ -93,14 +93,22 @@ def naive_correct(s: Schedule) -> bool:
     return wanted <= held
 
 
+GRIDS = [(2, 2), (4, 2), (4, 4), (6, 4), (8, 4)]  # tori for the algorithms that use the grid
+
+
 def requests():
+    shapes = [((p,), ()) for p in SIZES] + [(g, g) for g in GRIDS]
     for name, algorithm in ALGORITHMS.items():
         for collective in algorithm.collectives:
-            for p in SIZES:
-                blocks = expected_blocks(collective, p) or (p if name == "ring" else 3)
+            for shape, dims in shapes:
+                p = int(np.prod(shape))
+                blocks = expected_blocks(collective, p)
+                if blocks is None:
+                    natural = Request(collective, p, p, 8, "test", 0, dims)
+                    blocks = algorithm.default_blocks(natural) if algorithm.default_blocks else (p if name == "ring" else 3)
                 roots = [0, p // 2, p - 1] if COLLECTIVES[collective].rooted else [0]
                 for root in sorted(set(roots)):
-                    request = Request(collective, p, blocks, 8, "test", root)
+                    request = Request(collective, p, blocks, 8, "test", root, dims)
                     if algorithm.refusal(request) is None:
                         yield name, request
 
@@ -108,7 +116,12 @@ def requests():
 ALL = list(requests())
 
 
-@pytest.mark.parametrize("name,request_", ALL, ids=[f"{n}-{r.collective}-{r.ranks}-{r.root}" for n, r in ALL])
+def _id(name, request):
+    shape = "x".join(map(str, request.dims)) if request.dims else str(request.ranks)
+    return f"{name}-{request.collective}-{shape}-{request.root}"
+
+
+@pytest.mark.parametrize("name,request_", ALL, ids=[_id(n, r) for n, r in ALL])
 def test_every_generated_schedule_is_correct(name, request_):
     schedule = ALGORITHMS[name].generate(request_)
     report = verify(schedule)
@@ -166,7 +179,7 @@ def _without_transfer(s: Schedule, t: int) -> Schedule:
 SMALL = [(n, r) for n, r in ALL if 3 <= r.ranks <= 9]
 
 
-@pytest.mark.parametrize("name,request_", SMALL, ids=[f"{n}-{r.collective}-{r.ranks}-{r.root}" for n, r in SMALL])
+@pytest.mark.parametrize("name,request_", SMALL, ids=[_id(n, r) for n, r in SMALL])
 def test_corrupted_schedules_get_the_naive_verdict(name, request_):
     rng = np.random.default_rng(request_.ranks * 31 + request_.root)
     for kind, broken in corruptions(ALGORITHMS[name].generate(request_), rng):

@@ -15,7 +15,9 @@ import sys
 
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
-from synth.core.validate import parse_int
+from synth.core.validate import parse_int, parse_positive_number
+from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
+from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.schedule_file import read_schedule, write_schedule
 from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all
 from synth.schedule.schedule import COLLECTIVES, collective
@@ -38,6 +40,13 @@ def add_parsers(sub) -> None:
                    help="blocks of a freely split message (broadcast, reduce, allreduce; default one per rank)")
     p.add_argument("--root", type=lambda t: parse_int(t, "--root", 0), default=0, metavar="R",
                    help="the root of a rooted collective (default 0)")
+    p.add_argument("--router", default="minimal", metavar="NAME",
+                   help="routes the transfers take (default minimal; any router of synth route)")
+    p.add_argument("--seed", type=lambda t: parse_int(t, "--seed", 0), default=0, help="seed of a random router")
+    p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
+                   help="start-up latency per step in seconds (default 1e-6)")
+    p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
+                   metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
     p.add_argument("--out", metavar="FILE", help="write the schedule (synth-schedule/1 JSON, docs/formats.md)")
     p.add_argument("--list", action="store_true", help="the algorithms and the collectives each one generates")
     p.set_defaults(func=cmd_schedule)
@@ -91,11 +100,30 @@ def cmd_schedule(args) -> int:
         print(f"schedule  {info.name} by {algorithm.name}: {schedule.num_steps} steps, {schedule.num_transfers:,} transfers, "
               f"{len(schedule.block_ids):,} block sends, {blocks:,} blocks of {per_block:,} B")
         print(f"verified  every send holds its blocks; {_promise(info.name)}")
+        print(cost_lines(schedule, topology, args.router, args.seed, args.alpha, args.bandwidth * 1e9))
         if target is not None:
             with target.open() as handle:
                 write_schedule(handle, schedule)
             print(f"wrote {args.out}")
     return 0
+
+
+def cost_lines(schedule, topology, router: str, seed: int, alpha: float, bandwidth_bits: float) -> str:
+    """The schedule mapped onto `router`'s routes, priced by the alpha-beta and deficiency models."""
+    mapped = map_schedule(schedule, topology, router, seed)
+    c = costs(mapped, schedule.ranks, alpha, bandwidth_bits)
+    busiest = mapped.channel_bytes.sum()
+    return (f"cost      {router} routes: alpha-beta {c.time * 1e6:.4g} us ({c.steps} steps x alpha {alpha * 1e6:g} us + "
+            f"{busiest:,.0f} B over the steps' busiest channels at {bandwidth_bits / 1e9:g} Gb/s); "
+            f"lower bound T_opt {c.lower_bound * 1e6:.4g} us (001: alpha log2 p + beta n/D, n {mapped.vector_bytes:,} B, "
+            f"{mapped.ports} ports)\n"
+            f"model     001 eq. 1, T = log2(p) alpha Lambda + (n/D) beta Psi Xi: Lambda {c.latency_deficiency:.4f}, "
+            f"Psi {c.bandwidth_deficiency:.4f}, Xi {c.congestion_deficiency:.4f}; most transfers on one link per step: "
+            f"{_runs(mapped.flows.tolist())}")
+
+
+def _runs(values: list[int]) -> str:
+    return " ".join(map(str, values)) if len(values) <= 24 else " ".join(map(str, values[:24])) + " ..."
 
 
 def _promise(name: str) -> str:
