@@ -92,14 +92,14 @@ def test_odd_p_meets_the_last_rank_directly():
 
 def ring_flows(p: int, pairs_per_step) -> list[int]:
     """Most transfers on one directed link of a ring of p nodes, each the shorter way round (a tie,
-    distance p/2, forward from the lower half and backward from the upper: minimal adaptive routing
+    distance p/2, forward from even nodes and backward from odd ones: minimal adaptive routing
     spreads them, which the digest's 4 for recursive doubling's last step assumes)."""
     out = []
     for pairs in pairs_per_step:
         load = {}
         for r, q in pairs:
             forward = (q - r) % p
-            ahead = forward < p - forward or (forward == p - forward and r < p // 2)
+            ahead = forward < p - forward or (forward == p - forward and r % 2 == 0)
             step, length = (1, forward) if ahead else (-1, p - forward)
             for k in range(length):
                 link = ((r + step * k) % p, step)
