@@ -105,7 +105,7 @@ def requests():
                 blocks = expected_blocks(collective, p)
                 if blocks is None:
                     natural = Request(collective, p, p, 8, "test", 0, dims)
-                    blocks = algorithm.default_blocks(natural) if algorithm.default_blocks else (p if name == "ring" else 3)
+                    blocks = algorithm.default_blocks(natural) if algorithm.default_blocks else 3
                 roots = [0, p // 2, p - 1] if COLLECTIVES[collective].rooted else [0]
                 for root in sorted(set(roots)):
                     request = Request(collective, p, blocks, 8, "test", root, dims)

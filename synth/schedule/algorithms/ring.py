@@ -40,4 +40,4 @@ def refusal(request: Request) -> str | None:
 
 
 register(Algorithm("ring", ("allgather", "reduce-scatter", "allreduce"), "P - 1 steps around a ring (per step one "
-                   "block per rank)", generate, refusal))
+                   "block per rank)", generate, refusal, lambda request: request.ranks))
