@@ -96,19 +96,23 @@ def naive_correct(s: Schedule) -> bool:
 GRIDS = [(2, 2), (4, 2), (4, 4), (6, 4), (8, 4)]  # tori for the algorithms that use the grid
 
 
+def _spec(shape) -> str:
+    return "torus:" + ",".join(map(str, shape)) if min(shape) >= 2 else "no network"
+
+
 def requests():
-    shapes = [((p,), ()) for p in SIZES] + [(g, g) for g in GRIDS]
+    shapes = [((p,), (), _spec((p,))) for p in SIZES] + [(g, g, _spec(g)) for g in GRIDS] + [((6,), (), "dragonfly:1,2,1")]
     for name, algorithm in ALGORITHMS.items():
         for collective in algorithm.collectives:
-            for shape, dims in shapes:
+            for shape, dims, spec in shapes:
                 p = int(np.prod(shape))
                 blocks = expected_blocks(collective, p)
                 if blocks is None:
-                    natural = Request(collective, p, p, 8, "test", 0, dims)
+                    natural = Request(collective, p, p, 8, spec, 0, dims)
                     blocks = algorithm.default_blocks(natural) if algorithm.default_blocks else 3
                 roots = [0, p // 2, p - 1] if COLLECTIVES[collective].rooted else [0]
                 for root in sorted(set(roots)):
-                    request = Request(collective, p, blocks, 8, "test", root, dims)
+                    request = Request(collective, p, blocks, 8, spec, root, dims)
                     if algorithm.refusal(request) is None:
                         yield name, request
 
@@ -118,6 +122,7 @@ ALL = list(requests())
 
 def _id(name, request):
     shape = "x".join(map(str, request.dims)) if request.dims else str(request.ranks)
+    shape += "-df" if request.spec.startswith("dragonfly") else ""
     return f"{name}-{request.collective}-{shape}-{request.root}"
 
 
