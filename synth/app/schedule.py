@@ -21,6 +21,7 @@ from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.schedule_file import read_schedule, write_schedule
 from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all
 from synth.schedule.schedule import COLLECTIVES, collective
+from synth.schedule.sizes import parse_sizes
 from synth.schedule.verify import expected_blocks, verify
 from synth.topology import parse_topology
 
@@ -40,6 +41,14 @@ def add_parsers(sub) -> None:
                    help="blocks of a freely split message (broadcast, reduce, allreduce; default one per rank)")
     p.add_argument("--root", type=lambda t: parse_int(t, "--root", 0), default=0, metavar="R",
                    help="the root of a rooted collective (default 0)")
+    p.add_argument("--radix", type=lambda t: parse_int(t, "--radix", 2), metavar="R", help="TuNA's radix (tuna, tuna-*)")
+    p.add_argument("--batch", type=lambda t: parse_int(t, "--batch", 1), metavar="B",
+                   help="hierarchical TuNA: inter-node rounds (coalesced) or messages (staggered) per step (default 1)")
+    p.add_argument("--ranks-per-node", type=lambda t: parse_int(t, "--ranks-per-node", 1, 1 << 16), default=1, metavar="Q",
+                   help="ranks per terminal (node): P = Q x terminals, rank r on terminal r // Q; transfers within a "
+                        "node move through memory (default 1)")
+    p.add_argument("--sizes", metavar="SPEC", help="alltoallv block sizes: random:S:SEED (uniform in [0, S] bytes) or "
+                   "csv:PATH (a P x P matrix)")
     p.add_argument("--router", default="minimal", metavar="NAME",
                    help="routes the transfers take (default minimal; any router of synth route)")
     p.add_argument("--seed", type=lambda t: parse_int(t, "--seed", 0), default=0, help="seed of a random router")
@@ -69,7 +78,7 @@ def cmd_schedule(args) -> int:
     if info.name not in algorithm.collectives:
         raise SynthError(f"{algorithm.name} generates {', '.join(algorithm.collectives)}, not {info.name}")
     topology = parse_topology(args.network)
-    ranks = topology.network().num_terminals
+    ranks = topology.network().num_terminals * args.ranks_per_node
     blocks = expected_blocks(info.name, ranks)
     dims = grid_shape(topology)
     if blocks is None:
@@ -84,7 +93,17 @@ def cmd_schedule(args) -> int:
     if not info.rooted and args.root != 0:
         raise SynthError(f"{info.name} has no root")
     per_block = -(-args.bytes // (ranks if info.blocks == "P^2" else blocks))  # a rank's message over its blocks
-    request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root, dims)
+    if args.sizes is not None and info.name != "alltoallv":
+        raise SynthError(f"--sizes gives the block sizes of an alltoallv, not of {info.name}")
+    if args.batch is not None and not algorithm.name.startswith("tuna-"):
+        raise SynthError(f"--batch applies to tuna-coalesced and tuna-staggered, not to {algorithm.name}")
+    if args.radix is not None and not algorithm.name.startswith("tuna"):
+        raise SynthError(f"--radix applies to the TuNA algorithms, not to {algorithm.name}")
+    if args.ranks_per_node > 1 and dims:
+        dims = ()  # several ranks per router: the ranks are no longer the router grid
+    sizes = parse_sizes(args.sizes, ranks) if args.sizes is not None else None
+    request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root, dims, args.radix, args.batch,
+                      args.ranks_per_node, sizes)
     refusal = algorithm.refusal(request)
     if refusal is not None:
         raise SynthError(refusal)
@@ -96,9 +115,12 @@ def cmd_schedule(args) -> int:
         report = verify(schedule)
         if not report.ok:  # a generator's bug: never write a wrong schedule
             raise AssertionError(f"{algorithm.name} generated a wrong {info.name} schedule: {report.violation}")
-        print(f"network   {topology.label()}: {ranks} ranks (rank i on terminal i)")
+        where = "rank i on terminal i" if args.ranks_per_node == 1 else f"{args.ranks_per_node} per terminal, rank r on terminal r // {args.ranks_per_node}"
+        print(f"network   {topology.label()}: {ranks} ranks ({where})")
         print(f"schedule  {info.name} by {algorithm.name}: {schedule.num_steps} steps, {schedule.num_transfers:,} transfers, "
-              f"{len(schedule.block_ids):,} block sends, {blocks:,} blocks of {per_block:,} B")
+              f"{len(schedule.block_ids):,} block sends, {blocks:,} blocks of "
+              + (f"{per_block:,} B" if sizes is None else f"{int(sizes.min()):,}-{int(sizes.max()):,} B ({args.sizes})")
+              + (f"; {len(schedule.size_exchange)} size exchanges" if schedule.size_exchange is not None else ""))
         print(f"verified  every send holds its blocks; {_promise(info.name)}")
         print(cost_lines(schedule, topology, args.router, args.seed, args.alpha, args.bandwidth * 1e9))
         if target is not None:

@@ -6,7 +6,9 @@ synth gives it (default minimal; the transfers of step s are routed as phase s).
 channel carries the bytes of the transfers crossing it, over its bandwidth.
 
 alpha-beta (Hockney, multi-port, combining; 000's evaluation): a step takes alpha + beta x (the
-most bytes over bandwidth on one channel in the step), the schedule the sum of its steps.
+most bytes over bandwidth on one channel in the step), the schedule the sum of its steps. A step
+preceded by a size exchange (TuNA's metadata: 8 bytes per block, on the transfers' paths) costs
+one more alpha plus beta x that exchange's busiest channel.
 
 Deficiency model (001 eq. 1): T(n) = log2(p) alpha Lambda + (n / D) beta Psi Xi, with n the
 vector (a rank's buffer) and 2D the ports of a node (a torus's dimensions; otherwise half the
@@ -33,6 +35,9 @@ from synth.route.paths import Paths, as_paths
 from synth.schedule.schedule import Schedule
 
 
+SIZE_BYTES = 8  # a block's size in a size exchange (one 64-bit count, 002's metadata)
+
+
 @dataclass
 class MappedSchedule:
     steps: int
@@ -42,37 +47,57 @@ class MappedSchedule:
     hops: np.ndarray  # per step: the longest path in router-to-router hops
     vector_bytes: int  # n: a rank's buffer
     ports: int  # 2D
+    size_bytes: np.ndarray  # per step: the busiest channel's bytes of the size exchange before it (0 without one)
+    size_exchanges: int = 0  # steps preceded by a size exchange (each one more alpha)
 
 
 def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: int = 0, paths: Paths | None = None) -> MappedSchedule:
-    """Route every transfer (or take `paths`, one per transfer) and measure every step."""
+    """Route every transfer between nodes (or take `paths`, one per such transfer, in order) and
+    measure every step. Transfers within a node (ranks_per_node > 1) move through memory: no
+    channel, only their step's alpha."""
     from synth.workflow import router_function
 
     network = topology.network()
+    q = schedule.ranks_per_node
     step = schedule.transfer_step()
+    across = (schedule.src // q) != (schedule.dst // q)
+    src, dst, step_across = schedule.src[across] // q, schedule.dst[across] // q, step[across]
     if paths is None:
         route = router_function(router, topology=topology)
-        routed = route(topology, schedule.src, schedule.dst, phase=step, occurrence=np.zeros(len(step), dtype=np.int64),
-                       seed=seed)
-        paths = as_paths(topology, schedule.src, schedule.dst, routed[0] if isinstance(routed, tuple) else routed)
+        routed = route(topology, src, dst, phase=step_across, occurrence=np.zeros(len(src), dtype=np.int64), seed=seed)
+        paths = as_paths(topology, src, dst, routed[0] if isinstance(routed, tuple) else routed)
     size = schedule.transfer_bytes()
-    channels = network.num_channels
-    keys = paths.keys(step * channels)
-    per_hop = np.repeat(size, paths.lengths())
-    unique, inverse = np.unique(keys, return_inverse=True)
-    loads = weighted_counts(inverse.ravel(), per_hop, len(unique)) / network.channel_bandwidth[unique % channels]
-    inner = (network.channel_src >= network.num_terminals) & (network.channel_dst >= network.num_terminals)
-    flows = np.bincount(inverse.ravel(), minlength=len(unique)) * inner[unique % channels]
     n = schedule.num_steps
+    channel_bytes, flows = _busiest(network, paths, step_across, size[across], n)
+    size_bytes = np.zeros(n)
+    if schedule.size_exchange is not None:
+        counts = np.diff(schedule.block_ptr)[across] * SIZE_BYTES
+        exchanged = np.isin(step_across, schedule.size_exchange)
+        metadata, _ = _busiest(network, paths.select(np.flatnonzero(exchanged)), step_across[exchanged], counts[exchanged], n)
+        size_bytes = metadata
     return MappedSchedule(
         steps=n,
-        channel_bytes=_per_step_max(unique // channels, loads, n),
+        channel_bytes=channel_bytes,
         transfer_bytes=_per_step_max(step, size.astype(np.float64), n),
-        flows=_per_step_max(unique // channels, flows.astype(np.float64), n).astype(np.int64),
-        hops=_per_step_max(step, np.maximum(paths.lengths() - 2, 0).astype(np.float64), n).astype(np.int64),
+        flows=flows.astype(np.int64),
+        hops=_per_step_max(step_across, np.maximum(paths.lengths() - 2, 0).astype(np.float64), n).astype(np.int64),
         vector_bytes=vector_bytes(schedule),
         ports=node_ports(topology),
+        size_bytes=size_bytes,
+        size_exchanges=0 if schedule.size_exchange is None else len(schedule.size_exchange),
     )
+
+
+def _busiest(network, paths: Paths, step: np.ndarray, size: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per step, the most bytes over bandwidth on one channel and the most transfers on one
+    router-to-router channel."""
+    channels = network.num_channels
+    keys = paths.keys(step * channels)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    loads = weighted_counts(inverse.ravel(), np.repeat(size, paths.lengths()), len(unique)) / network.channel_bandwidth[unique % channels]
+    inner = (network.channel_src >= network.num_terminals) & (network.channel_dst >= network.num_terminals)
+    flows = np.bincount(inverse.ravel(), minlength=len(unique)) * inner[unique % channels]
+    return _per_step_max(unique // channels, loads, steps), _per_step_max(unique // channels, flows.astype(np.float64), steps)
 
 
 def _per_step_max(step: np.ndarray, values: np.ndarray, steps: int) -> np.ndarray:
@@ -117,11 +142,12 @@ def costs(mapped: MappedSchedule, ranks: int, alpha: float = DEFAULT_ALPHA, band
     per_port = mapped.vector_bytes / (mapped.ports / 2) if mapped.ports else math.inf
     log_p = math.log2(ranks) if ranks > 1 else 1.0
     alone, shared = float(mapped.transfer_bytes.sum()), float(mapped.channel_bytes.sum())
+    latencies = mapped.steps + mapped.size_exchanges
     return Costs(
         alpha=alpha, beta=beta, steps=mapped.steps,
-        time=mapped.steps * alpha + beta * shared,
+        time=latencies * alpha + beta * (shared + float(mapped.size_bytes.sum())),
         lower_bound=alpha * (math.log2(ranks) if ranks > 1 else 0.0) + beta * per_port,
-        latency_deficiency=mapped.steps / log_p,
+        latency_deficiency=latencies / log_p,
         bandwidth_deficiency=alone / per_port if per_port else 0.0,
         congestion_deficiency=shared / alone if alone else 1.0,
     )

@@ -18,7 +18,8 @@ from synth.schedule.schedule import COLLECTIVES, OPS, Schedule, ScheduleBuilder
 
 FORMAT = "synth-schedule/1"
 MAX_FILE_BYTES = 2 << 30  # read whole: larger files are refused before reading
-_TOP = ("format", "collective", "algorithm", "network", "ranks", "root", "blocks", "block_bytes", "steps")
+_TOP = ("format", "collective", "algorithm", "network", "ranks", "ranks_per_node", "root", "blocks", "block_bytes",
+        "size_exchange", "steps")
 _TOP_REQUIRED = ("format", "collective", "algorithm", "network", "ranks", "blocks", "block_bytes", "steps")
 _TRANSFER = ("src", "dst", "blocks", "op")
 MAX_RANKS = 1 << 20
@@ -32,8 +33,10 @@ def _dump(value) -> str:
 def write_schedule(handle: IO[str], s: Schedule) -> None:
     sizes = s.block_bytes
     head = {"format": FORMAT, "collective": s.collective, "algorithm": s.algorithm, "network": {"spec": s.spec},
-            "ranks": s.ranks, **({"root": s.root} if s.root is not None else {}), "blocks": s.blocks,
-            "block_bytes": int(sizes[0]) if len(sizes) and (sizes == sizes[0]).all() else sizes.tolist()}
+            "ranks": s.ranks, **({"ranks_per_node": s.ranks_per_node} if s.ranks_per_node != 1 else {}),
+            **({"root": s.root} if s.root is not None else {}), "blocks": s.blocks,
+            "block_bytes": int(sizes[0]) if len(sizes) and (sizes == sizes[0]).all() else sizes.tolist(),
+            **({"size_exchange": s.size_exchange.tolist()} if s.size_exchange is not None else {})}
     handle.write("{\n" + "".join(f"{_dump(k)}: {_dump(v)},\n" for k, v in head.items()) + '"steps": [')
     ops = [_dump(o) for o in OPS]
     src, dst, op = s.src.tolist(), s.dst.tolist(), s.op.tolist()
@@ -77,8 +80,14 @@ def schedule_from_doc(doc, where: str) -> Schedule:
         sizes = [require_int(v, f"{where}: block_bytes[{i}]", 0, INT64_MAX) for i, v in enumerate(sizes)]
     else:
         require_int(sizes, f"{where}: block_bytes", 0, INT64_MAX)
-    builder = ScheduleBuilder(name, algorithm, spec, ranks, blocks, sizes, root)
-    for k, step in enumerate(require_list(doc["steps"], f"{where}: steps")):
+    per_node = require_int(doc["ranks_per_node"], f"{where}: ranks_per_node", 1, ranks) if "ranks_per_node" in doc else 1
+    builder = ScheduleBuilder(name, algorithm, spec, ranks, blocks, sizes, root, per_node)
+    steps = require_list(doc["steps"], f"{where}: steps")
+    exchanged = set()
+    if "size_exchange" in doc:
+        for i, v in enumerate(require_list(doc["size_exchange"], f"{where}: size_exchange")):
+            exchanged.add(require_int(v, f"{where}: size_exchange[{i}]", 0, max(len(steps) - 1, 0)))
+    for k, step in enumerate(steps):
         src, dst, parts, ops = [], [], [], []
         for i, transfer in enumerate(require_list(step, f"{where}: steps[{k}]")):
             at = f"{where}: steps[{k}][{i}]"
@@ -92,5 +101,5 @@ def schedule_from_doc(doc, where: str) -> Schedule:
             if transfer["op"] not in OPS:
                 raise SynthError(f"{at}.op is {show(transfer['op'])}, expected one of {', '.join(OPS)}")
             ops.append(OPS.index(transfer["op"]))
-        builder.add_step(src, dst, parts, np.asarray(ops, dtype=np.int8))
+        builder.add_step(src, dst, parts, np.asarray(ops, dtype=np.int8), size_exchange=k in exchanged)
     return builder.build()

@@ -73,6 +73,8 @@ class Schedule:
     block_ptr: np.ndarray  # (transfers + 1,) offsets into block_ids
     block_ids: np.ndarray
     root: int | None = None
+    ranks_per_node: int = 1  # Q ranks share a node (terminal): rank r on terminal r // Q
+    size_exchange: np.ndarray | None = None  # steps preceded by an exchange of the blocks' sizes (TuNA)
 
     @property
     def num_steps(self) -> int:
@@ -103,12 +105,17 @@ class ScheduleBuilder:
     transfer) or a 2-D array (the same number of blocks per transfer)."""
 
     def __init__(self, collective_name: str, algorithm: str, spec: str, ranks: int, blocks: int, block_bytes,
-                 root: int | None = None):
+                 root: int | None = None, ranks_per_node: int = 1):
         self.meta = (collective_name, algorithm, spec, ranks, blocks, root)
+        self.ranks_per_node = ranks_per_node
+        self._size_exchange: list[int] = []
         self.block_bytes = np.broadcast_to(np.asarray(block_bytes, dtype=np.int64), (blocks,)).copy()
         self._src, self._dst, self._op, self._counts, self._ids, self._steps = [], [], [], [], [], [0]
 
-    def add_step(self, src, dst, blocks, op: int = COPY) -> None:
+    def add_step(self, src, dst, blocks, op: int = COPY, size_exchange: bool = False) -> None:
+        """One step; `size_exchange`: the step's transfers are preceded by their blocks' sizes."""
+        if size_exchange:
+            self._size_exchange.append(len(self._steps) - 1)
         src, dst = np.asarray(src, dtype=np.int64).ravel(), np.asarray(dst, dtype=np.int64).ravel()
         if isinstance(blocks, np.ndarray) and blocks.ndim == 2:
             counts = np.full(len(src), blocks.shape[1], dtype=np.int64)
@@ -135,4 +142,5 @@ class ScheduleBuilder:
         return Schedule(name, algorithm, spec, ranks, blocks, self.block_bytes,
                         np.asarray(self._steps, dtype=np.int64), join(self._src, np.int64), join(self._dst, np.int64),
                         join(self._op, np.int8), np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-                        join(self._ids, np.int64), root)
+                        join(self._ids, np.int64), root, self.ranks_per_node,
+                        np.asarray(self._size_exchange, dtype=np.int64) if self._size_exchange else None)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from synth.core.registry import Registry
 from synth.schedule.schedule import Schedule, ScheduleBuilder, collective
 
@@ -23,10 +25,15 @@ class Request:
     spec: str
     root: int = 0
     dims: tuple[int, ...] = ()  # the ranks as a grid (torus or HyperX with one rank per router), dimension 0 first
+    radix: int | None = None  # TuNA's r
+    batch: int | None = None  # hierarchical TuNA: messages (or rounds) per step
+    ranks_per_node: int = 1  # Q ranks per node (terminal), rank r on node r // Q
+    sizes: np.ndarray | None = None  # alltoallv: the P^2 block sizes, block s P + d from s to d
 
     def builder(self, algorithm: str) -> ScheduleBuilder:
         root = self.root if collective(self.collective).rooted else None
-        return ScheduleBuilder(self.collective, algorithm, self.spec, self.ranks, self.blocks, self.block_bytes, root)
+        sizes = self.block_bytes if self.sizes is None else np.asarray(self.sizes, dtype=np.int64)
+        return ScheduleBuilder(self.collective, algorithm, self.spec, self.ranks, self.blocks, sizes, root, self.ranks_per_node)
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,7 @@ def power_of_two_only(name: str) -> Callable[[Request], str | None]:
 def load_all() -> None:
     """Import every generator module (each registers itself)."""
     from synth.schedule.algorithms import (binomial, bruck, bucket, halving_doubling, pairwise, recursive_doubling, ring,  # noqa: F401
-                                           phased, spread_out, swing)
+                                           phased, spread_out, swing, tuna)
 
 
 def grid_shape(topology) -> tuple[int, ...]:

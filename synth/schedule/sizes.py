@@ -1,0 +1,40 @@
+"""Block sizes of an alltoallv (`--sizes`): `random:S:SEED`, every block s -> d uniform in [0, S]
+bytes (002's evaluation), or `csv:PATH`, a P x P matrix (row s, column d: the bytes s sends to d;
+comma-separated integers, `#` comment lines)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.core.validate import parse_int, read_text, show
+
+MAX_BLOCK_BYTES = 1 << 40
+
+
+def parse_sizes(text: str, ranks: int) -> np.ndarray:
+    """The P^2 block sizes, block s P + d from s to d."""
+    kind, _, rest = text.partition(":")
+    if kind == "random":
+        parts = rest.split(":")
+        if len(parts) != 2:
+            raise SynthError(f"--sizes {show(text)}: expected random:S:SEED")
+        top = parse_int(parts[0], "--sizes random: S", 0, MAX_BLOCK_BYTES)
+        seed = parse_int(parts[1], "--sizes random: SEED", 0)
+        return np.random.default_rng(seed).integers(0, top + 1, ranks * ranks, dtype=np.int64)
+    if kind == "csv":
+        return _matrix(rest, ranks)
+    raise SynthError(f"--sizes {show(text)}: expected random:S:SEED or csv:PATH")
+
+
+def _matrix(path: str, ranks: int) -> np.ndarray:
+    rows = [line for line in read_text(path, "sizes matrix", 1 << 30).splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if len(rows) != ranks:
+        raise SynthError(f"sizes matrix '{path}' has {len(rows)} rows, the alltoallv has {ranks} ranks")
+    out = np.empty((ranks, ranks), dtype=np.int64)
+    for s, line in enumerate(rows):
+        cells = line.split(",")
+        if len(cells) != ranks:
+            raise SynthError(f"sizes matrix '{path}', row {s + 1}: {len(cells)} columns, expected {ranks}")
+        out[s] = [parse_int(c.strip(), f"sizes matrix '{path}', row {s + 1}", 0, MAX_BLOCK_BYTES) for c in cells]
+    return out.ravel()
