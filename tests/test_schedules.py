@@ -112,7 +112,8 @@ def requests():
                     blocks = algorithm.default_blocks(natural) if algorithm.default_blocks else 3
                 roots = [0, p // 2, p - 1] if COLLECTIVES[collective].rooted else [0]
                 for root in sorted(set(roots)):
-                    request = Request(collective, p, blocks, 8, spec, root, dims)
+                    per_node = 2 if name.startswith("tuna-") and p % 2 == 0 and p >= 4 else 1
+                    request = Request(collective, p, blocks, 8, spec, root, dims, radix=3, batch=2, ranks_per_node=per_node)
                     if algorithm.refusal(request) is None:
                         yield name, request
 

@@ -1,0 +1,134 @@
+"""TuNA (002_2758a99bc5e419ef.txt) with the digest's numbers: rounds K, blocks moved D, the temporary
+buffer B = P - (K + 1), per-round block counts against the closed form n(x, z), distances, the
+hierarchical variants (Figure 5's case, the intra-node K_Q of Q = 32), and the pricing of size
+exchanges and of transfers within a node, recomputed here per step."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from synth.cost.schedule_cost import SIZE_BYTES, costs, map_schedule
+from synth.schedule.algorithms import ALGORITHMS, Request, load_all
+from synth.schedule.algorithms.tuna import round_offsets, rounds
+from synth.schedule.verify import verify
+from synth.topology import parse_topology
+
+load_all()
+
+
+def tuna(p: int, r: int, spec: str = "none", sizes=None):
+    request = Request("alltoallv" if sizes is not None else "alltoall", p, p * p, 8, spec, 0, (), r, None, 1, sizes)
+    return ALGORITHMS["tuna"].generate(request)
+
+
+def nonzero_digits(i: int, r: int) -> int:
+    count = 0
+    while i:
+        i, digit = divmod(i, r)
+        count += digit != 0
+    return count
+
+
+def n_closed_form(p: int, r: int, x: int, z: int) -> int:
+    """The digest's count of blocks in round (x, z)."""
+    return (p // r ** (x + 1)) * r ** x + min(r ** x, max(0, (p % r ** (x + 1)) - z * r ** x))
+
+
+@pytest.mark.parametrize("p,r,k,d,b", [(64, 4, 9, 144, 54), (64, 2, 6, 192, 57), (64, 8, 14, 112, 49), (64, 64, 63, 63, 0),
+                                       (8, 2, 3, 12, 4), (8, 3, 4, 10, 3), (8, 4, 4, 10, 3), (2048, 2, 11, 11264, None),
+                                       (2048, 45, 89, 4005, None), (2048, 46, 89, 4005, None),
+                                       (16384, 2, 14, 114688, None), (16384, 128, 254, 32512, None)])
+def test_rounds_blocks_and_buffer(p, r, k, d, b):
+    assert len(rounds(p, r)) == k
+    w = math.ceil(math.log(p, r) - 1e-12)
+    assert k == (w - 1) * (r - 1) + (p - 1) // r ** (w - 1)  # the digest's closed form
+    counts = [len(round_offsets(p, r, x, z)) for x, z in rounds(p, r)]
+    assert sum(counts) == d == sum(nonzero_digits(i, r) for i in range(1, p))
+    assert counts == [n_closed_form(p, r, x, z) for x, z in rounds(p, r)]
+    if b is not None:
+        assert p - (k + 1) == b
+
+
+def test_p64_radix4_schedule():
+    schedule = tuna(64, 4)
+    assert verify(schedule).ok
+    assert schedule.num_steps == 9
+    per_step = np.diff(schedule.block_ptr)[schedule.step_ptr[:-1]]
+    assert per_step.tolist() == [16] * 9  # 16 blocks in every round's message
+    distances = ((schedule.dst - schedule.src) % 64)[schedule.step_ptr[:-1]]
+    assert distances.tolist() == [1, 2, 3, 4, 8, 12, 16, 32, 48]
+    assert len(schedule.block_ids) == 64 * 144
+    assert schedule.size_exchange.tolist() == list(range(9))
+
+
+def test_radix_extremes():
+    """r = 2 is the two-phase non-uniform Bruck (log2 P rounds); r >= P - 1 spread-out (P - 1 single-block rounds)."""
+    assert tuna(16, 2).num_steps == 4
+    spread = tuna(16, 15)
+    assert spread.num_steps == 15 and set(np.diff(spread.block_ptr).tolist()) == {1}
+
+
+def hierarchical(name, p, q, r=2, batch=1, spec="none"):
+    request = Request("alltoall", p, p * p, 8, spec, 0, (), r, batch, q)
+    return ALGORITHMS[name].generate(request)
+
+
+def test_figure5_case():
+    """P = 15, N = 3 nodes of Q = 5, r = 2: intra distances 1, 2, 4 with 6, 6, 3 blocks per message;
+    inter-node 2 coalesced rounds of 5 blocks, or 10 single-block staggered messages."""
+    coalesced = hierarchical("tuna-coalesced", 15, 5)
+    staggered = hierarchical("tuna-staggered", 15, 5)
+    for schedule in (coalesced, staggered):
+        assert verify(schedule).ok
+        first = schedule.step_ptr[:3]
+        assert ((schedule.dst - schedule.src) % 5)[first].tolist() == [1, 2, 4]
+        assert np.diff(schedule.block_ptr)[first].tolist() == [6, 6, 3]
+    assert coalesced.num_steps == 3 + 2 and set(np.diff(coalesced.block_ptr)[coalesced.step_ptr[3]:].tolist()) == {5}
+    assert staggered.num_steps == 3 + 10 and set(np.diff(staggered.block_ptr)[staggered.step_ptr[3]:].tolist()) == {1}
+    assert hierarchical("tuna-coalesced", 15, 5, batch=2).num_steps == 3 + 1
+    assert hierarchical("tuna-staggered", 15, 5, batch=4).num_steps == 3 + 3
+
+
+def test_intra_node_rounds_of_q32():
+    assert [len(rounds(32, r)) for r in range(2, 11)] == [5, 7, 7, 9, 10, 10, 10, 11, 12]
+
+
+@pytest.mark.parametrize("p,q,r,batch", [(12, 3, 2, 1), (12, 4, 3, 2), (16, 4, 4, 3), (10, 1, 2, 1), (18, 6, 6, 7)])
+def test_hierarchical_schedules_verify(p, q, r, batch):
+    for name in ("tuna-coalesced", "tuna-staggered"):
+        assert verify(hierarchical(name, p, q, r, batch)).ok
+
+
+def test_size_exchanges_and_memory_transfers_are_priced():
+    """Per step: alpha + beta x busiest channel; a size exchange before it adds alpha + beta x its own
+    busiest channel (8 B per block); transfers within a node use no channel. Recomputed naively."""
+    spec = "dragonfly:1,2,1"
+    topology = parse_topology(spec)
+    network = topology.network()
+    q = 2
+    p = network.num_terminals * q
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(0, 5000, p * p)
+    schedule = ALGORITHMS["tuna-coalesced"].generate(Request("alltoallv", p, p * p, 8, spec, 0, (), 2, 2, q, sizes))
+    assert verify(schedule).ok
+    from synth.route.minimal import minimal
+
+    total, alpha, beta = 0.0, 1e-6, 8 / 100e9
+    for step in range(schedule.num_steps):
+        data, meta = np.zeros(network.num_channels), np.zeros(network.num_channels)
+        for t in range(schedule.step_ptr[step], schedule.step_ptr[step + 1]):
+            a, b = int(schedule.src[t]) // q, int(schedule.dst[t]) // q
+            if a == b:
+                continue  # within a node
+            ids = schedule.block_ids[schedule.block_ptr[t]:schedule.block_ptr[t + 1]]
+            for channel in minimal(topology, np.array([a]), np.array([b])).channels:
+                data[channel] += sizes[ids].sum()
+                meta[channel] += SIZE_BYTES * len(ids)
+        total += alpha + beta * (data / network.channel_bandwidth).max(initial=0)
+        if step in set(schedule.size_exchange.tolist()):
+            total += alpha + beta * (meta / network.channel_bandwidth).max(initial=0)
+    c = costs(map_schedule(schedule, topology), p)
+    assert c.time == pytest.approx(total, rel=1e-12)
