@@ -63,18 +63,19 @@ def naive_correct(s: Schedule) -> bool:
         if name == "allreduce":
             wanted = [(r, x) for r in range(p) for x in range(b)]
         elif name == "reduce-scatter":
-            wanted = [(r, r) for r in range(p)]
+            wanted = [(x % p, x) for x in range(b)]
         else:
             wanted = [(s.root, x) for x in range(b)]
         return all(state[w] == full for w in wanted)
     if any(op == REDUCE for *_, op in transfers):
         return False
+    # blocks in parts: block x plays the role of x mod P (x mod P^2 for all-to-all)
     if name in ("allgather", "gather"):
-        held = {(r, r) for r in range(p)}
+        held = {(x % p, x) for x in range(b)}
     elif name in ("broadcast", "scatter"):
         held = {(s.root, x) for x in range(b)}
     else:
-        held = {(src, src * p + d) for src in range(p) for d in range(p)}
+        held = {((x % (p * p)) // p, x) for x in range(b)}
     for step in range(s.num_steps):
         now = set(held)
         for st, src, dst, blocks, _ in transfers:
@@ -85,11 +86,11 @@ def naive_correct(s: Schedule) -> bool:
     if name in ("allgather", "broadcast"):
         wanted = {(r, x) for r in range(p) for x in range(b)}
     elif name == "scatter":
-        wanted = {(r, r) for r in range(p)}
+        wanted = {(x % p, x) for x in range(b)}
     elif name == "gather":
         wanted = {(s.root, x) for x in range(b)}
     else:
-        wanted = {(x % p, x) for x in range(p * p)}
+        wanted = {(x % p, x) for x in range(b)}
     return wanted <= held
 
 

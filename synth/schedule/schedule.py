@@ -33,7 +33,8 @@ class Collective:
     name: str
     rooted: bool
     reduction: bool
-    blocks: str  # how many blocks: "P" (one per rank), "P^2" (one per rank pair), "any" (a split message)
+    blocks: str  # how many blocks: "P" (one per rank), "P^2" (one per rank pair), "any" (a split message); the
+    # first two may come in parts (B a multiple: block b plays the role of b mod P, or b mod P^2)
     meaning: str  # the block semantics, for --list and the docs
 
 

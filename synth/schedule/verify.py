@@ -69,8 +69,9 @@ def _check_structure(s: Schedule) -> None:
     info = collective(s.collective)
     p, b = s.ranks, s.blocks
     wanted = expected_blocks(s.collective, p)
-    if wanted is not None and b != wanted:
-        raise _Violation(f"{s.collective} on {p} ranks has {wanted} blocks, the schedule declares {b}")
+    if wanted is not None and b % wanted:
+        raise _Violation(f"{s.collective} on {p} ranks has {wanted} blocks per part (a multiple of {wanted}), the "
+                         f"schedule declares {b}")
     if b < 1:
         raise _Violation("the schedule declares no blocks")
     if info.rooted and (s.root is None or not 0 <= s.root < p):
@@ -103,30 +104,30 @@ def _check_structure(s: Schedule) -> None:
 # ----- copy collectives -------------------------------------------------------------------------
 
 def _initial_pairs(s: Schedule) -> np.ndarray:
-    """(rank * B + block) keys of what the ranks hold before step 0."""
+    """(rank * B + block) keys of what the ranks hold before step 0. A collective of one block per
+    rank (or rank pair) may have several parts: block b then plays the role of b mod P (mod P^2)."""
     p, b = s.ranks, s.blocks
-    ranks = np.arange(p, dtype=np.int64)
+    block = np.arange(b, dtype=np.int64)
     if s.collective in ("allgather", "gather"):
-        return ranks * b + ranks
+        return (block % p) * b + block
     if s.collective in ("broadcast", "scatter"):
-        return s.root * b + np.arange(b, dtype=np.int64)
+        return s.root * b + block
     if s.collective in ("alltoall", "alltoallv"):
-        return ranks.repeat(p) * b + np.arange(p * p, dtype=np.int64)
+        return ((block % (p * p)) // p) * b + block
     raise AssertionError(s.collective)
 
 
 def _final_pairs(s: Schedule) -> np.ndarray:
     """(rank * B + block) keys the collective promises at the end."""
     p, b = s.ranks, s.blocks
-    ranks = np.arange(p, dtype=np.int64)
+    block = np.arange(b, dtype=np.int64)
     if s.collective in ("allgather", "broadcast"):
         return np.arange(p * b, dtype=np.int64)
     if s.collective == "scatter":
-        return ranks * b + ranks
+        return (block % p) * b + block
     if s.collective == "gather":
-        return s.root * b + np.arange(b, dtype=np.int64)
+        return s.root * b + block
     if s.collective in ("alltoall", "alltoallv"):
-        block = np.arange(p * p, dtype=np.int64)
         return (block % p) * b + block
     raise AssertionError(s.collective)
 
@@ -174,7 +175,8 @@ def _final_partials(s: Schedule) -> np.ndarray:
     if s.collective == "allreduce":
         return np.arange(p * b, dtype=np.int64)
     if s.collective == "reduce-scatter":
-        return np.arange(p, dtype=np.int64) * b + np.arange(p, dtype=np.int64)
+        block = np.arange(b, dtype=np.int64)
+        return (block % p) * b + block
     return s.root * b + np.arange(b, dtype=np.int64)  # reduce
 
 
