@@ -63,7 +63,7 @@ def power_of_two_only(name: str) -> Callable[[Request], str | None]:
 def load_all() -> None:
     """Import every generator module (each registers itself)."""
     from synth.schedule.algorithms import (binomial, bruck, bucket, halving_doubling, pairwise, recursive_doubling, ring,  # noqa: F401
-                                           kautz, phased, spread_out, swing, tuna)
+                                           kautz, multitree, phased, spread_out, swing, tuna)
 
 
 def grid_shape(topology) -> tuple[int, ...]:

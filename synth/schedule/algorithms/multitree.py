@@ -1,0 +1,173 @@
+"""MULTITREE (000 ch.3, after Huang et al.): one spanning tree per root, built together so that
+no directed link carries two trees' data in one step; `kautz-m` on Kautz graphs and `multitree` on
+any network with one rank per router.
+
+Construction (greedy, as 000 describes it): the roots' trees take turns in round robin, each adding
+one edge from a node it held at the start of the step to a node it lacks, over a link no tree has
+used in this step; when no tree can add an edge, the step ends and every link is free again. A
+tree's candidate edges are tried in a fixed order (its nodes in the order they joined, their
+out-neighbours ascending), so the construction is deterministic. On K(d,2) it takes d + 1 steps
+for d = 2, 3, 4 (000's count; d + 1 is the lower bound).
+
+Schedules from the trees: allgather, every tree edge carries its root's block in its step;
+alltoall, the root's blocks for the child's subtree; reduce-scatter, trees built on the reversed
+graph, a child reducing its subtree's partial into its parent, last-built edges first; allreduce,
+reduce-scatter then allgather. A rooted collective builds its root's tree alone (a breadth-first
+tree)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.schedule.algorithms import Algorithm, Request, register
+from synth.schedule.algorithms.kautz import COLLECTIVES, kautz_refusal
+from synth.schedule.algorithms.rank_graph import rank_graph
+from synth.schedule.schedule import COPY, REDUCE
+
+
+def build_trees(out: tuple[np.ndarray, ...], roots: list[int]) -> list[list[tuple[int, int, int]]]:
+    """Per root, its tree's edges (step, parent, child) in the order they were added."""
+    p = len(out)
+    neighbours = [a.tolist() for a in out]
+    member = np.zeros((len(roots), p), dtype=bool)
+    order = [[r] for r in roots]  # nodes in the order they joined
+    for t, r in enumerate(roots):
+        member[t, r] = True
+    edges = [[] for _ in roots]
+    step = 0
+    while not member.all():
+        held = [len(o) for o in order]  # the nodes each tree holds at the start of the step
+        used = set()
+        cursor = [(0, 0)] * len(roots)  # per tree: (index into its nodes, index into their neighbours)
+        growing = True
+        while growing:
+            growing = False
+            for t in range(len(roots)):
+                i, j = cursor[t]
+                while i < held[t]:
+                    u = order[t][i]
+                    nbrs = neighbours[u]
+                    while j < len(nbrs) and (member[t, nbrs[j]] or (u, nbrs[j]) in used):
+                        j += 1
+                    if j < len(nbrs):
+                        w = nbrs[j]
+                        used.add((u, w))
+                        member[t, w] = True
+                        order[t].append(w)
+                        edges[t].append((step, u, w))
+                        growing = True
+                        j += 1
+                        break
+                    i, j = i + 1, 0
+                cursor[t] = (i, j)
+        step += 1
+    return edges
+
+
+def _subtrees(edges: list[tuple[int, int, int]], root: int, p: int) -> dict[int, list[int]]:
+    """Per node of a tree, the nodes of its subtree (itself included)."""
+    children: dict[int, list[int]] = {}
+    for _, u, w in edges:
+        children.setdefault(u, []).append(w)
+    out: dict[int, list[int]] = {}
+
+    def collect(x: int) -> list[int]:
+        nodes = [x]
+        for c in children.get(x, []):
+            nodes += collect(c)
+        out[x] = nodes
+        return nodes
+
+    collect(root)
+    return out
+
+
+def _steps(trees) -> int:
+    return 1 + max((s for edges in trees for s, _, _ in edges), default=-1)
+
+
+def _emit(builder, transfers: list[tuple[int, int, int, list[int]]], steps: int, op: int) -> None:
+    """(step, src, dst, blocks) transfers, added step by step."""
+    for s in range(steps):
+        mine = [(u, w, b) for step, u, w, b in transfers if step == s]
+        if mine:
+            builder.add_step([u for u, _, _ in mine], [w for _, w, _ in mine], [b for _, _, b in mine], op)
+
+
+def add_allgather(out, builder, p: int) -> None:
+    trees = build_trees(out, list(range(p)))
+    _emit(builder, [(s, u, w, [r]) for r, edges in enumerate(trees) for s, u, w in edges], _steps(trees), COPY)
+
+
+def add_reduce_scatter(into, builder, p: int) -> None:
+    trees = build_trees(into, list(range(p)))  # on the reversed graph: tree edge u -> w is the link w -> u
+    steps = _steps(trees)
+    transfers = [(steps - 1 - s, w, u, [r]) for r, edges in enumerate(trees) for s, u, w in edges]
+    _emit(builder, transfers, steps, REDUCE)
+
+
+def _alltoall(out, builder, p: int) -> None:
+    trees = build_trees(out, list(range(p)))
+    transfers = []
+    for r, edges in enumerate(trees):
+        below = _subtrees(edges, r, p)
+        transfers += [(s, u, w, [r * p + x for x in below[w]]) for s, u, w in edges]
+    _emit(builder, transfers, _steps(trees), COPY)
+
+
+def _rooted(g, request: Request, builder) -> None:
+    p, root, every = request.ranks, request.root, list(range(request.blocks))
+    name = request.collective
+    outward = name in ("broadcast", "scatter")
+    (edges,) = build_trees(g.out if outward else g.into, [root])
+    steps = _steps([edges])
+    below = _subtrees(edges, root, p)
+    if name == "broadcast":
+        _emit(builder, [(s, u, w, every) for s, u, w in edges], steps, COPY)
+    elif name == "scatter":
+        _emit(builder, [(s, u, w, below[w]) for s, u, w in edges], steps, COPY)
+    elif name == "reduce":
+        _emit(builder, [(steps - 1 - s, w, u, every) for s, u, w in edges], steps, REDUCE)
+    else:  # gather
+        _emit(builder, [(steps - 1 - s, w, u, below[w]) for s, u, w in edges], steps, COPY)
+
+
+def _generator(name: str):
+    def generate(request: Request):
+        g = rank_graph(request.spec)
+        p = request.ranks
+        builder = request.builder(name)
+        collective = request.collective
+        if collective in ("broadcast", "scatter", "reduce", "gather"):
+            _rooted(g, request, builder)
+        elif collective == "allgather":
+            add_allgather(g.out, builder, p)
+        elif collective == "reduce-scatter":
+            add_reduce_scatter(g.into, builder, p)
+        elif collective == "allreduce":
+            add_reduce_scatter(g.into, builder, p)
+            add_allgather(g.out, builder, p)
+        else:
+            _alltoall(g.out, builder, p)
+        return builder.build()
+    return generate
+
+
+def _any_network_refusal(request: Request) -> str | None:
+    from synth.core.errors import SynthError
+
+    try:
+        rank_graph(request.spec)
+    except SynthError as exc:
+        return str(exc).splitlines()[0]
+    if request.ranks_per_node != 1:
+        return "multitree needs one rank per node"
+    if request.collective == "allreduce" and request.blocks != request.ranks:
+        return f"multitree allreduce splits the vector into one block per rank ({request.ranks}), not {request.blocks}"
+    return None
+
+
+register(Algorithm("kautz-m", COLLECTIVES, "Kautz K(d,2) with MULTITREE: one tree per root, no link shared within a "
+                   "step", _generator("kautz-m"), kautz_refusal("kautz-m"), lambda request: request.ranks))
+register(Algorithm("multitree", COLLECTIVES, "MULTITREE on any network with one rank per router (greedy trees, "
+                   "contention-free steps)", _generator("multitree"), _any_network_refusal, lambda request: request.ranks))
