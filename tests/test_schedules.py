@@ -102,7 +102,9 @@ def _spec(shape) -> str:
 
 
 def requests():
-    shapes = [((p,), (), _spec((p,))) for p in SIZES] + [(g, g, _spec(g)) for g in GRIDS] + [((6,), (), "dragonfly:1,2,1")]
+    shapes = [((p,), (), _spec((p,))) for p in SIZES] + [(g, g, _spec(g)) for g in GRIDS] + [
+        ((6,), (), "dragonfly:1,2,1"), ((6,), (), "kautz:2"), ((12,), (), "kautz:3"), ((2,), (), "kautz:1"),
+        ((4, 3), (4, 3), "2dfc:3,4"), ((2, 2), (2, 2), "2dfc:2,2"), ((3, 5), (3, 5), "2dfc:5,3")]
     for name, algorithm in ALGORITHMS.items():
         for collective in algorithm.collectives:
             for shape, dims, spec in shapes:
@@ -124,7 +126,7 @@ ALL = list(requests())
 
 def _id(name, request):
     shape = "x".join(map(str, request.dims)) if request.dims else str(request.ranks)
-    shape += "-df" if request.spec.startswith("dragonfly") else ""
+    shape += "" if request.spec.startswith(("torus", "no network")) else "-" + request.spec
     return f"{name}-{request.collective}-{shape}-{request.root}"
 
 
