@@ -1,0 +1,131 @@
+"""Kautz K(d,2) and 2dfc collectives (000_159c61f3158781c2.txt, 004) with the seeds' numbers, every
+cost taken from the generated schedule's alpha-beta evaluation on the network (not from a formula):
+
+- Table 3.2, Kautz-C for d = 2..16 and Kautz-M (MULTITREE): the alpha and beta coefficients;
+- MULTITREE's greedy step counts 3, 4, 5 for d = 2, 3, 4 (d + 1, the lower bound);
+- 2dfc (4.5) t_DO = 2 alpha + (m1 + m2) b beta and (4.6) t_MD = 2 alpha + max(m1, m2) b beta on square
+  and rectangular grids, the digest's model values (8x8 DO 43.9 us, MD 23.0; 16x16 85.9, 43.9), DO's
+  bytes per node equal to the minimum (4.1 = 4.2), and MULTITREE's steps against the bound (4.4).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from synth.cost.schedule_cost import costs, map_schedule
+from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all
+from synth.schedule.algorithms.multitree import _steps, build_trees
+from synth.schedule.algorithms.rank_graph import rank_graph
+from synth.schedule.verify import verify
+from synth.topology import parse_topology
+
+load_all()
+ALPHA, BANDWIDTH = 1e-6, 100e9
+BETA = 8 / BANDWIDTH
+
+
+def priced(name: str, collective: str, spec: str, blocks: int, block_bytes: int):
+    topology = parse_topology(spec)
+    p = topology.network().num_terminals
+    schedule = ALGORITHMS[name].generate(Request(collective, p, blocks, block_bytes, spec, 0, grid_shape(topology)))
+    assert verify(schedule).ok
+    c = costs(map_schedule(schedule, topology), p, ALPHA, BANDWIDTH)
+    return schedule, c
+
+
+def coefficients(name, collective, d):
+    """(alpha coefficient, beta coefficient in units of M) of a Kautz collective on K(d,2), M the
+    table's message (broadcast: the vector; scatter, allreduce, alltoall: the total buffer in n
+    blocks; allgather: each node's block)."""
+    spec, n = f"kautz:{d}", d * (d + 1)
+    m = n * 1024
+    blocks, size = {"broadcast": (1, m), "scatter": (n, m // n), "allgather": (n, m), "allreduce": (n, m // n),
+                    "alltoall": (n * n, m // n), "reduce": (1, m), "gather": (n, m // n), "reduce-scatter": (n, m)}[collective]
+    schedule, c = priced(name, collective, spec, blocks, size)
+    return schedule.num_steps, (c.time - schedule.num_steps * ALPHA) / (BETA * m)
+
+
+TABLE_3_2_C = {  # 000 Table 3.2, Kautz-C: (alpha coefficient, beta coefficient of M)
+    "broadcast": lambda d: (2, 2), "reduce": lambda d: (2, 2),
+    "scatter": lambda d: (2, (d + 2) / (d * (d + 1))), "gather": lambda d: (2, (d + 2) / (d * (d + 1))),
+    "allgather": lambda d: (2, d + 1), "reduce-scatter": lambda d: (2, d + 1),
+    "allreduce": lambda d: (4, 2 / d), "alltoall": lambda d: (2, (2 * d + 1) / (d * (d + 1))),
+}
+
+
+@pytest.mark.parametrize("d", [2, 3, 4, 5, 8, 16])
+@pytest.mark.parametrize("collective", list(TABLE_3_2_C))
+def test_table_3_2_kautz_c(collective, d):
+    steps, beta = coefficients("kautz-c", collective, d)
+    alpha_expected, beta_expected = TABLE_3_2_C[collective](d)
+    assert steps == alpha_expected
+    assert beta == pytest.approx(beta_expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("d", [2, 3, 4, 6])
+def test_table_3_2_kautz_m(d):
+    """MULTITREE: allgather (d+1)(alpha + M beta), allreduce 2(d+1) alpha + 2M/d beta; rooted ones as
+    Kautz-C. Its alltoall has the table's d + 1 steps, and the table's (2d+1)M/(d(d+1)) beta for
+    d = 2, 3; from d = 4 the greedy trees put more on a link (their branches are uneven): above it."""
+    assert coefficients("kautz-m", "allgather", d) == (d + 1, pytest.approx(d + 1))
+    assert coefficients("kautz-m", "allreduce", d) == (2 * (d + 1), pytest.approx(2 / d))
+    assert coefficients("kautz-m", "broadcast", d) == (2, pytest.approx(2))
+    steps, beta = coefficients("kautz-m", "alltoall", d)
+    table = (2 * d + 1) / (d * (d + 1))
+    assert steps == d + 1
+    assert beta == pytest.approx(table) if d <= 3 else beta > table
+
+
+@pytest.mark.parametrize("d,steps", [(2, 3), (3, 4), (4, 5)])
+def test_multitree_steps_on_kautz(d, steps):
+    graph = rank_graph(f"kautz:{d}")
+    assert _steps(build_trees(graph.out, list(range(graph.ranks)))) == steps
+
+
+@pytest.mark.parametrize("spec", ["2dfc:4,4", "2dfc:8,8", "2dfc:3,5", "2dfc:6,4", "2dfc:16,16"])
+def test_do_and_md_alltoall(spec):
+    topology = parse_topology(spec)
+    m1, m2 = grid_shape(topology)
+    p, b = m1 * m2, 32 * 1024
+    do, c_do = priced("do", "alltoall", spec, p * p, b)
+    md, c_md = priced("md", "alltoall", spec, p * p, b)
+    assert c_do.time == pytest.approx(2 * ALPHA + (m1 + m2) * b * BETA)  # (4.5)
+    assert c_md.time == pytest.approx(2 * ALPHA + max(m1, m2) * b * BETA, rel=1e-3)  # (4.6), bytes split in whole bytes
+    sent = np.bincount(do.src, weights=do.transfer_bytes(), minlength=p)
+    assert (sent == (2 * m1 * m2 - m1 - m2) * b).all()  # (4.1) = (4.2): the least bytes a node must send
+
+
+def test_model_values():
+    """The digest's model values, alpha = 1 us, beta = 8e-11 s/B, b = 32 KiB."""
+    b = 32 * 1024
+    for spec, do_us, md_us in [("2dfc:8,8", 43.9, 23.0), ("2dfc:16,16", 85.9, 43.9)]:
+        p = math.prod(grid_shape(parse_topology(spec)))
+        assert round(priced("do", "alltoall", spec, p * p, b)[1].time * 1e6, 1) == do_us
+        assert round(priced("md", "alltoall", spec, p * p, b)[1].time * 1e6, 1) == md_us
+
+
+@pytest.mark.parametrize("m,bound", [(3, 2), (4, 3), (6, 4), (8, 5), (16, 9)])
+def test_multitree_steps_on_2dfc(m, bound):
+    """(4.4): at least ceil((m^2 - 1)/(2m - 2)) steps; the greedy trees reach it from 4x4 on (3x3 takes 3)."""
+    assert math.ceil((m * m - 1) / (2 * m - 2)) == bound
+    graph = rank_graph(f"2dfc:{m},{m}")
+    steps = _steps(build_trees(graph.out, list(range(graph.ranks))))
+    assert steps >= bound
+    assert steps == (bound if m >= 4 else 3)
+
+
+@pytest.mark.parametrize("spec", ["2dfc:4,4", "2dfc:3,5"])
+def test_2dfc_allgather_and_allreduce(spec):
+    topology = parse_topology(spec)
+    m1, m2 = grid_shape(topology)
+    p, b = m1 * m2, 4096
+    _, c = priced("do", "allgather", spec, p, b)
+    assert c.time == pytest.approx(2 * ALPHA + (1 + m1) * b * BETA)  # along X one block per link, then a row's m1 along Y
+    _, c_md = priced("md", "allgather", spec, p, b)
+    assert c_md.time <= c.time
+    for name in ("do", "md"):
+        schedule, _ = priced(name, "allreduce", spec, p, b)
+        assert schedule.num_steps == 4
