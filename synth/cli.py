@@ -16,6 +16,7 @@ from synth.cost.loads import check_byte_sums
 from synth.cost.evaluate import PhaseEvaluation
 from synth.cost.fattree import ideal_exchange_time
 from synth.app import model as model_command
+from synth.app import compare as compare_command
 from synth.app import schedule as schedule_command
 from synth.app import vls as vls_command
 from synth.core.errors import SynthError
@@ -616,6 +617,7 @@ def build_parser() -> argparse.ArgumentParser:
     model_command.add_parser(sub, add_spec, add_workload)
     vls_command.add_parser(sub)
     schedule_command.add_parsers(sub)
+    compare_command.add_parser(sub)
 
     p = sub.add_parser("report", help="analytical cost report (HTML or Markdown): patterns x routings on any network")
     add_spec(p)

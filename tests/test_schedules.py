@@ -286,3 +286,33 @@ def test_malformed_schedule_files_are_one_line(run, tmp_path, change, names):
     change(doc)
     out.write_text(json.dumps(doc))
     assert_user_error(run("verify", out), all_of=names)
+
+
+# ----- synth compare ----------------------------------------------------------------------------
+
+def test_compare_prices_every_applicable_algorithm(run, tmp_path):
+    figure = tmp_path / "f.png"
+    code, out, err = run("compare", "allreduce", "--network", "torus:4,4", "--bytes", "32B..16MiB", "--out", figure)
+    assert code == 0, err
+    header = out.splitlines()[1].split()
+    for name in ("swing-b", "swing-l", "ring", "rd-b", "bucket", "rabenseifner"):
+        assert name in header
+    rows = [line.split() for line in out.splitlines()[2:] if line.split() and line.split()[0][0].isdigit()]
+    assert [r[0] for r in rows][:2] == ["32B", "64B"] and rows[-1][0] == "16MiB"
+    for row in rows:  # the best column names the fastest
+        times = [float(v) for v in row[1:-1]]
+        assert header[1 + times.index(min(times))] == row[-1]
+    assert "crossovers:" in out and figure.read_bytes().startswith(b"\x89PNG")
+    again = tmp_path / "g.png"
+    run("compare", "allreduce", "--network", "torus:4,4", "--bytes", "32B..16MiB", "--out", again)
+    assert again.read_bytes() == figure.read_bytes()
+
+
+@pytest.mark.parametrize("argv,names", [
+    (("compare", "allreduce", "--network", "torus:4,4", "--bytes", "1KiB..1B"), ("backwards",)),
+    (("compare", "allreduce", "--network", "torus:4,4", "--bytes", "12 parsecs"), ("12 parsecs",)),
+    (("compare", "broadcast", "--network", "torus:4,4"), ("broadcast",)),
+    (("compare", "allreduce", "--network", "torus:4,4", "--bytes", ",".join(["1KiB"] * 65)), ("65 sizes",)),
+])
+def test_compare_refusals(run, argv, names):
+    assert_user_error(run(*argv), all_of=names)
