@@ -11,6 +11,7 @@ replay finds one.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -316,3 +317,18 @@ def test_compare_prices_every_applicable_algorithm(run, tmp_path):
 ])
 def test_compare_refusals(run, argv, names):
     assert_user_error(run(*argv), all_of=names)
+
+
+@pytest.mark.parametrize("argv", [
+    ("alltoall", "--algorithm", "kautz-c", "--network", "kautz:4"),
+    ("allgather", "--algorithm", "kautz-m", "--network", "kautz:3"),
+    ("alltoall", "--algorithm", "do", "--network", "2dfc:4,6"),
+    ("allreduce", "--algorithm", "swing-b", "--network", "torus:8,8"),
+])
+def test_the_seeds_closed_form_is_printed_next_to_the_measured_time(run, argv):
+    code, out, _ = run("schedule", *argv)
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.startswith("seed "))
+    formula, measured = re.search(r"= ([\d.]+) us \(measured ([\d.]+) us\)", line).groups()
+    assert formula == measured
+    assert ("T_opt" in out) == (argv[0] == "allreduce")  # 001's bound is an allreduce bound

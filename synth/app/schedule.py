@@ -16,10 +16,11 @@ import sys
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number
-from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
+from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of
+from synth.cost.closed_forms import closed_form
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.schedule_file import read_schedule, write_schedule
-from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all
+from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all, minimum_block_sends
 from synth.schedule.schedule import COLLECTIVES, collective
 from synth.schedule.sizes import parse_sizes
 from synth.schedule.verify import expected_blocks, verify
@@ -27,7 +28,7 @@ from synth.topology import parse_topology
 
 DEFAULT_BYTES = 1 << 20
 MAX_BYTES = 1 << 40
-MAX_BLOCK_SENDS = 1 << 28  # block ids of one schedule (8 bytes each in memory; about 10 in the file)
+MAX_BLOCK_SENDS = 1 << 27  # block sends of one schedule: 8 bytes each, several arrays of them in the replay (measured: about 100 bytes per block send at the peak)
 
 
 def add_parsers(sub) -> None:
@@ -107,6 +108,10 @@ def cmd_schedule(args) -> int:
     refusal = algorithm.refusal(request)
     if refusal is not None:
         raise SynthError(refusal)
+    expected = algorithm.block_sends(request) if algorithm.block_sends is not None else minimum_block_sends(request)
+    if expected > MAX_BLOCK_SENDS:
+        raise SynthError(f"{algorithm.name} {info.name} on {ranks:,} ranks would send {expected:,} blocks, more than the "
+                         f"{MAX_BLOCK_SENDS:,} synth keeps in memory (8 bytes each, and their replay)")
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
         schedule = algorithm.generate(request)
@@ -135,13 +140,23 @@ def cost_lines(schedule, topology, router: str, seed: int, alpha: float, bandwid
     mapped = map_schedule(schedule, topology, router, seed)
     c = costs(mapped, schedule.ranks, alpha, bandwidth_bits)
     busiest = mapped.channel_bytes.sum()
+    bound = (f"; lower bound T_opt {c.lower_bound * 1e6:.4g} us (001's allreduce bound alpha log2 p + beta n/D, n "
+             f"{mapped.vector_bytes:,} B, {mapped.ports} ports)" if schedule.collective == "allreduce" else "")
     return (f"cost      {router} routes: alpha-beta {c.time * 1e6:.4g} us ({c.steps} steps x alpha {alpha * 1e6:g} us + "
-            f"{busiest:,.0f} B over the steps' busiest channels at {bandwidth_bits / 1e9:g} Gb/s); "
-            f"lower bound T_opt {c.lower_bound * 1e6:.4g} us (001: alpha log2 p + beta n/D, n {mapped.vector_bytes:,} B, "
-            f"{mapped.ports} ports)\n"
+            f"{busiest:,.0f} B over the steps' busiest channels at {bandwidth_bits / 1e9:g} Gb/s){bound}\n"
             f"model     001 eq. 1, T = log2(p) alpha Lambda + (n/D) beta Psi Xi: Lambda {c.latency_deficiency:.4f}, "
             f"Psi {c.bandwidth_deficiency:.4f}, Xi {c.congestion_deficiency:.4f}; most transfers on one link per step: "
-            f"{_runs(mapped.flows.tolist())}")
+            f"{_runs(mapped.flows.tolist())}"
+            + _closed_form_line(schedule, topology, alpha, bandwidth_bits, c.time))
+
+
+def _closed_form_line(schedule, topology, alpha: float, bandwidth_bits: float, measured: float) -> str:
+    form = closed_form(schedule, topology, alpha, beta_of(bandwidth_bits))
+    if form is None:
+        return ""
+    bound = f"; at least {form.steps_lower_bound} steps ((4.4))" if form.steps_lower_bound else ""
+    return (f"\nseed      {form.source}: {form.formula} = {form.seconds * 1e6:.4g} us (measured {measured * 1e6:.4g} us)"
+            f"{bound}")
 
 
 def _runs(values: list[int]) -> str:

@@ -53,6 +53,17 @@ class Algorithm:
     generate: Callable[[Request], Schedule]
     refusal: Callable[[Request], str | None] = lambda request: None
     default_blocks: Callable[[Request], int] | None = None  # of a freely split message, when not one per rank
+    block_sends: Callable[[Request], int] | None = None  # how many the schedule will have, for the size guard
+
+
+def minimum_block_sends(request: Request) -> int:
+    """A lower bound on any schedule's block sends: every block must leave its first holder."""
+    p, b = request.ranks, request.blocks
+    if request.collective in ("scatter", "gather"):
+        return b - b // p
+    if request.collective in ("alltoall", "alltoallv"):
+        return b - b // p
+    return b * (p - 1)
 
 
 ALGORITHMS: Registry[Algorithm] = Registry("schedule algorithm")

@@ -42,5 +42,12 @@ def generate(request: Request):
     return builder.build()
 
 
+def _block_sends(request: Request) -> int:
+    p = request.ranks
+    if request.collective == "allgather":
+        return p * (p - 1)
+    return p * sum(bin(o).count("1") for o in range(p))
+
+
 register(Algorithm("bruck", ("allgather", "alltoall", "alltoallv"), "ceil(log2 P) steps of distance 2^k, any P",
-                   generate))
+                   generate, block_sends=_block_sends))

@@ -132,8 +132,13 @@ def _hierarchical_refusal(request: Request) -> str | None:
     return None
 
 
+def _tuna_block_sends(request: Request) -> int:
+    p = request.ranks
+    return p * sum(len(round_offsets(p, request.radix, x, z)) for x, z in rounds(p, request.radix))
+
+
 register(Algorithm("tuna", ("alltoall", "alltoallv"), "TuNA, radix r (--radix): K rounds of base-r digits, a size "
-                   "exchange before each", generate_tuna, _refusal))
+                   "exchange before each", generate_tuna, _refusal, block_sends=_tuna_block_sends))
 register(Algorithm("tuna-coalesced", ("alltoall", "alltoallv"), "hierarchical TuNA: intra-node TuNA, then N - 1 "
                    "inter-node rounds of Q blocks (--batch rounds per step)", generate_coalesced, _hierarchical_refusal))
 register(Algorithm("tuna-staggered", ("alltoall", "alltoallv"), "hierarchical TuNA: intra-node TuNA, then Q (N - 1) "

@@ -1,0 +1,77 @@
+"""The seeds' closed forms of a schedule's time, printed next to what synth measures on the routed
+schedule (synth schedule): 001 Table 2 through eq. 1 for the torus allreduces, 000 Table 3.2 for
+Kautz K(d,2), 000's (4.5), (4.6) and the corrected MULTITREE count for 2dfc all-to-all, with (4.4) as a
+step lower bound. None where no seed gives one."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from synth.cost.deficiency import table2
+from synth.schedule.schedule import Schedule
+
+TABLE_2 = ("ring", "rd-l", "rd-b", "bucket", "swing-l", "swing-b")
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    source: str  # the seed's equation or table
+    formula: str
+    seconds: float
+    steps_lower_bound: int | None = None
+
+
+def closed_form(schedule: Schedule, topology, alpha: float, beta: float) -> ClosedForm | None:
+    family = topology.family
+    name, algorithm, p = schedule.collective, schedule.algorithm, schedule.ranks
+    total = float(schedule.block_bytes.sum())
+    if family == "torus" and algorithm in TABLE_2 and name == "allreduce":
+        sizes = set(topology.sizes)
+        d = topology.dimensions
+        if len(sizes) == 1 and d >= 2 and topology.p == 1:
+            lam, psi, xi = table2(algorithm, p, d)
+            seconds = math.log2(p) * alpha * lam + total / d * beta * psi * xi
+            return ClosedForm("001 eq. 1, Table 2", f"log2(p) alpha {lam:.4g} + (n/D) beta {psi:.4g} x {xi:.4g}", seconds)
+    if family == "kautz" and algorithm in ("kautz-c", "kautz-m") and getattr(topology, "k", 2) == 2:
+        return _kautz(schedule, topology.d, algorithm, alpha, beta)
+    if family == "2dfc" and name == "alltoall":
+        m1, m2 = topology.sizes
+        b = total / (p * p)  # the bytes from one rank to another (md splits each in two parts)
+        bound = math.ceil((m1 * m2 - 1) / (m1 + m2 - 2))
+        if algorithm == "do":
+            return ClosedForm("000 (4.5)", "2 alpha + (m1 + m2) b beta", 2 * alpha + (m1 + m2) * b * beta)
+        if algorithm == "md":
+            return ClosedForm("000 (4.6)", "2 alpha + max(m1, m2) b beta", 2 * alpha + max(m1, m2) * b * beta)
+        if algorithm == "multitree" and m1 == m2:
+            m = m1
+            return ClosedForm("000 Table 4.2, corrected (the table is a step short for even m)",
+                              "(m/2 + 1) alpha + (m + 1) b beta", (m // 2 + 1) * alpha + (m + 1) * b * beta, bound)
+    return None
+
+
+def _kautz(schedule: Schedule, d: int, algorithm: str, alpha: float, beta: float) -> ClosedForm | None:
+    n = d * (d + 1)
+    name = schedule.collective
+    total = float(schedule.block_bytes.sum())
+    m = {"allgather": total / n, "reduce-scatter": total / n, "alltoall": total / n}.get(name, total)
+    forms = {
+        ("kautz-c", "broadcast"): ("2(alpha + M beta)", 2, 2), ("kautz-c", "reduce"): ("2(alpha + M beta)", 2, 2),
+        ("kautz-c", "scatter"): ("2 alpha + (d+2) M/(d(d+1)) beta", 2, (d + 2) / n),
+        ("kautz-c", "gather"): ("2 alpha + (d+2) M/(d(d+1)) beta", 2, (d + 2) / n),
+        ("kautz-c", "allgather"): ("2 alpha + (d+1) M beta", 2, d + 1),
+        ("kautz-c", "reduce-scatter"): ("2 alpha + (d+1) M beta", 2, d + 1),
+        ("kautz-c", "allreduce"): ("4 alpha + 2M/d beta", 4, 2 / d),
+        ("kautz-c", "alltoall"): ("2 alpha + (2d+1) M/(d(d+1)) beta", 2, (2 * d + 1) / n),
+        ("kautz-m", "broadcast"): ("2(alpha + M beta)", 2, 2), ("kautz-m", "reduce"): ("2(alpha + M beta)", 2, 2),
+        ("kautz-m", "scatter"): ("2 alpha + (d+2) M/(d(d+1)) beta", 2, (d + 2) / n),
+        ("kautz-m", "gather"): ("2 alpha + (d+2) M/(d(d+1)) beta", 2, (d + 2) / n),
+        ("kautz-m", "allgather"): ("(d+1)(alpha + M beta)", d + 1, d + 1),
+        ("kautz-m", "reduce-scatter"): ("(d+1)(alpha + M beta)", d + 1, d + 1),
+        ("kautz-m", "allreduce"): ("2(d+1) alpha + 2M/d beta", 2 * (d + 1), 2 / d),
+        ("kautz-m", "alltoall"): ("(d+1) alpha + (2d+1) M/(d(d+1)) beta", d + 1, (2 * d + 1) / n),
+    }
+    if (algorithm, name) not in forms:
+        return None
+    formula, alphas, betas = forms[(algorithm, name)]
+    return ClosedForm("000 Table 3.2", formula, alphas * alpha + betas * m * beta)
