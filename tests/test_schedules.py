@@ -332,3 +332,19 @@ def test_the_seeds_closed_form_is_printed_next_to_the_measured_time(run, argv):
     formula, measured = re.search(r"= ([\d.]+) us \(measured ([\d.]+) us\)", line).groups()
     assert formula == measured
     assert ("T_opt" in out) == (argv[0] == "allreduce")  # 001's bound is an allreduce bound
+
+
+def test_a_routes_file_gives_the_paths(run, tmp_path):
+    routes = tmp_path / "r.json"
+    assert run("route", "torus:4,4", "--traffic", "a2a-lin", "--router", "minimal", "--out", routes, "--quiet")[0] == 0
+    argv = ("schedule", "allreduce", "--algorithm", "swing-b", "--network", "torus:4,4")
+    code, from_file, _ = run(*argv, "--routes", routes)
+    assert code == 0 and "the routes file's routes" in from_file
+    _, routed, _ = run(*argv)
+    cost = lambda out: re.search(r"alpha-beta ([\d.]+) us", out).group(1)  # noqa: E731
+    assert cost(from_file) == cost(routed)  # the file holds the minimal router's paths
+    partial = tmp_path / "p.json"
+    run("route", "torus:4,4", "--traffic", "shift:1", "--router", "minimal", "--out", partial, "--quiet")
+    assert_user_error(run(*argv, "--routes", partial), "no path from terminal")
+    assert_user_error(run("schedule", "allreduce", "--algorithm", "ring", "--network", "torus:2,8", "--routes", routes),
+                      "torus:4,4")

@@ -19,6 +19,7 @@ from synth.core.validate import parse_int, parse_positive_number
 from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of
 from synth.cost.closed_forms import closed_form
 from synth.cost.schedule_cost import costs, map_schedule
+from synth.render.routes_file import read_routes
 from synth.render.schedule_file import read_schedule, write_schedule
 from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all, minimum_block_sends
 from synth.schedule.schedule import COLLECTIVES, collective
@@ -52,6 +53,8 @@ def add_parsers(sub) -> None:
                    "csv:PATH (a P x P matrix)")
     p.add_argument("--router", default="minimal", metavar="NAME",
                    help="routes the transfers take (default minimal; any router of synth route)")
+    p.add_argument("--routes", metavar="ROUTES.json", help="take the transfers' paths from a routes file (synth route "
+                   "--out, for the same network) instead of --router")
     p.add_argument("--seed", type=lambda t: parse_int(t, "--seed", 0), default=0, help="seed of a random router")
     p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
                    help="start-up latency per step in seconds (default 1e-6)")
@@ -80,6 +83,7 @@ def cmd_schedule(args) -> int:
         raise SynthError(f"{algorithm.name} generates {', '.join(algorithm.collectives)}, not {info.name}")
     topology = parse_topology(args.network)
     ranks = topology.network().num_terminals * args.ranks_per_node
+    routes = read_routes(args.routes) if args.routes is not None else None
     blocks = expected_blocks(info.name, ranks)
     dims = grid_shape(topology)
     if blocks is None:
@@ -120,6 +124,7 @@ def cmd_schedule(args) -> int:
         report = verify(schedule)
         if not report.ok:  # a generator's bug: never write a wrong schedule
             raise AssertionError(f"{algorithm.name} generated a wrong {info.name} schedule: {report.violation}")
+        priced = cost_lines(schedule, topology, args.router, args.seed, args.alpha, args.bandwidth * 1e9, routes)
         where = "rank i on terminal i" if args.ranks_per_node == 1 else f"{args.ranks_per_node} per terminal, rank r on terminal r // {args.ranks_per_node}"
         print(f"network   {topology.label()}: {ranks} ranks ({where})")
         print(f"schedule  {info.name} by {algorithm.name}: {schedule.num_steps} steps, {schedule.num_transfers:,} transfers, "
@@ -127,7 +132,7 @@ def cmd_schedule(args) -> int:
               + (f"{per_block:,} B" if sizes is None else f"{int(sizes.min()):,}-{int(sizes.max()):,} B ({args.sizes})")
               + (f"; {len(schedule.size_exchange)} size exchanges" if schedule.size_exchange is not None else ""))
         print(f"verified  every send holds its blocks; {_promise(info.name)}")
-        print(cost_lines(schedule, topology, args.router, args.seed, args.alpha, args.bandwidth * 1e9))
+        print(priced)
         if target is not None:
             with target.open() as handle:
                 write_schedule(handle, schedule)
@@ -135,9 +140,11 @@ def cmd_schedule(args) -> int:
     return 0
 
 
-def cost_lines(schedule, topology, router: str, seed: int, alpha: float, bandwidth_bits: float) -> str:
-    """The schedule mapped onto `router`'s routes, priced by the alpha-beta and deficiency models."""
-    mapped = map_schedule(schedule, topology, router, seed)
+def cost_lines(schedule, topology, router: str, seed: int, alpha: float, bandwidth_bits: float, routes=None) -> str:
+    """The schedule mapped onto `router`'s routes (or a routes file's), priced by the alpha-beta and
+    deficiency models."""
+    mapped = map_schedule(schedule, topology, router, seed, routes)
+    router = router if routes is None else "the routes file's"
     c = costs(mapped, schedule.ranks, alpha, bandwidth_bits)
     busiest = mapped.channel_bytes.sum()
     bound = (f"; lower bound T_opt {c.lower_bound * 1e6:.4g} us (001's allreduce bound alpha log2 p + beta n/D, n "

@@ -51,10 +51,10 @@ class MappedSchedule:
     size_exchanges: int = 0  # steps preceded by a size exchange (each one more alpha)
 
 
-def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: int = 0, paths: Paths | None = None) -> MappedSchedule:
-    """Route every transfer between nodes (or take `paths`, one per such transfer, in order) and
-    measure every step. Transfers within a node (ranks_per_node > 1) move through memory: no
-    channel, only their step's alpha."""
+def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: int = 0, routes: dict | None = None) -> MappedSchedule:
+    """Route every transfer between nodes (with `router`, or along the paths of a routes file
+    `routes`) and measure every step. Transfers within a node (ranks_per_node > 1) move through
+    memory: no channel, only their step's alpha."""
     from synth.workflow import router_function
 
     network = topology.network()
@@ -62,7 +62,9 @@ def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: in
     step = schedule.transfer_step()
     across = (schedule.src // q) != (schedule.dst // q)
     src, dst, step_across = schedule.src[across] // q, schedule.dst[across] // q, step[across]
-    if paths is None:
+    if routes is not None:
+        paths = paths_from_routes(routes, topology, src, dst)
+    else:
         route = router_function(router, topology=topology)
         routed = route(topology, src, dst, phase=step_across, occurrence=np.zeros(len(src), dtype=np.int64), seed=seed)
         paths = as_paths(topology, src, dst, routed[0] if isinstance(routed, tuple) else routed)
@@ -151,3 +153,27 @@ def costs(mapped: MappedSchedule, ranks: int, alpha: float = DEFAULT_ALPHA, band
         bandwidth_deficiency=alone / per_port if per_port else 0.0,
         congestion_deficiency=shared / alone if alone else 1.0,
     )
+
+
+def paths_from_routes(doc: dict, topology, src: np.ndarray, dst: np.ndarray) -> Paths:
+    """The path of every (src, dst) terminal pair from a routes file (synth-routes/2, its first path
+    for the pair in file order); a pair the file does not route is a user error."""
+    from synth.core.errors import SynthError
+
+    if doc["topology"]["spec"] != topology.spec:
+        raise SynthError(f"the routes file is for {doc['topology']['spec']}, the schedule for {topology.spec}")
+    if doc["format"] != "synth-routes/2":
+        raise SynthError(f"schedules take channel paths (synth-routes/2), not {doc['format']}")
+    known: dict[tuple[int, int], list[int]] = {}
+    for phase in doc["phases"]:
+        for flow, path in zip(phase["flows"], phase["paths"]):
+            known.setdefault((flow[0], flow[1]), path)
+    rows = []
+    for a, b in zip(src.tolist(), dst.tolist()):
+        path = known.get((a, b))
+        if path is None:
+            raise SynthError(f"the routes file has no path from terminal {a} to terminal {b}, which the schedule needs")
+        rows.append(path)
+    offsets = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    channels = np.fromiter((c for r in rows for c in r), dtype=np.int64, count=int(offsets[-1]))
+    return Paths(offsets, channels)
