@@ -187,3 +187,44 @@ def test_latency_optimal_swing_reduces_whole_parts():
     assert schedule.num_steps == 4 and (schedule.op == REDUCE).all()
     assert set(np.diff(schedule.block_ptr).tolist()) == {1}  # 4 parts of one block each, a part per transfer
     assert math.isclose(costs(map_schedule(schedule, topology), 16).latency_deficiency, 1.0)
+
+
+def torus_graph(c: int, r: int) -> nx.Graph:
+    """The r x c torus built here from its definition: rank x + c y, neighbours +-1 in x and in y."""
+    graph = nx.Graph()
+    for y in range(r):
+        for x in range(c):
+            graph.add_edge(x + c * y, (x + 1) % c + c * y)
+            graph.add_edge(x + c * y, x + c * ((y + 1) % r))
+    return graph
+
+
+@pytest.mark.parametrize("c", [3, 4, 5, 6, 7, 8])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_edge_disjoint_hamiltonian_cycles(c, k):
+    """They exist (by this construction) exactly where 001 says: r = c k and gcd(r, c - 1) = 1."""
+    from synth.schedule.algorithms.hamiltonian import hamiltonian_cycles
+
+    r = c * k
+    cycles = hamiltonian_cycles((c, r))
+    assert (cycles is not None) == (math.gcd(r, c - 1) == 1)
+    if cycles is None:
+        return
+    graph = torus_graph(c, r)
+    edges = []
+    for cycle in cycles:
+        assert sorted(cycle.tolist()) == list(range(r * c))
+        pairs = {frozenset(e) for e in zip(cycle.tolist(), np.roll(cycle, -1).tolist())}
+        assert all(graph.has_edge(*tuple(e)) for e in pairs) and len(pairs) == r * c
+        edges.append(pairs)
+    assert not edges[0] & edges[1]
+
+
+@pytest.mark.parametrize("spec", ["torus:8,8", "torus:6,6", "torus:4,8"])
+def test_ring_on_hamiltonian_cycles_is_001s_ring(spec):
+    topology = parse_topology(spec)
+    p = topology.network().num_terminals
+    schedule = ALGORITHMS["ring"].generate(Request("allreduce", p, 4 * p, 1024, spec, 0, grid_shape(topology)))
+    c = costs(map_schedule(schedule, topology), p)
+    assert schedule.num_steps == 2 * (p - 1)
+    assert c.bandwidth_deficiency == pytest.approx((p - 1) / p) and c.congestion_deficiency == pytest.approx(1.0)
