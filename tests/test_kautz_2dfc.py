@@ -129,3 +129,33 @@ def test_2dfc_allgather_and_allreduce(spec):
     for name in ("do", "md"):
         schedule, _ = priced(name, "allreduce", spec, p, b)
         assert schedule.num_steps == 4
+
+
+def p2p_time(name: str, d: int, peer: int, size: int) -> float:
+    spec = f"kautz:{d}"
+    topology = parse_topology(spec)
+    p = d * (d + 1)
+    algorithm = ALGORITHMS[name]
+    natural = Request("p2p", p, 1, 0, spec, 0, peer=peer)
+    blocks = algorithm.default_blocks(natural)
+    schedule = algorithm.generate(Request("p2p", p, blocks, size // blocks, spec, 0, peer=peer))
+    assert verify(schedule).ok
+    return costs(map_schedule(schedule, topology), p, ALPHA, BANDWIDTH).time
+
+
+@pytest.mark.parametrize("d", [3, 4, 8])
+def test_multipath_point_to_point(d):
+    """T_mp = 3 (alpha + M/d beta) (type 3: M/(d-1)); over all destinations, for large M, single path
+    over multi-path tends to (2d^2 + d - 2) / (3(d + 1)): 1.583, 2.267, 4.963 for d = 3, 4, 8."""
+    from synth.schedule.algorithms.multipath import kautz_paths
+
+    m = d * (d - 1) * 4096
+    single = multi = 0.0
+    for peer in range(1, d * (d + 1)):
+        paths = kautz_paths(0, peer, d)
+        t = p2p_time("kautz-mp", d, peer, m)
+        assert t == pytest.approx(3 * (ALPHA + m / len(paths) * BETA))
+        multi += t - 3 * ALPHA
+        s = p2p_time("single-path", d, peer, m)
+        single += s - (len(paths[0]) - 1) * ALPHA
+    assert round(single / multi, 3) == round((2 * d * d + d - 2) / (3 * (d + 1)), 3)

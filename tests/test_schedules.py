@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from test_bad_inputs import assert_user_error
+from synth.core.errors import SynthError
 from synth.schedule.algorithms import ALGORITHMS, Request, load_all
 from synth.schedule.schedule import COLLECTIVES, COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.schedule.verify import expected_blocks, verify
@@ -73,7 +74,7 @@ def naive_correct(s: Schedule) -> bool:
     # blocks in parts: block x plays the role of x mod P (x mod P^2 for all-to-all)
     if name in ("allgather", "gather"):
         held = {(x % p, x) for x in range(b)}
-    elif name in ("broadcast", "scatter"):
+    elif name in ("broadcast", "scatter", "p2p"):
         held = {(s.root, x) for x in range(b)}
     else:
         held = {((x % (p * p)) // p, x) for x in range(b)}
@@ -90,6 +91,8 @@ def naive_correct(s: Schedule) -> bool:
         wanted = {(x % p, x) for x in range(b)}
     elif name == "gather":
         wanted = {(s.root, x) for x in range(b)}
+    elif name == "p2p":
+        wanted = {(s.peer, x) for x in range(b)}
     else:
         wanted = {(x % p, x) for x in range(b)}
     return wanted <= held
@@ -110,14 +113,19 @@ def requests():
         for collective in algorithm.collectives:
             for shape, dims, spec in shapes:
                 p = int(np.prod(shape))
-                blocks = expected_blocks(collective, p)
-                if blocks is None:
-                    natural = Request(collective, p, p, 8, spec, 0, dims)
-                    blocks = algorithm.default_blocks(natural) if algorithm.default_blocks else 3
                 roots = [0, p // 2, p - 1] if COLLECTIVES[collective].rooted else [0]
                 for root in sorted(set(roots)):
+                    peer = (root + 1) % p if collective == "p2p" else None
+                    blocks = expected_blocks(collective, p)
+                    if blocks is None:
+                        natural = Request(collective, p, p, 8, spec, root, dims, peer=peer)
+                        try:
+                            blocks = algorithm.default_blocks(natural) if algorithm.default_blocks else 3
+                        except SynthError:  # (the network is not one the algorithm takes)
+                            continue
                     per_node = 2 if name.startswith("tuna-") and p % 2 == 0 and p >= 4 else 1
-                    request = Request(collective, p, blocks, 8, spec, root, dims, radix=3, batch=2, ranks_per_node=per_node)
+                    request = Request(collective, p, blocks, 8, spec, root, dims, radix=3, batch=2, ranks_per_node=per_node,
+                                      peer=peer)
                     if algorithm.refusal(request) is None:
                         yield name, request
 

@@ -43,6 +43,7 @@ def add_parsers(sub) -> None:
                    help="blocks of a freely split message (broadcast, reduce, allreduce; default one per rank)")
     p.add_argument("--root", type=lambda t: parse_int(t, "--root", 0), default=0, metavar="R",
                    help="the root of a rooted collective (default 0)")
+    p.add_argument("--peer", type=lambda t: parse_int(t, "--peer", 0), metavar="Q", help="p2p: the destination rank")
     p.add_argument("--radix", type=lambda t: parse_int(t, "--radix", 2), metavar="R", help="TuNA's radix (tuna, tuna-*)")
     p.add_argument("--batch", type=lambda t: parse_int(t, "--batch", 1), metavar="B",
                    help="hierarchical TuNA: inter-node rounds (coalesced) or messages (staggered) per step (default 1)")
@@ -87,7 +88,7 @@ def cmd_schedule(args) -> int:
     blocks = expected_blocks(info.name, ranks)
     dims = grid_shape(topology)
     if blocks is None:
-        natural = Request(info.name, ranks, ranks, 0, topology.spec, args.root, dims)
+        natural = Request(info.name, ranks, ranks, 0, topology.spec, args.root, dims, peer=args.peer)
         blocks = args.blocks if args.blocks is not None else \
             algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
     elif args.blocks is not None:
@@ -97,6 +98,11 @@ def cmd_schedule(args) -> int:
         raise SynthError(f"--root {args.root} is not a rank of {topology.spec} (0..{ranks - 1})")
     if not info.rooted and args.root != 0:
         raise SynthError(f"{info.name} has no root")
+    if (args.peer is not None) != (info.name == "p2p"):
+        raise SynthError("p2p needs --peer Q (the destination; --root is the source)" if info.name == "p2p"
+                         else f"--peer applies to p2p, not to {info.name}")
+    if args.peer is not None and args.peer >= ranks:
+        raise SynthError(f"--peer {args.peer} is not a rank of {topology.spec} (0..{ranks - 1})")
     per_block = -(-args.bytes // (ranks if info.blocks == "P^2" else blocks))  # a rank's message over its blocks
     if args.sizes is not None and info.name != "alltoallv":
         raise SynthError(f"--sizes gives the block sizes of an alltoallv, not of {info.name}")
@@ -108,7 +114,7 @@ def cmd_schedule(args) -> int:
         dims = ()  # several ranks per router: the ranks are no longer the router grid
     sizes = parse_sizes(args.sizes, ranks) if args.sizes is not None else None
     request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root, dims, args.radix, args.batch,
-                      args.ranks_per_node, sizes)
+                      args.ranks_per_node, sizes, args.peer)
     refusal = algorithm.refusal(request)
     if refusal is not None:
         raise SynthError(refusal)

@@ -18,7 +18,7 @@ from synth.schedule.schedule import COLLECTIVES, OPS, Schedule, ScheduleBuilder
 
 FORMAT = "synth-schedule/1"
 MAX_FILE_BYTES = 2 << 30  # read whole: larger files are refused before reading
-_TOP = ("format", "collective", "algorithm", "network", "ranks", "ranks_per_node", "root", "blocks", "block_bytes",
+_TOP = ("format", "collective", "algorithm", "network", "ranks", "ranks_per_node", "root", "peer", "blocks", "block_bytes",
         "size_exchange", "steps")
 _TOP_REQUIRED = ("format", "collective", "algorithm", "network", "ranks", "blocks", "block_bytes", "steps")
 _TRANSFER = ("src", "dst", "blocks", "op")
@@ -34,7 +34,8 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
     sizes = s.block_bytes
     head = {"format": FORMAT, "collective": s.collective, "algorithm": s.algorithm, "network": {"spec": s.spec},
             "ranks": s.ranks, **({"ranks_per_node": s.ranks_per_node} if s.ranks_per_node != 1 else {}),
-            **({"root": s.root} if s.root is not None else {}), "blocks": s.blocks,
+            **({"root": s.root} if s.root is not None else {}), **({"peer": s.peer} if s.peer is not None else {}),
+            "blocks": s.blocks,
             "block_bytes": int(sizes[0]) if len(sizes) and (sizes == sizes[0]).all() else sizes.tolist(),
             **({"size_exchange": s.size_exchange.tolist()} if s.size_exchange is not None else {})}
     handle.write("{\n" + "".join(f"{_dump(k)}: {_dump(v)},\n" for k, v in head.items()) + '"steps": [')
@@ -73,6 +74,9 @@ def schedule_from_doc(doc, where: str) -> Schedule:
     if rooted != ("root" in doc):
         raise SynthError(f"{where}: {name} {'needs' if rooted else 'has no'} root")
     root = require_int(doc["root"], f"{where}: root", 0, ranks - 1) if rooted else None
+    if (name == "p2p") != ("peer" in doc):
+        raise SynthError(f"{where}: {'p2p needs a peer' if name == 'p2p' else f'{name} has no peer'}")
+    peer = require_int(doc["peer"], f"{where}: peer", 0, ranks - 1) if name == "p2p" else None
     sizes = doc["block_bytes"]
     if isinstance(sizes, list):
         if len(sizes) != blocks:
@@ -81,7 +85,7 @@ def schedule_from_doc(doc, where: str) -> Schedule:
     else:
         require_int(sizes, f"{where}: block_bytes", 0, INT64_MAX)
     per_node = require_int(doc["ranks_per_node"], f"{where}: ranks_per_node", 1, ranks) if "ranks_per_node" in doc else 1
-    builder = ScheduleBuilder(name, algorithm, spec, ranks, blocks, sizes, root, per_node)
+    builder = ScheduleBuilder(name, algorithm, spec, ranks, blocks, sizes, root, per_node, peer)
     steps = require_list(doc["steps"], f"{where}: steps")
     exchanged = set()
     if "size_exchange" in doc:

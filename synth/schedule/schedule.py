@@ -49,6 +49,7 @@ COLLECTIVES = {c.name: c for c in (
                                                      "block i reduced over all ranks"),
     Collective("allreduce", False, True, "any", "every rank ends with every block reduced over all ranks"),
     Collective("reduce", True, True, "any", "the root ends with every block reduced over all ranks"),
+    Collective("p2p", True, False, "any", "every block starts at the root (the source) and ends at the peer"),
 )}
 
 
@@ -74,6 +75,7 @@ class Schedule:
     block_ptr: np.ndarray  # (transfers + 1,) offsets into block_ids
     block_ids: np.ndarray
     root: int | None = None
+    peer: int | None = None  # p2p: the destination
     ranks_per_node: int = 1  # Q ranks share a node (terminal): rank r on terminal r // Q
     size_exchange: np.ndarray | None = None  # steps preceded by an exchange of the blocks' sizes (TuNA)
 
@@ -106,8 +108,9 @@ class ScheduleBuilder:
     transfer) or a 2-D array (the same number of blocks per transfer)."""
 
     def __init__(self, collective_name: str, algorithm: str, spec: str, ranks: int, blocks: int, block_bytes,
-                 root: int | None = None, ranks_per_node: int = 1):
+                 root: int | None = None, ranks_per_node: int = 1, peer: int | None = None):
         self.meta = (collective_name, algorithm, spec, ranks, blocks, root)
+        self.peer = peer
         self.ranks_per_node = ranks_per_node
         self._size_exchange: list[int] = []
         self.block_bytes = np.broadcast_to(np.asarray(block_bytes, dtype=np.int64), (blocks,)).copy()
@@ -143,5 +146,5 @@ class ScheduleBuilder:
         return Schedule(name, algorithm, spec, ranks, blocks, self.block_bytes,
                         np.asarray(self._steps, dtype=np.int64), join(self._src, np.int64), join(self._dst, np.int64),
                         join(self._op, np.int8), np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-                        join(self._ids, np.int64), root, self.ranks_per_node,
+                        join(self._ids, np.int64), root, self.peer, self.ranks_per_node,
                         np.asarray(self._size_exchange, dtype=np.int64) if self._size_exchange else None)

@@ -76,6 +76,8 @@ def _check_structure(s: Schedule) -> None:
         raise _Violation("the schedule declares no blocks")
     if info.rooted and (s.root is None or not 0 <= s.root < p):
         raise _Violation(f"{s.collective} needs a root among ranks 0..{p - 1}")
+    if (s.collective == "p2p") != (s.peer is not None) or s.peer is not None and not (0 <= s.peer < p and s.peer != s.root):
+        raise _Violation("p2p needs a peer other than the root, and only p2p has one")
     step = s.transfer_step()
     for name, values in (("source", s.src), ("destination", s.dst)):
         bad = (values < 0) | (values >= p)
@@ -112,7 +114,7 @@ def _initial_pairs(s: Schedule) -> np.ndarray:
     block = np.arange(b, dtype=np.int64)
     if s.collective in ("allgather", "gather"):
         return (block % p) * b + block
-    if s.collective in ("broadcast", "scatter"):
+    if s.collective in ("broadcast", "scatter", "p2p"):
         return s.root * b + block
     if s.collective in ("alltoall", "alltoallv"):
         return ((block % (p * p)) // p) * b + block
@@ -129,6 +131,8 @@ def _final_pairs(s: Schedule) -> np.ndarray:
         return (block % p) * b + block
     if s.collective == "gather":
         return s.root * b + block
+    if s.collective == "p2p":
+        return s.peer * b + block
     if s.collective in ("alltoall", "alltoallv"):
         return (block % p) * b + block
     raise AssertionError(s.collective)

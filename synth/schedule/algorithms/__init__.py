@@ -29,6 +29,7 @@ class Request:
     batch: int | None = None  # hierarchical TuNA: messages (or rounds) per step
     ranks_per_node: int = 1  # Q ranks per node (terminal), rank r on node r // Q
     sizes: np.ndarray | None = None  # alltoallv: the P^2 block sizes, block s P + d from s to d
+    peer: int | None = None  # p2p: the destination (the root is the source)
 
     def builder(self, algorithm: str, parts: np.ndarray | None = None) -> ScheduleBuilder:
         """A builder for this request's blocks, or with `parts` (fractions summing to 1) for every
@@ -39,7 +40,7 @@ class Request:
             first = [np.floor(sizes * f).astype(np.int64) for f in parts[:-1]]
             sizes = np.concatenate(first + [sizes - sum(first)]) if first else sizes
         return ScheduleBuilder(self.collective, algorithm, self.spec, self.ranks, len(sizes), sizes, root,
-                               self.ranks_per_node)
+                               self.ranks_per_node, self.peer)
 
     def block_sizes(self) -> np.ndarray:
         return np.full(self.blocks, self.block_bytes, dtype=np.int64) if self.sizes is None else np.asarray(self.sizes, dtype=np.int64)
@@ -83,7 +84,7 @@ def power_of_two_only(name: str) -> Callable[[Request], str | None]:
 def load_all() -> None:
     """Import every generator module (each registers itself)."""
     from synth.schedule.algorithms import (binomial, bruck, bucket, halving_doubling, pairwise, recursive_doubling, ring,  # noqa: F401
-                                           kautz, multitree, phased, spread_out, swing, tuna, twodfc)
+                                           kautz, multipath, multitree, phased, spread_out, swing, tuna, twodfc)
 
 
 def grid_shape(topology) -> tuple[int, ...]:
