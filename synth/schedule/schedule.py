@@ -73,7 +73,7 @@ class Schedule:
     dst: np.ndarray
     op: np.ndarray  # COPY or REDUCE per transfer
     block_ptr: np.ndarray  # (transfers + 1,) offsets into block_ids
-    block_ids: np.ndarray
+    block_ids: np.ndarray  # int32 below 2^31 blocks (half the memory of the largest array)
     root: int | None = None
     peer: int | None = None  # p2p: the destination
     ranks_per_node: int = 1  # Q ranks share a node (terminal): rank r on terminal r // Q
@@ -105,7 +105,8 @@ class Schedule:
 class ScheduleBuilder:
     """Collects steps of transfers; `build` freezes them into a Schedule. Generators add whole
     steps as arrays: `add_step(src, dst, blocks, op)` with `blocks` a list of arrays (one per
-    transfer) or a 2-D array (the same number of blocks per transfer)."""
+    transfer), a 2-D array (the same number of blocks per transfer) or a pair (counts, ids): the
+    blocks of all transfers one after another (the fast form for large steps)."""
 
     def __init__(self, collective_name: str, algorithm: str, spec: str, ranks: int, blocks: int, block_bytes,
                  root: int | None = None, ranks_per_node: int = 1, peer: int | None = None):
@@ -121,7 +122,9 @@ class ScheduleBuilder:
         if size_exchange:
             self._size_exchange.append(len(self._steps) - 1)
         src, dst = np.asarray(src, dtype=np.int64).ravel(), np.asarray(dst, dtype=np.int64).ravel()
-        if isinstance(blocks, np.ndarray) and blocks.ndim == 2:
+        if isinstance(blocks, tuple):
+            counts, ids = (np.asarray(a, dtype=np.int64) for a in blocks)
+        elif isinstance(blocks, np.ndarray) and blocks.ndim == 2:
             counts = np.full(len(src), blocks.shape[1], dtype=np.int64)
             ids = blocks.astype(np.int64).ravel()
         else:
@@ -141,10 +144,10 @@ class ScheduleBuilder:
 
     def build(self) -> Schedule:
         name, algorithm, spec, ranks, blocks, root = self.meta
-        join = lambda parts, dtype: np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)  # noqa: E731
+        join = lambda parts, dtype: np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)  # noqa: E731
         counts = join(self._counts, np.int64)
         return Schedule(name, algorithm, spec, ranks, blocks, self.block_bytes,
                         np.asarray(self._steps, dtype=np.int64), join(self._src, np.int64), join(self._dst, np.int64),
                         join(self._op, np.int8), np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-                        join(self._ids, np.int64), root, self.peer, self.ranks_per_node,
+                        join(self._ids, np.int32 if blocks < 2**31 else np.int64), root, self.peer, self.ranks_per_node,
                         np.asarray(self._size_exchange, dtype=np.int64) if self._size_exchange else None)

@@ -60,6 +60,11 @@ def verify(schedule: Schedule) -> VerifyReport:
     return report
 
 
+def _transfer_of(s: Schedule, entry: int) -> int:
+    """The transfer a block entry belongs to."""
+    return int(np.searchsorted(s.block_ptr, entry, side="right") - 1)
+
+
 def expected_blocks(name: str, ranks: int) -> int | None:
     rule = collective(name).blocks
     return ranks if rule == "P" else ranks * ranks if rule == "P^2" else None
@@ -88,18 +93,24 @@ def _check_structure(s: Schedule) -> None:
     if loop.any():
         t = int(np.argmax(loop))
         raise _Violation(f"step {step[t]}: rank {s.src[t]} sends to itself")
-    owner = s.block_transfer()
-    bad = (s.block_ids < 0) | (s.block_ids >= b)
+    ids = s.block_ids
+    bad = (ids < 0) | (ids >= b)
     if bad.any():
         j = int(np.argmax(bad))
-        raise _Violation(f"step {step[owner[j]]}: rank {s.src[owner[j]]} sends block {s.block_ids[j]}, not a block (0..{b - 1})")
-    keys = owner * b + s.block_ids
+        t = _transfer_of(s, j)
+        raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {ids[j]}, not a block (0..{b - 1})")
     # duplicates can only sit within one transfer; blocks listed in increasing order (as synth's
     # generators list them) show it without a sort
-    if len(keys) > 1 and not (np.diff(keys) > 0).all() and (np.diff(np.sort(keys, kind="stable")) == 0).any():
+    rising = np.diff(ids) > 0 if len(ids) > 1 else np.zeros(0, dtype=bool)
+    rising[s.block_ptr[1:-1][(s.block_ptr[1:-1] > 0) & (s.block_ptr[1:-1] < len(ids))] - 1] = True  # transfer boundaries
+    if not rising.all():
+        keys = s.block_transfer() * b + ids
         order = np.argsort(keys, kind="stable")
-        j = int(order[np.argmax(keys[order][1:] == keys[order][:-1]) + 1])
-        raise _Violation(f"step {step[owner[j]]}: rank {s.src[owner[j]]} sends block {s.block_ids[j]} twice in one transfer")
+        repeated = keys[order][1:] == keys[order][:-1]
+        if repeated.any():
+            j = int(order[np.argmax(repeated) + 1])
+            t = _transfer_of(s, j)
+            raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {ids[j]} twice in one transfer")
     if not info.reduction and (s.op == REDUCE).any():
         t = int(np.argmax(s.op == REDUCE))
         raise _Violation(f"step {step[t]}: a reduce transfer in {s.collective}, which reduces nothing")
@@ -195,36 +206,52 @@ def _replay_reduction(s: Schedule) -> None:
                          f"{MAX_REDUCTION_STATE:,} verified at once")
     keys = _rank_keys(p)
     fingerprint = np.repeat(keys, b)  # flat (rank, block): every rank holds its own contribution
-    count = np.ones(p * b, dtype=np.int64)
-    owner = s.block_transfer()
+    count = np.ones(p * b, dtype=np.int32)
+    last_writer = np.full(p * b, -1, dtype=np.int32)  # scratch: finds a step's repeated targets in O(n)
     entry_ptr = s.block_ptr[s.step_ptr]  # block entries of every step
     with np.errstate(over="ignore"):
         for step in range(s.num_steps):
             lo, hi = entry_ptr[step], entry_ptr[step + 1]
             if lo == hi:
                 continue
-            t = owner[lo:hi]
+            first, last = s.step_ptr[step], s.step_ptr[step + 1]
+            t = np.repeat(np.arange(first, last), np.diff(s.block_ptr[first:last + 1]))
             block = s.block_ids[lo:hi]
             source, target = s.src[t] * b + block, s.dst[t] * b + block
             op = s.op[t]
             read_fp, read_count = fingerprint[source], count[source]  # all reads before any write
-            copies = target[op == COPY]
-            if len(copies):
-                both = np.concatenate([copies, np.unique(target[op == REDUCE])])
-                values, counts = np.unique(both, return_counts=True)
-                if (counts > 1).any():
-                    key = int(values[np.argmax(counts > 1)])
+            is_copy = op == COPY
+            if is_copy.any():
+                # a partial that receives a copy may receive nothing else in the step: a target written
+                # again later in the step, or overwriting an earlier write, with a copy on either side
+                order = np.arange(len(target), dtype=np.int32)
+                last_writer[target] = order
+                later = last_writer[target]
+                clash = (later != order) & (is_copy | is_copy[later])
+                if clash.any():
+                    key = int(target[np.argmax(clash)])
                     raise _Violation(f"step {step}: rank {key // b} receives block {key % b} by a copy and another "
                                      "transfer in one step (which one wins is undefined)")
-                fingerprint[copies] = read_fp[op == COPY]
-                count[copies] = read_count[op == COPY]
+                fingerprint[target[is_copy]] = read_fp[is_copy]
+                count[target[is_copy]] = read_count[is_copy]
             reduce = op == REDUCE
-            if reduce.any():
-                np.add.at(fingerprint, target[reduce], read_fp[reduce])
-                np.add.at(count, target[reduce], read_count[reduce])
-                over = count[target[reduce]] > p
-                if over.any():
-                    _raise_first(s, np.unique(target[reduce][over] % b))
+            if reduce.all():  # a reduce-only step needs no masks
+                into, add_fp, add_count = target, read_fp, read_count
+            elif reduce.any():
+                into, add_fp, add_count = target[reduce], read_fp[reduce], read_count[reduce]
+            else:
+                continue
+            order = np.arange(len(into), dtype=np.int32)
+            last_writer[into] = order
+            if (last_writer[into] == order).all():  # every partial receives once: plain adds
+                fingerprint[into] += add_fp
+                count[into] += add_count
+            else:
+                np.add.at(fingerprint, into, add_fp)
+                np.add.at(count, into, add_count)
+            over = count[into] > p
+            if over.any():
+                _raise_first(s, np.unique(into[over] % b))
     total = np.add.reduce(keys, dtype=np.uint64) if p else np.uint64(0)
     final = _final_partials(s)
     wrong = (count[final] != p) | (fingerprint[final] != total)

@@ -102,24 +102,21 @@ def _bandwidth_optimal(request: Request, builder) -> None:
     odd = len(dims) == 1 and p % 2 == 1 and p > 1
     ring = (p - 1,) if odd else dims
     parts = _collectives(ring)
-    rs_steps = []  # per part, per step: (src, dst, blocks)
+    rs_steps = []  # per part, per step: (src, dst, counts, block ids)
     for part, (c, mirrored) in enumerate(parts):
         peer = peers(ring, c, mirrored)
         steps = []
         for s, sends in enumerate(send_sets(peer)):
             rows, cols = np.nonzero(sends)
             counts = np.bincount(rows, minlength=len(peer[s]))
-            blocks = np.split(part * p + cols, np.cumsum(counts)[:-1])
-            steps.append((np.arange(len(peer[s])), peer[s], blocks))
+            steps.append((np.arange(len(peer[s])), peer[s], counts, part * p + cols))
         rs_steps.append(steps)
     extra = _extra_groups(p - 1, len(rs_steps[0])) if odd else None
     for s in range(len(rs_steps[0])):
-        src, dst, blocks = _merge([step[s] for step in rs_steps], extra, s, p, len(parts), reduce=True)
-        builder.add_step(src, dst, blocks, REDUCE)
+        builder.add_step(*_merge([step[s] for step in rs_steps], extra, s, p, len(parts), reduce=True), REDUCE)
     for s in range(len(rs_steps[0]) - 1, -1, -1):  # the allgather: every transfer reversed, latest step first
-        src, dst, blocks = _merge([(step[s][1], step[s][0], step[s][2]) for step in rs_steps], extra, s, p, len(parts),
-                                  reduce=False)
-        builder.add_step(src, dst, blocks, COPY)
+        reversed_steps = [(step[s][1], step[s][0], step[s][2], step[s][3]) for step in rs_steps]
+        builder.add_step(*_merge(reversed_steps, extra, s, p, len(parts), reduce=False), COPY)
 
 
 def _extra_groups(m: int, steps: int) -> list[np.ndarray]:
@@ -133,23 +130,22 @@ def _extra_groups(m: int, steps: int) -> list[np.ndarray]:
 
 
 def _merge(per_part, extra, s, p, parts, reduce: bool):
-    """The transfers of all parts in one step, plus odd P's direct exchanges with rank P - 1. In the
-    allgather every part's transfer carries the blocks the reduce-scatter transfer carried."""
-    src = [x for x, _, _ in per_part]
-    dst = [y for _, y, _ in per_part]
-    blocks = [b for _, _, bs in per_part for b in bs]
+    """(src, dst, (counts, ids)) of all parts' transfers in one step, plus odd P's direct exchanges
+    with rank P - 1. In the allgather every part's transfer carries the blocks the reduce-scatter
+    transfer carried."""
+    src, dst = [x for x, *_ in per_part], [y for _, y, *_ in per_part]
+    counts, ids = [c for *_, c, _ in per_part], [i for *_, i in per_part]
     if extra is not None:
         group, last = extra[s], p - 1
         for part in range(parts):
-            if reduce:  # P - 1 gives its contribution to block j to rank j, and collects theirs to its own block
-                src += [np.full(len(group), last), group]
-                dst += [group, np.full(len(group), last)]
-                blocks += [[part * p + j] for j in group.tolist()] + [[part * p + last]] * len(group)
-            else:  # P - 1 hands out its reduced block and collects the reduced blocks of the group
-                src += [np.full(len(group), last), group]
-                dst += [group, np.full(len(group), last)]
-                blocks += [[part * p + last]] * len(group) + [[part * p + j] for j in group.tolist()]
-    return np.concatenate(src), np.concatenate(dst), blocks
+            # reduce-scatter: P - 1 gives its contribution to block j to rank j and collects theirs to its own
+            # block; allgather: it hands out its reduced block and collects the group's reduced blocks
+            src += [np.full(len(group), last), group]
+            dst += [group, np.full(len(group), last)]
+            counts += [np.ones(2 * len(group), dtype=np.int64)]
+            to_group, to_last = part * p + group, np.full(len(group), part * p + last)
+            ids += [to_group, to_last] if reduce else [to_last, to_group]
+    return np.concatenate(src), np.concatenate(dst), (np.concatenate(counts), np.concatenate(ids))
 
 
 def _latency_optimal(request: Request, builder) -> None:
