@@ -21,7 +21,7 @@ from synth.cost.closed_forms import closed_form
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.routes_file import read_routes
 from synth.render.schedule_file import read_schedule, write_schedule
-from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all, minimum_block_sends
+from synth.schedule.algorithms import MAX_BLOCK_SENDS, ALGORITHMS, Request, grid_shape, load_all, too_large
 from synth.schedule.schedule import COLLECTIVES, collective
 from synth.schedule.sizes import parse_sizes
 from synth.schedule.verify import expected_blocks, verify
@@ -29,7 +29,6 @@ from synth.topology import parse_topology
 
 DEFAULT_BYTES = 1 << 20
 MAX_BYTES = 1 << 40
-MAX_BLOCK_SENDS = 1 << 27  # block sends of one schedule: 8 bytes each, several arrays of them in the replay (measured: about 100 bytes per block send at the peak)
 
 
 def add_parsers(sub) -> None:
@@ -118,10 +117,9 @@ def cmd_schedule(args) -> int:
     refusal = algorithm.refusal(request)
     if refusal is not None:
         raise SynthError(refusal)
-    expected = algorithm.block_sends(request) if algorithm.block_sends is not None else minimum_block_sends(request)
-    if expected > MAX_BLOCK_SENDS:
-        raise SynthError(f"{algorithm.name} {info.name} on {ranks:,} ranks would send {expected:,} blocks, more than the "
-                         f"{MAX_BLOCK_SENDS:,} synth keeps in memory (8 bytes each, and their replay)")
+    oversized = too_large(algorithm, request)
+    if oversized is not None:
+        raise SynthError(oversized)
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
         schedule = algorithm.generate(request)

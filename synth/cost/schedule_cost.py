@@ -36,6 +36,7 @@ from synth.schedule.schedule import Schedule
 
 
 SIZE_BYTES = 8  # a block's size in a size exchange (one 64-bit count, 002's metadata)
+DENSE_LOADS = 1 << 24  # (step, channel) cells up to which the loads are one matrix (else sparse, by sorting)
 
 
 @dataclass
@@ -95,9 +96,14 @@ def _busiest(network, paths: Paths, step: np.ndarray, size: np.ndarray, steps: i
     router-to-router channel."""
     channels = network.num_channels
     keys = paths.keys(step * channels)
-    unique, inverse = np.unique(keys, return_inverse=True)
-    loads = weighted_counts(inverse.ravel(), np.repeat(size, paths.lengths()), len(unique)) / network.channel_bandwidth[unique % channels]
+    per_hop = np.repeat(size, paths.lengths())
     inner = (network.channel_src >= network.num_terminals) & (network.channel_dst >= network.num_terminals)
+    if steps * channels <= DENSE_LOADS:  # one (step, channel) matrix
+        loads = weighted_counts(keys, per_hop, steps * channels).reshape(steps, channels) / network.channel_bandwidth
+        flows = np.bincount(keys, minlength=steps * channels).reshape(steps, channels) * inner
+        return loads.max(axis=1, initial=0.0), flows.max(axis=1, initial=0).astype(np.float64)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    loads = weighted_counts(inverse.ravel(), per_hop, len(unique)) / network.channel_bandwidth[unique % channels]
     flows = np.bincount(inverse.ravel(), minlength=len(unique)) * inner[unique % channels]
     return _per_step_max(unique // channels, loads, steps), _per_step_max(unique // channels, flows.astype(np.float64), steps)
 

@@ -57,6 +57,20 @@ class Algorithm:
     block_sends: Callable[[Request], int] | None = None  # how many the schedule will have, for the size guard
 
 
+# Block sends of one schedule: 8 bytes each, several arrays of them in the replay (measured: about
+# 100 bytes per block send at the peak).
+MAX_BLOCK_SENDS = 1 << 27
+
+
+def too_large(algorithm: Algorithm, request: Request) -> str | None:
+    """Why the schedule would not fit memory (checked before it is made), or None."""
+    expected = algorithm.block_sends(request) if algorithm.block_sends is not None else minimum_block_sends(request)
+    if expected <= MAX_BLOCK_SENDS:
+        return None
+    return (f"{algorithm.name} {request.collective} on {request.ranks:,} ranks would send {expected:,} blocks, more than "
+            f"the {MAX_BLOCK_SENDS:,} synth keeps in memory")
+
+
 def minimum_block_sends(request: Request) -> int:
     """A lower bound on any schedule's block sends: every block must leave its first holder."""
     p, b = request.ranks, request.blocks
