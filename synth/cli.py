@@ -467,6 +467,8 @@ def cmd_report(args) -> int:
     from synth.opensm.engines import parse_engines
     from synth.report.data import CostModel, build_report, default_routers, parse_patterns, parse_routers, report_router
     from synth.report.render import render_html, render_markdown
+    from synth.schedule.compare import parse_sizes
+    from synth.schedule.schedule import collective
 
     outs = [Path(o) for o in args.out]
     for out in outs:
@@ -494,12 +496,17 @@ def cmd_report(args) -> int:
         for router in routers:
             check_flow_limit(workload, workload.phase_numbers, report_router(router, _layered_options(args), xgft),
                              not isinstance(xgft, Xgft), args.max_flows)
+    collectives = [c.strip() for c in args.collectives.split(",") if c.strip()] if args.collectives else []
+    for name in collectives:
+        collective(name)  # an unknown name fails before any routing
+    collective_sizes = parse_sizes(args.collective_bytes)
     command = shlex.join(["synth", *args.argv])
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     with OutputSet() as outputs:
         pages = {out: outputs.reserve(out) for out in outs}  # every target checked before hours of routing
         report = build_report(instance.name, instance.description, instance.source, xgft, cost, patterns, routers, engines,
-                              _layered_options(args), seed, command, say, given, args.timings)
+                              _layered_options(args), seed, command, say, given, args.timings, collectives,
+                              collective_sizes)
         files = {}
         for out in outs:
             files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}
@@ -646,6 +653,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per solver call of the xgft layered router, per phase for paths and the dragonfly layered "
                         "router (CP-SAT: deterministic time)")
     p.add_argument("--timings", action="store_true", help="add each routing's run time to the tables (reruns then differ)")
+    p.add_argument("--collectives", metavar="LIST", help="also a section per collective (e.g. allreduce,alltoall): every "
+                   "algorithm of synth compare, priced over message sizes")
+    p.add_argument("--collective-bytes", default="1KiB..64MiB", metavar="RANGE",
+                   help="the message sizes of the collectives section (default 1KiB..64MiB, powers of two)")
     add_max_flows(p)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_report, constraints="strong", balance=False, threads=1, construction="halving",

@@ -356,3 +356,18 @@ def test_a_routes_file_gives_the_paths(run, tmp_path):
     assert_user_error(run(*argv, "--routes", partial), "no path from terminal")
     assert_user_error(run("schedule", "allreduce", "--algorithm", "ring", "--network", "torus:2,8", "--routes", routes),
                       "torus:4,4")
+
+
+def test_report_has_a_collectives_section_with_compare_s_numbers(run, tmp_path):
+    out = tmp_path / "r.md"
+    code, _, err = run("report", "torus:4,4", "--patterns", "a2a-lin", "--routers", "minimal", "--collectives", "allreduce",
+                       "--collective-bytes", "1KiB,1MiB", "--out", out, "--quiet")
+    assert code == 0, err
+    text = out.read_text()
+    section = text[text.index("## Collective: allreduce"):]
+    assert (tmp_path / "r-collective-allreduce.png").read_bytes().startswith(b"\x89PNG")
+    rows = [line.strip("|").split("|") for line in section.splitlines() if line.startswith("| 1")]
+    _, printed, _ = run("compare", "allreduce", "--network", "torus:4,4", "--bytes", "1KiB,1MiB")
+    compared = [line.split() for line in printed.splitlines() if line.split() and line.split()[0] in ("1KiB", "1MiB")]
+    assert [[c.strip() for c in row] for row in rows] == compared  # the same numbers and the same best
+    assert_user_error(run("report", "torus:4,4", "--collectives", "allsum", "--out", tmp_path / "x.md"), "allsum")

@@ -38,9 +38,9 @@ def cmd_compare(args) -> int:
         for line in result.skipped:
             print(f"left out  {line}")
         if target is not None:
-            from synth.report.plots import png
+            from synth.report.plots import collective_figure, png
 
-            target.write(png(compare_figure(result, topology.label())))
+            target.write(png(collective_figure(result, topology.label())))
             print(f"wrote {args.out}")
     return 0
 
@@ -57,19 +57,3 @@ def table_text(result: Comparison) -> str:
     lines.append("crossovers: " + ("; ".join(f"{a} -> {b} at {size_text(n)}" for n, a, b in changes) if changes else
                                    f"none: {found[best[0]].label} is best at every size"))
     return "\n".join(lines)
-
-
-def compare_figure(result: Comparison, label: str):
-    from synth.report.plots import plt
-
-    figure, axes = plt.subplots(figsize=(8, 4.5), dpi=100)
-    for j, c in enumerate(result.candidates):
-        axes.plot(result.sizes, result.times[:, j] * 1e6, marker="o", markersize=3, linewidth=1.2, label=c.label)
-    axes.set_xscale("log", base=2)
-    axes.set_yscale("log")
-    axes.set_xlabel("message size (bytes)")
-    axes.set_ylabel("alpha-beta time (us)")
-    axes.set_title(f"{result.collective} on {label}", fontsize="medium")
-    axes.legend(fontsize="small", loc="upper left")
-    figure.tight_layout()
-    return figure

@@ -139,6 +139,7 @@ class Report:
     timings: bool = False  # run times in the tables: then two runs differ; off by default (byte-identical reruns)
     bound_note: str = "subtree cut bound"
     facts: list[tuple[str, str]] = field(default_factory=list)  # direct networks: the family's facts
+    collectives: list = field(default_factory=list)  # synth.schedule.compare.Comparison per collective asked for
 
 
 def parse_patterns(text: str, num_ranks: int, topology=None) -> list[str]:
@@ -243,7 +244,7 @@ def _cut_bounds(topology, workload: Workload, phases: np.ndarray) -> np.ndarray:
 def build_report(
     name: str, description: str, source: str, xgft, cost: CostModel, patterns: list[str], routers: list[str],
     engines: list[str], options: LayeredOptions, seed: int, command: str, progress: Callable[[str], None] = lambda _: None,
-    given: list[tuple[str, str]] = (), timings: bool = False,
+    given: list[tuple[str, str]] = (), timings: bool = False, collectives: list[str] = (), collective_sizes: list[int] = (),
 ) -> Report:
     """`engines` are run by OpenSM on ibsim; `given` are (name, directory) of tables computed
     elsewhere for the network's fabric (synth.opensm.engines.given_tables). `xgft` is the
@@ -277,11 +278,18 @@ def build_report(
             bound = np.maximum(bound, routed_bound)
         series += [_table_series(network, workload, phases, tables, label) for label, tables in engine_runs]
         results.append(PatternResult(pattern, pattern_label(pattern), phases, bound, series))
+    compared = []
+    for name in collectives:
+        from synth.schedule.compare import compare
+
+        progress(f"collective {name}: every algorithm generated, verified, routed and priced")
+        compared.append(compare(name, xgft, list(collective_sizes), "minimal", cost.alpha, cost.beta))
     if direct:
         lp = any(r in ("paths", "layered") for r in routers)
         bound_note = "the cut bounds (terminal links" + (", group cut" if xgft.router_groups() is not None else "") + ")" \
             + (" and the LP bound over all paths (computed by synth's path-selection and layered routers)" if lp else "")
         return Report(name, description or xgft.label(), source, xgft, network, cost, results, None, [], command, notes, timings,
-                      bound_note, xgft.facts())
+                      bound_note, xgft.facts(), compared)
     return Report(name, description, source, xgft, network, cost, results,
-                  ideal_exchange_time(xgft.m, cost.message_bytes), bmin_table(xgft), command, notes, timings)
+                  ideal_exchange_time(xgft.m, cost.message_bytes), bmin_table(xgft), command, notes, timings,
+                  collectives=compared)

@@ -39,6 +39,21 @@ def contention_figure(result: PatternResult) -> Figure:
     return figure
 
 
+def collective_figure(result, label: str) -> Figure:
+    """A collective's algorithms over message sizes (synth.schedule.compare.Comparison): time per size, log-log."""
+    figure, axes = plt.subplots(figsize=(8, 4.5), dpi=100)
+    for j, c in enumerate(result.candidates):
+        axes.plot(result.sizes, result.times[:, j] * 1e6, marker="o", markersize=3, linewidth=1.2, label=c.label)
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    axes.set_xlabel("message size (bytes)")
+    axes.set_ylabel("alpha-beta time (us)")
+    axes.set_title(f"{result.collective} on {label}", fontsize="medium")
+    axes.legend(fontsize="small", loc="upper left")
+    figure.tight_layout()
+    return figure
+
+
 def time_figure(results: list[PatternResult], cost: CostModel) -> Figure:
     """Alpha-beta estimate of each exchange, a bar per routing and pattern; the bound's estimate as a tick."""
     figure, axes = plt.subplots(figsize=(9, 3.8), dpi=100)

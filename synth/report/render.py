@@ -92,6 +92,7 @@ def _context(report: Report, images: dict[str, str]) -> dict:
         "engine_notes": report.engine_notes,
         "timings": report.timings,
         "time_image": images["time"],
+        "collectives": [_collective(c, images) for c in report.collectives],
         "patterns": [{
             "pattern": r.pattern,
             "label": r.label,
@@ -104,11 +105,29 @@ def _context(report: Report, images: dict[str, str]) -> dict:
     }
 
 
+def _collective(result, images: dict[str, str]) -> dict:
+    from synth.schedule.compare import size_text
+
+    best = result.best
+    return {
+        "name": result.collective,
+        "headers": ["bytes"] + [c.label for c in result.candidates] + ["best"],
+        "rows": [[size_text(n)] + [f"{t * US:.4g}" for t in result.times[i]] + [result.candidates[best[i]].label]
+                 for i, n in enumerate(result.sizes)],
+        "crossovers": "; ".join(f"{a} -> {b} at {size_text(n)}" for n, a, b in result.crossovers())
+                      or f"none: {result.candidates[best[0]].label} is best at every size",
+        "skipped": result.skipped,
+        "image": images[f"collective {result.collective}"],
+    }
+
+
 def figures(report: Report) -> dict[str, bytes]:
-    """PNG bytes by key: "time" and one per pattern label."""
+    """PNG bytes by key: "time", one per pattern label, one per collective ("collective NAME")."""
     out = {"time": plots.png(plots.time_figure(report.patterns, report.cost))}
     for result in report.patterns:
         out[result.label] = plots.png(plots.contention_figure(result))
+    for result in report.collectives:
+        out[f"collective {result.collective}"] = plots.png(plots.collective_figure(result, report.xgft.label()))
     return out
 
 
