@@ -52,9 +52,10 @@ class MappedSchedule:
     size_exchanges: int = 0  # steps preceded by a size exchange (each one more alpha)
 
 
-def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: int = 0, routes: dict | None = None) -> MappedSchedule:
-    """Route every transfer between nodes (with `router`, or along the paths of a routes file
-    `routes`) and measure every step. Transfers within a node (ranks_per_node > 1) move through
+def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: int = 0, routes: dict | None = None,
+                 paths: Paths | None = None) -> MappedSchedule:
+    """Route every transfer between nodes (with `router`, along the paths of a routes file `routes`,
+    or along `paths`, one per transfer between nodes, in order) and measure every step. Transfers within a node (ranks_per_node > 1) move through
     memory: no channel, only their step's alpha."""
     from synth.workflow import router_function
 
@@ -63,7 +64,9 @@ def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: in
     step = schedule.transfer_step()
     across = (schedule.src // q) != (schedule.dst // q)
     src, dst, step_across = schedule.src[across] // q, schedule.dst[across] // q, step[across]
-    if routes is not None:
+    if paths is not None:
+        pass
+    elif routes is not None:
         paths = paths_from_routes(routes, topology, src, dst)
     else:
         route = router_function(router, topology=topology)

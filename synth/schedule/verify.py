@@ -105,10 +105,10 @@ def _check_structure(s: Schedule) -> None:
     rising[s.block_ptr[1:-1][(s.block_ptr[1:-1] > 0) & (s.block_ptr[1:-1] < len(ids))] - 1] = True  # transfer boundaries
     if not rising.all():
         keys = s.block_transfer() * b + ids
-        order = np.argsort(keys, kind="stable")
-        repeated = keys[order][1:] == keys[order][:-1]
-        if repeated.any():
-            j = int(order[np.argmax(repeated) + 1])
+        ordered = np.sort(keys)
+        if (ordered[1:] == ordered[:-1]).any():  # (only then the slower search for the first one)
+            order = np.argsort(keys, kind="stable")
+            j = int(order[np.argmax(keys[order][1:] == keys[order][:-1]) + 1])
             t = _transfer_of(s, j)
             raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {ids[j]} twice in one transfer")
     if not info.reduction and (s.op == REDUCE).any():
@@ -149,31 +149,45 @@ def _final_pairs(s: Schedule) -> np.ndarray:
     raise AssertionError(s.collective)
 
 
+HELD, SEND, FINAL = 0, 1, 2  # event kinds of the copy replay, in their order at equal times
+
+
 def _replay_copies(s: Schedule) -> None:
-    b = s.blocks
+    """One sort decides it. Events are (rank, block) pairs with a time and a kind: held from step 0
+    (what the collective starts with) or from the step after a receipt, sent in a step, promised at
+    the end. Sorted by pair, then time, then kind, every pair's first event must be a `held` one:
+    a send (or a promise) ahead of every holding is the violation."""
+    b, steps = s.blocks, s.num_steps
+    time_bits = max(1, (steps + 1).bit_length())
     owner = s.block_transfer()
     step = s.transfer_step()[owner]
-    received = s.dst[owner] * b + s.block_ids
-    keys = np.concatenate([_initial_pairs(s), received])
-    since = np.concatenate([np.zeros(len(keys) - len(received), dtype=np.int64), step + 1])
-    order = np.lexsort((since, keys))
-    keys, since = keys[order], since[order]
-    first = np.concatenate([[True], keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, dtype=bool)
-    held, held_since = keys[first], since[first]
-    sent = s.src[owner] * b + s.block_ids
-    at = np.minimum(np.searchsorted(held, sent), max(len(held) - 1, 0))
-    missing = (held[at] != sent) | (held_since[at] > step) if len(held) else np.ones(len(sent), dtype=bool)
-    if missing.any():
-        j = int(np.flatnonzero(missing)[np.argmin(step[missing])])  # the earliest step, then transfer order
-        raise _Violation(f"step {step[j]}: rank {s.src[owner[j]]} sends block {s.block_ids[j]}, which it does not hold "
+
+    def encode(pairs, time, kind) -> np.ndarray:
+        return ((np.asarray(pairs, dtype=np.int64) << time_bits | time) << 2) | kind
+
+    events = np.concatenate([
+        encode(_initial_pairs(s), 0, HELD),
+        encode(s.dst[owner] * b + s.block_ids, step + 1, HELD),
+        encode(s.src[owner] * b + s.block_ids, step, SEND),
+        encode(_final_pairs(s), steps, FINAL),
+    ])
+    del owner, step
+    events.sort()
+    pair = events >> (time_bits + 2)
+    starts = np.flatnonzero(np.concatenate([[True], pair[1:] != pair[:-1]])) if len(events) else np.zeros(0, dtype=np.int64)
+    first = events[starts]
+    bad = first & 3 != HELD
+    if not bad.any():
+        return
+    first, key = first[bad], pair[starts[bad]]
+    kind, when = first & 3, (first >> 2) & ((1 << time_bits) - 1)
+    sends = kind == SEND
+    if sends.any():
+        j = int(np.flatnonzero(sends)[np.argmin(when[sends])])  # the earliest step, then the lowest (rank, block)
+        raise _Violation(f"step {when[j]}: rank {key[j] // b} sends block {key[j] % b}, which it does not hold "
                          f"at the start of the step")
-    final = _final_pairs(s)
-    at = np.minimum(np.searchsorted(held, final), max(len(held) - 1, 0))
-    lacking = held[at] != final if len(held) else np.ones(len(final), dtype=bool)
-    if lacking.any():
-        key = int(final[np.argmax(lacking)])
-        raise _Violation(f"rank {key // b} ends without block {key % b} ({s.collective}: "
-                         f"{int(lacking.sum())} promised (rank, block) pairs missing)")
+    raise _Violation(f"rank {key[0] // b} ends without block {key[0] % b} ({s.collective}: "
+                     f"{len(key)} promised (rank, block) pairs missing)")
 
 
 # ----- reductions ------------------------------------------------------------------------------
