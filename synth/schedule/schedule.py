@@ -93,6 +93,8 @@ class Schedule:
 
     def transfer_bytes(self) -> np.ndarray:
         """The bytes of every transfer: the sum of its blocks' sizes (one combined message)."""
+        if len(self.block_bytes) and (self.block_bytes == self.block_bytes[0]).all():  # equal blocks: no gather
+            return np.diff(self.block_ptr) * self.block_bytes[0]
         sizes = self.block_bytes[self.block_ids]
         sums = np.add.reduceat(sizes, self.block_ptr[:-1]) if len(sizes) else np.zeros(0, dtype=np.int64)
         return np.where(np.diff(self.block_ptr) > 0, sums, 0) if len(self.src) else np.zeros(0, dtype=np.int64)

@@ -29,7 +29,6 @@ CASES = {
 
 
 def run_case(name: str) -> dict:
-    import numpy as np
 
     from synth.cost.alphabeta import beta_of
     from synth.cost.schedule_cost import costs, map_schedule

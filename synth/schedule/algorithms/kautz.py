@@ -20,7 +20,7 @@ import numpy as np
 
 from synth.schedule.algorithms import Algorithm, Request, register
 from synth.schedule.algorithms.rank_graph import rank_graph
-from synth.schedule.schedule import COPY, REDUCE
+from synth.schedule.schedule import REDUCE
 from synth.topology import parse_topology
 
 COLLECTIVES = ("broadcast", "reduce", "scatter", "gather", "allgather", "reduce-scatter", "alltoall", "alltoallv",
@@ -33,7 +33,7 @@ def _middle(g, a: int, b: int) -> int:
 
 
 def _rooted(g, request: Request, builder) -> None:
-    p, root, every = request.ranks, request.root, np.arange(request.blocks)
+    root, every = request.root, np.arange(request.blocks)
     name = request.collective
     far = [int(x) for x in np.flatnonzero(g.distance[root] == 2)] if name in ("broadcast", "scatter") else \
         [int(x) for x in np.flatnonzero(g.distance[:, root] == 2)]

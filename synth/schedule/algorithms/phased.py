@@ -5,8 +5,6 @@ takes. A rank's block for itself stays (no transfer); the N phases deliver every
 
 from __future__ import annotations
 
-import numpy as np
-
 from synth.schedule.algorithms import Algorithm, Request, register
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern

@@ -77,15 +77,19 @@ def _intra(request: Request, builder) -> None:
         builder.add_step(src.ravel(), dst.ravel(), ids.reshape(nodes * q, -1), size_exchange=True)
 
 
-def generate_coalesced(request: Request):
+def _hierarchical(request: Request, name: str):
+    """The builder with the intra-node TuNA added, and (Q, N, P, node of every rank, its local rank, batch)."""
     q, nodes = _nodes(request)
-    p = request.ranks
-    builder = request.builder("tuna-coalesced")
+    builder = request.builder(name)
     if q > 1:
         _intra(request, builder)
-    n, g = np.divmod(np.arange(p), q)
+    n, g = np.divmod(np.arange(request.ranks), q)
+    return builder, q, nodes, request.ranks, n, g, request.batch or 1
+
+
+def generate_coalesced(request: Request):
+    builder, q, nodes, p, n, g, batch = _hierarchical(request, "tuna-coalesced")
     a = np.arange(q)
-    batch = request.batch or 1
     for first in range(1, nodes, batch):
         ks = range(first, min(first + batch, nodes))
         src = np.concatenate([np.arange(p) for _ in ks])
@@ -96,14 +100,8 @@ def generate_coalesced(request: Request):
 
 
 def generate_staggered(request: Request):
-    q, nodes = _nodes(request)
-    p = request.ranks
-    builder = request.builder("tuna-staggered")
-    if q > 1:
-        _intra(request, builder)
-    n, g = np.divmod(np.arange(p), q)
+    builder, q, nodes, p, n, g, batch = _hierarchical(request, "tuna-staggered")
     total = q * (nodes - 1)
-    batch = request.batch or 1
     for first in range(0, total, batch):
         ms = np.arange(first, min(first + batch, total))
         j = (n[None, :] + 1 + (ms % (nodes - 1))[:, None]) % nodes  # (messages, p)
