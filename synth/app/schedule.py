@@ -21,7 +21,8 @@ from synth.cost.closed_forms import closed_form
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.routes_file import read_routes
 from synth.render.schedule_file import read_schedule, write_schedule
-from synth.schedule.algorithms import MAX_BLOCK_SENDS, ALGORITHMS, Request, grid_shape, load_all, too_large
+from synth.schedule.algorithms import (MAX_BLOCK_SENDS, ALGORITHMS, Request, expected_block_sends, grid_shape, load_all,
+                                       too_large)
 from synth.schedule.schedule import COLLECTIVES, collective
 from synth.schedule.sizes import parse_sizes
 from synth.schedule.verify import expected_blocks, verify
@@ -120,19 +121,23 @@ def cmd_schedule(args) -> int:
     oversized = too_large(algorithm, request)
     if oversized is not None:
         raise SynthError(oversized)
+    say = _progress(expected_block_sends(algorithm, request) >= PROGRESS_BLOCK_SENDS)
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
+        say(f"generating {info.name} by {algorithm.name} on {ranks:,} ranks")
         schedule = algorithm.generate(request)
         if len(schedule.block_ids) > MAX_BLOCK_SENDS:
             raise SynthError(f"the schedule has {len(schedule.block_ids):,} block sends, more than {MAX_BLOCK_SENDS:,}")
+        say(f"verifying {len(schedule.block_ids):,} block sends")
         report = verify(schedule)
         if not report.ok:  # a generator's bug: never write a wrong schedule
             raise AssertionError(f"{algorithm.name} generated a wrong {info.name} schedule: {report.violation}")
+        say(f"routing and pricing {schedule.num_transfers:,} transfers")
         priced = cost_lines(schedule, topology, args.router, args.seed, args.alpha, args.bandwidth * 1e9, routes)
         where = "rank i on terminal i" if args.ranks_per_node == 1 else f"{args.ranks_per_node} per terminal, rank r on terminal r // {args.ranks_per_node}"
         print(f"network   {topology.label()}: {ranks} ranks ({where})")
         print(f"schedule  {info.name} by {algorithm.name}: {schedule.num_steps} steps, {schedule.num_transfers:,} transfers, "
-              f"{len(schedule.block_ids):,} block sends, {blocks:,} blocks of "
+              f"{len(schedule.block_ids):,} block sends, {schedule.blocks:,} blocks of "
               + (f"{per_block:,} B" if sizes is None else f"{int(sizes.min()):,}-{int(sizes.max()):,} B ({args.sizes})")
               + (f"; {len(schedule.size_exchange)} size exchanges" if schedule.size_exchange is not None else ""))
         print(f"verified  every send holds its blocks; {_promise(info.name)}")
@@ -142,6 +147,21 @@ def cmd_schedule(args) -> int:
                 write_schedule(handle, schedule)
             print(f"wrote {args.out}")
     return 0
+
+
+PROGRESS_BLOCK_SENDS = 1 << 22  # schedules from which the stages are announced on stderr (seconds of work)
+
+
+def _progress(enabled: bool):
+    """A function printing a timed line on stderr (or nothing for small schedules)."""
+    import time
+
+    start = time.monotonic()
+
+    def say(text: str) -> None:
+        if enabled:
+            print(f"  {text} [{time.monotonic() - start:.1f} s]", file=sys.stderr, flush=True)
+    return say
 
 
 def cost_lines(schedule, topology, router: str, seed: int, alpha: float, bandwidth_bits: float, routes=None) -> str:

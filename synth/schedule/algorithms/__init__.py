@@ -62,9 +62,14 @@ class Algorithm:
 MAX_BLOCK_SENDS = 1 << 27
 
 
+def expected_block_sends(algorithm: Algorithm, request: Request) -> int:
+    """The algorithm's own count where it gives one, else a lower bound for any schedule."""
+    return algorithm.block_sends(request) if algorithm.block_sends is not None else minimum_block_sends(request)
+
+
 def too_large(algorithm: Algorithm, request: Request) -> str | None:
     """Why the schedule would not fit memory (checked before it is made), or None."""
-    expected = algorithm.block_sends(request) if algorithm.block_sends is not None else minimum_block_sends(request)
+    expected = expected_block_sends(algorithm, request)
     if expected <= MAX_BLOCK_SENDS:
         return None
     return (f"{algorithm.name} {request.collective} on {request.ranks:,} ranks would send {expected:,} blocks, more than "
