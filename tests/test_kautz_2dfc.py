@@ -109,7 +109,8 @@ def test_model_values():
 
 @pytest.mark.parametrize("m,bound", [(3, 2), (4, 3), (6, 4), (8, 5), (16, 9)])
 def test_multitree_steps_on_2dfc(m, bound):
-    """(4.4): at least ceil((m^2 - 1)/(2m - 2)) steps; the greedy trees reach it from 4x4 on (3x3 takes 3)."""
+    """(4.4): at least ceil((m^2 - 1)/(2m - 2)) steps; the greedy trees (which multitree uses on odd m)
+    reach it from 4x4 on (3x3 takes 3)."""
     assert math.ceil((m * m - 1) / (2 * m - 2)) == bound
     graph = rank_graph(f"2dfc:{m},{m}")
     steps = _steps(build_trees(graph.out, list(range(graph.ranks))))
@@ -159,3 +160,17 @@ def test_multipath_point_to_point(d):
         s = p2p_time("single-path", d, peer, m)
         single += s - (len(paths[0]) - 1) * ALPHA
     assert round(single / multi, 3) == round((2 * d * d + d - 2) / (3 * (d + 1)), 3)
+
+
+@pytest.mark.parametrize("m", [4, 6, 8, 16])
+def test_multitree_construction_on_square_2dfc(m):
+    """000 ch.4's construction: (4.4)'s m/2 + 1 steps, one tree per directed link and step, and the
+    corrected Table 4.2 time (m/2 + 1) alpha + (m + 1) b beta (the table's m/2 alpha + m b beta is a
+    step short for even m, the digest's erratum)."""
+    spec, b = f"2dfc:{m},{m}", 32 * 1024
+    schedule, c = priced("multitree", "alltoall", spec, m ** 4, b)
+    assert schedule.num_steps == m // 2 + 1 == math.ceil((m * m - 1) / (2 * m - 2))
+    assert set(map_schedule(schedule, parse_topology(spec)).flows.tolist()) == {1}
+    assert c.time == pytest.approx((m // 2 + 1) * ALPHA + (m + 1) * b * BETA)
+    if m == 8:
+        assert round(c.time * 1e6, 1) == 28.6  # against Table 4.2's 25.0 us, one step short

@@ -43,7 +43,7 @@ def closed_form(schedule: Schedule, topology, alpha: float, beta: float) -> Clos
             return ClosedForm("000 (4.5)", "2 alpha + (m1 + m2) b beta", 2 * alpha + (m1 + m2) * b * beta)
         if algorithm == "md":
             return ClosedForm("000 (4.6)", "2 alpha + max(m1, m2) b beta", 2 * alpha + max(m1, m2) * b * beta)
-        if algorithm == "multitree" and m1 == m2:
+        if algorithm == "multitree" and m1 == m2 and m1 % 2 == 0:
             m = m1
             return ClosedForm("000 Table 4.2, corrected (the table is a step short for even m)",
                               "(m/2 + 1) alpha + (m + 1) b beta", (m // 2 + 1) * alpha + (m + 1) * b * beta, bound)

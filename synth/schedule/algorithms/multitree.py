@@ -13,7 +13,8 @@ Schedules from the trees: allgather, every tree edge carries its root's block in
 alltoall, the root's blocks for the child's subtree; reduce-scatter, trees built on the reversed
 graph, a child reducing its subtree's partial into its parent, last-built edges first; allreduce,
 reduce-scatter then allgather. A rooted collective builds its root's tree alone (a breadth-first
-tree)."""
+tree). On an m x m 2dfc with m even the trees are 000 ch.4's construction instead (square_grid_trees),
+which the greedy one matches in steps but not in the per-step loads."""
 
 from __future__ import annotations
 
@@ -64,6 +65,34 @@ def build_trees(out: tuple[np.ndarray, ...], roots: list[int]) -> list[list[tupl
     return edges
 
 
+def square_grid_trees(m: int, roots: list[int]) -> list[list[tuple[int, int, int]]]:
+    """000 ch.4's MULTITREE on an m x m 2dfc (m even), for every root (offsets (row r, column c) from
+    it, modulo m): step 0, the root reaches its row and column (the axis nodes); then, two rows and
+    two columns a step, the Y-axis node (r, 0) reaches (r, c) for c = r mod 2 (c != 0) and the X-axis
+    node (0, c) reaches (r, c) for r != c mod 2 (r != 0). m/2 + 1 steps, the (4.4) bound; every
+    directed link carries one tree per step (the test checks it on the routed schedules)."""
+    out = []
+    for root in roots:
+        y0, x0 = divmod(root, m)
+        at = lambda r, c: ((y0 + r) % m) * m + (x0 + c) % m  # noqa: E731
+        edges = [(0, root, at(r, 0)) for r in range(1, m)] + [(0, root, at(0, c)) for c in range(1, m)]
+        for k in range(1, m):
+            step = (k + 1) // 2
+            edges += [(step, at(k, 0), at(k, c)) for c in range(1, m) if c % 2 == k % 2]
+            edges += [(step, at(0, k), at(r, k)) for r in range(1, m) if r % 2 != k % 2]
+        out.append(sorted(edges))
+    return out
+
+
+def _square(request: Request) -> int | None:
+    """m when the ranks are an m x m grid with whole rows and columns linked (2dfc, HyperX) and m even."""
+    from synth.topology import parse_topology
+
+    dims = request.dims
+    family = parse_topology(request.spec).family
+    return dims[0] if len(dims) == 2 and dims[0] == dims[1] and dims[0] % 2 == 0 and family in ("2dfc", "hyperx") else None
+
+
 def _subtrees(edges: list[tuple[int, int, int]], root: int, p: int) -> dict[int, list[int]]:
     """Per node of a tree, the nodes of its subtree (itself included)."""
     children: dict[int, list[int]] = {}
@@ -94,20 +123,20 @@ def _emit(builder, transfers: list[tuple[int, int, int, list[int]]], steps: int,
             builder.add_step([u for u, _, _ in mine], [w for _, w, _ in mine], [b for _, _, b in mine], op)
 
 
-def add_allgather(out, builder, p: int) -> None:
-    trees = build_trees(out, list(range(p)))
+def add_allgather(make, out, builder, p: int) -> None:
+    trees = make(out, list(range(p)))
     _emit(builder, [(s, u, w, [r]) for r, edges in enumerate(trees) for s, u, w in edges], _steps(trees), COPY)
 
 
-def add_reduce_scatter(into, builder, p: int) -> None:
-    trees = build_trees(into, list(range(p)))  # on the reversed graph: tree edge u -> w is the link w -> u
+def add_reduce_scatter(make, into, builder, p: int) -> None:
+    trees = make(into, list(range(p)))  # on the reversed graph: tree edge u -> w is the link w -> u
     steps = _steps(trees)
     transfers = [(steps - 1 - s, w, u, [r]) for r, edges in enumerate(trees) for s, u, w in edges]
     _emit(builder, transfers, steps, REDUCE)
 
 
-def _alltoall(out, builder, p: int) -> None:
-    trees = build_trees(out, list(range(p)))
+def _alltoall(make, out, builder, p: int) -> None:
+    trees = make(out, list(range(p)))
     transfers = []
     for r, edges in enumerate(trees):
         below = _subtrees(edges, r, p)
@@ -115,11 +144,11 @@ def _alltoall(out, builder, p: int) -> None:
     _emit(builder, transfers, _steps(trees), COPY)
 
 
-def _rooted(g, request: Request, builder) -> None:
+def _rooted(make, g, request: Request, builder) -> None:
     p, root, every = request.ranks, request.root, list(range(request.blocks))
     name = request.collective
     outward = name in ("broadcast", "scatter")
-    (edges,) = build_trees(g.out if outward else g.into, [root])
+    (edges,) = make(g.out if outward else g.into, [root])
     steps = _steps([edges])
     below = _subtrees(edges, root, p)
     if name == "broadcast":
@@ -138,17 +167,19 @@ def _generator(name: str):
         p = request.ranks
         builder = request.builder(name)
         collective = request.collective
+        m = _square(request)
+        make = build_trees if m is None else (lambda _graph, roots: square_grid_trees(m, roots))  # (links both ways)
         if collective in ("broadcast", "scatter", "reduce", "gather"):
-            _rooted(g, request, builder)
+            _rooted(make, g, request, builder)
         elif collective == "allgather":
-            add_allgather(g.out, builder, p)
+            add_allgather(make, g.out, builder, p)
         elif collective == "reduce-scatter":
-            add_reduce_scatter(g.into, builder, p)
+            add_reduce_scatter(make, g.into, builder, p)
         elif collective == "allreduce":
-            add_reduce_scatter(g.into, builder, p)
-            add_allgather(g.out, builder, p)
+            add_reduce_scatter(make, g.into, builder, p)
+            add_allgather(make, g.out, builder, p)
         else:
-            _alltoall(g.out, builder, p)
+            _alltoall(make, g.out, builder, p)
         return builder.build()
     return generate
 
