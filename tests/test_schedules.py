@@ -108,6 +108,7 @@ def _spec(shape) -> str:
 def requests():
     shapes = [((p,), (), _spec((p,))) for p in SIZES] + [(g, g, _spec(g)) for g in GRIDS] + [
         ((6,), (), "dragonfly:1,2,1"), ((6,), (), "kautz:2"), ((12,), (), "kautz:3"), ((2,), (), "kautz:1"),
+        ((20,), (), "kautz:4"), ((30,), (), "kautz:5"), ((42,), (), "kautz:6"), ((6, 6), (6, 6), "2dfc:6,6"),
         ((4, 3), (4, 3), "2dfc:3,4"), ((2, 2), (2, 2), "2dfc:2,2"), ((3, 5), (3, 5), "2dfc:5,3")]
     for name, algorithm in ALGORITHMS.items():
         for collective in algorithm.collectives:
