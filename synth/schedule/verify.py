@@ -229,32 +229,27 @@ def _replay_reduction(s: Schedule) -> None:
             if lo == hi:
                 continue
             first, last = s.step_ptr[step], s.step_ptr[step + 1]
-            t = np.repeat(np.arange(first, last), np.diff(s.block_ptr[first:last + 1]))
+            sizes = np.diff(s.block_ptr[first:last + 1])
             block = s.block_ids[lo:hi]
-            source, target = s.src[t] * b + block, s.dst[t] * b + block
-            op = s.op[t]
+            source = np.repeat(s.src[first:last] * b, sizes)
+            source += block
+            target = np.repeat(s.dst[first:last] * b, sizes)
+            target += block
+            ops = s.op[first:last]
+            kind = int(ops[0]) if (ops == ops[0]).all() else None  # a one-kind step needs no per-block masks
             read_fp, read_count = fingerprint[source], count[source]  # all reads before any write
-            is_copy = op == COPY
-            if is_copy.any():
-                # a partial that receives a copy may receive nothing else in the step: a target written
-                # again later in the step, or overwriting an earlier write, with a copy on either side
-                order = np.arange(len(target), dtype=np.int32)
-                last_writer[target] = order
-                later = last_writer[target]
-                clash = (later != order) & (is_copy | is_copy[later])
-                if clash.any():
-                    key = int(target[np.argmax(clash)])
-                    raise _Violation(f"step {step}: rank {key // b} receives block {key % b} by a copy and another "
-                                     "transfer in one step (which one wins is undefined)")
-                fingerprint[target[is_copy]] = read_fp[is_copy]
-                count[target[is_copy]] = read_count[is_copy]
-            reduce = op == REDUCE
-            if reduce.all():  # a reduce-only step needs no masks
-                into, add_fp, add_count = target, read_fp, read_count
-            elif reduce.any():
-                into, add_fp, add_count = target[reduce], read_fp[reduce], read_count[reduce]
-            else:
+            if kind != REDUCE:
+                is_copy = None if kind == COPY else np.repeat(ops, sizes) == COPY
+                _copy(fingerprint, count, last_writer, target, read_fp, read_count, is_copy, step, b)
+            if kind == COPY:
                 continue
+            if kind == REDUCE:
+                into, add_fp, add_count = target, read_fp, read_count
+            else:
+                reduce = ~is_copy
+                if not reduce.any():
+                    continue
+                into, add_fp, add_count = target[reduce], read_fp[reduce], read_count[reduce]
             order = np.arange(len(into), dtype=np.int32)
             last_writer[into] = order
             if (last_writer[into] == order).all():  # every partial receives once: plain adds
@@ -271,6 +266,28 @@ def _replay_reduction(s: Schedule) -> None:
     wrong = (count[final] != p) | (fingerprint[final] != total)
     if wrong.any():
         _raise_first(s, np.unique(final[wrong] % b))
+
+
+def _copy(fingerprint, count, last_writer, target, read_fp, read_count, is_copy, step: int, b: int) -> None:
+    """The copies of a step (`is_copy` marks them among its block sends; None: all are copies). A
+    partial that receives a copy may receive nothing else in the step: a target written again later
+    in the step, or overwriting an earlier write, with a copy on either side, is the violation."""
+    order = np.arange(len(target), dtype=np.int32)
+    last_writer[target] = order
+    later = last_writer[target]
+    clash = later != order
+    if is_copy is not None:
+        clash &= is_copy | is_copy[later]
+    if clash.any():
+        key = int(target[np.argmax(clash)])
+        raise _Violation(f"step {step}: rank {key // b} receives block {key % b} by a copy and another "
+                         "transfer in one step (which one wins is undefined)")
+    if is_copy is None:
+        fingerprint[target] = read_fp
+        count[target] = read_count
+    else:
+        fingerprint[target[is_copy]] = read_fp[is_copy]
+        count[target[is_copy]] = read_count[is_copy]
 
 
 NAMED_BLOCKS = 16  # wrong blocks replayed exactly to find the earliest violation
