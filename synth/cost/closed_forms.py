@@ -55,23 +55,22 @@ def _kautz(schedule: Schedule, d: int, algorithm: str, alpha: float, beta: float
     name = schedule.collective
     total = float(schedule.block_bytes.sum())
     m = {"allgather": total / n, "reduce-scatter": total / n, "alltoall": total / n}.get(name, total)
-    forms = {
-        ("kautz-c", "broadcast"): ("2(alpha + M beta)", 2, 2), ("kautz-c", "reduce"): ("2(alpha + M beta)", 2, 2),
-        ("kautz-c", "scatter"): ("2 alpha + (d+2) M/(d(d+1)) beta", 2, (d + 2) / n),
-        ("kautz-c", "gather"): ("2 alpha + (d+2) M/(d(d+1)) beta", 2, (d + 2) / n),
-        ("kautz-c", "allgather"): ("2 alpha + (d+1) M beta", 2, d + 1),
-        ("kautz-c", "reduce-scatter"): ("2 alpha + (d+1) M beta", 2, d + 1),
-        ("kautz-c", "allreduce"): ("4 alpha + 2M/d beta", 4, 2 / d),
-        ("kautz-c", "alltoall"): ("2 alpha + (2d+1) M/(d(d+1)) beta", 2, (2 * d + 1) / n),
-        ("kautz-m", "broadcast"): ("2(alpha + M beta)", 2, 2), ("kautz-m", "reduce"): ("2(alpha + M beta)", 2, 2),
-        ("kautz-m", "scatter"): ("2 alpha + (d+2) M/(d(d+1)) beta", 2, (d + 2) / n),
-        ("kautz-m", "gather"): ("2 alpha + (d+2) M/(d(d+1)) beta", 2, (d + 2) / n),
-        ("kautz-m", "allgather"): ("(d+1)(alpha + M beta)", d + 1, d + 1),
-        ("kautz-m", "reduce-scatter"): ("(d+1)(alpha + M beta)", d + 1, d + 1),
-        ("kautz-m", "allreduce"): ("2(d+1) alpha + 2M/d beta", 2 * (d + 1), 2 / d),
-        ("kautz-m", "alltoall"): ("(d+1) alpha + (2d+1) M/(d(d+1)) beta", d + 1, (2 * d + 1) / n),
+    rooted = {  # the same for both: one tree per root
+        "broadcast": ("2(alpha + M beta)", 2, 2), "reduce": ("2(alpha + M beta)", 2, 2),
+        "scatter": ("2 alpha + (d+2) M/(d(d+1)) beta", 2, (d + 2) / n),
+        "gather": ("2 alpha + (d+2) M/(d(d+1)) beta", 2, (d + 2) / n),
     }
-    if (algorithm, name) not in forms:
+    combined = {
+        "allgather": ("2 alpha + (d+1) M beta", 2, d + 1), "reduce-scatter": ("2 alpha + (d+1) M beta", 2, d + 1),
+        "allreduce": ("4 alpha + 2M/d beta", 4, 2 / d), "alltoall": ("2 alpha + (2d+1) M/(d(d+1)) beta", 2, (2 * d + 1) / n),
+    }
+    trees = {
+        "allgather": ("(d+1)(alpha + M beta)", d + 1, d + 1), "reduce-scatter": ("(d+1)(alpha + M beta)", d + 1, d + 1),
+        "allreduce": ("2(d+1) alpha + 2M/d beta", 2 * (d + 1), 2 / d),
+        "alltoall": ("(d+1) alpha + (2d+1) M/(d(d+1)) beta", d + 1, (2 * d + 1) / n),
+    }
+    forms = {**rooted, **(combined if algorithm == "kautz-c" else trees)}
+    if name not in forms:
         return None
-    formula, alphas, betas = forms[(algorithm, name)]
+    formula, alphas, betas = forms[name]
     return ClosedForm("000 Table 3.2", formula, alphas * alpha + betas * m * beta)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.core.errors import SynthError
 from synth.schedule.schedule import COPY, REDUCE, Schedule, collective
 
 MAX_REDUCTION_STATE = 1 << 26  # (rank, block) partials replayed at once: 12 bytes each
@@ -212,8 +213,6 @@ def _final_partials(s: Schedule) -> np.ndarray:
 
 
 def _replay_reduction(s: Schedule) -> None:
-    from synth.core.errors import SynthError
-
     p, b = s.ranks, s.blocks
     if p * b > MAX_REDUCTION_STATE:
         raise SynthError(f"replaying {p} ranks x {b} blocks of partial reductions needs {p * b:,} states, more than the "

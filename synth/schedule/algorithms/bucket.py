@@ -17,7 +17,7 @@ from math import prod
 import numpy as np
 
 from synth.schedule.algorithms import Algorithm, Request, register
-from synth.schedule.algorithms.swing import grid
+from synth.schedule.algorithms.swing import grid, parts_blocks
 from synth.schedule.schedule import COPY, REDUCE
 
 
@@ -61,17 +61,13 @@ def generate(request: Request):
     return builder.build()
 
 
-def _blocks(request: Request) -> int:
-    return 2 * len(grid(request)) * request.ranks
-
-
 def refusal(request: Request) -> str | None:
-    if request.blocks != _blocks(request):
-        return f"bucket splits the vector into 2D parts of one block per rank: {_blocks(request)} blocks, not {request.blocks}"
+    if request.blocks != parts_blocks(request):
+        return f"bucket splits the vector into 2D parts of one block per rank: {parts_blocks(request)} blocks, not {request.blocks}"
     if prod(grid(request)) != request.ranks:
         return "bucket needs the ranks as a grid"
     return None
 
 
 register(Algorithm("bucket", ("allreduce",), "bucket (multi-dimensional ring): ring reduce-scatters along every "
-                   "dimension, then ring allgathers, 2D instances", generate, refusal, _blocks))
+                   "dimension, then ring allgathers, 2D instances", generate, refusal, parts_blocks))

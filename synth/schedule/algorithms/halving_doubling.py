@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.schedule.algorithms import Algorithm, Request, power_of_two_only, register
+from synth.schedule.algorithms.recursive_doubling import fold_in, fold_out
 from synth.schedule.schedule import COPY, REDUCE
 
 
@@ -59,18 +60,12 @@ def generate_rd_b(request: Request):
 def generate_rabenseifner(request: Request):
     p = request.ranks
     builder = request.builder("rabenseifner")
-    core = 1 << (p.bit_length() - 1)
-    extra = p - core
-    folded = np.arange(extra)
     every = np.arange(request.blocks)
-    if extra:
-        builder.add_step(2 * folded + 1, 2 * folded, np.tile(every, (extra, 1)), REDUCE)
-    members = np.concatenate([2 * folded, np.arange(2 * extra, p)])
-    groups = np.array_split(every, core)
+    members = fold_in(builder, p, every)
+    groups = np.array_split(every, len(members))
     add_halving(builder, members, groups)
     add_doubling(builder, members, groups)
-    if extra:
-        builder.add_step(2 * folded, 2 * folded + 1, np.tile(every, (extra, 1)), COPY)
+    fold_out(builder, p, every)
     return builder.build()
 
 

@@ -15,24 +15,36 @@ from synth.schedule.algorithms import Algorithm, Request, power_of_two_only, reg
 from synth.schedule.schedule import COPY, REDUCE
 
 
+def fold_in(builder, p: int, every: np.ndarray) -> np.ndarray:
+    """Any P onto a power of two: ranks 2i + 1 (i < P - P') reduce everything into 2i. Returns the P'
+    participants: 2i for i < P - P', then every rank from 2 (P - P') on."""
+    extra = p - (1 << (p.bit_length() - 1))
+    folded = np.arange(extra)
+    if extra:
+        builder.add_step(2 * folded + 1, 2 * folded, np.tile(every, (extra, 1)), REDUCE)
+    return np.concatenate([2 * folded, np.arange(2 * extra, p)])
+
+
+def fold_out(builder, p: int, every: np.ndarray) -> None:
+    """The mirror image of fold_in: ranks 2i copy the result to 2i + 1."""
+    extra = p - (1 << (p.bit_length() - 1))
+    folded = np.arange(extra)
+    if extra:
+        builder.add_step(2 * folded, 2 * folded + 1, np.tile(every, (extra, 1)), COPY)
+
+
 def _allreduce(request: Request, builder) -> None:
     p, b = request.ranks, request.blocks
     every = np.arange(b)
-    core = 1 << (p.bit_length() - 1)
-    extra = p - core
-    folded = np.arange(extra)
-    if extra:  # ranks 2i + 1 (i < extra) fold into 2i
-        builder.add_step(2 * folded + 1, 2 * folded, np.tile(every, (extra, 1)), REDUCE)
-    # the participants: 2i for i < extra, then every rank from 2 extra on
-    members = np.concatenate([2 * folded, np.arange(2 * extra, p)])
+    members = fold_in(builder, p, every)
+    core = len(members)
     position = np.arange(core)
     k = 1
     while k < core:
         partner = position ^ k
         builder.add_step(members[position], members[partner], np.tile(every, (core, 1)), REDUCE)
         k *= 2
-    if extra:
-        builder.add_step(2 * folded, 2 * folded + 1, np.tile(every, (extra, 1)), COPY)
+    fold_out(builder, p, every)
 
 
 def _allgather(request: Request, builder) -> None:

@@ -160,7 +160,8 @@ def _latency_optimal(request: Request, builder) -> None:
         builder.add_step(src, dst, blocks, REDUCE)
 
 
-def _blocks_of(request: Request) -> int:
+def parts_blocks(request: Request) -> int:
+    """2D parts (plain and mirrored collectives, or instances) of one block per rank."""
     dims = grid(request)
     return 2 * len(dims) * request.ranks
 
@@ -179,8 +180,8 @@ def generate_l(request: Request):
 
 def refusal_b(request: Request) -> str | None:
     dims, p = grid(request), request.ranks
-    if request.blocks != _blocks_of(request):
-        return (f"swing-b splits the vector into 2D parts of one block per rank: {_blocks_of(request)} blocks on "
+    if request.blocks != parts_blocks(request):
+        return (f"swing-b splits the vector into 2D parts of one block per rank: {parts_blocks(request)} blocks on "
                 f"{'x'.join(map(str, dims))}, not {request.blocks}")
     if p % 2 == 1 and len(dims) > 1:
         return f"swing-b on an odd number of ranks runs on a ring (1-D), not on {'x'.join(map(str, dims))}"
@@ -199,6 +200,6 @@ def refusal_l(request: Request) -> str | None:
 
 
 register(Algorithm("swing-b", ("allreduce",), "Swing, bandwidth-optimal: reduce-scatter and allgather over the "
-                   "Swing peers, 2D plain and mirrored collectives", generate_b, refusal_b, _blocks_of))
+                   "Swing peers, 2D plain and mirrored collectives", generate_b, refusal_b, parts_blocks))
 register(Algorithm("swing-l", ("allreduce",), "Swing, latency-optimal: log2 P steps of whole parts, 2D collectives",
                    generate_l, refusal_l, lambda request: 2 * len(grid(request))))
