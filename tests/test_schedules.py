@@ -372,3 +372,15 @@ def test_report_has_a_collectives_section_with_compare_s_numbers(run, tmp_path):
     compared = [line.split() for line in printed.splitlines() if line.split() and line.split()[0] in ("1KiB", "1MiB")]
     assert [[c.strip() for c in row] for row in rows] == compared  # the same numbers and the same best
     assert_user_error(run("report", "torus:4,4", "--collectives", "allsum", "--out", tmp_path / "x.md"), "allsum")
+
+
+@pytest.mark.parametrize("algorithm", ["swing-b", "ring", "bucket"])
+def test_compare_scaling_equals_pricing_the_schedule_at_that_size(run, algorithm):
+    """compare prices one routed schedule and scales it to every size; at 1 MiB that must be what
+    synth schedule prints for the schedule generated at 1 MiB (itself checked against a per-step
+    recomputation in test_swing.py)."""
+    _, compared, _ = run("compare", "allreduce", "--network", "torus:4,4", "--bytes", "1MiB")
+    header = compared.splitlines()[1].split()
+    row = next(line.split() for line in compared.splitlines() if line.startswith(" " * 6 + "1MiB"))
+    _, priced, _ = run("schedule", "allreduce", "--algorithm", algorithm, "--network", "torus:4,4", "--bytes", str(1 << 20))
+    assert row[header.index(algorithm)] == re.search(r"alpha-beta ([\d.]+) us", priced).group(1)
