@@ -3,21 +3,23 @@
 Structure first: ranks and blocks in range, no transfer to oneself, no block twice in a transfer,
 no `reduce` in a collective that reduces nothing, the block count the collective fixes.
 
-Copy collectives (which ranks hold which blocks): a pair (rank, block) is held from step 0 if
-the collective starts it there, else from the step after its first receipt. Every send of step s
-needs its pair held by step s; at the end every pair the collective promises must be held. Both
-are one sort over (rank, block) keys, not a loop over transfers.
+Then the replay, block by block (blocks never interact; synth.schedule.replay has the compiled
+kernels): the block sends are grouped by block in step order, and each block is replayed with
+state over the ranks only. Linear in the block sends.
 
-Reductions (which contributions a partial block holds): every rank starts with its own
-contribution to every block. The replay runs step by step on two arrays over (rank, block): the
-number of contributions and their fingerprint, the sum of one random 64-bit key per rank
-(modulo 2^64). Within a step every sender's partial is read before any receiver's changes
-(bulk-synchronous); `copy` replaces the receiver's partial, `reduce` adds to it. A count above P
-is a contribution counted twice; at the end every promised partial must count P contributions
-with the fingerprint of all P. Counts are exact, so a double count that is not offset by a
-missing contribution is caught exactly; one that is (P contributions, the wrong ones) is caught by
-the fingerprint, which misses it with probability 2^-64. The first violation is then named by an
-exact replay of that one block with sets of ranks.
+Copy collectives (which ranks hold the block): a rank holds it from step 0 if the collective
+starts it there, else from the step after its first receipt. Every send of step s needs the
+block held by step s; at the end every rank the collective promises must hold it.
+
+Reductions (which contributions a rank's partial of the block holds): every rank starts with its
+own contribution. The replay keeps the number of contributions and their fingerprint, the sum of
+one random 64-bit key per rank (modulo 2^64). Within a step every sender's partial is read before
+any receiver's changes (bulk-synchronous); `copy` replaces the receiver's partial, `reduce` adds
+to it. A count above P is a contribution counted twice; at the end every promised partial must
+count P contributions with the fingerprint of all P. Counts are exact, so a double count that is
+not offset by a missing contribution is caught exactly; one that is (P contributions, the wrong
+ones) is caught by the fingerprint, which misses it with probability 2^-64. The first violation
+is then named by an exact replay of that block with sets of ranks.
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.core.errors import SynthError
+from synth.schedule.replay import (AT_EVERY_RANK, AT_OWN_RANK, AT_PEER, AT_ROOT, CLASH, FROM_OWN_RANK, FROM_ROOT,
+                                   FROM_SOURCE, NONE, check_block_lists, group_by_block, replay_copies,
+                                   replay_reductions)
 from synth.schedule.schedule import COPY, REDUCE, Schedule, collective
-
-MAX_REDUCTION_STATE = 1 << 26  # (rank, block) partials replayed at once: 12 bytes each
 
 
 @dataclass
@@ -94,104 +96,46 @@ def _check_structure(s: Schedule) -> None:
     if loop.any():
         t = int(np.argmax(loop))
         raise _Violation(f"step {step[t]}: rank {s.src[t]} sends to itself")
-    ids = s.block_ids
-    bad = (ids < 0) | (ids >= b)
-    if bad.any():
-        j = int(np.argmax(bad))
-        t = _transfer_of(s, j)
-        raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {ids[j]}, not a block (0..{b - 1})")
-    # duplicates can only sit within one transfer; blocks listed in increasing order (as synth's
-    # generators list them) show it without a sort
-    rising = np.diff(ids) > 0 if len(ids) > 1 else np.zeros(0, dtype=bool)
-    rising[s.block_ptr[1:-1][(s.block_ptr[1:-1] > 0) & (s.block_ptr[1:-1] < len(ids))] - 1] = True  # transfer boundaries
-    if not rising.all():
-        keys = s.block_transfer() * b + ids
-        ordered = np.sort(keys)
-        if (ordered[1:] == ordered[:-1]).any():  # (only then the slower search for the first one)
-            order = np.argsort(keys, kind="stable")
-            j = int(order[np.argmax(keys[order][1:] == keys[order][:-1]) + 1])
+    out_of_range, repeated = check_block_lists(s.block_ptr, s.block_ids, b)
+    for j, what in ((out_of_range, "not a block (0..{last})"), (repeated, "twice in one transfer")):
+        if j >= 0:
             t = _transfer_of(s, j)
-            raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {ids[j]} twice in one transfer")
+            raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {s.block_ids[j]} " + what.format(last=b - 1))
     if not info.reduction and (s.op == REDUCE).any():
         t = int(np.argmax(s.op == REDUCE))
         raise _Violation(f"step {step[t]}: a reduce transfer in {s.collective}, which reduces nothing")
 
 
-# ----- copy collectives -------------------------------------------------------------------------
+# ----- the replays ----------------------------------------------------------------------------
 
-def _initial_pairs(s: Schedule) -> np.ndarray:
-    """(rank * B + block) keys of what the ranks hold before step 0. A collective of one block per
-    rank (or rank pair) may have several parts: block b then plays the role of b mod P (mod P^2)."""
-    p, b = s.ranks, s.blocks
-    block = np.arange(b, dtype=np.int64)
-    if s.collective in ("allgather", "gather"):
-        return (block % p) * b + block
-    if s.collective in ("broadcast", "scatter", "p2p"):
-        return s.root * b + block
-    if s.collective in ("alltoall", "alltoallv"):
-        return ((block % (p * p)) // p) * b + block
-    raise AssertionError(s.collective)
+START = {"allgather": FROM_OWN_RANK, "gather": FROM_OWN_RANK, "broadcast": FROM_ROOT, "scatter": FROM_ROOT,
+         "p2p": FROM_ROOT, "alltoall": FROM_SOURCE, "alltoallv": FROM_SOURCE}
+END = {"allgather": AT_EVERY_RANK, "broadcast": AT_EVERY_RANK, "allreduce": AT_EVERY_RANK, "scatter": AT_OWN_RANK,
+       "alltoall": AT_OWN_RANK, "alltoallv": AT_OWN_RANK, "reduce-scatter": AT_OWN_RANK, "gather": AT_ROOT,
+       "reduce": AT_ROOT, "p2p": AT_PEER}
 
 
-def _final_pairs(s: Schedule) -> np.ndarray:
-    """(rank * B + block) keys the collective promises at the end."""
-    p, b = s.ranks, s.blocks
-    block = np.arange(b, dtype=np.int64)
-    if s.collective in ("allgather", "broadcast"):
-        return np.arange(p * b, dtype=np.int64)
-    if s.collective == "scatter":
-        return (block % p) * b + block
-    if s.collective == "gather":
-        return s.root * b + block
-    if s.collective == "p2p":
-        return s.peer * b + block
-    if s.collective in ("alltoall", "alltoallv"):
-        return (block % p) * b + block
-    raise AssertionError(s.collective)
-
-
-HELD, SEND, FINAL = 0, 1, 2  # event kinds of the copy replay, in their order at equal times
+def _grouped(s: Schedule):
+    """The schedule's transfers grouped by block, and the step of every transfer."""
+    offsets, transfers = group_by_block(s.block_ptr, s.block_ids, s.blocks)
+    return offsets, transfers, s.transfer_step()
 
 
 def _replay_copies(s: Schedule) -> None:
-    """One sort decides it. Events are (rank, block) pairs with a time and a kind: held from step 0
-    (what the collective starts with) or from the step after a receipt, sent in a step, promised at
-    the end. Sorted by pair, then time, then kind, every pair's first event must be a `held` one:
-    a send (or a promise) ahead of every holding is the violation."""
-    b, steps = s.blocks, s.num_steps
-    time_bits = max(1, (steps + 1).bit_length())
-    owner = s.block_transfer()
-    step = s.transfer_step()[owner]
-
-    def encode(pairs, time, kind) -> np.ndarray:
-        return ((np.asarray(pairs, dtype=np.int64) << time_bits | time) << 2) | kind
-
-    events = np.concatenate([
-        encode(_initial_pairs(s), 0, HELD),
-        encode(s.dst[owner] * b + s.block_ids, step + 1, HELD),
-        encode(s.src[owner] * b + s.block_ids, step, SEND),
-        encode(_final_pairs(s), steps, FINAL),
-    ])
-    del owner, step
-    events.sort()
-    pair = events >> (time_bits + 2)
-    starts = np.flatnonzero(np.concatenate([[True], pair[1:] != pair[:-1]])) if len(events) else np.zeros(0, dtype=np.int64)
-    first = events[starts]
-    bad = first & 3 != HELD
-    if not bad.any():
-        return
-    first, key = first[bad], pair[starts[bad]]
-    kind, when = first & 3, (first >> 2) & ((1 << time_bits) - 1)
-    sends = kind == SEND
-    if sends.any():
-        j = int(np.flatnonzero(sends)[np.argmin(when[sends])])  # the earliest step, then the lowest (rank, block)
-        raise _Violation(f"step {when[j]}: rank {key[j] // b} sends block {key[j] % b}, which it does not hold "
+    """Which ranks hold which blocks (synth.schedule.replay.replay_copies): the earliest send of a
+    block not held is the violation, else the first promised (rank, block) pair not held."""
+    b = s.blocks
+    offsets, transfers, step = _grouped(s)
+    send_step, send_key, missing, missing_key = replay_copies(
+        offsets, transfers, s.src, s.dst, step, s.ranks, s.num_steps, START[s.collective],
+        -1 if s.root is None else s.root, END[s.collective], -1 if s.peer is None else s.peer)
+    if send_step != NONE:
+        raise _Violation(f"step {send_step}: rank {send_key // b} sends block {send_key % b}, which it does not hold "
                          f"at the start of the step")
-    raise _Violation(f"rank {key[0] // b} ends without block {key[0] % b} ({s.collective}: "
-                     f"{len(key)} promised (rank, block) pairs missing)")
+    if missing:
+        raise _Violation(f"rank {missing_key // b} ends without block {missing_key % b} ({s.collective}: "
+                         f"{missing} promised (rank, block) pairs missing)")
 
-
-# ----- reductions ------------------------------------------------------------------------------
 
 def _rank_keys(p: int) -> np.ndarray:
     """One fixed pseudo-random 64-bit key per rank (splitmix64 of the rank)."""
@@ -213,102 +157,45 @@ def _final_partials(s: Schedule) -> np.ndarray:
 
 
 def _replay_reduction(s: Schedule) -> None:
-    p, b = s.ranks, s.blocks
-    if p * b > MAX_REDUCTION_STATE:
-        raise SynthError(f"replaying {p} ranks x {b} blocks of partial reductions needs {p * b:,} states, more than the "
-                         f"{MAX_REDUCTION_STATE:,} verified at once")
-    keys = _rank_keys(p)
-    fingerprint = np.repeat(keys, b)  # flat (rank, block): every rank holds its own contribution
-    count = np.ones(p * b, dtype=np.int32)
-    last_writer = np.full(p * b, -1, dtype=np.int32)  # scratch: finds a step's repeated targets in O(n)
-    entry_ptr = s.block_ptr[s.step_ptr]  # block entries of every step
-    with np.errstate(over="ignore"):
-        for step in range(s.num_steps):
-            lo, hi = entry_ptr[step], entry_ptr[step + 1]
-            if lo == hi:
-                continue
-            first, last = s.step_ptr[step], s.step_ptr[step + 1]
-            sizes = np.diff(s.block_ptr[first:last + 1])
-            block = s.block_ids[lo:hi]
-            source = np.repeat(s.src[first:last] * b, sizes)
-            source += block
-            target = np.repeat(s.dst[first:last] * b, sizes)
-            target += block
-            ops = s.op[first:last]
-            kind = int(ops[0]) if (ops == ops[0]).all() else None  # a one-kind step needs no per-block masks
-            read_fp, read_count = fingerprint[source], count[source]  # all reads before any write
-            if kind != REDUCE:
-                is_copy = None if kind == COPY else np.repeat(ops, sizes) == COPY
-                _copy(fingerprint, count, last_writer, target, read_fp, read_count, is_copy, step, b)
-            if kind == COPY:
-                continue
-            if kind == REDUCE:
-                into, add_fp, add_count = target, read_fp, read_count
-            else:
-                reduce = ~is_copy
-                if not reduce.any():
-                    continue
-                into, add_fp, add_count = target[reduce], read_fp[reduce], read_count[reduce]
-            order = np.arange(len(into), dtype=np.int32)
-            last_writer[into] = order
-            if (last_writer[into] == order).all():  # every partial receives once: plain adds
-                fingerprint[into] += add_fp
-                count[into] += add_count
-            else:
-                np.add.at(fingerprint, into, add_fp)
-                np.add.at(count, into, add_count)
-            over = count[into] > p
-            if over.any():
-                _raise_first(s, np.unique(into[over] % b))
-    total = np.add.reduce(keys, dtype=np.uint64) if p else np.uint64(0)
-    final = _final_partials(s)
-    wrong = (count[final] != p) | (fingerprint[final] != total)
-    if wrong.any():
-        _raise_first(s, np.unique(final[wrong] % b))
-
-
-def _copy(fingerprint, count, last_writer, target, read_fp, read_count, is_copy, step: int, b: int) -> None:
-    """The copies of a step (`is_copy` marks them among its block sends; None: all are copies). A
-    partial that receives a copy may receive nothing else in the step: a target written again later
-    in the step, or overwriting an earlier write, with a copy on either side, is the violation."""
-    order = np.arange(len(target), dtype=np.int32)
-    last_writer[target] = order
-    later = last_writer[target]
-    clash = later != order
-    if is_copy is not None:
-        clash &= is_copy | is_copy[later]
-    if clash.any():
-        key = int(target[np.argmax(clash)])
-        raise _Violation(f"step {step}: rank {key // b} receives block {key % b} by a copy and another "
+    """Counts and fingerprints of the contributions (synth.schedule.replay.replay_reductions).
+    The blocks whose first detection comes earliest decide: a copy clashing with another write
+    is named as found; a count above P or a wrong partial at the end is named by an exact replay
+    with sets of ranks (which finds the earliest violation of those blocks)."""
+    grouped = offsets, transfers, step = _grouped(s)
+    found_step, how, rank = replay_reductions(offsets, transfers, s.src, s.dst, step, s.op, s.ranks, s.num_steps,
+                                              _rank_keys(s.ranks), END[s.collective], -1 if s.root is None else s.root)
+    wrong = found_step >= 0
+    if not wrong.any():
+        return
+    earliest = found_step[wrong].min()
+    blocks = np.flatnonzero(found_step == earliest)
+    clashes = blocks[how[blocks] == CLASH]
+    if len(clashes):
+        block = int(clashes[0])
+        raise _Violation(f"step {earliest}: rank {rank[block]} receives block {block} by a copy and another "
                          "transfer in one step (which one wins is undefined)")
-    if is_copy is None:
-        fingerprint[target] = read_fp
-        count[target] = read_count
-    else:
-        fingerprint[target[is_copy]] = read_fp[is_copy]
-        count[target[is_copy]] = read_count[is_copy]
+    _raise_first(s, blocks, grouped)
 
 
 NAMED_BLOCKS = 16  # wrong blocks replayed exactly to find the earliest violation
 
 
-def _raise_first(s: Schedule, blocks: np.ndarray) -> None:
+def _raise_first(s: Schedule, blocks: np.ndarray, grouped) -> None:
     """The earliest violation among (the first NAMED_BLOCKS of) the wrong blocks."""
-    found = [_first_violation(s, int(block)) for block in blocks[:NAMED_BLOCKS].tolist()]
+    found = [_first_violation(s, int(block), grouped) for block in blocks[:NAMED_BLOCKS].tolist()]
     raise _Violation(min(found)[1])
 
 
-def _first_violation(s: Schedule, block: int) -> tuple[float, str]:
+def _first_violation(s: Schedule, block: int, grouped) -> tuple[float, str]:
     """Replay one block exactly (sets of ranks): (step, message) of its first violation (the
     number of steps for what is missing at the end)."""
     p, b = s.ranks, s.blocks
+    offsets, by_block, step_of = grouped
     holds = [frozenset([r]) for r in range(p)]
-    owner = s.block_transfer()
-    step_of = s.transfer_step()
-    entries = np.flatnonzero(s.block_ids == block)
-    steps = step_of[owner[entries]]
+    carrying = by_block[offsets[block]:offsets[block + 1]].astype(np.int64)
+    steps = step_of[carrying]
     for step in np.unique(steps).tolist():
-        transfers = owner[entries[steps == step]]
+        transfers = carrying[steps == step]
         snapshot = list(holds)
         for t in transfers[np.argsort(s.op[transfers] == REDUCE, kind="stable")].tolist():  # copies first
             src, dst = int(s.src[t]), int(s.dst[t])

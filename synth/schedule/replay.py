@@ -1,0 +1,178 @@
+"""The compiled kernels of the symbolic replay (synth.schedule.verify), block by block.
+
+Blocks never interact: what happens to block b depends only on the transfers that carry b. So
+the replay first groups the block sends by block (a counting sort that keeps the transfers'
+order, which is step order), then replays one block at a time with state over the P ranks only,
+reset lazily by stamps. Time is linear in the block sends, memory one int32 per block send plus
+O(P + B): a 10^8-send schedule replays in about a second where one sort of its (rank, block)
+events took half a minute and several GiB.
+
+numba compiles them (cached next to this file, so only the first run of a fresh checkout pays
+the compilation). Inputs must be in range: verify checks the structure before calling them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# What a copy collective starts from (block b first held by ...) and ends with (held by ...).
+FROM_OWN_RANK, FROM_ROOT, FROM_SOURCE = 0, 1, 2  # b mod P; the root; (b mod P^2) div P
+AT_EVERY_RANK, AT_OWN_RANK, AT_ROOT, AT_PEER = 0, 1, 2, 3  # every rank; b mod P; the root; the peer
+
+# How a reduction block's replay found it wrong (its first detection).
+CLASH, OVERCOUNT, WRONG_AT_END = 1, 2, 3
+
+NONE = np.iinfo(np.int64).max
+
+
+@njit(cache=True)
+def check_block_lists(block_ptr, block_ids, num_blocks):
+    """(first entry out of 0..B-1, first entry repeating a block of its transfer), -1 for none."""
+    seen = np.full(num_blocks, -1, dtype=np.int64)
+    for t in range(len(block_ptr) - 1):
+        for i in range(block_ptr[t], block_ptr[t + 1]):
+            b = block_ids[i]
+            if b < 0 or b >= num_blocks:
+                return i, -1
+            if seen[b] == t:
+                return -1, i
+            seen[b] = t
+    return -1, -1
+
+
+@njit(cache=True)
+def group_by_block(block_ptr, block_ids, num_blocks):
+    """(offsets, transfers): the transfers carrying block b are transfers[offsets[b]:offsets[b+1]],
+    in the schedule's order (a stable counting sort)."""
+    offsets = np.zeros(num_blocks + 1, dtype=np.int64)
+    for i in range(len(block_ids)):
+        offsets[block_ids[i] + 1] += 1
+    for b in range(num_blocks):
+        offsets[b + 1] += offsets[b]
+    fill = offsets[:-1].copy()
+    transfers = np.empty(len(block_ids), dtype=np.int32)
+    for t in range(len(block_ptr) - 1):
+        for i in range(block_ptr[t], block_ptr[t + 1]):
+            b = block_ids[i]
+            transfers[fill[b]] = t
+            fill[b] += 1
+    return offsets, transfers
+
+
+@njit(cache=True)
+def replay_copies(offsets, transfers, src, dst, step, ranks, num_steps, start, root, end, peer):
+    """Which ranks hold block b, and from which step. Returns (send_step, send_key, missing,
+    missing_key): the earliest send of a block not held at the start of its step (then the
+    lowest rank * B + block; NONE when there is none), and the number of promised (rank, block)
+    pairs not held at the end with the lowest of their keys."""
+    num_blocks = len(offsets) - 1
+    holder = np.full(ranks, -1, dtype=np.int64)  # holder[r] == b: r holds the block being replayed
+    since = np.zeros(ranks, dtype=np.int64)  # ... from this step on
+    send_step, send_key, missing, missing_key = NONE, NONE, 0, NONE
+    for b in range(num_blocks):
+        first = b % ranks if start == FROM_OWN_RANK else root if start == FROM_ROOT else (b % (ranks * ranks)) // ranks
+        holder[first] = b
+        since[first] = 0
+        holders = 1
+        bad_step = NONE
+        for j in range(offsets[b], offsets[b + 1]):
+            t = transfers[j]
+            s = step[t]
+            if s > bad_step:
+                break  # only this block's earliest step with a violation matters
+            r = src[t]
+            if holder[r] != b or since[r] > s:
+                bad_step = s
+                key = r * num_blocks + b
+                if s < send_step or s == send_step and key < send_key:
+                    send_step, send_key = s, key
+                continue
+            q = dst[t]
+            if holder[q] != b:
+                holder[q] = b
+                since[q] = s + 1
+                holders += 1
+        if end == AT_EVERY_RANK:
+            if holders < ranks:
+                missing += ranks - holders
+                for r in range(ranks):
+                    if holder[r] != b:
+                        missing_key = min(missing_key, r * num_blocks + b)
+                        break
+            continue
+        last = b % ranks if end == AT_OWN_RANK else root if end == AT_ROOT else peer
+        if holder[last] != b:
+            missing += 1
+            missing_key = min(missing_key, last * num_blocks + b)
+    return send_step, send_key, missing, missing_key
+
+
+@njit(cache=True)
+def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, keys, end, root):
+    """Which contributions every rank's partial of block b holds: their number and fingerprint
+    (the sum of the contributors' 64-bit keys, modulo 2^64). Within a step every sender's partial
+    is read before any receiver's changes; `copy` (op 0) replaces the receiver's partial, `reduce`
+    (op 1) adds to it, and a partial receiving a copy may receive nothing else in that step.
+
+    Returns per block (detected step, how, rank): the step of its first detected violation (-1:
+    none; num_steps: wrong at the end), CLASH / OVERCOUNT / WRONG_AT_END, and the rank."""
+    num_blocks = len(offsets) - 1
+    found_step = np.full(num_blocks, -1, dtype=np.int64)
+    found_how = np.zeros(num_blocks, dtype=np.int8)
+    found_rank = np.zeros(num_blocks, dtype=np.int64)
+    total = np.uint64(0)
+    for r in range(ranks):
+        total += keys[r]
+    touched = np.full(ranks, -1, dtype=np.int64)  # touched[r] == b: fingerprint[r], count[r] are block b's
+    fingerprint = np.zeros(ranks, dtype=np.uint64)
+    count = np.zeros(ranks, dtype=np.int64)
+    written = np.full(ranks, -1, dtype=np.int64)  # the (block, step) that last wrote r's partial, and how
+    written_by = np.zeros(ranks, dtype=np.int8)
+    longest = 0
+    for b in range(num_blocks):
+        longest = max(longest, offsets[b + 1] - offsets[b])
+    read_fp = np.zeros(longest, dtype=np.uint64)
+    read_count = np.zeros(longest, dtype=np.int64)
+    for b in range(num_blocks):
+        lo, hi = offsets[b], offsets[b + 1]
+        j = lo
+        while j < hi and found_step[b] < 0:
+            s = step[transfers[j]]
+            k = j
+            while k < hi and step[transfers[k]] == s:  # the block's transfers of step s: reads first
+                r = src[transfers[k]]
+                if touched[r] == b:
+                    read_fp[k - lo], read_count[k - lo] = fingerprint[r], count[r]
+                else:
+                    read_fp[k - lo], read_count[k - lo] = keys[r], 1
+                k += 1
+            stamp = b * (num_steps + 1) + s
+            for e in range(j, k):
+                t = transfers[e]
+                q = dst[t]
+                if touched[q] != b:
+                    touched[q] = b
+                    fingerprint[q], count[q] = keys[q], 1
+                if written[q] == stamp and (op[t] == 0 or written_by[q] == 0):
+                    found_step[b], found_how[b], found_rank[b] = s, CLASH, q
+                    break
+                written[q], written_by[q] = stamp, op[t]
+                if op[t] == 0:
+                    fingerprint[q], count[q] = read_fp[e - lo], read_count[e - lo]
+                else:
+                    fingerprint[q] += read_fp[e - lo]
+                    count[q] += read_count[e - lo]
+                    if count[q] > ranks:
+                        found_step[b], found_how[b], found_rank[b] = s, OVERCOUNT, q
+                        break
+            j = k
+        if found_step[b] >= 0:
+            continue
+        for i in range(ranks if end == AT_EVERY_RANK else 1):
+            r = i if end == AT_EVERY_RANK else b % ranks if end == AT_OWN_RANK else root
+            fp, c = (fingerprint[r], count[r]) if touched[r] == b else (keys[r], 1)
+            if c != ranks or fp != total:
+                found_step[b], found_how[b], found_rank[b] = num_steps, WRONG_AT_END, r
+                break
+    return found_step, found_how, found_rank
