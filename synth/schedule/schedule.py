@@ -117,6 +117,7 @@ class ScheduleBuilder:
         self.ranks_per_node = ranks_per_node
         self._size_exchange: list[int] = []
         self.block_bytes = np.broadcast_to(np.asarray(block_bytes, dtype=np.int64), (blocks,)).copy()
+        self.id_type = np.int32 if blocks < 2**31 else np.int64  # block ids are kept in it from the start
         self._src, self._dst, self._op, self._counts, self._ids, self._steps = [], [], [], [], [], [0]
 
     def add_step(self, src, dst, blocks, op: int = COPY, size_exchange: bool = False) -> None:
@@ -125,14 +126,14 @@ class ScheduleBuilder:
             self._size_exchange.append(len(self._steps) - 1)
         src, dst = np.asarray(src, dtype=np.int64).ravel(), np.asarray(dst, dtype=np.int64).ravel()
         if isinstance(blocks, tuple):
-            counts, ids = (np.asarray(a, dtype=np.int64) for a in blocks)
+            counts, ids = np.asarray(blocks[0], dtype=np.int64), np.asarray(blocks[1], dtype=self.id_type)
         elif isinstance(blocks, np.ndarray) and blocks.ndim == 2:
             counts = np.full(len(src), blocks.shape[1], dtype=np.int64)
-            ids = blocks.astype(np.int64).ravel()
+            ids = blocks.astype(self.id_type, copy=False).ravel()
         else:
-            parts = [np.asarray(b, dtype=np.int64).ravel() for b in blocks]
+            parts = [np.asarray(b, dtype=self.id_type).ravel() for b in blocks]
             counts = np.array([len(b) for b in parts], dtype=np.int64)
-            ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            ids = np.concatenate(parts) if parts else np.zeros(0, dtype=self.id_type)
         op = np.broadcast_to(np.asarray(op, dtype=np.int8), src.shape)
         keep = counts > 0  # a transfer of no blocks is no transfer
         if not keep.all():
@@ -151,5 +152,5 @@ class ScheduleBuilder:
         return Schedule(name, algorithm, spec, ranks, blocks, self.block_bytes,
                         np.asarray(self._steps, dtype=np.int64), join(self._src, np.int64), join(self._dst, np.int64),
                         join(self._op, np.int8), np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-                        join(self._ids, np.int32 if blocks < 2**31 else np.int64), root, self.peer, self.ranks_per_node,
+                        join(self._ids, self.id_type), root, self.peer, self.ranks_per_node,
                         np.asarray(self._size_exchange, dtype=np.int64) if self._size_exchange else None)

@@ -32,6 +32,7 @@ from __future__ import annotations
 from math import prod
 
 import numpy as np
+from numba import njit
 
 from synth.schedule.algorithms import Algorithm, Request, register
 from synth.schedule.schedule import COPY, REDUCE
@@ -77,16 +78,67 @@ def send_sets(peer: np.ndarray) -> list[np.ndarray]:
     (the digest's rule: {q} and Reach(q, s+1), without r itself, each block only at its latest
     step; for a power of two the last two rules change nothing)."""
     steps, p = peer.shape
-    reach = np.eye(p, dtype=bool)  # Reach(x, L): x alone
-    later = np.zeros((p, p), dtype=bool)
-    out = [None] * steps
-    for s in range(steps - 1, -1, -1):
-        sends = reach[peer[s]] & ~later
-        np.fill_diagonal(sends, False)
-        out[s] = sends
-        later |= sends
-        reach = reach | reach[peer[s]]  # Reach(x, s) = Reach(x, s+1) and what its step-s peer reaches
+    counts, ids, offsets = send_lists(peer, 0)
+    out = []
+    for s in range(steps):
+        sends = np.zeros((p, p), dtype=bool)
+        sends[np.repeat(np.arange(p), counts[s]), ids[offsets[s]:offsets[s + 1]]] = True
+        out.append(sends)
     return out
+
+
+_DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_BIT_OF = np.array([0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22, 45, 39,
+                    33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40,
+                    15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6], dtype=np.int64)  # (lowest bit x De Bruijn) >> 58
+
+
+@njit(cache=True)
+def send_lists(peer, base):
+    """The send sets of send_sets as block lists: (counts (steps, P), ids, offsets) where step s's
+    blocks are ids[offsets[s]:offsets[s+1]], rank after rank, each rank's in increasing order and
+    plus `base`. Sets of ranks are rows of 64-bit words (P^2 / 8 bytes per matrix)."""
+    steps, p = peer.shape
+    words = (p + 63) // 64
+    one = np.uint64(1)
+    reach = np.zeros((p, words), dtype=np.uint64)  # Reach(x, L): x alone
+    for x in range(p):
+        reach[x, x // 64] |= one << np.uint64(x % 64)
+    later = np.zeros((p, words), dtype=np.uint64)
+    sends = np.zeros((steps, p, words), dtype=np.uint64)
+    counts = np.zeros((steps, p), dtype=np.int64)
+    for s in range(steps - 1, -1, -1):
+        for r in range(p):
+            q = peer[s, r]
+            for w in range(words):
+                sends[s, r, w] = reach[q, w] & ~later[r, w]
+            sends[s, r, r // 64] &= ~(one << np.uint64(r % 64))
+            for w in range(words):
+                v = sends[s, r, w]
+                later[r, w] |= v
+                while v:  # popcount
+                    v &= v - one
+                    counts[s, r] += 1
+        grown = reach.copy()  # Reach(x, s) = Reach(x, s+1) and what its step-s peer reaches
+        for x in range(p):
+            for w in range(words):
+                grown[x, w] |= reach[peer[s, x], w]
+        reach = grown
+    offsets = np.zeros(steps + 1, dtype=np.int64)
+    for s in range(steps):
+        offsets[s + 1] = offsets[s] + counts[s].sum()
+    ids = np.empty(offsets[steps], dtype=np.int32)
+    k = 0
+    for s in range(steps):
+        for r in range(p):
+            for w in range(words):
+                v = sends[s, r, w]
+                while v:
+                    low = v & (~v + one)
+                    ids[k] = base + w * 64 + _BIT_OF[(low * _DE_BRUIJN) >> np.uint64(58)]
+                    k += 1
+                    v ^= low
+    return counts, ids, offsets
 
 
 def grid(request: Request) -> tuple[int, ...]:
@@ -105,11 +157,8 @@ def _bandwidth_optimal(request: Request, builder) -> None:
     rs_steps = []  # per part, per step: (src, dst, counts, block ids)
     for part, (c, mirrored) in enumerate(parts):
         peer = peers(ring, c, mirrored)
-        steps = []
-        for s, sends in enumerate(send_sets(peer)):
-            rows, cols = np.nonzero(sends)
-            counts = np.bincount(rows, minlength=len(peer[s]))
-            steps.append((np.arange(len(peer[s])), peer[s], counts, part * p + cols))
+        counts, ids, offsets = send_lists(peer, part * p)
+        steps = [(np.arange(len(peer[s])), peer[s], counts[s], ids[offsets[s]:offsets[s + 1]]) for s in range(len(peer))]
         rs_steps.append(steps)
     extra = _extra_groups(p - 1, len(rs_steps[0])) if odd else None
     for s in range(len(rs_steps[0])):
