@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from numba import njit
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
@@ -72,20 +73,16 @@ class RouterView:
                 # connected routers apart: minimal then means the graph's shortest paths.
                 groups, distance = None, None
         if distance is None:
-            distance = shortest_path(graph, unweighted=True, directed=True)
+            self.distance = _hop_distances(graph.indptr, graph.indices, r)
+        else:
+            self.distance = np.where(np.isinf(distance), -1, distance).astype(np.int16)
         self.groups = groups
-        self.unreachable = np.isinf(distance)
-        self.distance = np.where(self.unreachable, -1, distance).astype(np.int16)
+        self.unreachable = self.distance < 0
         self.diameter = int(self.distance.max(initial=0))
         # next_channel[a, d]: the lowest-numbered channel from a that stays minimal towards d.
-        self.next_channel = np.full((r, r), -1, dtype=np.int32)
-        routers = np.arange(r)
-        for slot in range(self.out.shape[1] - 1, -1, -1):
-            channel = self.out[:, slot]
-            present = np.flatnonzero(channel >= 0)
-            closer = np.zeros((r, r), dtype=bool)
-            closer[present] = self._stays_minimal(present[:, None], self.head[channel[present]][:, None], routers[None, :])
-            self.next_channel = np.where(closer, channel[:, None].astype(np.int32), self.next_channel)
+        self.next_channel = _next_channels(self.out, self.head, self.distance,
+                                           np.zeros(r, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64),
+                                           groups is not None)
 
     def _stays_minimal(self, at, head, target) -> np.ndarray:
         """Whether a hop at -> head stays on a minimal path to target (arrays broadcast). With
@@ -185,3 +182,45 @@ def minimal_random(topology, src, dst, phase=None, occurrence=None, seed=0) -> P
         return view.out[at, chosen]
 
     return view.walk(src, dst, pick)
+
+
+@njit(cache=True)
+def _hop_distances(indptr, indices, r):
+    """Hop distances between all routers (breadth-first from each; -1: unreachable), int16."""
+    distance = np.full((r, r), -1, dtype=np.int16)
+    queue = np.empty(r, dtype=np.int64)
+    for source in range(r):
+        row = distance[source]
+        row[source] = 0
+        queue[0] = source
+        head, tail = 0, 1
+        while head < tail:
+            at = queue[head]
+            head += 1
+            for k in range(indptr[at], indptr[at + 1]):
+                to = indices[k]
+                if row[to] < 0:
+                    row[to] = row[at] + 1
+                    queue[tail] = to
+                    tail += 1
+    return distance
+
+
+@njit(cache=True)
+def _next_channels(out, head, distance, groups, grouped):
+    """Per (router, destination router) the lowest-numbered channel (out lists them by id) whose
+    hop stays on a minimal path; with groups, a hop leaving the group must enter the target's."""
+    r = out.shape[0]
+    table = np.full((r, r), -1, dtype=np.int32)
+    for at in range(r):
+        for target in range(r):
+            for slot in range(out.shape[1]):
+                channel = out[at, slot]
+                if channel < 0:
+                    break
+                to = head[channel]
+                if distance[to, target] == distance[at, target] - 1 and (
+                        not grouped or groups[to] == groups[at] or groups[to] == groups[target]):
+                    table[at, target] = channel
+                    break
+    return table
