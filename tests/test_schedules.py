@@ -232,6 +232,20 @@ def test_the_verifier_names_the_violations():
     assert "by a copy and another transfer" in verify(clash).violation
 
 
+@pytest.mark.parametrize("listed,violation", [
+    ([2, 0, 1], None),  # any order is fine
+    ([0, 1, 2], None),
+    ([2, 0, 2], "step 0: rank 0 sends block 2 twice in one transfer"),
+    ([0, 0], "step 0: rank 0 sends block 0 twice in one transfer"),
+    ([0, 3, 1, 2], "step 0: rank 0 sends block 3, not a block (0..2)"),
+    ([0, -1, 1, 2], "step 0: rank 0 sends block -1, not a block (0..2)"),
+])
+def test_block_lists_in_any_order_without_repeats(listed, violation):
+    """A broadcast of three blocks from rank 0 to rank 1 in one transfer, blocks as listed."""
+    schedule = _schedule("broadcast", 2, [[(0, 1, listed, COPY)]], blocks=3, root=0)
+    assert verify(schedule).violation == violation
+
+
 # ----- the commands ------------------------------------------------------------------------------
 
 def test_schedule_file_round_trip_and_verify(run, tmp_path):

@@ -28,13 +28,24 @@ NONE = np.iinfo(np.int64).max
 
 @njit(cache=True)
 def check_block_lists(block_ptr, block_ids, num_blocks):
-    """(first entry out of 0..B-1, first entry repeating a block of its transfer), -1 for none."""
-    seen = np.full(num_blocks, -1, dtype=np.int64)
+    """(first entry out of 0..B-1, first entry repeating a block of its transfer), -1 for none.
+    Lists in increasing order (as synth's generators write most) repeat nothing: only a transfer
+    whose list is not is checked against stamps."""
+    seen = np.empty(0, dtype=np.int32)
     for t in range(len(block_ptr) - 1):
+        rising = True
         for i in range(block_ptr[t], block_ptr[t + 1]):
             b = block_ids[i]
             if b < 0 or b >= num_blocks:
                 return i, -1
+            if i > block_ptr[t] and b <= block_ids[i - 1]:
+                rising = False
+        if rising:
+            continue
+        if len(seen) == 0:
+            seen = np.full(num_blocks, -1, dtype=np.int32)  # transfers are fewer than 2^31
+        for i in range(block_ptr[t], block_ptr[t + 1]):
+            b = block_ids[i]
             if seen[b] == t:
                 return -1, i
             seen[b] = t
@@ -45,19 +56,18 @@ def check_block_lists(block_ptr, block_ids, num_blocks):
 def group_by_block(block_ptr, block_ids, num_blocks):
     """(offsets, transfers): the transfers carrying block b are transfers[offsets[b]:offsets[b+1]],
     in the schedule's order (a stable counting sort)."""
-    offsets = np.zeros(num_blocks + 1, dtype=np.int64)
+    offsets = np.zeros(num_blocks + 2, dtype=np.int64)  # counts at b + 2, then starts at b + 1
     for i in range(len(block_ids)):
-        offsets[block_ids[i] + 1] += 1
+        offsets[block_ids[i] + 2] += 1
     for b in range(num_blocks):
-        offsets[b + 1] += offsets[b]
-    fill = offsets[:-1].copy()
+        offsets[b + 2] += offsets[b + 1]
     transfers = np.empty(len(block_ids), dtype=np.int32)
-    for t in range(len(block_ptr) - 1):
+    for t in range(len(block_ptr) - 1):  # offsets[b + 1]: block b's next free place, its end at last
         for i in range(block_ptr[t], block_ptr[t + 1]):
             b = block_ids[i]
-            transfers[fill[b]] = t
-            fill[b] += 1
-    return offsets, transfers
+            transfers[offsets[b + 1]] = t
+            offsets[b + 1] += 1
+    return offsets[:num_blocks + 1], transfers
 
 
 @njit(cache=True)

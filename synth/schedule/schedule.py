@@ -95,13 +95,9 @@ class Schedule:
         """The bytes of every transfer: the sum of its blocks' sizes (one combined message)."""
         if len(self.block_bytes) and (self.block_bytes == self.block_bytes[0]).all():  # equal blocks: no gather
             return np.diff(self.block_ptr) * self.block_bytes[0]
-        sizes = self.block_bytes[self.block_ids]
-        sums = np.add.reduceat(sizes, self.block_ptr[:-1]) if len(sizes) else np.zeros(0, dtype=np.int64)
-        return np.where(np.diff(self.block_ptr) > 0, sums, 0) if len(self.src) else np.zeros(0, dtype=np.int64)
+        from synth.schedule.block_sums import transfer_sums  # compiled (numba): imported when needed
 
-    def block_transfer(self) -> np.ndarray:
-        """For every entry of block_ids, the transfer it belongs to."""
-        return np.repeat(np.arange(self.num_transfers), np.diff(self.block_ptr))
+        return transfer_sums(self.block_ptr, self.block_ids, self.block_bytes)
 
 
 class ScheduleBuilder:

@@ -97,10 +97,10 @@ def _check_structure(s: Schedule) -> None:
         t = int(np.argmax(loop))
         raise _Violation(f"step {step[t]}: rank {s.src[t]} sends to itself")
     out_of_range, repeated = check_block_lists(s.block_ptr, s.block_ids, b)
-    for j, what in ((out_of_range, "not a block (0..{last})"), (repeated, "twice in one transfer")):
+    for j, what in ((out_of_range, f", not a block (0..{b - 1})"), (repeated, " twice in one transfer")):
         if j >= 0:
             t = _transfer_of(s, j)
-            raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {s.block_ids[j]} " + what.format(last=b - 1))
+            raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {s.block_ids[j]}{what}")
     if not info.reduction and (s.op == REDUCE).any():
         t = int(np.argmax(s.op == REDUCE))
         raise _Violation(f"step {step[t]}: a reduce transfer in {s.collective}, which reduces nothing")

@@ -25,6 +25,7 @@ CASES = {
     "swing-64x64": ("allreduce", "swing-b", "torus:64,64", {}),
     "tuna-4096-r64": ("alltoallv", "tuna", "torus:64,64", {"radix": 64, "sizes": "random:1024:1"}),
     "bruck-4096": ("alltoall", "bruck", "torus:64,64", {}),
+    "tuna-16384-r128": ("alltoallv", "tuna", "torus:64,64:p=4", {"radix": 128, "sizes": "random:1024:1"}),
 }
 
 
