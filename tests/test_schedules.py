@@ -398,3 +398,18 @@ def test_compare_scaling_equals_pricing_the_schedule_at_that_size(run, algorithm
     row = next(line.split() for line in compared.splitlines() if line.startswith(" " * 6 + "1MiB"))
     _, priced, _ = run("schedule", "allreduce", "--algorithm", algorithm, "--network", "torus:4,4", "--bytes", str(1 << 20))
     assert row[header.index(algorithm)] == re.search(r"alpha-beta ([\d.]+) us", priced).group(1)
+
+
+def test_a_schedule_larger_than_memory_is_refused_before_it_is_made(run, monkeypatch):
+    """The guard plans with 80% of the physical memory: 4 billion block sends need ~144 GiB."""
+    assert_user_error(run("schedule", "alltoall", "--algorithm", "spread-out", "--network", "torus:256,256"),
+                      all_of=["spread-out alltoall on 65,536 ranks would send 4,294,901,760 blocks", "GiB"])
+    import synth.schedule.algorithms as algorithms
+
+    request = Request("alltoallv", 4096, 4096 * 4096, 8, "torus:64,64", 0, (64, 64), 64)
+    tuna = ALGORITHMS["tuna"]
+    need = algorithms.memory_needed(33_030_144, 4096 * 4096)  # the bench's TuNA: 33 M block sends
+    monkeypatch.setattr(algorithms, "memory_budget", lambda: need)
+    assert algorithms.too_large(tuna, request) is None
+    monkeypatch.setattr(algorithms, "memory_budget", lambda: need - 1)
+    assert "would send 33,030,144 blocks" in algorithms.too_large(tuna, request)

@@ -11,6 +11,7 @@ collectives that split a message freely: broadcast, reduce, allreduce), rounded 
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from synth.core.errors import SynthError
@@ -21,7 +22,7 @@ from synth.cost.closed_forms import closed_form
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.routes_file import read_routes
 from synth.render.schedule_file import read_schedule, write_schedule
-from synth.schedule.algorithms import (MAX_BLOCK_SENDS, ALGORITHMS, Request, expected_block_sends, grid_shape, load_all,
+from synth.schedule.algorithms import (ALGORITHMS, Request, expected_block_sends, grid_shape, load_all,
                                        too_large)
 from synth.schedule.schedule import COLLECTIVES, collective
 from synth.schedule.sizes import parse_sizes
@@ -112,22 +113,21 @@ def cmd_schedule(args) -> int:
         raise SynthError(f"--radix applies to the TuNA algorithms, not to {algorithm.name}")
     if args.ranks_per_node > 1 and dims:
         dims = ()  # several ranks per router: the ranks are no longer the router grid
-    sizes = parse_sizes(args.sizes, ranks) if args.sizes is not None else None
     request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root, dims, args.radix, args.batch,
-                      args.ranks_per_node, sizes, args.peer)
-    refusal = algorithm.refusal(request)
+                      args.ranks_per_node, None, args.peer)
+    refusal = algorithm.refusal(request) or too_large(algorithm, request)  # before the sizes (P^2 of them) are made
     if refusal is not None:
         raise SynthError(refusal)
-    oversized = too_large(algorithm, request)
-    if oversized is not None:
-        raise SynthError(oversized)
+    if args.sizes is not None:
+        request = dataclasses.replace(request, sizes=parse_sizes(args.sizes, ranks))
     say = _progress(expected_block_sends(algorithm, request) >= PROGRESS_BLOCK_SENDS)
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
         say(f"generating {info.name} by {algorithm.name} on {ranks:,} ranks")
         schedule = algorithm.generate(request)
-        if len(schedule.block_ids) > MAX_BLOCK_SENDS:
-            raise SynthError(f"the schedule has {len(schedule.block_ids):,} block sends, more than {MAX_BLOCK_SENDS:,}")
+        oversized = too_large(algorithm, request, len(schedule.block_ids))
+        if oversized is not None:  # more block sends than the algorithm said: refuse before the replay
+            raise SynthError(oversized)
         say(f"verifying {len(schedule.block_ids):,} block sends")
         report = verify(schedule)
         if not report.ok:  # a generator's bug: never write a wrong schedule
@@ -138,7 +138,7 @@ def cmd_schedule(args) -> int:
         print(f"network   {topology.label()}: {ranks} ranks ({where})")
         print(f"schedule  {info.name} by {algorithm.name}: {schedule.num_steps} steps, {schedule.num_transfers:,} transfers, "
               f"{len(schedule.block_ids):,} block sends, {schedule.blocks:,} blocks of "
-              + (f"{per_block:,} B" if sizes is None else f"{int(sizes.min()):,}-{int(sizes.max()):,} B ({args.sizes})")
+              + (f"{per_block:,} B" if request.sizes is None else f"{int(request.sizes.min()):,}-{int(request.sizes.max()):,} B ({args.sizes})")
               + (f"; {len(schedule.size_exchange)} size exchanges" if schedule.size_exchange is not None else ""))
         print(f"verified  every send holds its blocks; {_promise(info.name)}")
         print(priced)

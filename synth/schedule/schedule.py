@@ -112,7 +112,8 @@ class ScheduleBuilder:
         self.peer = peer
         self.ranks_per_node = ranks_per_node
         self._size_exchange: list[int] = []
-        self.block_bytes = np.broadcast_to(np.asarray(block_bytes, dtype=np.int64), (blocks,)).copy()
+        sizes = np.asarray(block_bytes, dtype=np.int64)  # an alltoallv's P^2 sizes are shared, not copied
+        self.block_bytes = sizes if sizes.shape == (blocks,) else np.broadcast_to(sizes, (blocks,)).copy()
         self.id_type = np.int32 if blocks < 2**31 else np.int64  # block ids are kept in it from the start
         self._src, self._dst, self._op, self._counts, self._ids, self._steps = [], [], [], [], [], [0]
 

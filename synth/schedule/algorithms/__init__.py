@@ -5,6 +5,7 @@ An algorithm lists the collectives it generates; `generate(request)` returns a S
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -57,9 +58,13 @@ class Algorithm:
     block_sends: Callable[[Request], int] | None = None  # how many the schedule will have, for the size guard
 
 
-# Block sends of one schedule: 8 bytes each, several arrays of them in the replay (measured: about
-# 100 bytes per block send at the peak).
-MAX_BLOCK_SENDS = 1 << 27
+# Memory of one schedule from generation to pricing (measured with tests/bench/bench_schedules.py:
+# 9-11 bytes per block send, its id and its transfer in the replay's grouping; per block its size,
+# the grouping's offsets and the parsed sizes).
+BYTES_PER_BLOCK_SEND = 12
+BYTES_PER_BLOCK = 24
+BASE_BYTES = 512 << 20
+MEMORY_SHARE = 0.8  # of the machine's physical memory, what a schedule may plan to use
 
 
 def expected_block_sends(algorithm: Algorithm, request: Request) -> int:
@@ -67,13 +72,25 @@ def expected_block_sends(algorithm: Algorithm, request: Request) -> int:
     return algorithm.block_sends(request) if algorithm.block_sends is not None else minimum_block_sends(request)
 
 
-def too_large(algorithm: Algorithm, request: Request) -> str | None:
-    """Why the schedule would not fit memory (checked before it is made), or None."""
-    expected = expected_block_sends(algorithm, request)
-    if expected <= MAX_BLOCK_SENDS:
+def memory_budget() -> int:
+    """The bytes a schedule may plan to use: MEMORY_SHARE of this machine's physical memory."""
+    return int(MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def memory_needed(block_sends: int, blocks: int) -> int:
+    return BASE_BYTES + BYTES_PER_BLOCK_SEND * block_sends + BYTES_PER_BLOCK * blocks
+
+
+def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = None) -> str | None:
+    """Why the schedule would not fit this machine's memory (checked before it is made, and with
+    `block_sends` after), or None."""
+    sends = expected_block_sends(algorithm, request) if block_sends is None else block_sends
+    need, budget = memory_needed(sends, request.blocks), memory_budget()
+    if need <= budget:
         return None
-    return (f"{algorithm.name} {request.collective} on {request.ranks:,} ranks would send {expected:,} blocks, more than "
-            f"the {MAX_BLOCK_SENDS:,} synth keeps in memory")
+    return (f"{algorithm.name} {request.collective} on {request.ranks:,} ranks would send {sends:,} blocks, which needs "
+            f"about {need / 2**30:.1f} GiB; synth plans with {budget / 2**30:.1f} GiB here ({MEMORY_SHARE:.0%} of the "
+            "physical memory)")
 
 
 def minimum_block_sends(request: Request) -> int:
