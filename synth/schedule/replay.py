@@ -4,7 +4,7 @@ Blocks never interact: what happens to block b depends only on the transfers tha
 the replay first groups the block sends by block (a counting sort that keeps the transfers'
 order, which is step order), then replays one block at a time with state over the P ranks only,
 reset lazily by stamps. Time is linear in the block sends, memory one int32 per block send plus
-O(P + B): a 10^8-send schedule replays in about a second where one sort of its (rank, block)
+O(P + B): a 10^8-send schedule replays in 2-4 s where one sort of its (rank, block)
 events took half a minute and several GiB.
 
 numba compiles them (cached next to this file, so only the first run of a fresh checkout pays
