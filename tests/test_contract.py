@@ -159,7 +159,8 @@ def test_a_signal_stops_the_run_with_one_line_and_leaves_nothing(tmp_path, signu
         else:
             process.send_signal(signum)
         rest = process.stderr.read()
-        assert process.wait(timeout=60) == code
+        status = process.wait(timeout=60)
+        assert status == code, f"exit {status}; stderr after the signal:\n{rest[-3000:]}"
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
