@@ -230,6 +230,12 @@ def test_the_verifier_names_the_violations():
     # a copy and a reduce into one partial in one step
     clash = _schedule("allreduce", 3, [[(1, 0, [0], REDUCE), (2, 0, [0], COPY)]], blocks=1)
     assert "by a copy and another transfer" in verify(clash).violation
+    # a reduce that counts rank 0 twice and a copy into the same partial in one step: the clash is the violation
+    # (found by the review of the compiled replay, which stopped at the double count)
+    both = _schedule("reduce", 4, [[(1, 2, [0], REDUCE), (1, 3, [0], REDUCE)],
+                                   [(2, 0, [0], REDUCE), (3, 0, [0], REDUCE), (1, 0, [0], COPY)]], blocks=1, root=0)
+    assert verify(both).violation == ("step 1: rank 0 receives block 0 by a copy and another transfer in one step "
+                                      "(which one wins is undefined)")
 
 
 @pytest.mark.parametrize("listed,violation", [
@@ -413,3 +419,10 @@ def test_a_schedule_larger_than_memory_is_refused_before_it_is_made(run, monkeyp
     assert algorithms.too_large(tuna, request) is None
     monkeypatch.setattr(algorithms, "memory_budget", lambda: need - 1)
     assert "would send 33,030,144 blocks" in algorithms.too_large(tuna, request)
+
+
+def test_the_guard_counts_transfers(run):
+    """Pairwise alltoall on 16384 ranks: 268 M one-block transfers, whose routes and pricing (not the
+    block sends alone) put it far beyond any machine's memory."""
+    assert_user_error(run("schedule", "alltoall", "--algorithm", "pairwise", "--network", "torus:128,128"),
+                      all_of=["in 268,419,072 transfers", "GiB"])

@@ -125,8 +125,8 @@ def cmd_schedule(args) -> int:
         target = outputs.reserve(args.out) if args.out is not None else None
         say(f"generating {info.name} by {algorithm.name} on {ranks:,} ranks")
         schedule = algorithm.generate(request)
-        oversized = too_large(algorithm, request, len(schedule.block_ids))
-        if oversized is not None:  # more block sends than the algorithm said: refuse before the replay
+        oversized = too_large(algorithm, request, len(schedule.block_ids), schedule.num_transfers)
+        if oversized is not None:  # with its transfers' routes and pricing: refuse before the replay
             raise SynthError(oversized)
         say(f"verifying {len(schedule.block_ids):,} block sends")
         report = verify(schedule)

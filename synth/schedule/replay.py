@@ -158,6 +158,7 @@ def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, 
                     read_fp[k - lo], read_count[k - lo] = keys[r], 1
                 k += 1
             stamp = b * (num_steps + 1) + s
+            over = -1  # a rank counting more than P contributions (reported if the step has no clash)
             for e in range(j, k):
                 t = transfers[e]
                 q = dst[t]
@@ -173,9 +174,10 @@ def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, 
                 else:
                     fingerprint[q] += read_fp[e - lo]
                     count[q] += read_count[e - lo]
-                    if count[q] > ranks:
-                        found_step[b], found_how[b], found_rank[b] = s, OVERCOUNT, q
-                        break
+                    if count[q] > ranks and over < 0:
+                        over = q
+            if found_step[b] < 0 and over >= 0:
+                found_step[b], found_how[b], found_rank[b] = s, OVERCOUNT, over
             j = k
         if found_step[b] >= 0:
             continue

@@ -56,14 +56,18 @@ class Algorithm:
     refusal: Callable[[Request], str | None] = lambda request: None
     default_blocks: Callable[[Request], int] | None = None  # of a freely split message, when not one per rank
     block_sends: Callable[[Request], int] | None = None  # how many the schedule will have, for the size guard
+    transfers: Callable[[Request], int] | None = None  # likewise its transfers, where known
 
 
-# Memory of one schedule from generation to pricing (measured with tests/bench/bench_schedules.py:
-# 9-11 bytes per block send, its id and its transfer in the replay's grouping; per block its size,
-# the grouping's offsets and the parsed sizes).
+# Memory of one schedule from generation to pricing (measured with tests/bench/bench_schedules.py
+# and a review: 9-11 bytes per block send, its id and its transfer in the replay's grouping; per
+# block its size, the grouping's offsets and the parsed sizes; per transfer its routed path and the
+# per-hop arrays of the pricing, about 1-2 KiB on paths of 20-30 hops).
 BYTES_PER_BLOCK_SEND = 12
 BYTES_PER_BLOCK = 24
+BYTES_PER_TRANSFER = 1024
 BASE_BYTES = 512 << 20
+MAX_TRANSFERS = (1 << 31) - 1  # the replay keeps transfer numbers in int32
 MEMORY_SHARE = 0.8  # of the machine's physical memory, what a schedule may plan to use
 
 
@@ -72,25 +76,34 @@ def expected_block_sends(algorithm: Algorithm, request: Request) -> int:
     return algorithm.block_sends(request) if algorithm.block_sends is not None else minimum_block_sends(request)
 
 
+def one_transfer_per_block(request: Request) -> int:
+    """The transfers of an all-to-all whose every moving block is a transfer of its own."""
+    return request.ranks * (request.ranks - 1)
+
+
 def memory_budget() -> int:
     """The bytes a schedule may plan to use: MEMORY_SHARE of this machine's physical memory."""
     return int(MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
 
 
-def memory_needed(block_sends: int, blocks: int) -> int:
-    return BASE_BYTES + BYTES_PER_BLOCK_SEND * block_sends + BYTES_PER_BLOCK * blocks
+def memory_needed(block_sends: int, blocks: int, transfers: int = 0) -> int:
+    return BASE_BYTES + BYTES_PER_BLOCK_SEND * block_sends + BYTES_PER_BLOCK * blocks + BYTES_PER_TRANSFER * transfers
 
 
-def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = None) -> str | None:
-    """Why the schedule would not fit this machine's memory (checked before it is made, and with
-    `block_sends` after), or None."""
+def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = None, transfers: int = 0) -> str | None:
+    """Why the schedule would not fit this machine's memory, or None: checked before it is made
+    (from the block sends the algorithm says), and once made, before its replay and pricing (with
+    its `block_sends` and `transfers`)."""
     sends = expected_block_sends(algorithm, request) if block_sends is None else block_sends
-    need, budget = memory_needed(sends, request.blocks), memory_budget()
-    if need <= budget:
+    if block_sends is None and algorithm.transfers is not None:
+        transfers = algorithm.transfers(request)
+    need, budget = memory_needed(sends, request.blocks, transfers), memory_budget()
+    if need <= budget and transfers <= MAX_TRANSFERS:
         return None
-    return (f"{algorithm.name} {request.collective} on {request.ranks:,} ranks would send {sends:,} blocks, which needs "
-            f"about {need / 2**30:.1f} GiB; synth plans with {budget / 2**30:.1f} GiB here ({MEMORY_SHARE:.0%} of the "
-            "physical memory)")
+    moved = f"{sends:,} blocks" + (f" in {transfers:,} transfers" if transfers else "")
+    return (f"{algorithm.name} {request.collective} on {request.ranks:,} ranks would send {moved}, which needs about "
+            f"{need / 2**30:.1f} GiB; synth plans with {budget / 2**30:.1f} GiB here ({MEMORY_SHARE:.0%} of the "
+            "physical memory)" + ("" if transfers <= MAX_TRANSFERS else f" and at most {MAX_TRANSFERS:,} transfers"))
 
 
 def minimum_block_sends(request: Request) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.schedule.algorithms import Algorithm, Request, register
+from synth.schedule.algorithms import Algorithm, Request, one_transfer_per_block, register
 
 
 def generate(request: Request):
@@ -18,4 +18,4 @@ def generate(request: Request):
 
 
 register(Algorithm("spread-out", ("alltoall", "alltoallv"), "one step: every block straight to its destination",
-                   generate))
+                   generate, transfers=one_transfer_per_block))
