@@ -18,8 +18,12 @@ any receiver's changes (bulk-synchronous); `copy` replaces the receiver's partia
 to it. A count above P is a contribution counted twice; at the end every promised partial must
 count P contributions with the fingerprint of all P. Counts are exact, so a double count that is
 not offset by a missing contribution is caught exactly; one that is (P contributions, the wrong
-ones) is caught by the fingerprint, which misses it with probability 2^-64. The first violation
-is then named by an exact replay of that block with sets of ranks.
+ones) is caught by the fingerprint, which misses it with probability 2^-64. The violation named
+is the earliest one detected: the blocks detected wrong earliest are replayed exactly with sets of
+ranks, which names their first violation. A double count that keeps a count at or below P is only
+detected at the end, so a later violation of another block may be named first (the verdict is the
+same). A double count that stays at or below P in a partial that is never used again and not
+promised is not detected at all: the replay judges what the promised partials end with.
 """
 
 from __future__ import annotations
