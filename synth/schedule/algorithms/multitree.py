@@ -14,7 +14,9 @@ alltoall, the root's blocks for the child's subtree; reduce-scatter, trees built
 graph, a child reducing its subtree's partial into its parent, last-built edges first; allreduce,
 reduce-scatter then allgather. A rooted collective builds its root's tree alone (a breadth-first
 tree). On an m x m 2dfc with m even the trees are 000 ch.4's construction instead (square_grid_trees),
-which the greedy one matches in steps but not in the per-step loads."""
+which the greedy one matches in steps but not in the per-step loads; Kautz-M's all-to-all uses
+breadth-first trees with their second level spread over the steps (two_level_trees), which attain
+Table 3.2 for every d."""
 
 from __future__ import annotations
 
@@ -82,6 +84,33 @@ def square_grid_trees(m: int, roots: list[int]) -> list[list[tuple[int, int, int
             edges += [(step, at(0, k), at(r, k)) for r in range(1, m) if r % 2 != k % 2]
         out.append(sorted(edges))
     return out
+
+
+def two_level_trees(out: tuple[np.ndarray, ...], roots: list[int]) -> list[list[tuple[int, int, int]]]:
+    """Kautz-M's all-to-all trees on a diameter-two graph (K(d,2)): every root's breadth-first tree,
+    its links to the children in step 0 (a link leaves one root only), and every link's
+    second-level uses, one tree per step in the order of their roots, in steps 1, 2, ...: a link
+    carries the children of at most d roots (000 ch.3: ab -> bc is used by the roots xa, x != a,
+    except the root b a on ab -> ba), so d + 1 steps, and every step after the first moves one block
+    per link: the (2d + 1) M / (d (d + 1)) of Table 3.2. (The greedy trees take d + 1 steps too, but
+    from d = 4 their uneven branches put more on a link.)"""
+    p = len(out)
+    trees, users = [], {}
+    for r in roots:
+        edges, seen = [(0, r, int(c)) for c in out[r]], {r, *(int(c) for c in out[r])}
+        for _, _, child in list(edges):
+            for w in out[child].tolist():
+                if w not in seen:
+                    seen.add(w)
+                    users.setdefault((child, w), []).append((r, len(trees), len(edges)))
+                    edges.append((None, child, w))
+        if len(seen) != p:
+            raise AssertionError("two_level_trees needs a graph of diameter two")
+        trees.append(edges)
+    for uses in users.values():
+        for step, (_, t, i) in enumerate(sorted(uses), start=1):
+            trees[t][i] = (step,) + trees[t][i][1:]
+    return trees
 
 
 def _square(request: Request) -> int | None:
@@ -169,6 +198,8 @@ def _generator(name: str):
         collective = request.collective
         m = _square(request)
         make = build_trees if m is None else (lambda _graph, roots: square_grid_trees(m, roots))  # (links both ways)
+        if name == "kautz-m" and collective == "alltoall":
+            make = two_level_trees
         if collective in ("broadcast", "scatter", "reduce", "gather"):
             _rooted(make, g, request, builder)
         elif collective == "allgather":
