@@ -28,6 +28,7 @@ SIZES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 31, 32]
 
 def naive_correct(s: Schedule) -> bool:
     """The collective's promise, replayed with sets (no arrays, no fingerprints)."""
+    s = s.explicit()
     p, b, name = s.ranks, s.blocks, s.collective
     info = COLLECTIVES[name]
     transfers = []
@@ -170,6 +171,7 @@ def test_step_counts():
 
 def corruptions(schedule: Schedule, rng):
     """Copies of the schedule with one random change each."""
+    schedule = schedule.explicit()
     kinds = ["block", "drop", "op", "receiver", "sender"]
     for _ in range(12):
         s = Schedule(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in schedule.__dict__.items()})

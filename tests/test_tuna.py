@@ -5,6 +5,7 @@ exchanges and of transfers within a node, recomputed here per step."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from synth.cost.schedule_cost import SIZE_BYTES, costs, map_schedule
 from synth.schedule.algorithms import ALGORITHMS, Request, load_all
 from synth.schedule.algorithms.tuna import round_offsets, rounds
+from synth.schedule.schedule import BlockRuns
 from synth.schedule.verify import verify
 from synth.topology import parse_topology
 
@@ -53,7 +55,9 @@ def test_rounds_blocks_and_buffer(p, r, k, d, b):
 
 
 def test_p64_radix4_schedule():
-    schedule = tuna(64, 4)
+    runs = tuna(64, 4)
+    assert runs.runs is not None and verify(runs).ok  # generated as runs (synth.schedule.schedule.BlockRuns)
+    schedule = runs.explicit()
     assert verify(schedule).ok
     assert schedule.num_steps == 9
     per_step = np.diff(schedule.block_ptr)[schedule.step_ptr[:-1]]
@@ -67,7 +71,7 @@ def test_p64_radix4_schedule():
 def test_radix_extremes():
     """r = 2 is the two-phase non-uniform Bruck (log2 P rounds); r >= P - 1 spread-out (P - 1 single-block rounds)."""
     assert tuna(16, 2).num_steps == 4
-    spread = tuna(16, 15)
+    spread = tuna(16, 15).explicit()
     assert spread.num_steps == 15 and set(np.diff(spread.block_ptr).tolist()) == {1}
 
 
@@ -132,3 +136,77 @@ def test_size_exchanges_and_memory_transfers_are_priced():
             total += alpha + beta * (meta / network.channel_bandwidth).max(initial=0)
     c = costs(map_schedule(schedule, topology), p)
     assert c.time == pytest.approx(total, rel=1e-12)
+
+
+# ----- blocks as runs (synth.schedule.schedule.BlockRuns) ----------------------------------------
+
+def _listed_tuna(p: int, r: int) -> list[np.ndarray]:
+    """Per round, per rank, the sorted blocks TuNA's rule puts in its message, listed directly
+    (the block s -> d with offset o = d - s sits at s + (o mod r^x) before round (x, z))."""
+    q = np.arange(p)
+    out = []
+    for x, z in rounds(p, r):
+        o = np.array([v for v in range(1, p) if (v // r ** x) % r == z])
+        s = (q[:, None] - (o % r ** x)[None, :]) % p
+        out.append(np.sort(s * p + (s + o[None, :]) % p, axis=1))
+    return out
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 8, 12, 16, 17, 27, 30])
+def test_runs_hold_the_listed_blocks(p):
+    """Every transfer's runs expand to exactly the blocks of TuNA's rule, for every radix."""
+    for r in range(2, p + 2):
+        schedule = tuna(p, r)
+        assert schedule.runs is not None
+        listed = schedule.explicit()
+        for step, blocks in enumerate(_listed_tuna(p, r)):
+            for q in range(p):
+                t = step * p + q
+                got = np.sort(listed.block_ids[listed.block_ptr[t]:listed.block_ptr[t + 1]])
+                assert got.tolist() == blocks[q].tolist(), (p, r, step, q)
+        assert len(schedule.runs.count) <= 2 * len(schedule.src) * max(1, r)  # runs, not one per block
+
+
+def test_runs_are_verified_priced_and_written_as_their_lists(tmp_path, monkeypatch):
+    """The replay of runs (in groups of blocks when they are many: forced here) gives the verdict and
+    message of the replay of the listed blocks; broken runs are caught; bytes and the file are the
+    listed schedule's."""
+    import synth.schedule.verify as verify_module
+    from synth.render.schedule_file import read_schedule, write_schedule
+
+    p = 12
+    sizes = np.random.default_rng(5).integers(0, 1000, p * p, dtype=np.uint16)
+    runs = tuna(p, 3, sizes=sizes)
+    listed = runs.explicit()
+    assert (runs.transfer_bytes() == listed.transfer_bytes()).all()
+    assert (runs.block_counts() == np.diff(listed.block_ptr)).all() and runs.num_block_sends == len(listed.block_ids)
+    rng = np.random.default_rng(1)
+    verdicts = set()
+    for group_sends in (1 << 25, 7):
+        monkeypatch.setattr(verify_module, "GROUP_SENDS", group_sends)
+        assert verify(runs).ok
+        for _ in range(60):
+            r = runs.runs
+            first, stride, count = r.first.copy(), r.stride.copy(), r.count.copy()
+            k = int(rng.integers(len(first)))
+            change = int(rng.integers(3))
+            if change == 0:
+                first[k] = rng.integers(p * p)
+                count[k] = 1
+            elif change == 1 and count[k] > 1:
+                count[k] -= 1
+            else:
+                stride[k] = -stride[k] if count[k] > 1 else stride[k]
+                first[k] = first[k] if count[k] == 1 else first[k] - stride[k] * (count[k] - 1)  # the same blocks
+            broken = dataclasses.replace(runs, runs=BlockRuns(r.ptr, first, stride, count))
+            a, b = verify(broken), verify(broken.explicit())
+            assert a.ok == b.ok
+            if not a.ok and "run of" not in a.violation and "twice" not in a.violation:
+                assert a.violation == b.violation
+            verdicts.add(a.ok)
+    assert verdicts == {True, False}  # both verdicts happened
+    path = tmp_path / "t.json"
+    with open(path, "w") as handle:
+        write_schedule(handle, runs)
+    back = read_schedule(str(path))
+    assert back.runs is None and (back.block_ids == listed.block_ids).all() and (back.block_bytes == sizes).all()

@@ -125,10 +125,10 @@ def cmd_schedule(args) -> int:
         target = outputs.reserve(args.out) if args.out is not None else None
         say(f"generating {info.name} by {algorithm.name} on {ranks:,} ranks")
         schedule = algorithm.generate(request)
-        oversized = too_large(algorithm, request, len(schedule.block_ids), schedule.num_transfers)
+        oversized = too_large(algorithm, request, schedule.num_block_sends, schedule.num_transfers)
         if oversized is not None:  # with its transfers' routes and pricing: refuse before the replay
             raise SynthError(oversized)
-        say(f"verifying {len(schedule.block_ids):,} block sends")
+        say(f"verifying {schedule.num_block_sends:,} block sends")
         report = verify(schedule)
         if not report.ok:  # a generator's bug: never write a wrong schedule
             raise AssertionError(f"{algorithm.name} generated a wrong {info.name} schedule: {report.violation}")
@@ -137,7 +137,7 @@ def cmd_schedule(args) -> int:
         where = "rank i on terminal i" if args.ranks_per_node == 1 else f"{args.ranks_per_node} per terminal, rank r on terminal r // {args.ranks_per_node}"
         print(f"network   {topology.label()}: {ranks} ranks ({where})")
         print(f"schedule  {info.name} by {algorithm.name}: {schedule.num_steps} steps, {schedule.num_transfers:,} transfers, "
-              f"{len(schedule.block_ids):,} block sends, {schedule.blocks:,} blocks of "
+              f"{schedule.num_block_sends:,} block sends, {schedule.blocks:,} blocks of "
               + (f"{per_block:,} B" if request.sizes is None else f"{int(request.sizes.min()):,}-{int(request.sizes.max()):,} B ({args.sizes})")
               + (f"; {len(schedule.size_exchange)} size exchanges" if schedule.size_exchange is not None else ""))
         print(f"verified  every send holds its blocks; {_promise(info.name)}")

@@ -77,7 +77,7 @@ def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: in
     channel_bytes, flows = _busiest(network, paths, step_across, size[across], n)
     size_bytes = np.zeros(n)
     if schedule.size_exchange is not None:
-        counts = np.diff(schedule.block_ptr)[across] * SIZE_BYTES
+        counts = schedule.block_counts()[across] * SIZE_BYTES
         exchanged = np.isin(step_across, schedule.size_exchange)
         metadata, _ = _busiest(network, paths.select(np.flatnonzero(exchanged)), step_across[exchanged], counts[exchanged], n)
         size_bytes = metadata

@@ -31,6 +31,7 @@ def _dump(value) -> str:
 
 
 def write_schedule(handle: IO[str], s: Schedule) -> None:
+    s = s.explicit()  # blocks as runs are written as lists
     sizes = s.block_bytes
     head = {"format": FORMAT, "collective": s.collective, "algorithm": s.algorithm, "network": {"spec": s.spec},
             "ranks": s.ranks, **({"ranks_per_node": s.ranks_per_node} if s.ranks_per_node != 1 else {}),

@@ -17,3 +17,18 @@ def transfer_sums(block_ptr, block_ids, block_bytes):
             total += block_bytes[block_ids[i]]
         out[t] = total
     return out
+
+
+@njit(cache=True)
+def run_sums(ptr, first, stride, count, block_bytes):
+    """The bytes of every transfer whose blocks are runs (synth.schedule.schedule.BlockRuns)."""
+    out = np.zeros(len(ptr) - 1, dtype=np.int64)
+    for t in range(len(ptr) - 1):
+        total = 0
+        for k in range(ptr[t], ptr[t + 1]):
+            b = first[k]
+            for _ in range(count[k]):
+                total += block_bytes[b]
+                b += stride[k]
+        out[t] = total
+    return out

@@ -71,22 +71,23 @@ def group_by_block(block_ptr, block_ids, num_blocks):
 
 
 @njit(cache=True)
-def replay_copies(offsets, transfers, src, dst, step, ranks, num_steps, start, root, end, peer):
+def replay_copies(offsets, transfers, src, dst, step, ranks, num_steps, start, root, end, peer, first_block, num_blocks):
     """Which ranks hold block b, and from which step. Returns (send_step, send_key, missing,
     missing_key): the earliest send of a block not held at the start of its step (then the
     lowest rank * B + block; NONE when there is none), and the number of promised (rank, block)
-    pairs not held at the end with the lowest of their keys."""
-    num_blocks = len(offsets) - 1
+    pairs not held at the end with the lowest of their keys. The group is blocks first_block,
+    first_block + 1, ... of num_blocks in all (offsets[i] for block first_block + i)."""
     holder = np.full(ranks, -1, dtype=np.int64)  # holder[r] == b: r holds the block being replayed
     since = np.zeros(ranks, dtype=np.int64)  # ... from this step on
     send_step, send_key, missing, missing_key = NONE, NONE, 0, NONE
-    for b in range(num_blocks):
+    for i in range(len(offsets) - 1):
+        b = first_block + i
         first = b % ranks if start == FROM_OWN_RANK else root if start == FROM_ROOT else (b % (ranks * ranks)) // ranks
         holder[first] = b
         since[first] = 0
         holders = 1
         bad_step = NONE
-        for j in range(offsets[b], offsets[b + 1]):
+        for j in range(offsets[i], offsets[i + 1]):
             t = transfers[j]
             s = step[t]
             if s > bad_step:
@@ -119,13 +120,14 @@ def replay_copies(offsets, transfers, src, dst, step, ranks, num_steps, start, r
 
 
 @njit(cache=True)
-def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, keys, end, root):
+def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, keys, end, root, first_block):
     """Which contributions every rank's partial of block b holds: their number and fingerprint
     (the sum of the contributors' 64-bit keys, modulo 2^64). Within a step every sender's partial
     is read before any receiver's changes; `copy` (op 0) replaces the receiver's partial, `reduce`
     (op 1) adds to it, and a partial receiving a copy may receive nothing else in that step.
 
-    Returns per block (detected step, how, rank): the step of its first detected violation (-1:
+    Returns per block of the group (blocks first_block, first_block + 1, ...; offsets[i] for block
+    first_block + i) (detected step, how, rank): the step of its first detected violation (-1:
     none; num_steps: wrong at the end), CLASH / OVERCOUNT / WRONG_AT_END, and the rank."""
     num_blocks = len(offsets) - 1
     found_step = np.full(num_blocks, -1, dtype=np.int64)
@@ -140,14 +142,15 @@ def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, 
     written = np.full(ranks, -1, dtype=np.int64)  # the (block, step) that last wrote r's partial, and how
     written_by = np.zeros(ranks, dtype=np.int8)
     longest = 0
-    for b in range(num_blocks):
-        longest = max(longest, offsets[b + 1] - offsets[b])
+    for i in range(num_blocks):
+        longest = max(longest, offsets[i + 1] - offsets[i])
     read_fp = np.zeros(longest, dtype=np.uint64)
     read_count = np.zeros(longest, dtype=np.int64)
-    for b in range(num_blocks):
-        lo, hi = offsets[b], offsets[b + 1]
+    for i in range(num_blocks):
+        b = first_block + i  # stamps and the promised rank use the block's own number
+        lo, hi = offsets[i], offsets[i + 1]
         j = lo
-        while j < hi and found_step[b] < 0:
+        while j < hi and found_step[i] < 0:
             s = step[transfers[j]]
             k = j
             while k < hi and step[transfers[k]] == s:  # the block's transfers of step s: reads first
@@ -166,7 +169,7 @@ def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, 
                     touched[q] = b
                     fingerprint[q], count[q] = keys[q], 1
                 if written[q] == stamp and (op[t] == 0 or written_by[q] == 0):
-                    found_step[b], found_how[b], found_rank[b] = s, CLASH, q
+                    found_step[i], found_how[i], found_rank[i] = s, CLASH, q
                     break
                 written[q], written_by[q] = stamp, op[t]
                 if op[t] == 0:
@@ -176,15 +179,93 @@ def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, 
                     count[q] += read_count[e - lo]
                     if count[q] > ranks and over < 0:
                         over = q
-            if found_step[b] < 0 and over >= 0:
-                found_step[b], found_how[b], found_rank[b] = s, OVERCOUNT, over
+            if found_step[i] < 0 and over >= 0:
+                found_step[i], found_how[i], found_rank[i] = s, OVERCOUNT, over
             j = k
-        if found_step[b] >= 0:
+        if found_step[i] >= 0:
             continue
-        for i in range(ranks if end == AT_EVERY_RANK else 1):
-            r = i if end == AT_EVERY_RANK else b % ranks if end == AT_OWN_RANK else root
+        for k in range(ranks if end == AT_EVERY_RANK else 1):
+            r = k if end == AT_EVERY_RANK else b % ranks if end == AT_OWN_RANK else root
             fp, c = (fingerprint[r], count[r]) if touched[r] == b else (keys[r], 1)
             if c != ranks or fp != total:
-                found_step[b], found_how[b], found_rank[b] = num_steps, WRONG_AT_END, r
+                found_step[i], found_how[i], found_rank[i] = num_steps, WRONG_AT_END, r
                 break
     return found_step, found_how, found_rank
+
+
+@njit(cache=True)
+def check_runs(ptr, first, stride, count, num_blocks):
+    """check_block_lists for blocks as runs: (first run with a block out of 0..B-1 or with no
+    block, -1, -1), or (-1, first transfer repeating a block, that block), or (-1, -1, -1). A
+    transfer whose runs rise (positive strides, each run after the last block of the one before)
+    repeats nothing; another one's blocks are sorted to see."""
+    for t in range(len(ptr) - 1):
+        rising = True
+        for k in range(ptr[t], ptr[t + 1]):
+            last = first[k] + stride[k] * (count[k] - 1)
+            if count[k] < 1 or first[k] < 0 or first[k] >= num_blocks or last < 0 or last >= num_blocks:
+                return k, -1, -1
+            if count[k] > 1 and stride[k] <= 0 or k > ptr[t] and first[k] <= first[k - 1] + stride[k - 1] * (count[k - 1] - 1):
+                rising = False
+        if rising:
+            continue
+        size = 0
+        for k in range(ptr[t], ptr[t + 1]):
+            size += count[k]
+        blocks = np.empty(size, dtype=np.int64)
+        n = 0
+        for k in range(ptr[t], ptr[t + 1]):
+            for j in range(count[k]):
+                blocks[n] = first[k] + stride[k] * j
+                n += 1
+        blocks.sort()
+        for j in range(1, size):
+            if blocks[j] == blocks[j - 1]:
+                return -1, t, blocks[j]
+    return -1, -1, -1
+
+
+@njit(cache=True)
+def _in_run(first, stride, count, lo, hi):
+    """The indices j (a range [j0, j1)) of a run's blocks first + stride j within [lo, hi)."""
+    if stride == 0 or count == 1:
+        return (0, 1) if lo <= first < hi else (0, 0)
+    if stride > 0:
+        j0 = max(0, -((first - lo) // stride)) if first < lo else 0
+        j1 = min(count, (hi - 1 - first) // stride + 1) if hi - 1 >= first else 0
+    else:
+        j0 = max(0, (first - (hi - 1) + (-stride) - 1) // (-stride)) if first >= hi else 0
+        j1 = min(count, (first - lo) // (-stride) + 1) if first >= lo else 0
+    return j0, max(j0, j1)
+
+
+@njit(cache=True)
+def count_runs_in(ptr, first, stride, count, lo, hi):
+    """How many block sends of blocks lo..hi-1 the runs hold."""
+    total = 0
+    for k in range(len(first)):
+        j0, j1 = _in_run(first[k], stride[k], count[k], lo, hi)
+        total += j1 - j0
+    return total
+
+
+@njit(cache=True)
+def group_runs(ptr, first, stride, count, lo, hi):
+    """group_by_block for blocks lo..hi-1 of a schedule whose blocks are runs: (offsets of the
+    group's blocks, transfers), in the schedule's order."""
+    offsets = np.zeros(hi - lo + 2, dtype=np.int64)
+    for k in range(len(first)):
+        j0, j1 = _in_run(first[k], stride[k], count[k], lo, hi)
+        for j in range(j0, j1):
+            offsets[first[k] + stride[k] * j - lo + 2] += 1
+    for b in range(hi - lo):
+        offsets[b + 2] += offsets[b + 1]
+    transfers = np.empty(offsets[hi - lo + 1], dtype=np.int32)
+    for t in range(len(ptr) - 1):
+        for k in range(ptr[t], ptr[t + 1]):
+            j0, j1 = _in_run(first[k], stride[k], count[k], lo, hi)
+            for j in range(j0, j1):
+                b = first[k] + stride[k] * j - lo
+                transfers[offsets[b + 1]] = t
+                offsets[b + 1] += 1
+    return offsets[:hi - lo + 1], transfers

@@ -18,6 +18,7 @@ which contributions each partial block holds (synth.schedule.verify).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +61,26 @@ def collective(name: str) -> Collective:
         raise SynthError(f"unknown collective '{name}' (known: {', '.join(COLLECTIVES)})") from None
 
 
+@dataclass(frozen=True)
+class BlockRuns:
+    """Every transfer's blocks as arithmetic runs, for schedules too large to list (TuNA at P = 16384
+    sends 5 x 10^8 blocks in 4 x 10^6 transfers of one or two runs each): transfer t's blocks are, for
+    its runs k in ptr[t]:ptr[t+1], first[k] + stride[k] * j for j < count[k], in that order."""
+
+    ptr: np.ndarray  # (transfers + 1,) offsets into the runs
+    first: np.ndarray  # (runs,) int64
+    stride: np.ndarray
+    count: np.ndarray  # >= 1
+
+    def expand(self) -> tuple[np.ndarray, np.ndarray]:
+        """(block_ptr, block_ids) of the same lists."""
+        per_transfer = np.add.reduceat(self.count, self.ptr[:-1]) if len(self.count) else np.zeros(0, dtype=np.int64)
+        per_transfer = np.where(np.diff(self.ptr) > 0, per_transfer, 0)
+        block_ptr = np.concatenate([[0], np.cumsum(per_transfer)]).astype(np.int64)
+        offset = np.arange(int(self.count.sum()), dtype=np.int64) - np.repeat(np.cumsum(self.count) - self.count, self.count)
+        return block_ptr, np.repeat(self.first, self.count) + np.repeat(self.stride, self.count) * offset
+
+
 @dataclass
 class Schedule:
     collective: str
@@ -72,12 +93,32 @@ class Schedule:
     src: np.ndarray  # (transfers,)
     dst: np.ndarray
     op: np.ndarray  # COPY or REDUCE per transfer
-    block_ptr: np.ndarray  # (transfers + 1,) offsets into block_ids
-    block_ids: np.ndarray  # int32 below 2^31 blocks (half the memory of the largest array)
+    block_ptr: np.ndarray | None  # (transfers + 1,) offsets into block_ids (None: the blocks are `runs`)
+    block_ids: np.ndarray | None  # int32 below 2^31 blocks (half the memory of the largest array)
     root: int | None = None
     peer: int | None = None  # p2p: the destination
     ranks_per_node: int = 1  # Q ranks share a node (terminal): rank r on terminal r // Q
     size_exchange: np.ndarray | None = None  # steps preceded by an exchange of the blocks' sizes (TuNA)
+    runs: BlockRuns | None = None  # the blocks as runs instead of lists
+
+    def explicit(self) -> "Schedule":
+        """The same schedule with its blocks listed (itself when they are)."""
+        if self.runs is None:
+            return self
+        block_ptr, ids = self.runs.expand()
+        return dataclasses.replace(self, block_ptr=block_ptr, block_ids=ids.astype(np.int32 if self.blocks < 2**31 else np.int64),
+                                   runs=None)
+
+    def block_counts(self) -> np.ndarray:
+        """The number of blocks of every transfer."""
+        if self.runs is None:
+            return np.diff(self.block_ptr)
+        counts = np.add.reduceat(self.runs.count, self.runs.ptr[:-1]) if len(self.runs.count) else np.zeros(0, dtype=np.int64)
+        return np.where(np.diff(self.runs.ptr) > 0, counts, 0)
+
+    @property
+    def num_block_sends(self) -> int:
+        return len(self.block_ids) if self.runs is None else int(self.runs.count.sum())
 
     @property
     def num_steps(self) -> int:
@@ -94,9 +135,11 @@ class Schedule:
     def transfer_bytes(self) -> np.ndarray:
         """The bytes of every transfer: the sum of its blocks' sizes (one combined message)."""
         if len(self.block_bytes) and (self.block_bytes == self.block_bytes[0]).all():  # equal blocks: no gather
-            return np.diff(self.block_ptr) * self.block_bytes[0]
-        from synth.schedule.block_sums import transfer_sums  # compiled (numba): imported when needed
+            return self.block_counts() * int(self.block_bytes[0])
+        from synth.schedule.block_sums import run_sums, transfer_sums  # compiled (numba): imported when needed
 
+        if self.runs is not None:
+            return run_sums(self.runs.ptr, self.runs.first, self.runs.stride, self.runs.count, self.block_bytes)
         return transfer_sums(self.block_ptr, self.block_ids, self.block_bytes)
 
 
@@ -112,8 +155,10 @@ class ScheduleBuilder:
         self.peer = peer
         self.ranks_per_node = ranks_per_node
         self._size_exchange: list[int] = []
-        sizes = np.asarray(block_bytes, dtype=np.int64)  # an alltoallv's P^2 sizes are shared, not copied
-        self.block_bytes = sizes if sizes.shape == (blocks,) else np.broadcast_to(sizes, (blocks,)).copy()
+        sizes = np.asarray(block_bytes)  # an alltoallv's P^2 sizes are shared, not copied, in their integer type
+        if sizes.dtype.kind not in "iu":
+            sizes = sizes.astype(np.int64)
+        self.block_bytes = sizes if sizes.shape == (blocks,) else np.broadcast_to(sizes.astype(np.int64), (blocks,)).copy()
         self.id_type = np.int32 if blocks < 2**31 else np.int64  # block ids are kept in it from the start
         self._src, self._dst, self._op, self._counts, self._ids, self._steps = [], [], [], [], [], [0]
 
@@ -141,6 +186,13 @@ class ScheduleBuilder:
         self._counts.append(counts)
         self._ids.append(ids)
         self._steps.append(self._steps[-1] + len(src))
+
+    def build_runs(self, step_ptr, src, dst, op, runs: BlockRuns, size_exchange: np.ndarray | None = None) -> Schedule:
+        """A schedule made whole by its generator, with its blocks as runs (no add_step)."""
+        name, algorithm, spec, ranks, blocks, root = self.meta
+        return Schedule(name, algorithm, spec, ranks, blocks, self.block_bytes, np.asarray(step_ptr, dtype=np.int64),
+                        np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), np.asarray(op, dtype=np.int8),
+                        None, None, root, self.peer, self.ranks_per_node, size_exchange, runs)
 
     def build(self) -> Schedule:
         name, algorithm, spec, ranks, blocks, root = self.meta

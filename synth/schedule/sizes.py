@@ -13,7 +13,7 @@ MAX_BLOCK_BYTES = 1 << 40
 
 
 def parse_sizes(text: str, ranks: int) -> np.ndarray:
-    """The P^2 block sizes, block s P + d from s to d."""
+    """The P^2 block sizes, block s P + d from s to d (in the least integer type that holds them)."""
     kind, _, rest = text.partition(":")
     if kind == "random":
         parts = rest.split(":")
@@ -21,7 +21,8 @@ def parse_sizes(text: str, ranks: int) -> np.ndarray:
             raise SynthError(f"--sizes {show(text)}: expected random:S:SEED")
         top = parse_int(parts[0], "--sizes random: S", 0, MAX_BLOCK_BYTES)
         seed = parse_int(parts[1], "--sizes random: SEED", 0)
-        return np.random.default_rng(seed).integers(0, top + 1, ranks * ranks, dtype=np.int64)
+        kind = np.uint16 if top < 1 << 16 else np.uint32 if top < 1 << 32 else np.int64  # P^2 of them: the least type
+        return np.random.default_rng(seed).integers(0, top + 1, ranks * ranks, dtype=kind)
     if kind == "csv":
         return _matrix(rest, ranks)
     raise SynthError(f"--sizes {show(text)}: expected random:S:SEED or csv:PATH")

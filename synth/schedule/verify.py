@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.schedule.replay import (AT_EVERY_RANK, AT_OWN_RANK, AT_PEER, AT_ROOT, CLASH, FROM_OWN_RANK, FROM_ROOT,
-                                   FROM_SOURCE, NONE, check_block_lists, group_by_block, replay_copies,
-                                   replay_reductions)
+                                   FROM_SOURCE, NONE, check_block_lists, check_runs, count_runs_in, group_by_block,
+                                   group_runs, replay_copies, replay_reductions)
 from synth.schedule.schedule import COPY, REDUCE, Schedule, collective
 
 
@@ -55,7 +55,7 @@ class _Violation(Exception):
 
 
 def verify(schedule: Schedule) -> VerifyReport:
-    report = VerifyReport(None, schedule.num_steps, schedule.num_transfers, len(schedule.block_ids))
+    report = VerifyReport(None, schedule.num_steps, schedule.num_transfers, schedule.num_block_sends)
     try:
         _check_structure(schedule)
         if collective(schedule.collective).reduction:
@@ -100,11 +100,21 @@ def _check_structure(s: Schedule) -> None:
     if loop.any():
         t = int(np.argmax(loop))
         raise _Violation(f"step {step[t]}: rank {s.src[t]} sends to itself")
-    out_of_range, repeated = check_block_lists(s.block_ptr, s.block_ids, b)
-    for j, what in ((out_of_range, f", not a block (0..{b - 1})"), (repeated, " twice in one transfer")):
-        if j >= 0:
-            t = _transfer_of(s, j)
-            raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {s.block_ids[j]}{what}")
+    if s.runs is None:
+        out_of_range, repeated = check_block_lists(s.block_ptr, s.block_ids, b)
+        for j, what in ((out_of_range, f", not a block (0..{b - 1})"), (repeated, " twice in one transfer")):
+            if j >= 0:
+                t = _transfer_of(s, j)
+                raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {s.block_ids[j]}{what}")
+    else:
+        r = s.runs
+        bad_run, t, block = check_runs(r.ptr, r.first, r.stride, r.count, b)
+        if bad_run >= 0:
+            t = int(np.searchsorted(r.ptr, bad_run, side="right") - 1)
+            raise _Violation(f"step {step[t]}: rank {s.src[t]} sends the run of {r.count[bad_run]} blocks from "
+                             f"{r.first[bad_run]} by {r.stride[bad_run]}, not all blocks (0..{b - 1})")
+        if t >= 0:
+            raise _Violation(f"step {step[t]}: rank {s.src[t]} sends block {block} twice in one transfer")
     if not info.reduction and (s.op == REDUCE).any():
         t = int(np.argmax(s.op == REDUCE))
         raise _Violation(f"step {step[t]}: a reduce transfer in {s.collective}, which reduces nothing")
@@ -119,20 +129,46 @@ END = {"allgather": AT_EVERY_RANK, "broadcast": AT_EVERY_RANK, "allreduce": AT_E
        "reduce": AT_ROOT, "p2p": AT_PEER}
 
 
-def _grouped(s: Schedule):
-    """The schedule's transfers grouped by block, and the step of every transfer."""
-    offsets, transfers = group_by_block(s.block_ptr, s.block_ids, s.blocks)
-    return offsets, transfers, s.transfer_step()
+GROUP_SENDS = 1 << 25  # block sends grouped at once when the blocks are runs (4 bytes each)
+
+
+def _groups(s: Schedule):
+    """(first block, offsets, transfers) of the blocks grouped by block (synth.schedule.replay),
+    a group of consecutive blocks at a time when they are runs (whose sends may not fit memory at
+    once), else all at once."""
+    if s.runs is None:
+        yield (0, *group_by_block(s.block_ptr, s.block_ids, s.blocks))
+        return
+    r = s.runs
+    width = max(1, s.blocks * GROUP_SENDS // max(1, s.num_block_sends))
+    lo = 0
+    while lo < s.blocks:
+        hi = min(s.blocks, lo + width)
+        while hi - lo > 1 and count_runs_in(r.ptr, r.first, r.stride, r.count, lo, hi) > GROUP_SENDS:
+            hi = lo + (hi - lo) // 2
+        yield (lo, *group_runs(r.ptr, r.first, r.stride, r.count, lo, hi))
+        lo = hi
+
+
+def _carrying(s: Schedule, block: int) -> np.ndarray:
+    """The transfers that carry one block, in order."""
+    if s.runs is not None:
+        return group_runs(s.runs.ptr, s.runs.first, s.runs.stride, s.runs.count, block, block + 1)[1].astype(np.int64)
+    return np.repeat(np.arange(s.num_transfers), np.diff(s.block_ptr))[s.block_ids == block]
 
 
 def _replay_copies(s: Schedule) -> None:
     """Which ranks hold which blocks (synth.schedule.replay.replay_copies): the earliest send of a
     block not held is the violation, else the first promised (rank, block) pair not held."""
     b = s.blocks
-    offsets, transfers, step = _grouped(s)
-    send_step, send_key, missing, missing_key = replay_copies(
-        offsets, transfers, s.src, s.dst, step, s.ranks, s.num_steps, START[s.collective],
-        -1 if s.root is None else s.root, END[s.collective], -1 if s.peer is None else s.peer)
+    step = s.transfer_step()
+    send_step, send_key, missing, missing_key = NONE, NONE, 0, NONE
+    for first_block, offsets, transfers in _groups(s):
+        found = replay_copies(offsets, transfers, s.src, s.dst, step, s.ranks, s.num_steps, START[s.collective],
+                              -1 if s.root is None else s.root, END[s.collective], -1 if s.peer is None else s.peer,
+                              first_block, b)
+        send_step, send_key = min((send_step, send_key), found[:2])
+        missing, missing_key = missing + found[2], min(missing_key, found[3])
     if send_step != NONE:
         raise _Violation(f"step {send_step}: rank {send_key // b} sends block {send_key % b}, which it does not hold "
                          f"at the start of the step")
@@ -165,9 +201,11 @@ def _replay_reduction(s: Schedule) -> None:
     The blocks whose first detection comes earliest decide: a copy clashing with another write
     is named as found; a count above P or a wrong partial at the end is named by an exact replay
     with sets of ranks (which finds the earliest violation of those blocks)."""
-    grouped = offsets, transfers, step = _grouped(s)
-    found_step, how, rank = replay_reductions(offsets, transfers, s.src, s.dst, step, s.op, s.ranks, s.num_steps,
-                                              _rank_keys(s.ranks), END[s.collective], -1 if s.root is None else s.root)
+    step = s.transfer_step()
+    keys, end, root = _rank_keys(s.ranks), END[s.collective], -1 if s.root is None else s.root
+    found = [replay_reductions(offsets, transfers, s.src, s.dst, step, s.op, s.ranks, s.num_steps, keys, end, root,
+                               first_block) for first_block, offsets, transfers in _groups(s)]
+    found_step, how, rank = (np.concatenate([f[k] for f in found]) for k in range(3))
     wrong = found_step >= 0
     if not wrong.any():
         return
@@ -178,25 +216,24 @@ def _replay_reduction(s: Schedule) -> None:
         block = int(clashes[0])
         raise _Violation(f"step {earliest}: rank {rank[block]} receives block {block} by a copy and another "
                          "transfer in one step (which one wins is undefined)")
-    _raise_first(s, blocks, grouped)
+    _raise_first(s, blocks, step)
 
 
 NAMED_BLOCKS = 16  # wrong blocks replayed exactly to find the earliest violation
 
 
-def _raise_first(s: Schedule, blocks: np.ndarray, grouped) -> None:
+def _raise_first(s: Schedule, blocks: np.ndarray, step_of: np.ndarray) -> None:
     """The earliest violation among (the first NAMED_BLOCKS of) the wrong blocks."""
-    found = [_first_violation(s, int(block), grouped) for block in blocks[:NAMED_BLOCKS].tolist()]
+    found = [_first_violation(s, int(block), step_of) for block in blocks[:NAMED_BLOCKS].tolist()]
     raise _Violation(min(found)[1])
 
 
-def _first_violation(s: Schedule, block: int, grouped) -> tuple[float, str]:
+def _first_violation(s: Schedule, block: int, step_of: np.ndarray) -> tuple[float, str]:
     """Replay one block exactly (sets of ranks): (step, message) of its first violation (the
     number of steps for what is missing at the end)."""
     p, b = s.ranks, s.blocks
-    offsets, by_block, step_of = grouped
     holds = [frozenset([r]) for r in range(p)]
-    carrying = by_block[offsets[block]:offsets[block + 1]].astype(np.int64)
+    carrying = _carrying(s, block)
     steps = step_of[carrying]
     for step in np.unique(steps).tolist():
         transfers = carrying[steps == step]
