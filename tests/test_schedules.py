@@ -10,6 +10,7 @@ replay finds one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -414,13 +415,20 @@ def test_a_schedule_larger_than_memory_is_refused_before_it_is_made(run, monkeyp
                       all_of=["spread-out alltoall on 65,536 ranks would send 4,294,901,760 blocks", "GiB"])
     import synth.schedule.algorithms as algorithms
 
-    request = Request("alltoallv", 4096, 4096 * 4096, 8, "torus:64,64", 0, (64, 64), 64)
-    tuna = ALGORITHMS["tuna"]
-    need = algorithms.memory_needed(33_030_144, 4096 * 4096)  # the bench's TuNA: 33 M block sends
+    request = Request("alltoall", 4096, 4096 * 4096, 8, "torus:64,64", 0, (64, 64))
+    bruck = ALGORITHMS["bruck"]
+    need = algorithms.memory_needed(100_663_296, 4096 * 4096)  # the bench's Bruck: 101 M block sends
     monkeypatch.setattr(algorithms, "memory_budget", lambda: need)
-    assert algorithms.too_large(tuna, request) is None
+    assert algorithms.too_large(bruck, request) is None
     monkeypatch.setattr(algorithms, "memory_budget", lambda: need - 1)
-    assert "would send 33,030,144 blocks" in algorithms.too_large(tuna, request)
+    assert "would send 100,663,296 blocks" in algorithms.too_large(bruck, request)
+    # TuNA lists its blocks as runs: its transfers and blocks count, not its 33 M block sends
+    tuna, runs = ALGORITHMS["tuna"], dataclasses.replace(request, radix=64)
+    need = algorithms.memory_needed(0, 4096 * 4096, 4096 * 126, runs=True)
+    monkeypatch.setattr(algorithms, "memory_budget", lambda: need)
+    assert algorithms.too_large(tuna, runs) is None
+    monkeypatch.setattr(algorithms, "memory_budget", lambda: need - 1)
+    assert "would send 33,030,144 blocks in 516,096 transfers" in algorithms.too_large(tuna, runs)
 
 
 def test_the_guard_counts_transfers(run):

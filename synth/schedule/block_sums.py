@@ -20,10 +20,11 @@ def transfer_sums(block_ptr, block_ids, block_bytes):
 
 
 @njit(cache=True)
-def run_sums(ptr, first, stride, count, block_bytes):
-    """The bytes of every transfer whose blocks are runs (synth.schedule.schedule.BlockRuns)."""
+def run_sums(ptr, first, stride, count, block_bytes, order):
+    """The bytes of every transfer whose blocks are runs (synth.schedule.schedule.BlockRuns),
+    visited in `order` (by sender: a rank's blocks lie close together in the sizes)."""
     out = np.zeros(len(ptr) - 1, dtype=np.int64)
-    for t in range(len(ptr) - 1):
+    for t in order:
         total = 0
         for k in range(ptr[t], ptr[t + 1]):
             b = first[k]

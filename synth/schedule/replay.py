@@ -252,7 +252,7 @@ def count_runs_in(ptr, first, stride, count, lo, hi):
 @njit(cache=True)
 def group_runs(ptr, first, stride, count, lo, hi):
     """group_by_block for blocks lo..hi-1 of a schedule whose blocks are runs: (offsets of the
-    group's blocks, transfers), in the schedule's order."""
+    group's blocks, transfers), every block's transfers in the schedule's order."""
     offsets = np.zeros(hi - lo + 2, dtype=np.int64)
     for k in range(len(first)):
         j0, j1 = _in_run(first[k], stride[k], count[k], lo, hi)

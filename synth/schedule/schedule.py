@@ -139,7 +139,8 @@ class Schedule:
         from synth.schedule.block_sums import run_sums, transfer_sums  # compiled (numba): imported when needed
 
         if self.runs is not None:
-            return run_sums(self.runs.ptr, self.runs.first, self.runs.stride, self.runs.count, self.block_bytes)
+            return run_sums(self.runs.ptr, self.runs.first, self.runs.stride, self.runs.count, self.block_bytes,
+                            np.argsort(self.src, kind="stable"))
         return transfer_sums(self.block_ptr, self.block_ids, self.block_bytes)
 
 

@@ -153,7 +153,8 @@ def _groups(s: Schedule):
 def _carrying(s: Schedule, block: int) -> np.ndarray:
     """The transfers that carry one block, in order."""
     if s.runs is not None:
-        return group_runs(s.runs.ptr, s.runs.first, s.runs.stride, s.runs.count, block, block + 1)[1].astype(np.int64)
+        r = s.runs
+        return group_runs(r.ptr, r.first, r.stride, r.count, block, block + 1)[1].astype(np.int64)
     return np.repeat(np.arange(s.num_transfers), np.diff(s.block_ptr))[s.block_ids == block]
 
 

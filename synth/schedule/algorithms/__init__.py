@@ -59,6 +59,7 @@ class Algorithm:
     default_blocks: Callable[[Request], int] | None = None  # of a freely split message, when not one per rank
     block_sends: Callable[[Request], int] | None = None  # how many the schedule will have, for the size guard
     transfers: Callable[[Request], int] | None = None  # likewise its transfers, where known
+    runs: bool = False  # generates its blocks as runs (BlockRuns), not lists
 
 
 # Memory of one schedule from generation to pricing (measured with tests/bench/bench_schedules.py
@@ -67,6 +68,9 @@ class Algorithm:
 # per-hop arrays of the pricing, about 1-2 KiB on paths of 20-30 hops).
 BYTES_PER_BLOCK_SEND = 12
 BYTES_PER_BLOCK = 24
+# Blocks as runs (BlockRuns): the runs count with the transfers, the replay groups at most
+# verify.GROUP_SENDS block sends at a time, and a block costs its size (8 bytes at most).
+RUN_BYTES_PER_BLOCK = 8
 BYTES_PER_TRANSFER = 1024
 BASE_BYTES = 512 << 20
 MAX_TRANSFERS = (1 << 31) - 1  # the replay keeps transfer numbers in int32
@@ -88,7 +92,9 @@ def memory_budget() -> int:
     return int(MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
 
 
-def memory_needed(block_sends: int, blocks: int, transfers: int = 0) -> int:
+def memory_needed(block_sends: int, blocks: int, transfers: int = 0, runs: bool = False) -> int:
+    if runs:
+        return BASE_BYTES + RUN_BYTES_PER_BLOCK * blocks + BYTES_PER_TRANSFER * transfers
     return BASE_BYTES + BYTES_PER_BLOCK_SEND * block_sends + BYTES_PER_BLOCK * blocks + BYTES_PER_TRANSFER * transfers
 
 
@@ -99,7 +105,7 @@ def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = 
     sends = expected_block_sends(algorithm, request) if block_sends is None else block_sends
     if block_sends is None and algorithm.transfers is not None:
         transfers = algorithm.transfers(request)
-    need, budget = memory_needed(sends, request.blocks, transfers), memory_budget()
+    need, budget = memory_needed(sends, request.blocks, transfers, algorithm.runs), memory_budget()
     if need <= budget and transfers <= MAX_TRANSFERS:
         return None
     moved = f"{sends:,} blocks" + (f" in {transfers:,} transfers" if transfers else "")

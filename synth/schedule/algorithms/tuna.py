@@ -61,21 +61,23 @@ def _rank_runs(q, p, big, rr, z, first, stride, count, k, fill):
     """Rank q's runs in round (x, z) with R = r^x = `big` and R r = `rr`, written from index k when
     `fill` (else only counted); returns the next index. The offsets o = L + z R + H R r < P: the
     block s -> d held at q has s = q - L, d = q + z R + H R r (mod P), so for a fixed H the blocks
-    run over L with stride -P, for a fixed L over H with stride R r, each run split where it wraps
-    around P. The longer of the two is the run."""
+    run over s with stride P, for a fixed L over d with stride R r, each run split where it wraps
+    around P. The longer of the two is the run; a transfer's runs are sorted by their first block
+    (then they rise, as the replay's structure check prefers, unless columns interleave)."""
+    start = k
     heights = (p - 1 - z * big) // rr + 1  # H = 0 .. heights-1 exist for L = 0
     if big >= heights:
         for h in range(heights):
             d = (q + z * big + h * rr) % p
-            end = min(big, p - z * big - h * rr)  # L = 0 .. end-1
-            straight = min(end, q + 1)  # q - L >= 0
+            end = min(big, p - z * big - h * rr)  # L = 0 .. end-1: s = q, q - 1, ..., q - end + 1 (mod P)
+            straight = min(end, q + 1)  # those with q - L >= 0
             if straight > 0:
                 if fill:
-                    first[k], stride[k], count[k] = q * p + d, -p, straight
+                    first[k], stride[k], count[k] = (q - straight + 1) * p + d, p, straight
                 k += 1
             if end > straight:
                 if fill:
-                    first[k], stride[k], count[k] = (q - straight + p) * p + d, -p, end - straight
+                    first[k], stride[k], count[k] = (q - end + 1 + p) * p + d, p, end - straight
                 k += 1
     else:
         for low in range(big):
@@ -92,6 +94,14 @@ def _rank_runs(q, p, big, rr, z, first, stride, count, k, fill):
                 if fill:
                     first[k], stride[k], count[k] = s * p + base + before * rr - p, rr, n - before
                 k += 1
+    if fill:
+        for i in range(start + 1, k):  # insertion sort by first block
+            f, g, c = first[i], stride[i], count[i]
+            j = i - 1
+            while j >= start and first[j] > f:
+                first[j + 1], stride[j + 1], count[j + 1] = first[j], stride[j], count[j]
+                j -= 1
+            first[j + 1], stride[j + 1], count[j + 1] = f, g, c
     return k
 
 
@@ -203,7 +213,8 @@ def _tuna_block_sends(request: Request) -> int:
 
 
 register(Algorithm("tuna", ("alltoall", "alltoallv"), "TuNA, radix r (--radix): K rounds of base-r digits, a size "
-                   "exchange before each", generate_tuna, _refusal, block_sends=_tuna_block_sends))
+                   "exchange before each", generate_tuna, _refusal, block_sends=_tuna_block_sends,
+                   transfers=lambda request: request.ranks * len(rounds(request.ranks, request.radix)), runs=True))
 register(Algorithm("tuna-coalesced", ("alltoall", "alltoallv"), "hierarchical TuNA: intra-node TuNA, then N - 1 "
                    "inter-node rounds of Q blocks (--batch rounds per step)", generate_coalesced, _hierarchical_refusal))
 register(Algorithm("tuna-staggered", ("alltoall", "alltoallv"), "hierarchical TuNA: intra-node TuNA, then Q (N - 1) "
