@@ -5,8 +5,8 @@ next to a naive per-transfer Python loop that prices the same routed schedule in
 
 Cases: Swing bandwidth-optimal allreduce on the 64x64 torus (4096 ranks, 24 steps; target 5 s),
 TuNA alltoallv with P = 4096, r = 64 and with the target's P = 16384, r = 128 (533 M block sends,
-on the 64x64 torus with 4 ranks per router; target 10 s), Bruck alltoall on 4096 ranks (target
-10 s); block sizes uniform in [0, 1 KiB] for TuNA. Every case runs in a child process so that its
+generated as runs; on the 64x64 torus with 4 ranks per router, and on a 16384-terminal dragonfly;
+target 10 s), Bruck alltoall on 4096 ranks (target 10 s); block sizes uniform in [0, 1 KiB] for TuNA. Every case runs in a child process so that its
 peak memory (ru_maxrss) is its own (target: under 2 GiB). The baseline loops over the transfers in
 Python, adding each one's bytes to the channels of its path (the same minimal paths), and takes
 each step's busiest channel: its alpha-beta time must equal synth's "price" (which it is compared
