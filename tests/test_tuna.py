@@ -182,8 +182,8 @@ def test_runs_are_verified_priced_and_written_as_their_lists(tmp_path, monkeypat
     assert (runs.block_counts() == np.diff(listed.block_ptr)).all() and runs.num_block_sends == len(listed.block_ids)
     rng = np.random.default_rng(1)
     verdicts = set()
-    for group_sends in (1 << 25, 7):
-        monkeypatch.setattr(verify_module, "GROUP_SENDS", group_sends)
+    for group_blocks in (1 << 18, 7):
+        monkeypatch.setattr(verify_module, "GROUP_BLOCKS", group_blocks)
         assert verify(runs).ok
         for _ in range(60):
             r = runs.runs

@@ -240,32 +240,62 @@ def _in_run(first, stride, count, lo, hi):
 
 
 @njit(cache=True)
-def count_runs_in(ptr, first, stride, count, lo, hi):
-    """How many block sends of blocks lo..hi-1 the runs hold."""
-    total = 0
-    for k in range(len(first)):
-        j0, j1 = _in_run(first[k], stride[k], count[k], lo, hi)
-        total += j1 - j0
-    return total
+def _touched_group(first, stride, count, width, i):
+    """The i-th group a run touches, or -1 past the last: a run whose stride is below the width
+    touches every group from its lowest block's to its highest's, a longer stride those of its
+    blocks (each in its own group)."""
+    last = first + stride * (count - 1)
+    if abs(stride) < width or count == 1:
+        g = min(first, last) // width + i
+        return g if g <= max(first, last) // width else -1
+    return (first + stride * i) // width if i < count else -1
 
 
 @njit(cache=True)
-def group_runs(ptr, first, stride, count, lo, hi):
-    """group_by_block for blocks lo..hi-1 of a schedule whose blocks are runs: (offsets of the
-    group's blocks, transfers), every block's transfers in the schedule's order."""
-    offsets = np.zeros(hi - lo + 2, dtype=np.int64)
+def bucket_runs(first, stride, count, width, groups):
+    """(ptr, runs): the runs that hold blocks of group g (blocks g width .. (g + 1) width - 1) are
+    runs[ptr[g]:ptr[g+1]], in increasing order."""
+    ptr = np.zeros(groups + 1, dtype=np.int64)
     for k in range(len(first)):
+        i = 0
+        g = _touched_group(first[k], stride[k], count[k], width, 0)
+        while g >= 0:
+            ptr[g + 1] += 1
+            i += 1
+            g = _touched_group(first[k], stride[k], count[k], width, i)
+    for g in range(groups):
+        ptr[g + 1] += ptr[g]
+    runs = np.empty(ptr[groups], dtype=np.int32)
+    fill = ptr[:groups].copy()
+    for k in range(len(first)):
+        i = 0
+        g = _touched_group(first[k], stride[k], count[k], width, 0)
+        while g >= 0:
+            runs[fill[g]] = k
+            fill[g] += 1
+            i += 1
+            g = _touched_group(first[k], stride[k], count[k], width, i)
+    return ptr, runs
+
+
+@njit(cache=True)
+def group_runs(runs, run_transfer, first, stride, count, lo, hi):
+    """group_by_block for blocks lo..hi-1 of a schedule whose blocks are runs, from the runs that
+    may hold them (in increasing order: every block's transfers come in the schedule's order):
+    (offsets of the group's blocks, transfers)."""
+    offsets = np.zeros(hi - lo + 2, dtype=np.int64)
+    for k in runs:
         j0, j1 = _in_run(first[k], stride[k], count[k], lo, hi)
         for j in range(j0, j1):
             offsets[first[k] + stride[k] * j - lo + 2] += 1
     for b in range(hi - lo):
         offsets[b + 2] += offsets[b + 1]
     transfers = np.empty(offsets[hi - lo + 1], dtype=np.int32)
-    for t in range(len(ptr) - 1):
-        for k in range(ptr[t], ptr[t + 1]):
-            j0, j1 = _in_run(first[k], stride[k], count[k], lo, hi)
-            for j in range(j0, j1):
-                b = first[k] + stride[k] * j - lo
-                transfers[offsets[b + 1]] = t
-                offsets[b + 1] += 1
+    for k in runs:
+        j0, j1 = _in_run(first[k], stride[k], count[k], lo, hi)
+        t = run_transfer[k]
+        for j in range(j0, j1):
+            b = first[k] + stride[k] * j - lo
+            transfers[offsets[b + 1]] = t
+            offsets[b + 1] += 1
     return offsets[:hi - lo + 1], transfers

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.schedule.replay import (AT_EVERY_RANK, AT_OWN_RANK, AT_PEER, AT_ROOT, CLASH, FROM_OWN_RANK, FROM_ROOT,
-                                   FROM_SOURCE, NONE, check_block_lists, check_runs, count_runs_in, group_by_block,
+                                   FROM_SOURCE, NONE, bucket_runs, check_block_lists, check_runs, group_by_block,
                                    group_runs, replay_copies, replay_reductions)
 from synth.schedule.schedule import COPY, REDUCE, Schedule, collective
 
@@ -129,32 +129,32 @@ END = {"allgather": AT_EVERY_RANK, "broadcast": AT_EVERY_RANK, "allreduce": AT_E
        "reduce": AT_ROOT, "p2p": AT_PEER}
 
 
-GROUP_SENDS = 1 << 25  # block sends grouped at once when the blocks are runs (4 bytes each)
+GROUP_BLOCKS = 1 << 18  # blocks replayed together when they are runs: the group's counts stay in cache
 
 
 def _groups(s: Schedule):
-    """(first block, offsets, transfers) of the blocks grouped by block (synth.schedule.replay),
-    a group of consecutive blocks at a time when they are runs (whose sends may not fit memory at
-    once), else all at once."""
+    """(first block, offsets, transfers) of the blocks grouped by block (synth.schedule.replay):
+    all at once when they are listed; when they are runs (whose block sends may not fit memory at
+    once), GROUP_BLOCKS consecutive blocks at a time, each group from the runs that touch it."""
     if s.runs is None:
         yield (0, *group_by_block(s.block_ptr, s.block_ids, s.blocks))
         return
     r = s.runs
-    width = max(1, s.blocks * GROUP_SENDS // max(1, s.num_block_sends))
-    lo = 0
-    while lo < s.blocks:
-        hi = min(s.blocks, lo + width)
-        while hi - lo > 1 and count_runs_in(r.ptr, r.first, r.stride, r.count, lo, hi) > GROUP_SENDS:
-            hi = lo + (hi - lo) // 2
-        yield (lo, *group_runs(r.ptr, r.first, r.stride, r.count, lo, hi))
-        lo = hi
+    run_transfer = np.repeat(np.arange(s.num_transfers, dtype=np.int32), np.diff(r.ptr))
+    groups = -(-s.blocks // GROUP_BLOCKS)
+    ptr, runs = bucket_runs(r.first, r.stride, r.count, GROUP_BLOCKS, groups)
+    for g in range(groups):
+        lo, hi = g * GROUP_BLOCKS, min(s.blocks, (g + 1) * GROUP_BLOCKS)
+        yield (lo, *group_runs(runs[ptr[g]:ptr[g + 1]], run_transfer, r.first, r.stride, r.count, lo, hi))
 
 
 def _carrying(s: Schedule, block: int) -> np.ndarray:
     """The transfers that carry one block, in order."""
     if s.runs is not None:
         r = s.runs
-        return group_runs(r.ptr, r.first, r.stride, r.count, block, block + 1)[1].astype(np.int64)
+        run_transfer = np.repeat(np.arange(s.num_transfers, dtype=np.int32), np.diff(r.ptr))
+        every = np.arange(len(r.first), dtype=np.int32)
+        return group_runs(every, run_transfer, r.first, r.stride, r.count, block, block + 1)[1].astype(np.int64)
     return np.repeat(np.arange(s.num_transfers), np.diff(s.block_ptr))[s.block_ids == block]
 
 
