@@ -71,8 +71,9 @@ def group_by_block(block_ptr, block_ids, num_blocks):
 
 
 @njit(cache=True)
-def replay_copies(offsets, transfers, src, dst, step, ranks, num_steps, start, root, end, peer, first_block, num_blocks):
-    """Which ranks hold block b, and from which step. Returns (send_step, send_key, missing,
+def replay_copies(offsets, transfers, meta, bits, ranks, num_steps, start, root, end, peer, first_block, num_blocks):
+    """Which ranks hold block b, and from which step; every transfer's step, source and destination
+    packed in one number (meta: step << 2 bits | src << bits | dst, one memory access). Returns (send_step, send_key, missing,
     missing_key): the earliest send of a block not held at the start of its step (then the
     lowest rank * B + block; NONE when there is none), and the number of promised (rank, block)
     pairs not held at the end with the lowest of their keys. The group is blocks first_block,
@@ -88,18 +89,18 @@ def replay_copies(offsets, transfers, src, dst, step, ranks, num_steps, start, r
         holders = 1
         bad_step = NONE
         for j in range(offsets[i], offsets[i + 1]):
-            t = transfers[j]
-            s = step[t]
+            m = meta[transfers[j]]
+            s = m >> (2 * bits)
             if s > bad_step:
                 break  # only this block's earliest step with a violation matters
-            r = src[t]
+            r = (m >> bits) & ((1 << bits) - 1)
             if holder[r] != b or since[r] > s:
                 bad_step = s
                 key = r * num_blocks + b
                 if s < send_step or s == send_step and key < send_key:
                     send_step, send_key = s, key
                 continue
-            q = dst[t]
+            q = m & ((1 << bits) - 1)
             if holder[q] != b:
                 holder[q] = b
                 since[q] = s + 1

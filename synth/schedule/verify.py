@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.core.errors import SynthError
+
 from synth.schedule.replay import (AT_EVERY_RANK, AT_OWN_RANK, AT_PEER, AT_ROOT, CLASH, FROM_OWN_RANK, FROM_ROOT,
                                    FROM_SOURCE, NONE, bucket_runs, check_block_lists, check_runs, group_by_block,
                                    group_runs, replay_copies, replay_reductions)
@@ -162,10 +164,13 @@ def _replay_copies(s: Schedule) -> None:
     """Which ranks hold which blocks (synth.schedule.replay.replay_copies): the earliest send of a
     block not held is the violation, else the first promised (rank, block) pair not held."""
     b = s.blocks
-    step = s.transfer_step()
+    bits = max(1, (s.ranks - 1).bit_length())
+    if 2 * bits + max(1, s.num_steps.bit_length()) > 63:
+        raise SynthError(f"{s.ranks:,} ranks and {s.num_steps:,} steps are more than the replay packs in 63 bits")
+    meta = (s.transfer_step() << (2 * bits)) | (s.src << bits) | s.dst
     send_step, send_key, missing, missing_key = NONE, NONE, 0, NONE
     for first_block, offsets, transfers in _groups(s):
-        found = replay_copies(offsets, transfers, s.src, s.dst, step, s.ranks, s.num_steps, START[s.collective],
+        found = replay_copies(offsets, transfers, meta, bits, s.ranks, s.num_steps, START[s.collective],
                               -1 if s.root is None else s.root, END[s.collective], -1 if s.peer is None else s.peer,
                               first_block, b)
         send_step, send_key = min((send_step, send_key), found[:2])
