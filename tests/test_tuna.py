@@ -210,3 +210,19 @@ def test_runs_are_verified_priced_and_written_as_their_lists(tmp_path, monkeypat
         write_schedule(handle, runs)
     back = read_schedule(str(path))
     assert back.runs is None and (back.block_ids == listed.block_ids).all() and (back.block_bytes == sizes).all()
+
+
+def test_loads_in_groups_of_steps_equal_one_matrix(monkeypatch):
+    """Pricing takes the steps in groups whose (step, channel) matrix fits DENSE_LOADS cells: tiny
+    groups give the very numbers of one matrix (TuNA with its size exchanges, on a torus)."""
+    import synth.cost.schedule_cost as cost
+
+    topology = parse_topology("torus:4,4")
+    sizes = np.random.default_rng(2).integers(0, 100, 256, dtype=np.uint16)
+    schedule = tuna(16, 3, "torus:4,4", sizes)
+    whole = map_schedule(schedule, topology)
+    monkeypatch.setattr(cost, "DENSE_LOADS", 7)  # one step a group
+    grouped = map_schedule(schedule, topology)
+    for field in ("channel_bytes", "flows", "size_bytes", "transfer_bytes", "hops"):
+        assert np.array_equal(getattr(whole, field), getattr(grouped, field)), field
+    assert whole.channel_bytes.max() > 0 and whole.size_bytes.max() > 0

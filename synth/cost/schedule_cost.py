@@ -36,7 +36,7 @@ from synth.schedule.schedule import Schedule
 
 
 SIZE_BYTES = 8  # a block's size in a size exchange (one 64-bit count, 002's metadata)
-DENSE_LOADS = 1 << 24  # (step, channel) cells up to which the loads are one matrix (else sparse, by sorting)
+DENSE_LOADS = 1 << 24  # (step, channel) cells of one load matrix: steps are taken in groups that fit
 
 
 @dataclass
@@ -96,19 +96,25 @@ def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: in
 
 def _busiest(network, paths: Paths, step: np.ndarray, size: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """Per step, the most bytes over bandwidth on one channel and the most transfers on one
-    router-to-router channel."""
+    router-to-router channel. The transfers come in step order; a group of steps at a time gets
+    one (step, channel) matrix of at most DENSE_LOADS cells (no sort of the hops)."""
     channels = network.num_channels
-    keys = paths.keys(step * channels)
-    per_hop = np.repeat(size, paths.lengths())
     inner = (network.channel_src >= network.num_terminals) & (network.channel_dst >= network.num_terminals)
-    if steps * channels <= DENSE_LOADS:  # one (step, channel) matrix
-        loads = weighted_counts(keys, per_hop, steps * channels).reshape(steps, channels) / network.channel_bandwidth
-        flows = np.bincount(keys, minlength=steps * channels).reshape(steps, channels) * inner
-        return loads.max(axis=1, initial=0.0), flows.max(axis=1, initial=0).astype(np.float64)
-    unique, inverse = np.unique(keys, return_inverse=True)
-    loads = weighted_counts(inverse.ravel(), per_hop, len(unique)) / network.channel_bandwidth[unique % channels]
-    flows = np.bincount(inverse.ravel(), minlength=len(unique)) * inner[unique % channels]
-    return _per_step_max(unique // channels, loads, steps), _per_step_max(unique // channels, flows.astype(np.float64), steps)
+    loads, flows = np.zeros(steps), np.zeros(steps)
+    rows = max(1, DENSE_LOADS // max(1, channels))
+    for s0 in range(0, steps, rows):
+        s1 = min(steps, s0 + rows)
+        t0, t1 = np.searchsorted(step, [s0, s1])
+        if t0 == t1:
+            continue
+        h0, h1 = paths.offsets[t0], paths.offsets[t1]
+        lengths = np.diff(paths.offsets[t0:t1 + 1])
+        keys = np.repeat((step[t0:t1] - s0) * channels, lengths) + paths.channels[h0:h1]
+        cells = (s1 - s0) * channels
+        load = weighted_counts(keys, np.repeat(size[t0:t1], lengths), cells).reshape(s1 - s0, channels)
+        loads[s0:s1] = (load / network.channel_bandwidth).max(axis=1, initial=0.0)
+        flows[s0:s1] = (np.bincount(keys, minlength=cells).reshape(s1 - s0, channels) * inner).max(axis=1, initial=0)
+    return loads, flows
 
 
 def _per_step_max(step: np.ndarray, values: np.ndarray, steps: int) -> np.ndarray:

@@ -4,7 +4,7 @@ temporary of the block sends' size (a gather of 5 x 10^8 sizes would take 4 GiB)
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
@@ -19,12 +19,13 @@ def transfer_sums(block_ptr, block_ids, block_bytes):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def run_sums(ptr, first, stride, count, block_bytes, order):
     """The bytes of every transfer whose blocks are runs (synth.schedule.schedule.BlockRuns),
-    visited in `order` (by sender: a rank's blocks lie close together in the sizes)."""
+    visited in `order` (by sender: a rank's blocks lie close together in the sizes), on all cores."""
     out = np.zeros(len(ptr) - 1, dtype=np.int64)
-    for t in order:
+    for i in prange(len(order)):
+        t = order[i]
         total = 0
         for k in range(ptr[t], ptr[t + 1]):
             b = first[k]

@@ -14,7 +14,7 @@ the compilation). Inputs must be in range: verify checks the structure before ca
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 # What a copy collective starts from (block b first held by ...) and ends with (held by ...).
 FROM_OWN_RANK, FROM_ROOT, FROM_SOURCE = 0, 1, 2  # b mod P; the root; (b mod P^2) div P
@@ -300,3 +300,26 @@ def group_runs(runs, run_transfer, first, stride, count, lo, hi):
             transfers[offsets[b + 1]] = t
             offsets[b + 1] += 1
     return offsets[:hi - lo + 1], transfers
+
+
+@njit(cache=True, parallel=True)
+def replay_copies_of_runs(bucket_ptr, bucket, run_transfer, first, stride, count, width, meta, bits, ranks, num_steps,
+                          start, root, end, peer, num_blocks):
+    """replay_copies over every group of `width` blocks of a schedule whose blocks are runs (the
+    runs of group g are bucket[bucket_ptr[g]:bucket_ptr[g+1]]), the groups on all cores at once.
+    Returns replay_copies' four numbers, combined over the groups."""
+    groups = len(bucket_ptr) - 1
+    found = np.empty((groups, 4), dtype=np.int64)
+    for g in prange(groups):
+        lo, hi = g * width, min(num_blocks, (g + 1) * width)
+        offsets, transfers = group_runs(bucket[bucket_ptr[g]:bucket_ptr[g + 1]], run_transfer, first, stride, count,
+                                        lo, hi)
+        found[g, 0], found[g, 1], found[g, 2], found[g, 3] = replay_copies(
+            offsets, transfers, meta, bits, ranks, num_steps, start, root, end, peer, lo, num_blocks)
+    send_step, send_key, missing, missing_key = NONE, NONE, 0, NONE
+    for g in range(groups):
+        if found[g, 0] < send_step or found[g, 0] == send_step and found[g, 1] < send_key:
+            send_step, send_key = found[g, 0], found[g, 1]
+        missing += found[g, 2]
+        missing_key = min(missing_key, found[g, 3])
+    return send_step, send_key, missing, missing_key

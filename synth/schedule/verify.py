@@ -36,7 +36,7 @@ from synth.core.errors import SynthError
 
 from synth.schedule.replay import (AT_EVERY_RANK, AT_OWN_RANK, AT_PEER, AT_ROOT, CLASH, FROM_OWN_RANK, FROM_ROOT,
                                    FROM_SOURCE, NONE, bucket_runs, check_block_lists, check_runs, group_by_block,
-                                   group_runs, replay_copies, replay_reductions)
+                                   group_runs, replay_copies, replay_copies_of_runs, replay_reductions)
 from synth.schedule.schedule import COPY, REDUCE, Schedule, collective
 
 
@@ -142,12 +142,18 @@ def _groups(s: Schedule):
         yield (0, *group_by_block(s.block_ptr, s.block_ids, s.blocks))
         return
     r = s.runs
-    run_transfer = np.repeat(np.arange(s.num_transfers, dtype=np.int32), np.diff(r.ptr))
-    groups = -(-s.blocks // GROUP_BLOCKS)
-    ptr, runs = bucket_runs(r.first, r.stride, r.count, GROUP_BLOCKS, groups)
-    for g in range(groups):
+    ptr, runs, run_transfer = _buckets(s)
+    for g in range(len(ptr) - 1):
         lo, hi = g * GROUP_BLOCKS, min(s.blocks, (g + 1) * GROUP_BLOCKS)
         yield (lo, *group_runs(runs[ptr[g]:ptr[g + 1]], run_transfer, r.first, r.stride, r.count, lo, hi))
+
+
+def _buckets(s: Schedule):
+    """(ptr, runs, run_transfer): the runs touching each group of GROUP_BLOCKS blocks, and the
+    transfer of every run."""
+    r = s.runs
+    ptr, runs = bucket_runs(r.first, r.stride, r.count, GROUP_BLOCKS, -(-s.blocks // GROUP_BLOCKS))
+    return ptr, runs, np.repeat(np.arange(s.num_transfers, dtype=np.int32), np.diff(r.ptr))
 
 
 def _carrying(s: Schedule, block: int) -> np.ndarray:
@@ -168,13 +174,17 @@ def _replay_copies(s: Schedule) -> None:
     if 2 * bits + max(1, s.num_steps.bit_length()) > 63:
         raise SynthError(f"{s.ranks:,} ranks and {s.num_steps:,} steps are more than the replay packs in 63 bits")
     meta = (s.transfer_step() << (2 * bits)) | (s.src << bits) | s.dst
-    send_step, send_key, missing, missing_key = NONE, NONE, 0, NONE
-    for first_block, offsets, transfers in _groups(s):
-        found = replay_copies(offsets, transfers, meta, bits, s.ranks, s.num_steps, START[s.collective],
-                              -1 if s.root is None else s.root, END[s.collective], -1 if s.peer is None else s.peer,
-                              first_block, b)
-        send_step, send_key = min((send_step, send_key), found[:2])
-        missing, missing_key = missing + found[2], min(missing_key, found[3])
+    where = (START[s.collective], -1 if s.root is None else s.root, END[s.collective], -1 if s.peer is None else s.peer)
+    if s.runs is None:
+        offsets, transfers = group_by_block(s.block_ptr, s.block_ids, b)
+        send_step, send_key, missing, missing_key = replay_copies(offsets, transfers, meta, bits, s.ranks, s.num_steps,
+                                                                  *where, 0, b)
+    else:
+        r = s.runs
+        bucket_ptr, bucket, run_transfer = _buckets(s)
+        send_step, send_key, missing, missing_key = replay_copies_of_runs(
+            bucket_ptr, bucket, run_transfer, r.first, r.stride, r.count, GROUP_BLOCKS, meta, bits, s.ranks,
+            s.num_steps, *where, b)
     if send_step != NONE:
         raise _Violation(f"step {send_step}: rank {send_key // b} sends block {send_key % b}, which it does not hold "
                          f"at the start of the step")
