@@ -36,7 +36,7 @@ from synth.schedule.schedule import Schedule
 
 
 SIZE_BYTES = 8  # a block's size in a size exchange (one 64-bit count, 002's metadata)
-DENSE_LOADS = 1 << 24  # (step, channel) cells of one load matrix: steps are taken in groups that fit
+DENSE_LOADS = 1 << 22  # (step, channel) cells of one load matrix: steps are taken in groups that fit
 
 
 @dataclass

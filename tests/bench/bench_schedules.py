@@ -7,7 +7,7 @@ Cases: Swing bandwidth-optimal allreduce on the 64x64 torus (4096 ranks, 24 step
 TuNA alltoallv with P = 4096, r = 64 and with the target's P = 16384, r = 128 (533 M block sends,
 generated as runs; on the 64x64 torus with 4 ranks per router, and on a 16384-terminal dragonfly;
 target 10 s), Bruck alltoall on 4096 ranks (target 10 s); block sizes uniform in [0, 1 KiB] for TuNA. Every case runs in a child process so that its
-peak memory (ru_maxrss) is its own (target: under 2 GiB). The baseline loops over the transfers in
+peak memory (ru_maxrss, read before the baseline runs) is its own (target: under 2 GiB). The baseline loops over the transfers in
 Python, adding each one's bytes to the channels of its path (the same minimal paths), and takes
 each step's busiest channel: its alpha-beta time must equal synth's "price" (which it is compared
 with; generating and verifying have no baseline). The compiled kernels (numba) are loaded from
@@ -66,6 +66,7 @@ def run_case(name: str) -> dict:
     c = costs(map_schedule(schedule, topology, paths=paths), p)
     times["price"] = time.perf_counter() - start
     synth_total = sum(times.values())
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # synth's, before the baseline's lists
     # the naive baseline: the same minimal paths, priced transfer by transfer in Python
     start = time.perf_counter()
     network = topology.network()
@@ -84,7 +85,7 @@ def run_case(name: str) -> dict:
         assert abs(total - c.time) <= 1e-9 * c.time, (total, c.time)
     return {"case": name, "ranks": p, "steps": schedule.num_steps, "block_sends": int(schedule.num_block_sends),
             "verified": report.ok, **{k: round(v, 2) for k, v in times.items()}, "synth": round(synth_total, 2),
-            "naive pricing loop": round(naive, 2), "peak MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+            "naive pricing loop": round(naive, 2), "peak MiB": peak,
             "alpha-beta us": round(c.time * 1e6, 2)}
 
 
