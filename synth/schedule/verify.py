@@ -33,7 +33,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.core.errors import SynthError
-
 from synth.schedule.replay import (AT_EVERY_RANK, AT_OWN_RANK, AT_PEER, AT_ROOT, CLASH, FROM_OWN_RANK, FROM_ROOT,
                                    FROM_SOURCE, NONE, bucket_runs, check_block_lists, check_runs, group_by_block,
                                    group_runs, replay_copies, replay_copies_of_runs, replay_reductions)

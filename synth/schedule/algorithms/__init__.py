@@ -69,7 +69,7 @@ class Algorithm:
 BYTES_PER_BLOCK_SEND = 12
 BYTES_PER_BLOCK = 24
 # Blocks as runs (BlockRuns): the runs count with the transfers, the replay groups at most
-# verify.GROUP_SENDS block sends at a time, and a block costs its size (8 bytes at most).
+# verify.GROUP_BLOCKS blocks at a time, and a block costs its size (8 bytes at most).
 RUN_BYTES_PER_BLOCK = 8
 BYTES_PER_TRANSFER = 1024
 BASE_BYTES = 512 << 20
