@@ -226,3 +226,17 @@ def test_loads_in_groups_of_steps_equal_one_matrix(monkeypatch):
     for field in ("channel_bytes", "flows", "size_bytes", "transfer_bytes", "hops"):
         assert np.array_equal(getattr(whole, field), getattr(grouped, field)), field
     assert whole.channel_bytes.max() > 0 and whole.size_bytes.max() > 0
+
+
+def test_runs_out_of_range_by_overflow_and_transfers_without_runs():
+    """Found by review: a run whose last block wraps around 2^63 back into range is out of range
+    (not a segmentation fault); a transfer without runs moves no block (counts, bytes, lists)."""
+    runs = tuna(2, 2)  # alltoall on 2 ranks: 4 blocks, one transfer per rank
+    r = runs.runs
+    wrapped = dataclasses.replace(runs, runs=BlockRuns(r.ptr, np.array([1, 2]), np.array([1 << 62, 1]),
+                                                       np.array([5, 1])))
+    assert "not all blocks (0..3)" in verify(wrapped).violation
+    empty = dataclasses.replace(runs, runs=BlockRuns(np.array([0, 1, 1]), r.first[:1], r.stride[:1], r.count[:1]))
+    assert empty.block_counts().tolist() == [1, 0] and empty.transfer_bytes().tolist() == [8, 0]
+    assert empty.explicit().block_ptr.tolist() == [0, 1, 1] and empty.runs.blocks_of(1).tolist() == []
+    assert not verify(empty).ok  # block 3 (1 -> 0) never arrives

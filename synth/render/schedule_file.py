@@ -31,7 +31,6 @@ def _dump(value) -> str:
 
 
 def write_schedule(handle: IO[str], s: Schedule) -> None:
-    s = s.explicit()  # blocks as runs are written as lists
     sizes = s.block_bytes
     head = {"format": FORMAT, "collective": s.collective, "algorithm": s.algorithm, "network": {"spec": s.spec},
             "ranks": s.ranks, **({"ranks_per_node": s.ranks_per_node} if s.ranks_per_node != 1 else {}),
@@ -42,10 +41,14 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
     handle.write("{\n" + "".join(f"{_dump(k)}: {_dump(v)},\n" for k, v in head.items()) + '"steps": [')
     ops = [_dump(o) for o in OPS]
     src, dst, op = s.src.tolist(), s.dst.tolist(), s.op.tolist()
-    ptr, ids = s.block_ptr.tolist(), s.block_ids
+    if s.runs is None:
+        ptr, ids = s.block_ptr.tolist(), s.block_ids
+        blocks_of = lambda t: ids[ptr[t]:ptr[t + 1]]  # noqa: E731
+    else:  # runs are listed transfer by transfer, never all at once
+        blocks_of = s.runs.blocks_of
     for step in range(s.num_steps):
         transfers = range(s.step_ptr[step], s.step_ptr[step + 1])
-        body = ",".join(f'{{"src":{src[t]},"dst":{dst[t]},"blocks":{_dump(ids[ptr[t]:ptr[t + 1]].tolist())},"op":{ops[op[t]]}}}'
+        body = ",".join(f'{{"src":{src[t]},"dst":{dst[t]},"blocks":{_dump(blocks_of(t).tolist())},"op":{ops[op[t]]}}}'
                         for t in transfers)
         handle.write(("\n[" if step == 0 else ",\n[") + body + "]")
     handle.write("\n]}\n")

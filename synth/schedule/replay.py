@@ -203,8 +203,11 @@ def check_runs(ptr, first, stride, count, num_blocks):
     for t in range(len(ptr) - 1):
         rising = True
         for k in range(ptr[t], ptr[t + 1]):
-            last = first[k] + stride[k] * (count[k] - 1)
-            if count[k] < 1 or first[k] < 0 or first[k] >= num_blocks or last < 0 or last >= num_blocks:
+            if count[k] < 1 or first[k] < 0 or first[k] >= num_blocks:
+                return k, -1, -1
+            # the last block in range, without computing it (first + stride (count - 1) may overflow)
+            if stride[k] > 0 and count[k] - 1 > (num_blocks - 1 - first[k]) // stride[k] or \
+                    stride[k] < 0 and count[k] - 1 > first[k] // -stride[k]:
                 return k, -1, -1
             if count[k] > 1 and stride[k] <= 0 or k > ptr[t] and first[k] <= first[k - 1] + stride[k - 1] * (count[k - 1] - 1):
                 rising = False

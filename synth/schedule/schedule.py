@@ -72,11 +72,19 @@ class BlockRuns:
     stride: np.ndarray
     count: np.ndarray  # >= 1
 
+    def counts(self) -> np.ndarray:
+        """The number of blocks of every transfer (0 for one without runs)."""
+        return np.diff(np.concatenate([[0], np.cumsum(self.count)])[self.ptr])
+
+    def blocks_of(self, t: int) -> np.ndarray:
+        """Transfer t's blocks, in order."""
+        k = slice(self.ptr[t], self.ptr[t + 1])
+        return np.concatenate([f + s * np.arange(c) for f, s, c in zip(self.first[k], self.stride[k], self.count[k])]
+                              or [np.zeros(0, dtype=np.int64)])
+
     def expand(self) -> tuple[np.ndarray, np.ndarray]:
         """(block_ptr, block_ids) of the same lists."""
-        per_transfer = np.add.reduceat(self.count, self.ptr[:-1]) if len(self.count) else np.zeros(0, dtype=np.int64)
-        per_transfer = np.where(np.diff(self.ptr) > 0, per_transfer, 0)
-        block_ptr = np.concatenate([[0], np.cumsum(per_transfer)]).astype(np.int64)
+        block_ptr = np.concatenate([[0], np.cumsum(self.counts())]).astype(np.int64)
         offset = np.arange(int(self.count.sum()), dtype=np.int64) - np.repeat(np.cumsum(self.count) - self.count, self.count)
         return block_ptr, np.repeat(self.first, self.count) + np.repeat(self.stride, self.count) * offset
 
@@ -111,10 +119,7 @@ class Schedule:
 
     def block_counts(self) -> np.ndarray:
         """The number of blocks of every transfer."""
-        if self.runs is None:
-            return np.diff(self.block_ptr)
-        counts = np.add.reduceat(self.runs.count, self.runs.ptr[:-1]) if len(self.runs.count) else np.zeros(0, dtype=np.int64)
-        return np.where(np.diff(self.runs.ptr) > 0, counts, 0)
+        return np.diff(self.block_ptr) if self.runs is None else self.runs.counts()
 
     @property
     def num_block_sends(self) -> int:
