@@ -2,7 +2,7 @@
 most three hops and relays it hop by hop (three steps), `single-path` relays it whole along the
 shortest path (one step per hop, store and forward: 000's baseline t (alpha + M beta)).
 
-Node xy (letters 0..d, x != y; rank x d + (y - [y > x]), synth.topology.kautz's numbering). From xy:
+Node xy (letters 0..d, x != y; ranks numbered as synth.topology.kautz numbers the words). From xy:
 - type 1, to zt with z != y (distance 2): the shortest path xy yz zt and, for every letter k other
   than y and z, xy yk kz zt: d paths;
 - type 2, to yx: the link and, for every k other than x and y, xy yk ky yx: d paths;
@@ -16,21 +16,13 @@ import numpy as np
 from synth.schedule.algorithms import Algorithm, Request, register
 from synth.schedule.algorithms.kautz import kautz_refusal
 from synth.topology import parse_topology
-
-
-def word(rank: int, d: int) -> tuple[int, int]:
-    x, a = divmod(rank, d)
-    return x, a + (a >= x)
-
-
-def rank_of(x: int, y: int, d: int) -> int:
-    return x * d + (y - (y > x))
+from synth.topology.kautz import Kautz
 
 
 def kautz_paths(source: int, target: int, d: int) -> list[list[int]]:
     """The edge-disjoint paths (rank sequences) from source to target."""
-    x, y = word(source, d)
-    z, t = word(target, d)
+    kautz = Kautz(d, 2)
+    (x, y), (z, t) = kautz.words()[[source, target]].tolist()
     letters = range(d + 1)
     if z != y:  # type 1
         shortest = [(x, y), (y, z), (z, t)]
@@ -41,7 +33,7 @@ def kautz_paths(source: int, target: int, d: int) -> list[list[int]]:
     else:  # type 3
         shortest = [(x, y), (y, t)]
         others = [[(x, y), (y, k), (k, y), (y, t)] for k in letters if k not in (x, y, t)]
-    return [[rank_of(a, b, d) for a, b in path] for path in [shortest] + others]
+    return [kautz.word_index(path).tolist() for path in [shortest] + others]
 
 
 def _relay(builder, paths: list[list[int]], blocks: list[np.ndarray]) -> None:
