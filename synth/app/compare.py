@@ -53,7 +53,5 @@ def table_text(result: Comparison) -> str:
         lines.append(f"{size_text(n):>10}  " + "  ".join(f"{t * 1e6:>{width}.4g}" for t in result.times[i])
                      + f"  {found[best[i]].label}")
     lines.append("times in us (alpha-beta on the routed schedules)")
-    changes = result.crossovers()
-    lines.append("crossovers: " + ("; ".join(f"{a} -> {b} at {size_text(n)}" for n, a, b in changes) if changes else
-                                   f"none: {found[best[0]].label} is best at every size"))
+    lines.append("crossovers: " + result.crossover_text())
     return "\n".join(lines)

@@ -55,8 +55,8 @@ class MappedSchedule:
 def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: int = 0, routes: dict | None = None,
                  paths: Paths | None = None) -> MappedSchedule:
     """Route every transfer between nodes (with `router`, along the paths of a routes file `routes`,
-    or along `paths`, one per transfer between nodes, in order) and measure every step. Transfers within a node (ranks_per_node > 1) move through
-    memory: no channel, only their step's alpha."""
+    or along `paths`, one per transfer between nodes, in order) and measure every step. Transfers
+    within a node (ranks_per_node > 1) move through memory: no channel, only their step's alpha."""
     from synth.workflow import router_function
 
     network = topology.network()
@@ -64,11 +64,9 @@ def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: in
     step = schedule.transfer_step()
     across = (schedule.src // q) != (schedule.dst // q)
     src, dst, step_across = schedule.src[across] // q, schedule.dst[across] // q, step[across]
-    if paths is not None:
-        pass
-    elif routes is not None:
+    if paths is None and routes is not None:
         paths = paths_from_routes(routes, topology, src, dst)
-    else:
+    elif paths is None:
         route = router_function(router, topology=topology)
         routed = route(topology, src, dst, phase=step_across, occurrence=np.zeros(len(src), dtype=np.int64), seed=seed)
         paths = as_paths(topology, src, dst, routed[0] if isinstance(routed, tuple) else routed)

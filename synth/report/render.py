@@ -114,8 +114,7 @@ def _collective(result, images: dict[str, str]) -> dict:
         "headers": ["bytes"] + [c.label for c in result.candidates] + ["best"],
         "rows": [[size_text(n)] + [f"{t * US:.4g}" for t in result.times[i]] + [result.candidates[best[i]].label]
                  for i, n in enumerate(result.sizes)],
-        "crossovers": "; ".join(f"{a} -> {b} at {size_text(n)}" for n, a, b in result.crossovers())
-                      or f"none: {result.candidates[best[0]].label} is best at every size",
+        "crossovers": result.crossover_text(),
         "skipped": result.skipped,
         "image": images[f"collective {result.collective}"],
     }

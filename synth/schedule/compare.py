@@ -46,8 +46,6 @@ def parse_sizes(text: str) -> list[int]:
         if high < low:
             raise SynthError(f"--bytes {show(text)} runs backwards")
         sizes = [low << k for k in range(0, 64) if low << k <= high]
-        if len(sizes) > MAX_SIZES:
-            raise SynthError(f"--bytes {show(text)} gives {len(sizes)} sizes, more than {MAX_SIZES}")
     else:
         sizes = [parse_size(t) for t in text.split(",")]
     if len(sizes) > MAX_SIZES:
@@ -124,6 +122,13 @@ class Comparison:
         best = self.best
         return [(self.sizes[i], self.candidates[best[i - 1]].label, self.candidates[best[i]].label)
                 for i in range(1, len(self.sizes)) if best[i] != best[i - 1]]
+
+    def crossover_text(self) -> str:
+        """The crossovers as a line: "a -> b at 4KiB; ...", or the algorithm best at every size."""
+        changes = self.crossovers()
+        if not changes:
+            return f"none: {self.candidates[self.best[0]].label} is best at every size"
+        return "; ".join(f"{a} -> {b} at {size_text(n)}" for n, a, b in changes)
 
 
 def compare(name: str, topology, sizes: list[int], router: str, alpha: float, beta: float) -> Comparison:

@@ -61,6 +61,11 @@ def collective(name: str) -> Collective:
         raise SynthError(f"unknown collective '{name}' (known: {', '.join(COLLECTIVES)})") from None
 
 
+def id_type(blocks: int):
+    """The type of block ids: int32 below 2^31 blocks (half the memory of the largest array)."""
+    return np.int32 if blocks < 2**31 else np.int64
+
+
 @dataclass(frozen=True)
 class BlockRuns:
     """Every transfer's blocks as arithmetic runs, for schedules too large to list (TuNA at P = 16384
@@ -114,8 +119,7 @@ class Schedule:
         if self.runs is None:
             return self
         block_ptr, ids = self.runs.expand()
-        return dataclasses.replace(self, block_ptr=block_ptr, block_ids=ids.astype(np.int32 if self.blocks < 2**31 else np.int64),
-                                   runs=None)
+        return dataclasses.replace(self, block_ptr=block_ptr, block_ids=ids.astype(id_type(self.blocks)), runs=None)
 
     def block_counts(self) -> np.ndarray:
         """The number of blocks of every transfer."""
@@ -165,7 +169,7 @@ class ScheduleBuilder:
         if sizes.dtype.kind not in "iu":
             sizes = sizes.astype(np.int64)
         self.block_bytes = sizes if sizes.shape == (blocks,) else np.broadcast_to(sizes.astype(np.int64), (blocks,)).copy()
-        self.id_type = np.int32 if blocks < 2**31 else np.int64  # block ids are kept in it from the start
+        self.id_type = id_type(blocks)  # block ids are kept in it from the start
         self._src, self._dst, self._op, self._counts, self._ids, self._steps = [], [], [], [], [], [0]
 
     def add_step(self, src, dst, blocks, op: int = COPY, size_exchange: bool = False) -> None:

@@ -152,16 +152,20 @@ def _buckets(s: Schedule):
     transfer of every run."""
     r = s.runs
     ptr, runs = bucket_runs(r.first, r.stride, r.count, GROUP_BLOCKS, -(-s.blocks // GROUP_BLOCKS))
-    return ptr, runs, np.repeat(np.arange(s.num_transfers, dtype=np.int32), np.diff(r.ptr))
+    return ptr, runs, _run_transfers(s)
+
+
+def _run_transfers(s: Schedule) -> np.ndarray:
+    """The transfer of every run."""
+    return np.repeat(np.arange(s.num_transfers, dtype=np.int32), np.diff(s.runs.ptr))
 
 
 def _carrying(s: Schedule, block: int) -> np.ndarray:
     """The transfers that carry one block, in order."""
     if s.runs is not None:
         r = s.runs
-        run_transfer = np.repeat(np.arange(s.num_transfers, dtype=np.int32), np.diff(r.ptr))
         every = np.arange(len(r.first), dtype=np.int32)
-        return group_runs(every, run_transfer, r.first, r.stride, r.count, block, block + 1)[1].astype(np.int64)
+        return group_runs(every, _run_transfers(s), r.first, r.stride, r.count, block, block + 1)[1].astype(np.int64)
     return np.repeat(np.arange(s.num_transfers), np.diff(s.block_ptr))[s.block_ids == block]
 
 

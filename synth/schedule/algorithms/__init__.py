@@ -117,9 +117,7 @@ def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = 
 def minimum_block_sends(request: Request) -> int:
     """A lower bound on any schedule's block sends: every block must leave its first holder."""
     p, b = request.ranks, request.blocks
-    if request.collective in ("scatter", "gather"):
-        return b - b // p
-    if request.collective in ("alltoall", "alltoallv"):
+    if request.collective in ("scatter", "gather", "alltoall", "alltoallv"):
         return b - b // p
     return b * (p - 1)
 
