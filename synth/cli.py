@@ -36,7 +36,10 @@ from synth.route.layered import LayeredOptions
 from synth.route.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
 from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
-from synth.workflow import (LOAD_UNITS, ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, Progress, check_flow_limit, exchange_loads,
+from synth.execute import EXECUTOR_SYNTAX, TaskFailed, parse_executor
+from synth.execute.checkpoint import Checkpoint, file_digest, phases_digest
+from synth.render.progress import Progress
+from synth.workflow import (LOAD_UNITS, ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, check_flow_limit, exchange_loads,
                             paths_options, route_phases, router_function,
                             dragonfly_layered_options, synthesis_options)
 
@@ -152,8 +155,17 @@ def cmd_route(args) -> int:
         print("note: flow sizes differ; contention counts messages (--load-unit bytes weighs bytes over bandwidth)",
               file=sys.stderr)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
+    executor = parse_executor(args.executor)
     dropped = None if network.failed_nodes is None else dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
-    with OutputSet() as outputs:  # both targets checked (and reserved) before any routing
+    header = {"topology": {"spec": xgft.spec}, "traffic": {**workload.describe(), "selection": selection},
+              "router": router, "seed": seed, **({"load_unit": "bytes"} if args.load_unit == "bytes" else {})}
+    synthesis = synthesis_options(router, xgft, _layered_options(args), args.candidates)
+    if synthesis is not None:
+        header["synthesis"] = synthesis.describe()
+    checkpoint = None
+    if args.checkpoint is not None:
+        checkpoint = Checkpoint(args.checkpoint, _checkpoint_inputs(header, workload, phases, args))
+    with OutputSet() as outputs, executor:  # both targets checked (and reserved) before any routing
         outputs.protect(*_input_files(args.spec, workload.pattern))
         routes_out = outputs.reserve(args.out) if args.out is not None else None
         loads_out = outputs.reserve(args.loads, "--loads") if args.loads is not None else None
@@ -162,40 +174,22 @@ def cmd_route(args) -> int:
         print(f"router    {_router_label(router, args, seed, xgft)}")
         if args.load_unit == "bytes":
             print("load      bytes over bandwidth per channel (contention, bounds and gaps in bytes)")
+        sys.stdout.flush()
         progress = Progress(len(phases), enabled=not args.quiet)
-        routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
-                              load_unit=args.load_unit)
-        if routes_out is not None:
-            header = {"topology": {"spec": xgft.spec}, "traffic": {**workload.describe(), "selection": selection},
-                      "router": router, "seed": seed, **({"load_unit": "bytes"} if args.load_unit == "bytes" else {})}
-            synthesis = synthesis_options(router, xgft, _layered_options(args), args.candidates)
-            if synthesis is not None:
-                header["synthesis"] = synthesis.describe()
-            evaluations = []
-            if args.vls is not None:  # lanes span every phase (one set of tables): the records wait for them
-                records = []
-                for phase in routed:
-                    evaluations.append(phase.evaluation)
-                    records.append(_phase_record(xgft, phase, dropped))
-                lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, args.vls,
-                                       option="--vls")
-                lanes_note = lanes_line(lanes, len(records), how)
-                bounds = np.cumsum([0] + [len(r["paths"]) for r in records])
-                records = ({**r, "vls": lanes[lo:hi].tolist()} for r, lo, hi in zip(records, bounds, bounds[1:]))
-            with routes_out.open() as handle:
-                writer = RoutesWriter(handle, header)
-                if args.vls is not None:
-                    for record in records:
-                        writer.add_phase(record)
-                else:  # streamed, a phase at a time
-                    for phase in routed:
-                        evaluations.append(phase.evaluation)
-                        writer.add_phase(_phase_record(xgft, phase, dropped))
-                writer.close(console.summary(evaluations))
-        else:
-            evaluations = [phase.evaluation for phase in routed]
+        if args.executor is not None and not args.quiet:
+            progress.say(f"  executor: {executor.label()}")
+        try:
+            routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
+                                  load_unit=args.load_unit, executor=executor, checkpoint=checkpoint)
+            if routes_out is not None:
+                evaluations, lanes_note = _write_routes(routes_out, header, routed, xgft, network, dropped, args.vls)
+            else:
+                evaluations = [phase.evaluation for phase in routed]
+        finally:
+            progress.close()
         if loads_out is not None:
-            loads = exchange_loads(xgft, workload, phases, route, seed, with_bytes=True)
+            loads = exchange_loads(xgft, workload, phases, route, seed, with_bytes=True, executor=executor,
+                                   checkpoint=checkpoint)
             with loads_out.open() as handle:
                 write_loads_csv(handle, network, loads)
     print()
@@ -210,6 +204,41 @@ def cmd_route(args) -> int:
         if out is not None:
             print(f"wrote {out}")
     return 0
+
+
+def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | None,
+                  vls: int | None) -> tuple[list[PhaseEvaluation], str | None]:
+    """The routes file, streamed a phase at a time; with lanes (--vls), which span every phase
+    (one set of tables), the records wait for them. The evaluations, and the lanes line."""
+    evaluations, lanes_note = [], None
+    if vls is not None:
+        records = []
+        for phase in routed:
+            evaluations.append(phase.evaluation)
+            records.append(_phase_record(xgft, phase, dropped))
+        lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, vls, option="--vls")
+        lanes_note = lanes_line(lanes, len(records), how)
+        bounds = np.cumsum([0] + [len(r["paths"]) for r in records])
+        routed = ({**r, "vls": lanes[lo:hi].tolist()} for r, lo, hi in zip(records, bounds, bounds[1:]))
+    with target.open() as handle:
+        writer = RoutesWriter(handle, header)
+        for phase in routed:
+            if vls is None:
+                evaluations.append(phase.evaluation)
+                phase = _phase_record(xgft, phase, dropped)
+            writer.add_phase(phase)
+        writer.close(console.summary(evaluations))
+    return evaluations, lanes_note
+
+
+def _checkpoint_inputs(header: dict, workload, phases: np.ndarray, args) -> dict:
+    """What a checkpoint's results depend on: the routes file's header (network, traffic,
+    router, options, seed), the selected phases, a traffic matrix's content, what is kept."""
+    inputs = {**header, "phases": {"count": len(phases), "sha256": phases_digest(phases)},
+              "routes_kept": args.out is not None}
+    if workload.pattern.startswith("csv:"):
+        inputs["traffic"] = {**inputs["traffic"], "matrix_sha256": file_digest(workload.pattern[len("csv:"):])}
+    return inputs
 
 
 def _layered_options(args) -> LayeredOptions:
@@ -539,6 +568,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"refuse runs with more flows (default {MAX_FLOWS_KEPT:,} when routes are synthesized or "
                             f"written, {MAX_FLOWS_ANALYSIS:,} for load analysis)")
 
+    def add_executor(p):
+        p.add_argument("--executor", metavar="WHERE", help=f"where the phases run: {EXECUTOR_SYNTAX}")
+
     def add_workload(p):
         """The options that select a workload (also for `synth model demand`, via _load_workload)."""
         p.add_argument("--traffic", metavar="PATTERN", help=pattern_syntaxes())
@@ -593,6 +625,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vls", type=_integer("--vls", 1, MAX_VLS), metavar="N",
                    help="also give every path a virtual lane so that no lane can deadlock, with at most N lanes (as synth "
                         "vls; recorded in the routes file)")
+    add_executor(p)
+    p.add_argument("--checkpoint", metavar="DIR", help="keep finished phases in DIR as they arrive; the same command with "
+                   "the same DIR skips them and goes on (after a kill, a lost worker or a reboot); docs/formats.md")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_route)
 
@@ -673,6 +708,11 @@ def _say(text: str) -> None:
     print("synth: " + " ".join(str(text).split()), file=sys.stderr, flush=True)
 
 
+def _notes(exc: BaseException) -> str:
+    """What the run adds to a failure it cannot undo (a checkpoint that resumes it)."""
+    return "".join(f"; {note}" for note in getattr(exc, "__notes__", ()))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Exit codes: 0 ok, 1 a check found a difference, 2 bad input (one line), 70 internal error
     (one line; the traceback with --debug), 128 + signal number when interrupted (130, 143)."""
@@ -687,12 +727,15 @@ def main(argv: list[str] | None = None) -> int:
     except SynthError as exc:
         _say(f"error: {exc}")
         return 2
-    except KeyboardInterrupt:
-        _say("interrupted (SIGINT); no output written")
+    except KeyboardInterrupt as exc:
+        _say(f"interrupted (SIGINT); no output written{_notes(exc)}")
         return 130
     except Interrupted as exc:
-        _say(f"interrupted ({exc}); no output written")
+        _say(f"interrupted ({exc}); no output written{_notes(exc)}")
         return exc.exit_code
+    except TaskFailed as exc:
+        _say(f"error: {exc}; no output written{_notes(exc)}")
+        return 70
     except BrokenPipeError:
         sys.stderr.close()  # the reader went away (synth ... | head): not an error
         return 0

@@ -5,8 +5,6 @@ Shared by the CLI and the reports so that both print the same numbers.
 
 from __future__ import annotations
 
-import sys
-import time
 from math import gcd
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -16,7 +14,11 @@ import numpy as np
 from synth.cost.evaluate import PhaseEvaluation, evaluate_batch
 from synth.cost.loads import phase_channel_counts
 from synth.core.errors import SynthError
-from synth.core.parallel import default_workers, map_in_processes
+from synth.core.interrupt import Interrupted
+from synth.execute import Executor, LocalExecutor, TaskFailed
+from synth.execute.checkpoint import Checkpoint, CheckpointJob
+from synth.execute.ordered import Part, ordered_results
+from synth.render.progress import Progress
 from synth.route.consistent import ConsistentRouter
 from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
 from synth.route.monolithic import MonolithicRouter
@@ -161,41 +163,6 @@ def _occurrences(workload: Workload, idx: np.ndarray, src: np.ndarray, dst: np.n
     return repeat_ordinals(idx, src, dst) if workload.explicit is not None else np.zeros(len(src), dtype=np.int64)
 
 
-class Progress:
-    """Progress on stderr for runs longer than a moment: phases done, elapsed, achieved vs bound."""
-
-    def __init__(self, total: int, enabled: bool = True, every: float = 2.0):
-        self.total, self.enabled, self.every = total, enabled, every
-        self.start = self.last = time.monotonic()
-        self.done = self.above = 0
-
-    def update(self, evaluations: list[PhaseEvaluation], reports: dict | None = None) -> None:
-        self.done += len(evaluations)
-        self.above += sum(e.max_contention > e.lower_bound for e in evaluations)
-        now = time.monotonic()
-        if self.enabled and reports and len(evaluations) > 1 and len({id(r) for r in reports.values()}) == 1:
-            # Phases routed together (destination-consistent): one line for all of them.
-            report = next(iter(reports.values()))
-            worst = max(evaluations, key=lambda e: e.max_contention)
-            print(f"  {len(evaluations)} phases routed together: max contention {worst.max_contention} (phase {worst.phase}), "
-                  f"{sum(e.max_contention > e.lower_bound for e in evaluations)} above the bound; {report.progress_text()} "
-                  f"[{now - self.start:.1f} s]", file=sys.stderr, flush=True)
-            self.last = now
-            return
-        if self.enabled and reports:  # synthesis: a line per phase
-            for e in evaluations:
-                report = reports.get(e.phase)
-                detail = f"; {report.progress_text()}" if report is not None else ""
-                print(f"  phase {e.phase}: contention {e.max_contention}, bound {e.lower_bound}, {e.status}{detail} "
-                      f"[{self.done}/{self.total}, {now - self.start:.1f} s]", file=sys.stderr, flush=True)
-            self.last = now
-            return
-        if self.enabled and now - self.last >= self.every and self.done < self.total:
-            self.last = now
-            print(f"  {self.done}/{self.total} phases, {now - self.start:.1f} s, {self.above} above the lower bound",
-                  file=sys.stderr, flush=True)
-
-
 def route_phases(
     xgft,
     network: Network,
@@ -207,9 +174,12 @@ def route_phases(
     workers: int | None = None,
     keep_routes: bool = True,
     load_unit: str = "messages",
+    executor: Executor | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> Iterator[RoutedPhase]:
-    """Route and evaluate the selected phases in order, batches spread over worker processes;
-    loads in messages, or bytes over bandwidth (`load_unit` "bytes")."""
+    """Route and evaluate the selected phases in order, parts spread over the executor's workers
+    (default: `workers` local processes); loads in messages, or bytes over bandwidth (`load_unit`
+    "bytes"). With a checkpoint, finished parts are kept as they arrive and read back on a rerun."""
     router = router_function(router, topology=xgft) if isinstance(router, str) else router
     per_batch = _phases_per_batch(workload, router)
     # Flows of kept routes stay in rank order; otherwise a scattered order speeds up the counts.
@@ -227,10 +197,12 @@ def route_phases(
         return results
 
     large = keep_routes or _is_expensive(router)
-    for task_results in map_in_processes(route_task, _tasks(phases, per_batch, large, workers), workers):
+    executor = executor if executor is not None else LocalExecutor(workers)
+    store = checkpoint.job("route") if checkpoint is not None else None
+    for task_results, resumed in _run_parts(executor, route_task, phases, per_batch, large, store, progress):
         for evaluations, reports, arrays in task_results:
             if progress is not None:
-                progress.update(evaluations, reports)
+                (progress.resume(evaluations) if resumed else progress.update(evaluations, reports))
             if arrays is None:
                 yield from (RoutedPhase(None, None, e, reports.get(e.phase)) for e in evaluations)
                 continue
@@ -262,14 +234,48 @@ def _routed_batches(xgft, workload: Workload, phases: np.ndarray, router: Callab
         yield batch, idx, src, dst, size, choice, reports
 
 
-def _tasks(phases: np.ndarray, per_batch: int, large_results: bool, workers: int | None) -> list[np.ndarray]:
-    """Split phases into tasks for the workers: one batch each when results are large (kept
-    routes, streamed in order), otherwise a few tasks per worker so little crosses processes."""
-    phases = np.asarray(phases)
+def plan_parts(count: int, per_batch: int, large_results: bool, workers: int,
+               done: list[tuple[int, int]] = ()) -> list[Part]:
+    """The positions 0..count-1 of a run's phases as parts for the workers, around the parts a
+    checkpoint holds (`done`): one batch each when results are large (kept routes, streamed in
+    order), otherwise a few parts per worker so that little crosses processes."""
+    gaps, at = [], 0
+    for start, stop in sorted(done):
+        if start > at:
+            gaps.append((at, start))
+        at = max(at, stop)
+    if at < count:
+        gaps.append((at, count))
     if large_results:
-        return [phases[i : i + per_batch] for i in range(0, len(phases), per_batch)]
-    num_tasks = min(len(phases), 4 * (workers or default_workers()))
-    return [t for t in np.array_split(phases, num_tasks) if len(t)]
+        todo = [(lo, min(lo + per_batch, b)) for a, b in gaps for lo in range(a, b, per_batch)]
+    else:
+        remaining = np.concatenate([np.arange(a, b) for a, b in gaps]) if gaps else np.zeros(0, dtype=np.int64)
+        todo = []
+        for piece in np.array_split(remaining, min(len(remaining), 4 * workers)) if len(remaining) else []:
+            jumps = np.flatnonzero(np.diff(piece) != 1) + 1  # a piece spanning a kept part is two parts
+            todo += [(int(run[0]), int(run[-1]) + 1) for run in np.split(piece, jumps)]
+    return sorted(todo + [tuple(d) for d in done])
+
+
+def _run_parts(executor: Executor, task: Callable, phases: np.ndarray, per_batch: int, large_results: bool,
+               store: CheckpointJob | None, progress: Progress | None = None) -> Iterator[tuple[object, bool]]:
+    """task(phases of a part) for every part, in order, from the executor or the checkpoint."""
+    phases = np.asarray(phases)
+    done = store.parts() if store is not None else []
+    keys = plan_parts(len(phases), per_batch, large_results, executor.capacity(), done)
+    parts = [Part(a, b, phases[a:b]) for a, b in keys]
+    if done and progress is not None:
+        kept = sum(b - a for a, b in done)
+        progress.say(f"  checkpoint {store.checkpoint.directory}: {kept} of {len(phases)} phases done before, "
+                     f"{len(phases) - kept} to go")
+    try:
+        yield from ordered_results(executor, task, parts, store, set(done))
+    except (KeyboardInterrupt, Interrupted, TaskFailed) as exc:
+        if store is not None:
+            kept = sum(b - a for a, b in store.parts())
+            exc.add_note(f"{kept} of {len(phases)} phases are kept in checkpoint {store.checkpoint.directory}: "
+                         "the same command resumes from there")
+        raise
 
 
 @dataclass
@@ -291,9 +297,11 @@ def exchange_loads(
     seed: int = 0,
     workers: int | None = None,
     with_bytes: bool = False,
+    executor: Executor | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> ExchangeLoads:
     """Route the selected phases and compute their channel loads, nothing else (no bounds):
-    the inner loop of whole-exchange analyses, batched and spread over worker processes."""
+    the inner loop of whole-exchange analyses, batched and spread over the executor's workers."""
     router = router_function(router, topology=xgft) if isinstance(router, str) else router
     per_batch = _phases_per_batch(workload, router)
     ranks = scattered_ranks(workload.num_ranks)
@@ -315,7 +323,9 @@ def exchange_loads(
     peaks, channels = [], xgft.network().num_channels
     total, peak = np.zeros(channels, dtype=np.int64), np.zeros(channels, dtype=np.int64)
     total_bytes = np.zeros(channels, dtype=np.int64) if with_bytes else None
-    for task_peaks, task_total, task_peak, task_bytes in map_in_processes(load_task, _tasks(phases, per_batch, False, workers), workers):
+    executor = executor if executor is not None else LocalExecutor(workers)
+    store = checkpoint.job("loads") if checkpoint is not None else None
+    for (task_peaks, task_total, task_peak, task_bytes), _ in _run_parts(executor, load_task, phases, per_batch, False, store):
         peaks.append(task_peaks)
         total += task_total
         np.maximum(peak, task_peak, out=peak)

@@ -1,0 +1,154 @@
+"""A checkpoint directory: results of finished work, kept as they arrive, for the same run to resume.
+
+Layout (docs/formats.md, "Checkpoint directory"):
+- `checkpoint.json`: {"format": "synth-checkpoint/1", "inputs": {...}}, what the results depend on
+  (network spec, traffic, phase selection, router and its options, seed, load unit, what is kept);
+- `JOB-START-STOP.pickle`: the result of positions START..STOP-1 of the run's selected phases, for
+  one job of the run (`route`, `loads`): a pickled header (the phase numbers) then the result.
+
+Every file is written to a temporary name, flushed to disk and renamed, so a kill or a reboot
+leaves whole parts only. A run with other inputs is refused, naming what differs. Parts are
+Python pickles: read only checkpoints you (or your jobs) wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import re
+from pathlib import Path
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.core.validate import show
+
+FORMAT = "synth-checkpoint/1"
+MANIFEST = "checkpoint.json"
+_PART = re.compile(r"(?P<job>[a-z]+)-(?P<start>\d+)-(?P<stop>\d+)\.pickle")
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: str | Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def phases_digest(phases: np.ndarray) -> str:
+    return digest(np.ascontiguousarray(phases, dtype=np.int64).tobytes())
+
+
+def _flat(value, prefix: str = "") -> dict[str, object]:
+    if isinstance(value, dict):
+        out = {}
+        for key, inner in value.items():
+            out |= _flat(inner, f"{prefix}.{key}" if prefix else str(key))
+        return out
+    return {prefix: value}
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    with open(temporary, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)  # the rename itself survives a reboot
+    finally:
+        os.close(directory)
+
+
+class Checkpoint:
+    """Opened before any work: a directory that is absent (made at the first part), empty, or
+    holds a checkpoint of the very same inputs."""
+
+    def __init__(self, directory: str | Path, inputs: dict):
+        self.directory = Path(directory)
+        self.inputs = json.loads(json.dumps(inputs, sort_keys=True))  # as it reads back from the manifest
+        self.created = False
+        where = f"--checkpoint {show(str(directory))}"
+        if self.directory.exists() and not self.directory.is_dir():
+            raise SynthError(f"{where} is a file, not a directory")
+        manifest = self.directory / MANIFEST
+        if manifest.is_file():
+            try:
+                saved = json.loads(manifest.read_text())
+                assert saved["format"] == FORMAT and isinstance(saved["inputs"], dict)
+            except (OSError, ValueError, KeyError, TypeError, AssertionError):
+                raise SynthError(f"{where}: {MANIFEST} is not a {FORMAT} manifest") from None
+            self._refuse_other_inputs(saved["inputs"], where)
+            self.created = True
+        elif self.directory.is_dir() and any(not p.name.startswith(".") for p in self.directory.iterdir()):
+            raise SynthError(f"{where} is a directory with other files and no {MANIFEST}: give an empty or new directory")
+        else:
+            parent = next(p for p in (self.directory, *self.directory.parents) if p.exists())
+            if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+                raise SynthError(f"{where}: cannot create it under '{parent}' (not a writable directory)")
+
+    def _refuse_other_inputs(self, saved: dict, where: str) -> None:
+        before, now = _flat(saved), _flat(self.inputs)
+        differ = [k for k in sorted(before.keys() | now.keys()) if before.get(k) != now.get(k)]
+        if differ:
+            shown = "; ".join(f"{k}: {json.dumps(before.get(k))} there, {json.dumps(now.get(k))} now" for k in differ[:3])
+            more = f" (and {len(differ) - 3} more)" if len(differ) > 3 else ""
+            raise SynthError(f"{where} was made by a run with other inputs ({shown}{more}): give another directory, "
+                             "or delete it to start over")
+
+    def job(self, name: str) -> "CheckpointJob":
+        return CheckpointJob(self, name)
+
+    def _create(self) -> None:
+        if self.created:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        manifest = {"format": FORMAT, "inputs": self.inputs}
+        _write_atomically(self.directory / MANIFEST, (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
+        self.created = True
+
+
+class CheckpointJob:
+    """The parts of one job, keyed by (start, stop) positions in the run's selected phases."""
+
+    def __init__(self, checkpoint: Checkpoint, name: str):
+        self.checkpoint, self.name = checkpoint, name
+
+    def parts(self) -> list[tuple[int, int]]:
+        """The finished parts, in order, without overlaps."""
+        if not self.checkpoint.directory.is_dir():
+            return []
+        found = sorted((int(m["start"]), int(m["stop"])) for p in self.checkpoint.directory.iterdir()
+                       if (m := _PART.fullmatch(p.name)) and m["job"] == self.name)
+        parts, end = [], 0
+        for start, stop in found:
+            if start >= end and stop > start:
+                parts.append((start, stop))
+                end = stop
+        return parts
+
+    def _path(self, key: tuple[int, int]) -> Path:
+        return self.checkpoint.directory / f"{self.name}-{key[0]}-{key[1]}.pickle"
+
+    def save(self, key: tuple[int, int], phases: np.ndarray, result) -> None:
+        self.checkpoint._create()
+        header = {"phases": np.asarray(phases, dtype=np.int64)}
+        _write_atomically(self._path(key), pickle.dumps(header, protocol=5) + pickle.dumps(result, protocol=5))
+
+    def load(self, key: tuple[int, int], phases: np.ndarray):
+        path = self._path(key)
+        try:
+            with open(path, "rb") as handle:
+                header = pickle.load(handle)
+                if not np.array_equal(header["phases"], phases):
+                    raise ValueError("its phases are not those of this run")
+                return pickle.load(handle)
+        except Exception as exc:  # noqa: BLE001 - any unreadable part is said the same way
+            raise SynthError(f"checkpoint part '{path}' cannot be read ({type(exc).__name__}: {exc}): delete it and "
+                             "rerun to route its phases again") from None

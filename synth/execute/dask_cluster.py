@@ -1,0 +1,142 @@
+"""The cluster executor: a Dask cluster, started on this machine or joined by address.
+
+- The task function (a closure over network, workload and router) is cloudpickled once and
+  installed on every worker by a worker plugin, which also reaches workers that join or are
+  restarted later; items (phase numbers) are all that each submission carries.
+- A worker lost while it held an item: the scheduler runs the item elsewhere. An item whose
+  worker is lost twice (`allowed-failures` 1 on the cluster this executor starts; the cluster's
+  own setting on one it joins, Dask's default 3) or whose task raises twice (`retries=1`) is
+  reported as TaskFailed or with the task's error, never dropped.
+- Each result is released as soon as it is taken, so the client holds only the items in flight.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+from typing import Callable
+
+from synth.core.errors import SynthError
+from synth.core.parallel import default_workers
+from synth.core.validate import show
+from synth.execute.base import Executor, Session, TaskFailed
+
+CONNECT_TIMEOUT = 30  # seconds to reach a scheduler
+WORKERS_TIMEOUT = 120  # seconds to wait for a joined cluster's first worker
+
+try:
+    import cloudpickle
+    import distributed
+    from distributed.diagnostics.plugin import WorkerPlugin
+except ImportError:  # the cluster extra is not installed: DaskExecutor says what to install
+    distributed = None
+    WorkerPlugin = object
+
+_TASKS: dict[str, Callable] = {}  # on a worker: the task functions of the sessions, by token
+
+
+def _run(token: str, item):
+    return _TASKS[token](item)
+
+
+class _TaskPlugin(WorkerPlugin):
+    """Installs one session's task function on a worker (present and future ones)."""
+
+    def __init__(self, token: str, payload: bytes):
+        self.token, self.payload = token, payload
+
+    def setup(self, worker) -> None:
+        _TASKS[self.token] = cloudpickle.loads(self.payload)
+
+    def teardown(self, worker) -> None:
+        _TASKS.pop(self.token, None)
+
+
+class DaskSession(Session):
+    def __init__(self, client, task: Callable, workers: int):
+        self.client, self.workers = client, workers
+        self.token = uuid.uuid4().hex
+        self.plugin = f"synth-{self.token}"
+        client.register_plugin(_TaskPlugin(self.token, cloudpickle.dumps(task)), name=self.plugin)
+        self.completed = distributed.as_completed()
+        self.keys: dict = {}  # Dask key -> item key, for the items in flight
+
+    def submit(self, key: int, item) -> None:
+        future = self.client.submit(_run, self.token, item, key=f"synth-{self.token}-{key}", retries=1)
+        self.keys[future.key] = (key, future)
+        self.completed.add(future)
+
+    def next_result(self) -> tuple[int, object]:
+        future = next(self.completed)
+        key, _ = self.keys.pop(future.key)
+        try:
+            return key, future.result()
+        except distributed.KilledWorker as exc:
+            raise TaskFailed(key, f"its worker was lost twice ({exc.last_worker.address} last)") from None
+        finally:
+            future.release()
+
+    def close(self) -> None:
+        futures = [future for _, future in self.keys.values()]
+        self.keys.clear()
+        if futures:
+            self.client.cancel(futures)
+        try:
+            self.client.unregister_worker_plugin(self.plugin)
+        except Exception:  # noqa: BLE001 - a cluster going away is not this run's error
+            pass
+
+
+class DaskExecutor(Executor):
+    name = "dask"
+
+    def __init__(self, address: str | None):
+        if distributed is None:
+            raise SynthError("--executor dask needs Dask, which is not installed: pip install 'synth[cluster]'")
+        if address is not None and address.endswith(".json") and not Path(address).is_file():
+            raise SynthError(f"--executor dask:{show(address)}: no such scheduler file")
+        self.address = address
+        self.client = self.cluster = None
+
+    def _start(self):
+        if self.client is not None:
+            return self.client
+        for name in ("distributed", "bokeh", "tornado"):  # one line per problem, from synth
+            logging.getLogger(name).setLevel(logging.ERROR)
+        if self.address is None:
+            self.cluster = distributed.LocalCluster(
+                n_workers=default_workers(), threads_per_worker=1, processes=True, host="127.0.0.1",
+                dashboard_address=None, silence_logs=logging.ERROR, scheduler_kwargs={"allowed_failures": 1})
+            self.client = distributed.Client(self.cluster)
+            return self.client
+        try:
+            if self.address.endswith(".json"):
+                self.client = distributed.Client(scheduler_file=self.address, timeout=CONNECT_TIMEOUT)
+            else:
+                self.client = distributed.Client(self.address, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise SynthError(f"--executor dask:{self.address}: cannot reach the Dask scheduler ({exc})") from None
+        try:
+            self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
+        except TimeoutError:
+            raise SynthError(f"--executor dask:{self.address}: the cluster has no worker "
+                             f"(waited {WORKERS_TIMEOUT} s)") from None
+        return self.client
+
+    def capacity(self) -> int:
+        return max(1, sum(self._start().nthreads().values()))
+
+    def session(self, task: Callable, items: int) -> Session:
+        return DaskSession(self._start(), task, self.capacity())
+
+    def label(self) -> str:
+        where = "on this machine" if self.address is None else f"at {self.address}"
+        return f"dask {where}, {self.capacity()} workers"
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+        self.client = self.cluster = None
