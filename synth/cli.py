@@ -7,6 +7,7 @@ import json
 import signal
 import sys
 import traceback
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -169,6 +170,7 @@ def cmd_route(args) -> int:
         outputs.protect(*_input_files(args.spec, workload.pattern))
         routes_out = outputs.reserve(args.out) if args.out is not None else None
         loads_out = outputs.reserve(args.loads, "--loads") if args.loads is not None else None
+        workers = executor.start()  # a cluster is reached (or started) before anything is printed
         print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
         print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
         print(f"router    {_router_label(router, args, seed, xgft)}")
@@ -177,14 +179,19 @@ def cmd_route(args) -> int:
         sys.stdout.flush()
         progress = Progress(len(phases), enabled=not args.quiet)
         if args.executor is not None and not args.quiet:
-            progress.say(f"  executor: {executor.label()}")
-        try:
-            routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
-                                  load_unit=args.load_unit, executor=executor, checkpoint=checkpoint)
-            if routes_out is not None:
-                evaluations, lanes_note = _write_routes(routes_out, header, routed, xgft, network, dropped, args.vls)
-            else:
-                evaluations = [phase.evaluation for phase in routed]
+            progress.say(f"  executor: {executor.label()}, {workers} workers")
+        routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
+                              load_unit=args.load_unit, executor=executor, checkpoint=checkpoint)
+        try:  # the routing stops (its workers released) before the executor closes
+            with closing(routed):
+                if routes_out is not None:
+                    evaluations, lanes_note = _write_routes(routes_out, header, routed, xgft, network, dropped, args.vls)
+                else:
+                    evaluations = [phase.evaluation for phase in routed]
+        except (KeyboardInterrupt, Interrupted, TaskFailed) as exc:
+            if checkpoint is not None:
+                exc.add_note(checkpoint.resume_note("route", len(phases)))
+            raise
         finally:
             progress.close()
         if loads_out is not None:

@@ -14,8 +14,7 @@ import numpy as np
 from synth.cost.evaluate import PhaseEvaluation, evaluate_batch
 from synth.cost.loads import phase_channel_counts
 from synth.core.errors import SynthError
-from synth.core.interrupt import Interrupted
-from synth.execute import Executor, LocalExecutor, TaskFailed
+from synth.execute import Executor, LocalExecutor
 from synth.execute.checkpoint import Checkpoint, CheckpointJob
 from synth.execute.ordered import Part, ordered_results
 from synth.render.progress import Progress
@@ -262,20 +261,14 @@ def _run_parts(executor: Executor, task: Callable, phases: np.ndarray, per_batch
     """task(phases of a part) for every part, in order, from the executor or the checkpoint."""
     phases = np.asarray(phases)
     done = store.parts() if store is not None else []
-    keys = plan_parts(len(phases), per_batch, large_results, executor.capacity(), done)
+    kept = sum(b - a for a, b in done)
+    workers = executor.capacity() if kept < len(phases) else 1  # a finished checkpoint needs no workers
+    keys = plan_parts(len(phases), per_batch, large_results, workers, done)
     parts = [Part(a, b, phases[a:b]) for a, b in keys]
     if done and progress is not None:
-        kept = sum(b - a for a, b in done)
         progress.say(f"  checkpoint {store.checkpoint.directory}: {kept} of {len(phases)} phases done before, "
                      f"{len(phases) - kept} to go")
-    try:
-        yield from ordered_results(executor, task, parts, store, set(done))
-    except (KeyboardInterrupt, Interrupted, TaskFailed) as exc:
-        if store is not None:
-            kept = sum(b - a for a, b in store.parts())
-            exc.add_note(f"{kept} of {len(phases)} phases are kept in checkpoint {store.checkpoint.directory}: "
-                         "the same command resumes from there")
-        raise
+    yield from ordered_results(executor, task, parts, store, set(done))
 
 
 @dataclass

@@ -71,8 +71,13 @@ class Executor:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def start(self) -> int:
+        """Start the workers (or reach the cluster) now, so that a problem shows before any work;
+        how many items run at once."""
+        return self.capacity()
+
     def capacity(self) -> int:
-        """How many items run at once (a cluster it joins is asked, so this may connect)."""
+        """How many items run at once (starts the executor if needed)."""
         raise NotImplementedError
 
     def session(self, task: Callable, items: int) -> Session:

@@ -102,6 +102,11 @@ class Checkpoint:
             raise SynthError(f"{where} was made by a run with other inputs ({shown}{more}): give another directory, "
                              "or delete it to start over")
 
+    def resume_note(self, job: str, total: int) -> str:
+        """What a stopped run leaves for the next one, said with the failure."""
+        kept = sum(b - a for a, b in self.job(job).parts())
+        return f"{kept} of {total} phases are kept in checkpoint '{self.directory}': the same command goes on from there"
+
     def job(self, name: str) -> "CheckpointJob":
         return CheckpointJob(self, name)
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import uuid
 from pathlib import Path
 from typing import Callable
@@ -22,7 +23,6 @@ from synth.core.parallel import default_workers
 from synth.core.validate import show
 from synth.execute.base import Executor, Session, TaskFailed
 
-CONNECT_TIMEOUT = 30  # seconds to reach a scheduler
 WORKERS_TIMEOUT = 120  # seconds to wait for a joined cluster's first worker
 
 try:
@@ -58,7 +58,11 @@ class DaskSession(Session):
         self.client, self.workers = client, workers
         self.token = uuid.uuid4().hex
         self.plugin = f"synth-{self.token}"
-        client.register_plugin(_TaskPlugin(self.token, cloudpickle.dumps(task)), name=self.plugin)
+        try:
+            client.register_plugin(_TaskPlugin(self.token, cloudpickle.dumps(task)), name=self.plugin)
+        except (ImportError, AttributeError) as exc:  # raised on a worker, as it unpickles the task
+            raise SynthError(f"the Dask workers cannot load synth's task ({type(exc).__name__}: {exc}): every worker "
+                             "needs synth installed, the same version as this client") from None
         self.completed = distributed.as_completed()
         self.keys: dict = {}  # Dask key -> item key, for the items in flight
 
@@ -80,9 +84,9 @@ class DaskSession(Session):
     def close(self) -> None:
         futures = [future for _, future in self.keys.values()]
         self.keys.clear()
-        if futures:
-            self.client.cancel(futures)
         try:
+            if futures:
+                self.client.cancel(futures)
             self.client.unregister_worker_plugin(self.plugin)
         except Exception:  # noqa: BLE001 - a cluster going away is not this run's error
             pass
@@ -105,16 +109,22 @@ class DaskExecutor(Executor):
         for name in ("distributed", "bokeh", "tornado"):  # one line per problem, from synth
             logging.getLogger(name).setLevel(logging.ERROR)
         if self.address is None:
-            self.cluster = distributed.LocalCluster(
-                n_workers=default_workers(), threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=None, silence_logs=logging.ERROR, scheduler_kwargs={"allowed_failures": 1})
+            # The workers are started with SIGINT ignored, which they keep: Ctrl-C (sent to the whole
+            # process group) is this process's to handle; it stops them as it closes the cluster.
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                self.cluster = distributed.LocalCluster(
+                    n_workers=default_workers(), threads_per_worker=1, processes=True, host="127.0.0.1",
+                    dashboard_address=None, silence_logs=logging.ERROR, scheduler_kwargs={"allowed_failures": 1})
+            finally:
+                signal.signal(signal.SIGINT, previous)
             self.client = distributed.Client(self.cluster)
             return self.client
         try:
             if self.address.endswith(".json"):
-                self.client = distributed.Client(scheduler_file=self.address, timeout=CONNECT_TIMEOUT)
-            else:
-                self.client = distributed.Client(self.address, timeout=CONNECT_TIMEOUT)
+                self.client = distributed.Client(scheduler_file=self.address)
+            else:  # Dask's connect timeout (distributed.comm.timeouts.connect, default 30 s) applies
+                self.client = distributed.Client(self.address)
         except (OSError, TimeoutError, ValueError) as exc:
             raise SynthError(f"--executor dask:{self.address}: cannot reach the Dask scheduler ({exc})") from None
         try:
@@ -131,8 +141,7 @@ class DaskExecutor(Executor):
         return DaskSession(self._start(), task, self.capacity())
 
     def label(self) -> str:
-        where = "on this machine" if self.address is None else f"at {self.address}"
-        return f"dask {where}, {self.capacity()} workers"
+        return "dask on this machine" if self.address is None else f"dask at {self.address}"
 
     def close(self) -> None:
         if self.client is not None:

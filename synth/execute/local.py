@@ -69,5 +69,5 @@ class LocalExecutor(Executor):
         return LocalSession(task, workers) if workers > 1 else InlineSession(task)
 
     def label(self) -> str:
-        return f"local, {self.capacity()} worker processes"
+        return "local processes"
 
