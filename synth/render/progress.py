@@ -41,7 +41,7 @@ class Progress:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, file=self.stream, leave=False, dynamic_ncols=True, smoothing=0.05,
-                            bar_format="  {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} phases, {postfix}")
+                            bar_format="  {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} phases{postfix}")
             self.bar.set_postfix_str(self.figures(), refresh=False)
 
     # ----- what happened ----------------------------------------------------------------------
