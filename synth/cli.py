@@ -37,11 +37,11 @@ from synth.route.layered import LayeredOptions
 from synth.route.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
 from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
-from synth.execute import EXECUTOR_SYNTAX, TaskFailed, parse_executor
+from synth.execute import EXECUTOR_SYNTAX, LocalExecutor, TaskFailed, parse_executor
 from synth.execute.checkpoint import Checkpoint, file_digest, phases_digest
 from synth.render.progress import Progress
 from synth.workflow import (LOAD_UNITS, ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, check_flow_limit, exchange_loads,
-                            paths_options, route_phases, router_function,
+                            paths_options, route_phases, router_function, run_parts,
                             dragonfly_layered_options, synthesis_options)
 
 
@@ -305,6 +305,7 @@ def _phase_record(xgft, phase, dropped: dict | None = None) -> dict:
 def cmd_bounds(args) -> int:
     if args.lp_time_limit is not None and not args.lp:
         raise SynthError("--lp-time-limit applies to the LP bound: add --lp")
+    executor = parse_executor(args.executor)  # a bad --executor fails before any work
     xgft, workload, phases = _load_workload(args)
     network = xgft.network()
     print(f"topology  {xgft.label()}: {network.num_terminals} terminals")
@@ -328,7 +329,8 @@ def cmd_bounds(args) -> int:
     lp_note = None
     if args.lp:
         limit = args.lp_time_limit if args.lp_time_limit is not None else LP_TIME_LIMIT
-        lp_column, lp_note = _lp_bounds(workload, phases, network, args.quiet, limit, weighs_bytes)
+        with executor:
+            lp_column, lp_note = _lp_bounds(workload, phases, network, args.quiet, limit, weighs_bytes, executor)
         bounds, names = np.hstack([bounds, lp_column]), names + ("lp",)
     evaluations = [
         PhaseEvaluation(int(p), int(b.max(initial=0)), int(b.max(initial=0)), "optimal", -1, b.tolist(), [])
@@ -358,21 +360,32 @@ def cmd_bounds(args) -> int:
 
 
 def _lp_bounds(workload, phases: np.ndarray, network, quiet: bool, time_limit: float,
-               weighs_bytes: bool = False) -> tuple[np.ndarray, str]:
+               weighs_bytes: bool = False, executor=None) -> tuple[np.ndarray, str]:
     """The LP bound of every selected phase (synth.cost.lp_bound), one column, and a line saying
-    in how many phases it is certainly ceil(lambda*); in bytes with `weighs_bytes`."""
+    in how many phases it is certainly ceil(lambda*); in bytes with `weighs_bytes`. The phases
+    are independent solves: they run on the executor (default: this machine's cores)."""
     from synth.cost.lp_bound import lp_bound
+
+    def bound_task(part: np.ndarray) -> list[tuple[int, int, str]]:
+        results = []
+        for phase in part.tolist():
+            flows = workload.flows(phase)
+            result = lp_bound(network, flows.src, flows.dst, time_limit=time_limit,
+                              weights=flows.bytes if weighs_bytes else None)
+            results.append((phase, result.bound, result.status))
+        return results
 
     values = np.zeros((len(phases), 1), dtype=np.int64)
     short = []
-    for i, phase in enumerate(phases.tolist()):
-        flows = workload.flows(phase)
-        result = lp_bound(network, flows.src, flows.dst, time_limit=time_limit, weights=flows.bytes if weighs_bytes else None)
-        values[i, 0] = result.bound
-        if result.status == "gap":
-            short.append(phase)
-        if not quiet and len(phases) > 1:
-            print(f"  LP bound: phase {phase} ({i + 1} of {len(phases)}): {values[i, 0]}", file=sys.stderr, flush=True)
+    done = 0
+    for results, _ in run_parts(executor or LocalExecutor(), bound_task, phases, 1, True):
+        for phase, bound, status in results:
+            values[done, 0] = bound
+            done += 1
+            if status == "gap":
+                short.append(phase)
+            if not quiet and len(phases) > 1:
+                print(f"  LP bound: phase {phase} ({done} of {len(phases)}): {bound}", file=sys.stderr, flush=True)
     if not short:
         return values, "lp: ceil(lambda*) of the multicommodity-flow relaxation, certified in every phase"
     return values, (f"lp: {len(short)} of {len(phases)} phases stopped at --lp-time-limit {time_limit:g} s (first: phase "
@@ -538,11 +551,15 @@ def cmd_report(args) -> int:
     collective_sizes = parse_sizes(args.collective_bytes)
     command = shlex.join(["synth", *args.argv])
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
-    with OutputSet() as outputs:
+    executor = parse_executor(args.executor)
+    with OutputSet() as outputs, executor:
         pages = {out: outputs.reserve(out) for out in outs}  # every target checked before hours of routing
+        workers = executor.start()
+        if args.executor is not None:
+            say(f"executor: {executor.label()}, {workers} workers")
         report = build_report(instance.name, instance.description, instance.source, xgft, cost, patterns, routers, engines,
                               _layered_options(args), seed, command, say, given, args.timings, collectives,
-                              collective_sizes)
+                              collective_sizes, executor)
         files = {}
         for out in outs:
             files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}
@@ -647,6 +664,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"seconds per phase for the LP bound (default {LP_TIME_LIMIT:g}); a phase stopped there keeps a valid, "
                    "possibly weaker bound, and the output says so")
     add_load_unit(p, "bounds on it")
+    add_executor(p)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_bounds)
 
@@ -700,6 +718,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--collective-bytes", default="1KiB..64MiB", metavar="RANGE",
                    help="the message sizes of the collectives section (default 1KiB..64MiB, powers of two)")
     add_max_flows(p)
+    add_executor(p)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_report, constraints="strong", balance=False, threads=1, construction="halving",
                    glpk_options=None, consistency="flow")

@@ -198,7 +198,7 @@ def route_phases(
     large = keep_routes or _is_expensive(router)
     executor = executor if executor is not None else LocalExecutor(workers)
     store = checkpoint.job("route") if checkpoint is not None else None
-    for task_results, resumed in _run_parts(executor, route_task, phases, per_batch, large, store, progress):
+    for task_results, resumed in run_parts(executor, route_task, phases, per_batch, large, store, progress):
         for evaluations, reports, arrays in task_results:
             if progress is not None:
                 (progress.resume(evaluations) if resumed else progress.update(evaluations, reports))
@@ -256,8 +256,8 @@ def plan_parts(count: int, per_batch: int, large_results: bool, workers: int,
     return sorted(todo + [tuple(d) for d in done])
 
 
-def _run_parts(executor: Executor, task: Callable, phases: np.ndarray, per_batch: int, large_results: bool,
-               store: CheckpointJob | None, progress: Progress | None = None) -> Iterator[tuple[object, bool]]:
+def run_parts(executor: Executor, task: Callable, phases: np.ndarray, per_batch: int, large_results: bool,
+              store: CheckpointJob | None = None, progress: Progress | None = None) -> Iterator[tuple[object, bool]]:
     """task(phases of a part) for every part, in order, from the executor or the checkpoint."""
     phases = np.asarray(phases)
     done = store.parts() if store is not None else []
@@ -318,7 +318,7 @@ def exchange_loads(
     total_bytes = np.zeros(channels, dtype=np.int64) if with_bytes else None
     executor = executor if executor is not None else LocalExecutor(workers)
     store = checkpoint.job("loads") if checkpoint is not None else None
-    for (task_peaks, task_total, task_peak, task_bytes), _ in _run_parts(executor, load_task, phases, per_batch, False, store):
+    for (task_peaks, task_total, task_peak, task_bytes), _ in run_parts(executor, load_task, phases, per_batch, False, store):
         peaks.append(task_peaks)
         total += task_total
         np.maximum(peak, task_peak, out=peak)

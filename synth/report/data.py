@@ -26,6 +26,7 @@ from synth.route.paths import as_paths
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
 from synth.traffic.patterns import Workload, parse_pattern
+from synth.execute import Executor
 from synth.workflow import route_phases, router_function
 
 # The exchanges of 003_fd372c8942ac4293.txt (sec. 2.3, 4.2) in the seed's order, with its names.
@@ -192,13 +193,14 @@ def parse_routers(text: str, topology=None) -> list[str]:
 
 
 def _routed_series(xgft, network: Network, workload: Workload, phases: np.ndarray, router: str,
-                   options: LayeredOptions, seed: int, progress: Callable[[str], None]) -> tuple[Series, np.ndarray]:
+                   options: LayeredOptions, seed: int, progress: Callable[[str], None],
+                   executor: Executor | None = None) -> tuple[Series, np.ndarray]:
     """One routing of one pattern, and per phase the lower bound: the cut bounds, and on a direct
     network the LP bound where the synthesizing router computed it."""
     started = time.perf_counter()
     direct = not isinstance(xgft, Xgft)
     routed = list(route_phases(xgft, network, workload, phases, report_router(router, options, xgft), seed,
-                               keep_routes=direct))
+                               keep_routes=direct, executor=executor))
     evaluations = [r.evaluation for r in routed]
     proofs = sorted({r.report.whole_run for r in routed if r.report is not None and getattr(r.report, "whole_run", None)})
     seconds = time.perf_counter() - started
@@ -245,10 +247,11 @@ def build_report(
     name: str, description: str, source: str, xgft, cost: CostModel, patterns: list[str], routers: list[str],
     engines: list[str], options: LayeredOptions, seed: int, command: str, progress: Callable[[str], None] = lambda _: None,
     given: list[tuple[str, str]] = (), timings: bool = False, collectives: list[str] = (), collective_sizes: list[int] = (),
+    executor: Executor | None = None,
 ) -> Report:
     """`engines` are run by OpenSM on ibsim; `given` are (name, directory) of tables computed
     elsewhere for the network's fabric (synth.opensm.engines.given_tables). `xgft` is the
-    network's topology, of any family."""
+    network's topology, of any family. The phases of synth's routings run on `executor`."""
     network = xgft.network()
     direct = not isinstance(xgft, Xgft)
     engine_runs, notes = [], []
@@ -273,7 +276,8 @@ def build_report(
                          f"network")
         series, bound = [], _cut_bounds(xgft, workload, phases)
         for router in routers:
-            routed, routed_bound = _routed_series(xgft, network, workload, phases, router, options, seed, progress)
+            routed, routed_bound = _routed_series(xgft, network, workload, phases, router, options, seed, progress,
+                                                  executor)
             series.append(routed)
             bound = np.maximum(bound, routed_bound)
         series += [_table_series(network, workload, phases, tables, label) for label, tables in engine_runs]
