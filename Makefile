@@ -10,7 +10,7 @@ install:
 	$(PIP) -e .
 
 install-test: install
-	$(PIP) -e '.[test]'
+	$(PIP) -e '.[test,cluster]'
 
 # The main job on a bundled instance: synthesize contention-optimal routes for every OPT phase of
 # the 256-leaf Table 3.1 XGFT, write the routes file and re-verify it independently.
