@@ -16,6 +16,7 @@ from synth.cost.bounds import bound_names, cut_bounds_batch
 from synth.cost.loads import check_byte_sums
 from synth.cost.evaluate import PhaseEvaluation
 from synth.cost.fattree import ideal_exchange_time
+from synth import __version__
 from synth.app import model as model_command
 from synth.app import compare as compare_command
 from synth.app import schedule as schedule_command
@@ -240,9 +241,10 @@ def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | N
 
 def _checkpoint_inputs(header: dict, workload, phases: np.ndarray, args) -> dict:
     """What a checkpoint's results depend on: the routes file's header (network, traffic,
-    router, options, seed), the selected phases, a traffic matrix's content, what is kept."""
+    router, options, seed), the selected phases, a traffic matrix's content, what is kept, and
+    synth's version (parts are pickles of its objects)."""
     inputs = {**header, "phases": {"count": len(phases), "sha256": phases_digest(phases)},
-              "routes_kept": args.out is not None}
+              "routes_kept": args.out is not None, "synth_version": __version__}
     if workload.pattern.startswith("csv:"):
         inputs["traffic"] = {**inputs["traffic"], "matrix_sha256": file_digest(workload.pattern[len("csv:"):])}
     return inputs

@@ -157,3 +157,13 @@ def test_parts_of_a_run_without_a_checkpoint_are_as_before():
     assert plan_parts(10, 4, True, 2) == [(0, 4), (4, 8), (8, 10)]
     sizes = [b - a for a, b in plan_parts(100, 4, False, 2)]
     assert sizes == [len(p) for p in np.array_split(np.arange(100), 8)]
+
+
+def test_a_checkpoint_of_another_synth_version_is_refused(run, tmp_path, monkeypatch):
+    import synth
+    import synth.cli
+
+    argv = [*EXCHANGE, "--router", "dmodk", "--checkpoint", tmp_path / "ck"]
+    assert run(*argv)[0] == 0
+    monkeypatch.setattr(synth.cli, "__version__", "9.9.9")
+    assert_user_error(run(*argv), all_of=(f"synth_version: \"{synth.__version__}\" there, \"9.9.9\" now",))
