@@ -200,8 +200,10 @@ def route_phases(
     store = checkpoint.job("route") if checkpoint is not None else None
     for task_results, resumed in run_parts(executor, route_task, phases, per_batch, large, store, progress):
         for evaluations, reports, arrays in task_results:
-            if progress is not None:
-                (progress.resume(evaluations) if resumed else progress.update(evaluations, reports))
+            if progress is not None and resumed:
+                progress.resume(evaluations)
+            elif progress is not None:
+                progress.update(evaluations, reports)
             if arrays is None:
                 yield from (RoutedPhase(None, None, e, reports.get(e.phase)) for e in evaluations)
                 continue
@@ -234,7 +236,7 @@ def _routed_batches(xgft, workload: Workload, phases: np.ndarray, router: Callab
 
 
 def plan_parts(count: int, per_batch: int, large_results: bool, workers: int,
-               done: list[tuple[int, int]] = ()) -> list[Part]:
+               done: list[tuple[int, int]] = ()) -> list[tuple[int, int]]:
     """The positions 0..count-1 of a run's phases as parts for the workers, around the parts a
     checkpoint holds (`done`): one batch each when results are large (kept routes, streamed in
     order), otherwise a few parts per worker so that little crosses processes."""

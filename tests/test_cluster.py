@@ -239,3 +239,26 @@ def test_report_cells_and_lp_bounds_run_on_the_cluster_with_the_local_results(cl
     local = run(*argv)
     assert local[0] == 0 and "lp: ceil(lambda*) of the multicommodity-flow relaxation, certified in every phase" in local[1]
     assert run(*argv, "--executor", f"dask:{scheduler_file}") == local
+
+
+def _refuses_phase_3(phases):
+    from synth.core.errors import SynthError
+
+    if 3 in phases.tolist():
+        raise SynthError("phase 3 is refused")
+    return phases.tolist()
+
+
+def test_an_error_of_the_task_comes_back_as_itself_after_one_retry(cluster):
+    import numpy as np
+
+    from synth.core.errors import SynthError
+
+    scheduler_file, workers = cluster
+    parts = [Part(i, i + 1, np.array([i])) for i in range(6)]
+    got = []
+    with DaskExecutor(str(scheduler_file)) as executor, pytest.raises(SynthError, match="phase 3 is refused"):
+        for result, _ in ordered_results(executor, _refuses_phase_3, parts):
+            got.append(result)
+    assert got == [[0], [1], [2]][: len(got)]  # in order, up to the failure
+    assert all(w.poll() is None for w in workers)  # nobody died

@@ -167,7 +167,7 @@ def test_a_signal_stops_the_run_with_one_line_and_leaves_nothing(tmp_path, signu
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-    lines = [line for line in rest.splitlines() if not line.startswith("  phase")]
+    lines = [line for line in rest.splitlines() if not line.startswith("  ")]  # progress lines
     assert lines == [f"synth: interrupted ({signal.Signals(signum).name}); no output written"]
     assert "Traceback" not in rest
     assert files_under(out) == []  # no routes file, no loads, no temporaries, no directory made for them
@@ -305,6 +305,6 @@ def test_sigterm_stops_the_paths_router_and_leaves_nothing(tmp_path):
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-    lines = [line for line in rest.splitlines() if not line.startswith("  phase")]
+    lines = [line for line in rest.splitlines() if not line.startswith("  ")]  # progress lines
     assert lines == ["synth: interrupted (SIGTERM); no output written"]
     assert files_under(out) == []

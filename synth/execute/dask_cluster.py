@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import time
 import uuid
 from pathlib import Path
 from typing import Callable
@@ -24,6 +25,7 @@ from synth.core.validate import show
 from synth.execute.base import Executor, Session, TaskFailed
 
 WORKERS_TIMEOUT = 120  # seconds to wait for a joined cluster's first worker
+WORKERS_RECOUNT = 2.0  # seconds between counts of a session's workers
 
 try:
     import cloudpickle
@@ -54,8 +56,8 @@ class _TaskPlugin(WorkerPlugin):
 
 
 class DaskSession(Session):
-    def __init__(self, client, task: Callable, workers: int):
-        self.client, self.workers = client, workers
+    def __init__(self, client, task: Callable):
+        self.client = client
         self.token = uuid.uuid4().hex
         self.plugin = f"synth-{self.token}"
         try:
@@ -63,8 +65,20 @@ class DaskSession(Session):
         except (ImportError, AttributeError) as exc:  # raised on a worker, as it unpickles the task
             raise SynthError(f"the Dask workers cannot load synth's task ({type(exc).__name__}: {exc}): every worker "
                              "needs synth installed, the same version as this client") from None
-        self.completed = distributed.as_completed()
+        # Results are fetched in the background as items finish (with_results), not one blocking
+        # call at a time; errors come back as (type, exception, traceback) to be told apart here.
+        self.completed = distributed.as_completed(with_results=True, raise_errors=False)
         self.keys: dict = {}  # Dask key -> item key, for the items in flight
+        self._workers, self._counted = 1, -WORKERS_RECOUNT
+
+    @property
+    def workers(self) -> int:
+        """The cluster's worker threads now (recounted every few seconds): workers that join a
+        running exchange (a batch system starting them one by one) widen the window."""
+        now = time.monotonic()
+        if now - self._counted >= WORKERS_RECOUNT:
+            self._workers, self._counted = max(1, sum(self.client.nthreads().values())), now
+        return self._workers
 
     def submit(self, key: int, item) -> None:
         future = self.client.submit(_run, self.token, item, key=f"synth-{self.token}-{key}", retries=1)
@@ -72,14 +86,16 @@ class DaskSession(Session):
         self.completed.add(future)
 
     def next_result(self) -> tuple[int, object]:
-        future = next(self.completed)
+        future, result = next(self.completed)
         key, _ = self.keys.pop(future.key)
-        try:
-            return key, future.result()
-        except distributed.KilledWorker as exc:
+        failed = future.status == "error"
+        future.release()
+        if not failed:
+            return key, result
+        _, exc, traceback = result
+        if isinstance(exc, distributed.KilledWorker):
             raise TaskFailed(key, f"its worker was lost twice ({exc.last_worker.address} last)") from None
-        finally:
-            future.release()
+        raise exc.with_traceback(traceback)
 
     def close(self) -> None:
         futures = [future for _, future in self.keys.values()]
@@ -115,7 +131,10 @@ class DaskExecutor(Executor):
             try:
                 self.cluster = distributed.LocalCluster(
                     n_workers=default_workers(), threads_per_worker=1, processes=True, host="127.0.0.1",
-                    dashboard_address=None, silence_logs=logging.ERROR, scheduler_kwargs={"allowed_failures": 1})
+                    dashboard_address=None, silence_logs=logging.ERROR,
+                    # No dashboard, and the scheduler's HTTP endpoints on a free port (not 8787, which a
+                    # second run on this machine would find taken, with a warning)
+                    scheduler_kwargs={"allowed_failures": 1, "dashboard_address": "127.0.0.1:0"})
             finally:
                 signal.signal(signal.SIGINT, previous)
             self.client = distributed.Client(self.cluster)
@@ -138,7 +157,7 @@ class DaskExecutor(Executor):
         return max(1, sum(self._start().nthreads().values()))
 
     def session(self, task: Callable, items: int) -> Session:
-        return DaskSession(self._start(), task, self.capacity())
+        return DaskSession(self._start(), task)
 
     def label(self) -> str:
         return "dask on this machine" if self.address is None else f"dask at {self.address}"

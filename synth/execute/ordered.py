@@ -45,12 +45,12 @@ def ordered_results(executor: Executor, task: Callable, parts: list[Part], store
             yield store.load(part.key, part.phases), True
         return
     with executor.session(task, len(todo)) as session:
-        window = WINDOW_PER_WORKER * max(1, session.workers)
         waiting: dict[int, object] = {}  # finished parts not yet yielded
         submitted = 0
 
         def fill() -> None:
             nonlocal submitted
+            window = WINDOW_PER_WORKER * max(1, session.workers)  # a cluster may grow while it runs
             while submitted < len(todo) and submitted - emitted < window:
                 session.submit(todo[submitted], parts[todo[submitted]].phases)
                 submitted += 1
