@@ -153,24 +153,25 @@ def cmd_route(args) -> int:
     if args.candidates is not None and router != PATHS:
         raise SynthError(f"--candidates applies to --router paths, not to '{router}'")
     route = router_function(router, _layered_options(args), xgft, args.candidates, args.load_unit)
+    check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
+    executor = parse_executor(args.executor)
+    _refuse_checkpoint_overlap(args.checkpoint, args.out, args.loads)
     if args.load_unit == "messages" and workload.sizes_differ(phases):
         print("note: flow sizes differ; contention counts messages (--load-unit bytes weighs bytes over bandwidth)",
               file=sys.stderr)
-    check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
-    executor = parse_executor(args.executor)
     dropped = None if network.failed_nodes is None else dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
     header = {"topology": {"spec": xgft.spec}, "traffic": {**workload.describe(), "selection": selection},
               "router": router, "seed": seed, **({"load_unit": "bytes"} if args.load_unit == "bytes" else {})}
     synthesis = synthesis_options(router, xgft, _layered_options(args), args.candidates)
     if synthesis is not None:
         header["synthesis"] = synthesis.describe()
-    checkpoint = None
-    if args.checkpoint is not None:
-        checkpoint = Checkpoint(args.checkpoint, _checkpoint_inputs(header, workload, phases, args))
     with OutputSet() as outputs, executor:  # both targets checked (and reserved) before any routing
         outputs.protect(*_input_files(args.spec, workload.pattern))
         routes_out = outputs.reserve(args.out) if args.out is not None else None
         loads_out = outputs.reserve(args.loads, "--loads") if args.loads is not None else None
+        checkpoint = None
+        if args.checkpoint is not None:
+            checkpoint = Checkpoint(args.checkpoint, _checkpoint_inputs(header, workload, phases, args))
         workers = executor.start()  # a cluster is reached (or started) before anything is printed
         print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
         print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
@@ -180,7 +181,7 @@ def cmd_route(args) -> int:
         sys.stdout.flush()
         progress = Progress(len(phases), enabled=not args.quiet)
         if args.executor is not None and not args.quiet:
-            progress.say(f"  executor: {executor.label()}, {workers} workers")
+            progress.say(f"  executor: {executor.label()}, {_workers(workers)}")
         routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
                               load_unit=args.load_unit, executor=executor, checkpoint=checkpoint)
         try:  # the routing stops (its workers released) before the executor closes
@@ -189,17 +190,18 @@ def cmd_route(args) -> int:
                     evaluations, lanes_note = _write_routes(routes_out, header, routed, xgft, network, dropped, args.vls)
                 else:
                     evaluations = [phase.evaluation for phase in routed]
-        except (KeyboardInterrupt, Interrupted, TaskFailed) as exc:
+            progress.close()
+            if loads_out is not None:
+                loads = exchange_loads(xgft, workload, phases, route, seed, with_bytes=True, executor=executor,
+                                       checkpoint=checkpoint)
+                with loads_out.open() as handle:
+                    write_loads_csv(handle, network, loads)
+        except (KeyboardInterrupt, Interrupted, TaskFailed, SynthError) as exc:
             if checkpoint is not None:
                 exc.add_note(checkpoint.resume_note("route", len(phases)))
             raise
         finally:
             progress.close()
-        if loads_out is not None:
-            loads = exchange_loads(xgft, workload, phases, route, seed, with_bytes=True, executor=executor,
-                                   checkpoint=checkpoint)
-            with loads_out.open() as handle:
-                write_loads_csv(handle, network, loads)
     print()
     _print_phases(evaluations, network, args.table, bound_names(xgft))
     print()
@@ -212,6 +214,24 @@ def cmd_route(args) -> int:
         if out is not None:
             print(f"wrote {out}")
     return 0
+
+
+def _workers(count: int) -> str:
+    return f"{count} worker{'s' * (count != 1)}"
+
+
+def _refuse_checkpoint_overlap(checkpoint: str | None, *outputs: str | None) -> None:
+    """A checkpoint directory is neither an output, nor inside one, nor holds one."""
+    if checkpoint is None or not str(checkpoint).strip():
+        return
+    where = Path(checkpoint).resolve()
+    for out in outputs:
+        if out is None:
+            continue
+        target = Path(out).resolve()
+        if target == where or where.is_relative_to(target) or target.is_relative_to(where):
+            raise SynthError(f"--checkpoint '{checkpoint}' and the output '{out}' overlap: keep the checkpoint "
+                             "directory apart from the files the run writes")
 
 
 def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | None,
@@ -244,7 +264,8 @@ def _checkpoint_inputs(header: dict, workload, phases: np.ndarray, args) -> dict
     router, options, seed), the selected phases, a traffic matrix's content, what is kept, and
     synth's version (parts are pickles of its objects)."""
     inputs = {**header, "phases": {"count": len(phases), "sha256": phases_digest(phases)},
-              "routes_kept": args.out is not None, "synth_version": __version__}
+              "routes_kept": args.out is not None, "synth_version": __version__,
+              "glpk_options": args.glpk_options}  # not in the routes file's header, and it changes results
     if workload.pattern.startswith("csv:"):
         inputs["traffic"] = {**inputs["traffic"], "matrix_sha256": file_digest(workload.pattern[len("csv:"):])}
     return inputs
@@ -307,6 +328,8 @@ def _phase_record(xgft, phase, dropped: dict | None = None) -> dict:
 def cmd_bounds(args) -> int:
     if args.lp_time_limit is not None and not args.lp:
         raise SynthError("--lp-time-limit applies to the LP bound: add --lp")
+    if args.executor is not None and not args.lp:
+        raise SynthError("--executor runs the LP bounds: add --lp (the cut bounds take a moment on this machine)")
     executor = parse_executor(args.executor)  # a bad --executor fails before any work
     xgft, workload, phases = _load_workload(args)
     network = xgft.network()
@@ -332,6 +355,8 @@ def cmd_bounds(args) -> int:
     if args.lp:
         limit = args.lp_time_limit if args.lp_time_limit is not None else LP_TIME_LIMIT
         with executor:
+            if args.executor is not None and not args.quiet:
+                print(f"  executor: {executor.label()}, {_workers(executor.start())}", file=sys.stderr, flush=True)
             lp_column, lp_note = _lp_bounds(workload, phases, network, args.quiet, limit, weighs_bytes, executor)
         bounds, names = np.hstack([bounds, lp_column]), names + ("lp",)
     evaluations = [
@@ -558,7 +583,7 @@ def cmd_report(args) -> int:
         pages = {out: outputs.reserve(out) for out in outs}  # every target checked before hours of routing
         workers = executor.start()
         if args.executor is not None:
-            say(f"executor: {executor.label()}, {workers} workers")
+            say(f"executor: {executor.label()}, {_workers(workers)}")
         report = build_report(instance.name, instance.description, instance.source, xgft, cost, patterns, routers, engines,
                               _layered_options(args), seed, command, say, given, args.timings, collectives,
                               collective_sizes, executor)
@@ -753,7 +778,7 @@ def main(argv: list[str] | None = None) -> int:
         args.argv = [a for a in argv if a != "--debug"]
         return args.func(args)
     except SynthError as exc:
-        _say(f"error: {exc}")
+        _say(f"error: {exc}{_notes(exc)}")
         return 2
     except KeyboardInterrupt as exc:
         _say(f"interrupted (SIGINT); no output written{_notes(exc)}")

@@ -262,7 +262,7 @@ def run_parts(executor: Executor, task: Callable, phases: np.ndarray, per_batch:
               store: CheckpointJob | None = None, progress: Progress | None = None) -> Iterator[tuple[object, bool]]:
     """task(phases of a part) for every part, in order, from the executor or the checkpoint."""
     phases = np.asarray(phases)
-    done = store.parts() if store is not None else []
+    done = store.parts(len(phases)) if store is not None else []
     kept = sum(b - a for a, b in done)
     workers = executor.capacity() if kept < len(phases) else 1  # a finished checkpoint needs no workers
     keys = plan_parts(len(phases), per_batch, large_results, workers, done)

@@ -104,7 +104,8 @@ def test_checkpoint_directories_that_cannot_be_one(run, tmp_path):
     assert_user_error(run(*argv, a_file), all_of=("--checkpoint", "is a file, not a directory"))
     assert_user_error(run(*argv, other), "is a directory with other files and no checkpoint.json")
     assert_user_error(run(*argv, broken), "checkpoint.json is not a synth-checkpoint/1 manifest")
-    assert_user_error(run(*argv, a_file / "below"), "cannot create it under")
+    assert_user_error(run(*argv, a_file / "below"), "cannot create it (Not a directory)")
+    assert_user_error(run(*argv, ""), "--checkpoint '' is empty")
     assert (other / "notes.txt").read_text() == "mine" and a_file.read_text() == "x"
 
 
@@ -167,3 +168,33 @@ def test_a_checkpoint_of_another_synth_version_is_refused(run, tmp_path, monkeyp
     assert run(*argv)[0] == 0
     monkeypatch.setattr(synth.cli, "__version__", "9.9.9")
     assert_user_error(run(*argv), all_of=(f"synth_version: \"{synth.__version__}\" there, \"9.9.9\" now",))
+
+
+def test_a_checkpoint_apart_from_the_outputs(run, tmp_path):
+    """An output at, inside or around the checkpoint is refused before any routing."""
+    argv = [*EXCHANGE, "--router", "layered"]
+    for checkpoint, out in [("c", "c"), ("r.json/ck", "r.json"), ("c", "c/r.json")]:
+        err = assert_user_error(run(*argv, "--checkpoint", tmp_path / checkpoint, "--out", tmp_path / out), "overlap")
+        assert "keep the checkpoint directory apart" in err
+    assert_user_error(run(*argv, "--checkpoint", tmp_path / "c", "--loads", tmp_path / "c"), "overlap")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_parts_beyond_the_selection_and_oddly_named_ones_are_not_read(run, tmp_path):
+    checkpoint = tmp_path / "ck"
+    argv = [*EXCHANGE, "--router", "layered", "--checkpoint", checkpoint, "--out"]
+    assert run(*argv, tmp_path / "a.json")[0] == 0
+    stray = (checkpoint / "route-3-4.pickle").read_bytes()
+    for name in ("route-64-65.pickle", "route-03-04.pickle", "route-5-5.pickle"):
+        (checkpoint / name).write_bytes(stray)
+    before = sorted(p.name for p in checkpoint.iterdir())
+    assert run(*argv, tmp_path / "b.json")[0] == 0
+    assert (tmp_path / "b.json").read_bytes() == (tmp_path / "a.json").read_bytes()
+    assert sorted(p.name for p in checkpoint.iterdir()) == before  # nothing routed again
+
+
+def test_glpk_options_are_an_input(run, tmp_path):
+    argv = ["route", TABLE_3_1[16], "--traffic", "a2a-opt", "--router", "layered", "--solver", "glpk", "--phase", "0-1",
+            "--quiet", "--checkpoint", tmp_path / "ck"]
+    assert run(*argv)[0] == 0
+    assert_user_error(run(*argv, "--glpk-options=--nomip"), "glpk_options: null there, \"--nomip\" now")

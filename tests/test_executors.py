@@ -35,6 +35,18 @@ def test_bad_executors_are_one_line(run, text, named):
     assert_user_error(run(*ROUTE, "--executor", text), named)
 
 
+def test_bounds_take_an_executor_for_the_lp_bound_only(run):
+    assert_user_error(run("bounds", TABLE_3_1[16], "--traffic", "a2a-opt", "--executor", "local:2"),
+                      "--executor runs the LP bounds: add --lp")
+
+
+def test_a_malformed_scheduler_file_is_one_line(run, tmp_path):
+    pytest.importorskip("distributed")
+    for text in ("garbage", "{}", "[1, 2]", '{"address": 5}'):
+        (tmp_path / "s.json").write_text(text)
+        assert_user_error(run(*ROUTE, "--executor", f"dask:{tmp_path / 's.json'}"), "cannot use the scheduler file")
+
+
 def test_local_executor_with_a_worker_count(run):
     code, out, err = run(*ROUTE, "--executor", "local:3")
     assert code == 0 and "executor: local processes, 3 workers" in err

@@ -30,7 +30,18 @@ def install_handlers() -> None:
     signal.signal(signal.SIGTERM, _raise)
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
 def quiet_worker() -> None:
-    """Initializer of worker processes: no KeyboardInterrupt tracebacks, default SIGTERM."""
+    """Initializer of worker processes: no KeyboardInterrupt tracebacks, default SIGTERM, and on
+    Linux SIGTERM when the parent dies (killed with SIGKILL, by the OOM killer) instead of working
+    on as an orphan."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: orphans finish their item and exit
+        pass

@@ -27,7 +27,7 @@ from synth.core.validate import show
 
 FORMAT = "synth-checkpoint/1"
 MANIFEST = "checkpoint.json"
-_PART = re.compile(r"(?P<job>[a-z]+)-(?P<start>\d+)-(?P<stop>\d+)\.pickle")
+_PART = re.compile(r"(?P<job>[a-z]+)-(?P<start>0|[1-9]\d*)-(?P<stop>[1-9]\d*)\.pickle")
 
 
 def digest(data: bytes) -> str:
@@ -53,17 +53,22 @@ def _flat(value, prefix: str = "") -> dict[str, object]:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-    directory = os.open(path.parent, os.O_RDONLY)
+    # A name of this process's own: two runs sharing a checkpoint write the same parts, each whole.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        os.fsync(directory)  # the rename itself survives a reboot
-    finally:
-        os.close(directory)
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)  # the rename itself survives a reboot
+        finally:
+            os.close(directory)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise SynthError(f"cannot write checkpoint file '{path}': {exc.strerror or exc}") from None
 
 
 class Checkpoint:
@@ -71,10 +76,11 @@ class Checkpoint:
     holds a checkpoint of the very same inputs."""
 
     def __init__(self, directory: str | Path, inputs: dict):
+        where = f"--checkpoint {show(str(directory))}"
+        if not str(directory).strip():
+            raise SynthError(f"{where} is empty: give a directory")
         self.directory = Path(directory)
         self.inputs = json.loads(json.dumps(inputs, sort_keys=True))  # as it reads back from the manifest
-        self.created = False
-        where = f"--checkpoint {show(str(directory))}"
         if self.directory.exists() and not self.directory.is_dir():
             raise SynthError(f"{where} is a file, not a directory")
         manifest = self.directory / MANIFEST
@@ -82,16 +88,19 @@ class Checkpoint:
             try:
                 saved = json.loads(manifest.read_text())
                 assert saved["format"] == FORMAT and isinstance(saved["inputs"], dict)
-            except (OSError, ValueError, KeyError, TypeError, AssertionError):
+            except (OSError, ValueError, KeyError, TypeError, AssertionError, RecursionError):
                 raise SynthError(f"{where}: {MANIFEST} is not a {FORMAT} manifest") from None
             self._refuse_other_inputs(saved["inputs"], where)
-            self.created = True
-        elif self.directory.is_dir() and any(not p.name.startswith(".") for p in self.directory.iterdir()):
+            return
+        if self.directory.is_dir() and any(not p.name.startswith(".") for p in self.directory.iterdir()):
             raise SynthError(f"{where} is a directory with other files and no {MANIFEST}: give an empty or new directory")
-        else:
-            parent = next(p for p in (self.directory, *self.directory.parents) if p.exists())
-            if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-                raise SynthError(f"{where}: cannot create it under '{parent}' (not a writable directory)")
+        # Made now, so that a place where it cannot be fails before any work.
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SynthError(f"{where}: cannot create it ({exc.strerror or exc})") from None
+        manifest_text = json.dumps({"format": FORMAT, "inputs": self.inputs}, indent=1, sort_keys=True) + "\n"
+        _write_atomically(manifest, manifest_text.encode())
 
     def _refuse_other_inputs(self, saved: dict, where: str) -> None:
         before, now = _flat(saved), _flat(self.inputs)
@@ -104,20 +113,11 @@ class Checkpoint:
 
     def resume_note(self, job: str, total: int) -> str:
         """What a stopped run leaves for the next one, said with the failure."""
-        kept = sum(b - a for a, b in self.job(job).parts())
+        kept = sum(b - a for a, b in self.job(job).parts(total))
         return f"{kept} of {total} phases are kept in checkpoint '{self.directory}': the same command goes on from there"
 
     def job(self, name: str) -> "CheckpointJob":
         return CheckpointJob(self, name)
-
-    def _create(self) -> None:
-        if self.created:
-            return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        manifest = {"format": FORMAT, "inputs": self.inputs}
-        _write_atomically(self.directory / MANIFEST, (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
-        self.created = True
-
 
 class CheckpointJob:
     """The parts of one job, keyed by (start, stop) positions in the run's selected phases."""
@@ -125,15 +125,13 @@ class CheckpointJob:
     def __init__(self, checkpoint: Checkpoint, name: str):
         self.checkpoint, self.name = checkpoint, name
 
-    def parts(self) -> list[tuple[int, int]]:
-        """The finished parts, in order, without overlaps."""
-        if not self.checkpoint.directory.is_dir():
-            return []
+    def parts(self, count: int) -> list[tuple[int, int]]:
+        """The finished parts of positions below `count`, in order, without overlaps."""
         found = sorted((int(m["start"]), int(m["stop"])) for p in self.checkpoint.directory.iterdir()
                        if (m := _PART.fullmatch(p.name)) and m["job"] == self.name)
         parts, end = [], 0
         for start, stop in found:
-            if start >= end and stop > start:
+            if start >= end and count >= stop > start:
                 parts.append((start, stop))
                 end = stop
         return parts
@@ -142,7 +140,6 @@ class CheckpointJob:
         return self.checkpoint.directory / f"{self.name}-{key[0]}-{key[1]}.pickle"
 
     def save(self, key: tuple[int, int], phases: np.ndarray, result) -> None:
-        self.checkpoint._create()
         header = {"phases": np.asarray(phases, dtype=np.int64)}
         _write_atomically(self._path(key), pickle.dumps(header, protocol=5) + pickle.dumps(result, protocol=5))
 

@@ -26,6 +26,7 @@ from synth.execute.base import Executor, Session, TaskFailed
 
 WORKERS_TIMEOUT = 120  # seconds to wait for a joined cluster's first worker
 WORKERS_RECOUNT = 2.0  # seconds between counts of a session's workers
+POLL = 0.005  # seconds between looks for a finished item (results are fetched in the background meanwhile)
 
 try:
     import cloudpickle
@@ -56,8 +57,8 @@ class _TaskPlugin(WorkerPlugin):
 
 
 class DaskSession(Session):
-    def __init__(self, client, task: Callable):
-        self.client = client
+    def __init__(self, client, task: Callable, owned: bool):
+        self.client, self.owned = client, owned
         self.token = uuid.uuid4().hex
         self.plugin = f"synth-{self.token}"
         try:
@@ -86,12 +87,19 @@ class DaskSession(Session):
         self.completed.add(future)
 
     def next_result(self) -> tuple[int, object]:
+        while not self.completed.has_ready():
+            if self.client.status not in ("running", "connecting"):  # the scheduler went away for good
+                raise TaskFailed(next(iter(self.keys.values()))[0], "the Dask cluster went away (the client lost its "
+                                 "scheduler)")
+            time.sleep(POLL)
         future, result = next(self.completed)
         key, _ = self.keys.pop(future.key)
-        failed = future.status == "error"
+        status = future.status
         future.release()
-        if not failed:
+        if status == "finished":
             return key, result
+        if status == "cancelled" or not isinstance(result, tuple):  # cancelled by a lost scheduler, not by synth
+            raise TaskFailed(key, f"the Dask cluster cancelled it ({result})")
         _, exc, traceback = result
         if isinstance(exc, distributed.KilledWorker):
             raise TaskFailed(key, f"its worker was lost twice ({exc.last_worker.address} last)") from None
@@ -100,6 +108,8 @@ class DaskSession(Session):
     def close(self) -> None:
         futures = [future for _, future in self.keys.values()]
         self.keys.clear()
+        if self.owned or self.client.status != "running":  # the cluster goes with the run (or is gone)
+            return
         try:
             if futures:
                 self.client.cancel(futures)
@@ -122,21 +132,24 @@ class DaskExecutor(Executor):
     def _start(self):
         if self.client is not None:
             return self.client
-        for name in ("distributed", "bokeh", "tornado"):  # one line per problem, from synth
-            logging.getLogger(name).setLevel(logging.ERROR)
+        # One line per problem, from synth: Dask's own reports of a cluster going down (an interrupt
+        # stops the workers of the cluster synth started) say nothing the user can act on.
+        for name in ("distributed", "bokeh", "tornado", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
         if self.address is None:
-            # The workers are started with SIGINT ignored, which they keep: Ctrl-C (sent to the whole
-            # process group) is this process's to handle; it stops them as it closes the cluster.
-            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            # The workers are started with SIGINT blocked, which they keep: Ctrl-C (sent to the whole
+            # process group) is this process's to handle; it stops them as it closes the cluster. A
+            # Ctrl-C during the start stays pending and is delivered at the unblock below.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:
                 self.cluster = distributed.LocalCluster(
                     n_workers=default_workers(), threads_per_worker=1, processes=True, host="127.0.0.1",
-                    dashboard_address=None, silence_logs=logging.ERROR,
+                    dashboard_address=None, silence_logs=logging.CRITICAL,
                     # No dashboard, and the scheduler's HTTP endpoints on a free port (not 8787, which a
                     # second run on this machine would find taken, with a warning)
                     scheduler_kwargs={"allowed_failures": 1, "dashboard_address": "127.0.0.1:0"})
             finally:
-                signal.signal(signal.SIGINT, previous)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             self.client = distributed.Client(self.cluster)
             return self.client
         try:
@@ -144,8 +157,9 @@ class DaskExecutor(Executor):
                 self.client = distributed.Client(scheduler_file=self.address)
             else:  # Dask's connect timeout (distributed.comm.timeouts.connect, default 30 s) applies
                 self.client = distributed.Client(self.address)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise SynthError(f"--executor dask:{self.address}: cannot reach the Dask scheduler ({exc})") from None
+        except (OSError, TimeoutError, ValueError, TypeError, KeyError, AssertionError) as exc:
+            what = "cannot use the scheduler file" if self.address.endswith(".json") else "cannot reach the Dask scheduler"
+            raise SynthError(f"--executor dask:{self.address}: {what} ({type(exc).__name__}: {exc})") from None
         try:
             self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
         except TimeoutError:
@@ -157,7 +171,7 @@ class DaskExecutor(Executor):
         return max(1, sum(self._start().nthreads().values()))
 
     def session(self, task: Callable, items: int) -> Session:
-        return DaskSession(self._start(), task)
+        return DaskSession(self._start(), task, owned=self.cluster is not None)
 
     def label(self) -> str:
         return "dask on this machine" if self.address is None else f"dask at {self.address}"
