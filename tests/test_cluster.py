@@ -262,3 +262,27 @@ def test_an_error_of_the_task_comes_back_as_itself_after_one_retry(cluster):
             got.append(result)
     assert got == [[0], [1], [2]][: len(got)]  # in order, up to the failure
     assert all(w.poll() is None for w in workers)  # nobody died
+
+
+@pytest.mark.parametrize("signum, code, delay", [(signal.SIGINT, 130, 0.8), (signal.SIGINT, 130, 2.5),
+                                                 (signal.SIGTERM, 143, 2.5)])
+def test_a_signal_stops_a_run_on_its_own_cluster_with_one_line(tmp_path, signum, code, delay):
+    """Ctrl-C (to the whole group, the workers included) or SIGTERM, while synth starts its Dask
+    cluster or while the workers route: one line, nothing written, no process left."""
+    process = _start(_route(out=tmp_path / "r.json", executor="dask"))
+    try:
+        time.sleep(delay)
+        os.killpg(process.pid, signum)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == code, stderr[-2000:]
+    assert [line for line in stderr.splitlines() if not line.startswith("  ")] == [
+        f"synth: interrupted ({signal.Signals(signum).name}); no output written"]
+    assert list(tmp_path.iterdir()) == []
+    time.sleep(1)
+    left = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split()
+    alive = [pid for pid in left if Path(f"/proc/{pid}/stat").exists()
+             and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"]
+    assert alive == []

@@ -72,7 +72,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 class Checkpoint:
-    """Opened before any work: a directory that is absent (made at the first part), empty, or
+    """Opened before any work: a directory that is absent or empty (made, with its manifest, now), or
     holds a checkpoint of the very same inputs."""
 
     def __init__(self, directory: str | Path, inputs: dict):

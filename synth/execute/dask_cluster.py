@@ -30,6 +30,7 @@ POLL = 0.005  # seconds between looks for a finished item (results are fetched i
 
 try:
     import cloudpickle
+    import dask
     import distributed
     from distributed.diagnostics.plugin import WorkerPlugin
 except ImportError:  # the cluster extra is not installed: DaskExecutor says what to install
@@ -137,17 +138,18 @@ class DaskExecutor(Executor):
         for name in ("distributed", "bokeh", "tornado", "asyncio"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
         if self.address is None:
-            # The workers are started with SIGINT blocked, which they keep: Ctrl-C (sent to the whole
-            # process group) is this process's to handle; it stops them as it closes the cluster. A
-            # Ctrl-C during the start stays pending and is delivered at the unblock below.
+            # Ctrl-C (sent to the whole process group) is this process's to handle: it closes the
+            # cluster, which stops the workers, so they ignore it (dask_worker_setup). A Ctrl-C while
+            # the cluster starts stays pending (blocked here) and is delivered at the unblock below.
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:
-                self.cluster = distributed.LocalCluster(
-                    n_workers=default_workers(), threads_per_worker=1, processes=True, host="127.0.0.1",
-                    dashboard_address=None, silence_logs=logging.CRITICAL,
-                    # No dashboard, and the scheduler's HTTP endpoints on a free port (not 8787, which a
-                    # second run on this machine would find taken, with a warning)
-                    scheduler_kwargs={"allowed_failures": 1, "dashboard_address": "127.0.0.1:0"})
+                with dask.config.set({"distributed.worker.preload": ["synth.execute.dask_worker_setup"]}):
+                    self.cluster = distributed.LocalCluster(
+                        n_workers=default_workers(), threads_per_worker=1, processes=True, host="127.0.0.1",
+                        dashboard_address=None, silence_logs=logging.CRITICAL,
+                        # No dashboard, and the scheduler's HTTP endpoints on a free port (not 8787, which
+                        # a second run on this machine would find taken, with a warning)
+                        scheduler_kwargs={"allowed_failures": 1, "dashboard_address": "127.0.0.1:0"})
             finally:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             self.client = distributed.Client(self.cluster)
