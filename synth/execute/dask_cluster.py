@@ -72,6 +72,7 @@ class DaskSession(Session):
         self.completed = distributed.as_completed(with_results=True, raise_errors=False)
         self.keys: dict = {}  # Dask key -> item key, for the items in flight
         self._workers, self._counted = 1, -WORKERS_RECOUNT
+        self.aborted = False
 
     @property
     def workers(self) -> int:
@@ -106,11 +107,15 @@ class DaskSession(Session):
             raise TaskFailed(key, f"its worker was lost twice ({exc.last_worker.address} last)") from None
         raise exc.with_traceback(traceback)
 
+    def __exit__(self, exc_type, *rest) -> None:
+        self.aborted = exc_type is not None
+        self.close()
+
     def close(self) -> None:
         futures = [future for _, future in self.keys.values()]
         self.keys.clear()
-        if self.owned or self.client.status != "running":  # the cluster goes with the run (or is gone)
-            return
+        if (self.owned and self.aborted) or self.client.status != "running":
+            return  # an interrupted run: its own cluster goes with it (or the cluster is gone)
         try:
             if futures:
                 self.client.cancel(futures)
