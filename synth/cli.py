@@ -22,6 +22,7 @@ from synth.app import compare as compare_command
 from synth.app import schedule as schedule_command
 from synth.app import vls as vls_command
 from synth.core.errors import SynthError
+from synth.core import interrupt
 from synth.core.interrupt import Interrupted, install_handlers
 from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number, read_text
@@ -771,7 +772,7 @@ def main(argv: list[str] | None = None) -> int:
     (one line; the traceback with --debug), 128 + signal number when interrupted (130, 143)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv  # known before parsing, so that errors in parsing honour it too
-    previous = signal.getsignal(signal.SIGTERM)
+    previous, previous_int = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     install_handlers()
     try:
         args = build_parser().parse_args(argv)
@@ -793,6 +794,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()  # the reader went away (synth ... | head): not an error
         return 0
     except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, said as one
+        if interrupt.received is not None:  # a signal turned into another error on its way up
+            _say(f"interrupted ({signal.Signals(interrupt.received).name}); no output written")
+            return 128 + interrupt.received
         if debug:
             traceback.print_exc()
         _say(f"internal error (a bug in synth; please report it with the command): {type(exc).__name__}: {exc}"
@@ -800,6 +804,7 @@ def main(argv: list[str] | None = None) -> int:
         return 70
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 if __name__ == "__main__":

@@ -264,14 +264,24 @@ def test_an_error_of_the_task_comes_back_as_itself_after_one_retry(cluster):
     assert all(w.poll() is None for w in workers)  # nobody died
 
 
-@pytest.mark.parametrize("signum, code, delay", [(signal.SIGINT, 130, 0.8), (signal.SIGINT, 130, 2.5),
-                                                 (signal.SIGTERM, 143, 2.5)])
-def test_a_signal_stops_a_run_on_its_own_cluster_with_one_line(tmp_path, signum, code, delay):
+def _children(pid: int) -> list[str]:
+    return subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+
+
+@pytest.mark.parametrize("signum, code, when", [(signal.SIGINT, 130, "starting"), (signal.SIGINT, 130, "routing"),
+                                                (signal.SIGTERM, 143, "routing")])
+def test_a_signal_stops_a_run_on_its_own_cluster_with_one_line(tmp_path, signum, code, when):
     """Ctrl-C (to the whole group, the workers included) or SIGTERM, while synth starts its Dask
-    cluster or while the workers route: one line, nothing written, no process left."""
+    cluster (its first worker process exists) or while the workers route (a phase is done): one
+    line, nothing written, no process left."""
     process = _start(_route(out=tmp_path / "r.json", executor="dask"))
     try:
-        time.sleep(delay)
+        if when == "starting":
+            deadline = time.monotonic() + 60
+            while not _children(process.pid) and time.monotonic() < deadline and process.poll() is None:
+                time.sleep(0.01)
+        else:
+            _after_phases(process, 1)
         os.killpg(process.pid, signum)
         _, stderr = process.communicate(timeout=60)
     finally:

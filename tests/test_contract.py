@@ -308,3 +308,24 @@ def test_sigterm_stops_the_paths_router_and_leaves_nothing(tmp_path):
     lines = [line for line in rest.splitlines() if not line.startswith("  ")]  # progress lines
     assert lines == ["synth: interrupted (SIGTERM); no output written"]
     assert files_under(out) == []
+
+
+def test_a_signal_that_an_extension_turns_into_its_own_error_is_still_an_interrupt(run, monkeypatch):
+    """OR-Tools, loaded lazily, turns a KeyboardInterrupt during its initialization into
+    `ImportError: initialization failed`: still an interrupted run (130), not a bug (70)."""
+    import synth.cli
+    from synth.core import interrupt
+
+    def loading_an_extension(args):
+        try:
+            signal.getsignal(signal.SIGINT)(signal.SIGINT, None)  # Ctrl-C arrives while it loads
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed") from None
+
+    monkeypatch.setattr(synth.cli, "cmd_topology", loading_an_extension)
+    code, out, err = run("topology", "xgft:2:4,4:1,4")
+    assert (code, out, err) == (130, "", "synth: interrupted (SIGINT); no output written\n")
+    assert interrupt.received == signal.SIGINT
+    monkeypatch.undo()
+    assert run("topology", "xgft:2:4,4:1,4")[0] == 0  # the next command starts afresh
+    assert interrupt.received is None and signal.getsignal(signal.SIGINT) is signal.default_int_handler

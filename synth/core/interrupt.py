@@ -22,12 +22,30 @@ class Interrupted(BaseException):
         return 128 + self.signum
 
 
+received: int | None = None  # the signal that interrupted this run, if one did
+
+
 def _raise(signum, frame) -> None:
+    global received
+    received = signum
     raise Interrupted(signum)
 
 
+def _keyboard_interrupt(signum, frame) -> None:
+    global received
+    received = signum
+    raise KeyboardInterrupt
+
+
 def install_handlers() -> None:
+    """SIGTERM as Interrupted; SIGINT as KeyboardInterrupt as before (unless it is ignored), both
+    remembered: an extension module that turns the exception into its own error while it loads
+    (OR-Tools says `ImportError: initialization failed`) is still an interrupted run."""
+    global received
+    received = None
     signal.signal(signal.SIGTERM, _raise)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _keyboard_interrupt)
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
