@@ -28,7 +28,7 @@ from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number, read_text
 from synth.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console
-from synth.render.routes_file import MAX_FILE_BYTES, MAX_VLS, RoutesWriter, read_routes
+from synth.render.routes_file import MAX_FILE_BYTES, MAX_VLS, RoutesWriter, read_routes, routes_header
 from synth.topology import Xgft, parse_topology, require_xgft
 from synth.topology.degraded import with_failures
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern_syntaxes
@@ -161,11 +161,9 @@ def cmd_route(args) -> int:
         print("note: flow sizes differ; contention counts messages (--load-unit bytes weighs bytes over bandwidth)",
               file=sys.stderr)
     dropped = None if network.failed_nodes is None else dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
-    header = {"topology": {"spec": xgft.spec}, "traffic": {**workload.describe(), "selection": selection},
-              "router": router, "seed": seed, **({"load_unit": "bytes"} if args.load_unit == "bytes" else {})}
     synthesis = synthesis_options(router, xgft, _layered_options(args), args.candidates)
-    if synthesis is not None:
-        header["synthesis"] = synthesis.describe()
+    header = routes_header(xgft, workload, selection, router, seed, args.load_unit,
+                           synthesis.describe() if synthesis is not None else None)
     with OutputSet() as outputs, executor:  # both targets checked (and reserved) before any routing
         outputs.protect(*_input_files(args.spec, workload.pattern))
         routes_out = outputs.reserve(args.out) if args.out is not None else None

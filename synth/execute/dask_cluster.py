@@ -40,6 +40,11 @@ except ImportError:  # the cluster extra is not installed: DaskExecutor says wha
 _TASKS: dict[str, Callable] = {}  # on a worker: the task functions of the sessions, by token
 
 
+def _threads(client) -> int:
+    """How many items the cluster runs at once: its worker threads (at least 1)."""
+    return max(1, sum(client.nthreads().values()))
+
+
 def _run(token: str, item):
     return _TASKS[token](item)
 
@@ -80,7 +85,7 @@ class DaskSession(Session):
         running exchange (a batch system starting them one by one) widen the window."""
         now = time.monotonic()
         if now - self._counted >= WORKERS_RECOUNT:
-            self._workers, self._counted = max(1, sum(self.client.nthreads().values())), now
+            self._workers, self._counted = _threads(self.client), now
         return self._workers
 
     def submit(self, key: int, item) -> None:
@@ -175,7 +180,7 @@ class DaskExecutor(Executor):
         return self.client
 
     def capacity(self) -> int:
-        return max(1, sum(self._start().nthreads().values()))
+        return _threads(self._start())
 
     def session(self, task: Callable, items: int) -> Session:
         return DaskSession(self._start(), task, owned=self.cluster is not None)

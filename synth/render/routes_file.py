@@ -35,6 +35,16 @@ def _dump(value) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+def routes_header(topology, workload, selection: str, router: str, seed: int, load_unit: str = "messages",
+                  synthesis: dict | None = None) -> dict:
+    """A routes file's header: what its routes depend on (also a checkpoint's inputs)."""
+    header = {"topology": {"spec": topology.spec}, "traffic": {**workload.describe(), "selection": selection},
+              "router": router, "seed": seed, **({"load_unit": "bytes"} if load_unit == "bytes" else {})}
+    if synthesis is not None:
+        header["synthesis"] = synthesis
+    return header
+
+
 class RoutesWriter:
     """Writes the header at construction, one phase per `add_phase`, the summary at `close`."""
 

@@ -56,7 +56,7 @@ from synth.execute import LocalExecutor
 from synth.execute.ordered import Part, ordered_results
 from synth.instance import resolve
 from synth.render import console
-from synth.render.routes_file import RoutesWriter
+from synth.render.routes_file import RoutesWriter, routes_header
 from synth.route.layered import LayeredOptions
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
@@ -83,8 +83,7 @@ class Case:
                                       self.topology.hierarchy(), traffic.get("bytes", 4096), topology=self.topology)
         self.options = LayeredOptions()
         self.router = router_function("layered", self.options, self.topology)
-        self.header = {"topology": {"spec": self.topology.spec}, "traffic": {**self.workload.describe(), "selection": "bench"},
-                       "router": "layered", "seed": 0, "synthesis": self.options.describe()}
+        self.header = routes_header(self.topology, self.workload, "bench", "layered", 0, synthesis=self.options.describe())
 
     def sample(self, count: int | None) -> np.ndarray:
         """All phases (count None), or `count` spread over the exchange (phase 0, a rank to itself, left out)."""
