@@ -172,6 +172,8 @@ def cmd_route(args) -> int:
         if args.checkpoint is not None:
             checkpoint = Checkpoint(args.checkpoint, _checkpoint_inputs(header, workload, phases, args))
         workers = executor.start()  # a cluster is reached (or started) before anything is printed
+        if checkpoint is not None:
+            checkpoint.create()
         print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
         print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
         print(f"router    {_router_label(router, args, seed, xgft)}")

@@ -61,14 +61,15 @@ def test_dask_without_the_extra_says_what_to_install(run, monkeypatch):
     assert_user_error(run(*ROUTE, "--executor", "dask"), all_of=("needs Dask", "pip install 'synth[cluster]'"))
 
 
-def test_an_unreachable_scheduler_is_one_line_before_any_output(run):
+def test_an_unreachable_scheduler_is_one_line_before_any_output(run, tmp_path):
     pytest.importorskip("distributed")
     import dask
 
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
-        code, out, err = run(*ROUTE, "--executor", "dask:tcp://127.0.0.1:9")
+        code, out, err = run(*ROUTE, "--executor", "dask:tcp://127.0.0.1:9", "--checkpoint", tmp_path / "ck")
     assert_user_error((code, out, err), all_of=("dask:tcp://127.0.0.1:9", "cannot reach the Dask scheduler"))
     assert out == ""  # nothing printed before the cluster was reached
+    assert list(tmp_path.iterdir()) == []  # and no checkpoint made
 
 
 def test_the_parser_builds_the_executor_without_starting_it():

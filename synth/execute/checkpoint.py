@@ -72,8 +72,8 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 class Checkpoint:
-    """Opened before any work: a directory that is absent or empty (made, with its manifest, now), or
-    holds a checkpoint of the very same inputs."""
+    """Checked before any work: a directory that is absent or empty (made, with its manifest, by
+    `create` as the work starts), or holds a checkpoint of the very same inputs."""
 
     def __init__(self, directory: str | Path, inputs: dict):
         where = f"--checkpoint {show(str(directory))}"
@@ -91,14 +91,19 @@ class Checkpoint:
             except (OSError, ValueError, KeyError, TypeError, AssertionError, RecursionError):
                 raise SynthError(f"{where}: {MANIFEST} is not a {FORMAT} manifest") from None
             self._refuse_other_inputs(saved["inputs"], where)
-            return
-        if self.directory.is_dir() and any(not p.name.startswith(".") for p in self.directory.iterdir()):
+        elif self.directory.is_dir() and any(not p.name.startswith(".") for p in self.directory.iterdir()):
             raise SynthError(f"{where} is a directory with other files and no {MANIFEST}: give an empty or new directory")
-        # Made now, so that a place where it cannot be fails before any work.
+
+    def create(self) -> None:
+        """Make the directory and its manifest (when new) as the work starts, so that a place where
+        it cannot be fails before any work, and a run refused before then leaves nothing."""
+        manifest = self.directory / MANIFEST
+        if manifest.is_file():
+            return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise SynthError(f"{where}: cannot create it ({exc.strerror or exc})") from None
+            raise SynthError(f"--checkpoint {show(str(self.directory))}: cannot create it ({exc.strerror or exc})") from None
         manifest_text = json.dumps({"format": FORMAT, "inputs": self.inputs}, indent=1, sort_keys=True) + "\n"
         _write_atomically(manifest, manifest_text.encode())
 
