@@ -538,6 +538,9 @@ def cmd_opensm_check(args) -> int:
     return 0 if file_check.ok else 1
 
 
+DEFAULT_COLLECTIVE_BYTES = "1KiB..64MiB"
+
+
 def cmd_report(args) -> int:
     import shlex
 
@@ -576,7 +579,12 @@ def cmd_report(args) -> int:
     collectives = [c.strip() for c in args.collectives.split(",") if c.strip()] if args.collectives else []
     for name in collectives:
         collective(name)  # an unknown name fails before any routing
-    collective_sizes = parse_sizes(args.collective_bytes)
+    if not collectives and (args.collective_bytes is not None or args.collective_router is not None):
+        raise SynthError("--collective-bytes and --collective-router apply to the collectives section: add --collectives LIST")
+    collective_sizes = parse_sizes(args.collective_bytes or DEFAULT_COLLECTIVE_BYTES)
+    collective_router = args.collective_router or xgft.default_router
+    if collectives:
+        router_function(collective_router, topology=xgft)  # an unknown or inapplicable router fails before any routing
     command = shlex.join(["synth", *args.argv])
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     executor = parse_executor(args.executor)
@@ -587,7 +595,7 @@ def cmd_report(args) -> int:
             say(f"executor: {executor.label()}, {_workers(workers)}")
         report = build_report(instance.name, instance.description, instance.source, xgft, cost, patterns, routers, engines,
                               _layered_options(args), seed, command, say, given, args.timings, collectives,
-                              collective_sizes, executor)
+                              collective_sizes, executor, collective_router)
         files = {}
         for out in outs:
             files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}
@@ -743,8 +751,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timings", action="store_true", help="add each routing's run time to the tables (reruns then differ)")
     p.add_argument("--collectives", metavar="LIST", help="also a section per collective (e.g. allreduce,alltoall): every "
                    "algorithm of synth compare, priced over message sizes")
-    p.add_argument("--collective-bytes", default="1KiB..64MiB", metavar="RANGE",
-                   help="the message sizes of the collectives section (default 1KiB..64MiB, powers of two)")
+    p.add_argument("--collective-bytes", metavar="RANGE",
+                   help=f"the message sizes of the collectives section (default {DEFAULT_COLLECTIVE_BYTES}, powers of two)")
+    p.add_argument("--collective-router", metavar="NAME", help="the routes the collectives' transfers take (default: the "
+                   "family's, dmodk on fat trees, minimal on direct networks)")
     add_max_flows(p)
     add_executor(p)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

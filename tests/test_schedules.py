@@ -332,9 +332,11 @@ def test_compare_prices_every_applicable_algorithm(run, tmp_path):
         assert name in header
     rows = [line.split() for line in out.splitlines()[2:] if line.split() and line.split()[0][0].isdigit()]
     assert [r[0] for r in rows][:2] == ["32B", "64B"] and rows[-1][0] == "16MiB"
-    for row in rows:  # the best column names the fastest
-        times = [float(v) for v in row[1:-1]]
+    assert header[-2:] == ["bound", "best"]
+    for row in rows:  # the best column names the fastest, and no algorithm is below the bound
+        times = [float(v) for v in row[1:-2]]
         assert header[1 + times.index(min(times))] == row[-1]
+        assert min(times) >= float(row[-2])
     assert "crossovers:" in out and figure.read_bytes().startswith(b"\x89PNG")
     again = tmp_path / "g.png"
     run("compare", "allreduce", "--network", "torus:4,4", "--bytes", "32B..16MiB", "--out", again)
@@ -363,7 +365,7 @@ def test_the_seeds_closed_form_is_printed_next_to_the_measured_time(run, argv):
     line = next(line for line in out.splitlines() if line.startswith("seed "))
     formula, measured = re.search(r"= ([\d.]+) us \(measured ([\d.]+) us\)", line).groups()
     assert formula == measured
-    assert ("T_opt" in out) == (argv[0] == "allreduce")  # 001's bound is an allreduce bound
+    assert ("001 eq. 1" in out) == (argv[0] == "allreduce")  # 001's deficiency model is an allreduce model
 
 
 def test_a_routes_file_gives_the_paths(run, tmp_path):

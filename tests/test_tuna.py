@@ -5,6 +5,8 @@ exchanges and of transfers within a node, recomputed here per step."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import dataclasses
 import math
 
@@ -107,8 +109,10 @@ def test_hierarchical_schedules_verify(p, q, r, batch):
 
 
 def test_size_exchanges_and_memory_transfers_are_priced():
-    """Per step: alpha + beta x busiest channel; a size exchange before it adds alpha + beta x its own
-    busiest channel (8 B per block); transfers within a node use no channel. Recomputed naively."""
+    """Per step: alpha x the most messages one port starts + beta x busiest channel; a size exchange
+    before it is a step of the same messages with 8 B per block; transfers within a node use no
+    channel and start at their sender's memory port; the dragonfly's terminals have one port each
+    (their injection link), shared by the node's q ranks. Recomputed naively."""
     spec = "dragonfly:1,2,1"
     topology = parse_topology(spec)
     network = topology.network()
@@ -121,19 +125,24 @@ def test_size_exchanges_and_memory_transfers_are_priced():
     from synth.route.minimal import minimal
 
     total, alpha, beta = 0.0, 1e-6, 8 / 100e9
+    exchanged = set(schedule.size_exchange.tolist())
     for step in range(schedule.num_steps):
         data, meta = np.zeros(network.num_channels), np.zeros(network.num_channels)
+        starts = Counter()
         for t in range(schedule.step_ptr[step], schedule.step_ptr[step + 1]):
             a, b = int(schedule.src[t]) // q, int(schedule.dst[t]) // q
             if a == b:
-                continue  # within a node
+                starts[("memory", int(schedule.src[t]))] += 1  # within a node
+                continue
+            starts[("node", a)] += 1
             ids = schedule.block_ids[schedule.block_ptr[t]:schedule.block_ptr[t + 1]]
             for channel in minimal(topology, np.array([a]), np.array([b])).channels:
                 data[channel] += sizes[ids].sum()
                 meta[channel] += SIZE_BYTES * len(ids)
-        total += alpha + beta * (data / network.channel_bandwidth).max(initial=0)
-        if step in set(schedule.size_exchange.tolist()):
-            total += alpha + beta * (meta / network.channel_bandwidth).max(initial=0)
+        busiest_port = max(starts.values(), default=0)
+        total += alpha * busiest_port + beta * (data / network.channel_bandwidth).max(initial=0)
+        if step in exchanged:
+            total += alpha * busiest_port + beta * (meta / network.channel_bandwidth).max(initial=0)
     c = costs(map_schedule(schedule, topology), p)
     assert c.time == pytest.approx(total, rel=1e-12)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from synth.core.output import OutputSet
 from synth.core.validate import parse_positive_number
-from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of
+from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
 from synth.schedule.compare import Comparison, compare, parse_sizes, size_text
 from synth.topology import parse_topology
 
@@ -18,7 +18,8 @@ def add_parser(sub) -> None:
     p.add_argument("--network", metavar="SPEC", required=True)
     p.add_argument("--bytes", default="32B..512MiB", metavar="RANGE",
                    help="message sizes: A..B (powers of two) or A,B,... with units B, KiB, MiB, GiB, TiB (default 32B..512MiB)")
-    p.add_argument("--router", default="minimal", metavar="NAME", help="routes the transfers take (default minimal)")
+    p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's, dmodk on fat "
+                   "trees, minimal on direct networks)")
     p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S")
     p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
                    metavar="GBPS")
@@ -31,8 +32,8 @@ def cmd_compare(args) -> int:
     sizes = parse_sizes(args.bytes)
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
-        result = compare(args.collective, topology, sizes, args.router, args.alpha, beta_of(args.bandwidth * 1e9))
-        print(f"network   {topology.label()}: {topology.network().num_terminals} ranks; {args.router} routes; "
+        result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9)
+        print(f"network   {topology.label()}: {topology.network().num_terminals} ranks; {result.router} routes; "
               f"alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s")
         print(table_text(result))
         for line in result.skipped:
@@ -48,10 +49,11 @@ def cmd_compare(args) -> int:
 def table_text(result: Comparison) -> str:
     found, best = result.candidates, result.best
     width = max(10, *(len(c.label) for c in found))
-    lines = [f"{'bytes':>10}  " + "  ".join(f"{c.label:>{width}}" for c in found) + "  best"]
+    lines = [f"{'bytes':>10}  " + "  ".join(f"{c.label:>{width}}" for c in found) + f"  {'bound':>{width}}  best"]
     for i, n in enumerate(result.sizes):
         lines.append(f"{size_text(n):>10}  " + "  ".join(f"{t * 1e6:>{width}.4g}" for t in result.times[i])
-                     + f"  {found[best[i]].label}")
-    lines.append("times in us (alpha-beta on the routed schedules)")
+                     + f"  {result.bounds[i] * 1e6:>{width}.4g}  {found[best[i]].label}")
+    lines.append("times in us: synth's cost model on the routed schedules (a port starts one message per alpha; the "
+                 "busiest channel's bytes per step); bound: no schedule costs less under the same model")
     lines.append("crossovers: " + result.crossover_text())
     return "\n".join(lines)

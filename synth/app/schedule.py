@@ -16,6 +16,7 @@ import sys
 
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
+from synth.core.text import counted
 from synth.core.validate import parse_int, parse_positive_number
 from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of
 from synth.cost.closed_forms import closed_form
@@ -53,8 +54,9 @@ def add_parsers(sub) -> None:
                         "node move through memory (default 1)")
     p.add_argument("--sizes", metavar="SPEC", help="alltoallv block sizes: random:S:SEED (uniform in [0, S] bytes) or "
                    "csv:PATH (a P x P matrix)")
-    p.add_argument("--router", default="minimal", metavar="NAME",
-                   help="routes the transfers take (default minimal; any router of synth route)")
+    p.add_argument("--router", metavar="NAME",
+                   help="routes the transfers take (default: the family's, dmodk on fat trees, minimal on direct "
+                        "networks; any router of synth route)")
     p.add_argument("--routes", metavar="ROUTES.json", help="take the transfers' paths from a routes file (synth route "
                    "--out, for the same network) instead of --router")
     p.add_argument("--seed", type=lambda t: parse_int(t, "--seed", 0), default=0, help="seed of a random router")
@@ -104,7 +106,10 @@ def cmd_schedule(args) -> int:
                          else f"--peer applies to p2p, not to {info.name}")
     if args.peer is not None and args.peer >= ranks:
         raise SynthError(f"--peer {args.peer} is not a rank of {topology.spec} (0..{ranks - 1})")
-    per_block = -(-args.bytes // (ranks if info.blocks == "P^2" else blocks))  # a rank's message over its blocks
+    divisor = ranks if info.blocks == "P^2" else blocks
+    per_block = -(-args.bytes // divisor)  # a rank's message over its blocks, rounded up to whole bytes
+    rounding = (f"; --bytes {args.bytes:,} rounded up to {per_block * divisor:,} B ({divisor:,} blocks of whole bytes), "
+                "the size priced" if per_block * divisor != args.bytes and args.sizes is None else "")
     if args.sizes is not None and info.name != "alltoallv":
         raise SynthError(f"--sizes gives the block sizes of an alltoallv, not of {info.name}")
     if args.batch is not None and not algorithm.name.startswith("tuna-"):
@@ -136,10 +141,12 @@ def cmd_schedule(args) -> int:
         priced = cost_lines(schedule, topology, args.router, args.seed, args.alpha, args.bandwidth * 1e9, routes)
         where = "rank i on terminal i" if args.ranks_per_node == 1 else f"{args.ranks_per_node} per terminal, rank r on terminal r // {args.ranks_per_node}"
         print(f"network   {topology.label()}: {ranks} ranks ({where})")
-        print(f"schedule  {info.name} by {algorithm.name}: {schedule.num_steps} steps, {schedule.num_transfers:,} transfers, "
+        print(f"schedule  {info.name} by {algorithm.name}: {counted(schedule.num_steps, 'step')}, "
+              f"{counted(schedule.num_transfers, 'transfer')}, "
               f"{schedule.num_block_sends:,} block sends, {schedule.blocks:,} blocks of "
               + (f"{per_block:,} B" if request.sizes is None else f"{int(request.sizes.min()):,}-{int(request.sizes.max()):,} B ({args.sizes})")
-              + (f"; {len(schedule.size_exchange)} size exchanges" if schedule.size_exchange is not None else ""))
+              + (f"; {len(schedule.size_exchange)} size exchanges" if schedule.size_exchange is not None else "")
+              + rounding)
         print(f"verified  every send holds its blocks; {_promise(info.name)}")
         print(priced)
         if target is not None:
@@ -164,28 +171,33 @@ def _progress(enabled: bool):
     return say
 
 
-def cost_lines(schedule, topology, router: str, seed: int, alpha: float, bandwidth_bits: float, routes=None) -> str:
-    """The schedule mapped onto `router`'s routes (or a routes file's), priced by the alpha-beta and
-    deficiency models."""
+def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, bandwidth_bits: float, routes=None) -> str:
+    """The schedule mapped onto `router`'s routes (by default the family's, or a routes file's),
+    priced by synth's cost model (synth.cost.alphabeta) next to the bound of any schedule under the
+    same model; allreduce also by 001's deficiency model, and the seed's closed form where one exists."""
+    router = router or topology.default_router
     mapped = map_schedule(schedule, topology, router, seed, routes)
     router = router if routes is None else "the routes file's"
     c = costs(mapped, schedule.ranks, alpha, bandwidth_bits)
-    busiest = mapped.channel_bytes.sum()
-    bound = (f"; lower bound T_opt {c.lower_bound * 1e6:.4g} us (001's allreduce bound alpha log2 p + beta n/D, n "
-             f"{mapped.vector_bytes:,} B, {mapped.ports} ports)" if schedule.collective == "allreduce" else "")
-    return (f"cost      {router} routes: alpha-beta {c.time * 1e6:.4g} us ({c.steps} steps x alpha {alpha * 1e6:g} us + "
-            f"{busiest:,.0f} B over the steps' busiest channels at {bandwidth_bits / 1e9:g} Gb/s){bound}\n"
-            f"model     001 eq. 1, T = log2(p) alpha Lambda + (n/D) beta Psi Xi: Lambda {c.latency_deficiency:.4f}, "
-            f"Psi {c.bandwidth_deficiency:.4f}, Xi {c.congestion_deficiency:.4f}; most transfers on one link per step: "
-            f"{_runs(mapped.flows.tolist())}"
-            + _closed_form_line(schedule, topology, alpha, bandwidth_bits, c.time))
+    busiest = mapped.channel_bytes.sum() + mapped.size_bytes.sum()
+    steps = mapped.steps + mapped.size_exchanges
+    lines = [f"cost      {router} routes: alpha-beta {c.time * 1e6:.4g} us = {mapped.messages} x alpha {alpha * 1e6:g} us "
+             f"(the most messages one port starts, summed over {counted(steps, 'step')}) + {busiest:,.0f} B over the steps' busiest "
+             f"channels at {bandwidth_bits / 1e9:g} Gb/s",
+             f"bound     {mapped.bound.text(alpha, bandwidth_bits)}"]
+    if schedule.collective == "allreduce":
+        lines.append(f"model     001 eq. 1, T = log2(p) alpha Lambda + (n/D) beta Psi Xi, n {mapped.vector_bytes:,} B, "
+                     f"2D = {mapped.ports} ports: Lambda {c.latency_deficiency:.4f}, Psi {c.bandwidth_deficiency:.4f}, "
+                     f"Xi {c.congestion_deficiency:.4f}")
+    lines.append(f"contention most transfers on one link per step: {_runs(mapped.flows.tolist())}")
+    return "\n".join(lines) + _closed_form_line(schedule, topology, alpha, bandwidth_bits, c.time)
 
 
 def _closed_form_line(schedule, topology, alpha: float, bandwidth_bits: float, measured: float) -> str:
     form = closed_form(schedule, topology, alpha, beta_of(bandwidth_bits))
     if form is None:
         return ""
-    bound = f"; at least {form.steps_lower_bound} steps ((4.4))" if form.steps_lower_bound else ""
+    bound = f"; MULTITREE takes at least {form.steps_lower_bound} steps ((4.4))" if form.steps_lower_bound else ""
     return (f"\nseed      {form.source}: {form.formula} = {form.seconds * 1e6:.4g} us (measured {measured * 1e6:.4g} us)"
             f"{bound}")
 

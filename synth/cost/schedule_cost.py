@@ -1,25 +1,29 @@
-"""A schedule on a network: every transfer routed, per step the bytes on every channel, and what
-the cost models make of them.
+"""A schedule on a network: every transfer routed, per step the bytes on every channel and the
+messages at every port, and what the cost models make of them.
 
-Mapping: every transfer (src rank -> dst rank, rank i on terminal i) takes the path a router of
-synth gives it (default minimal; the transfers of step s are routed as phase s). Per step, a
-channel carries the bytes of the transfers crossing it, over its bandwidth.
+Mapping: every transfer (src rank -> dst rank, rank r on terminal r // Q) takes the path a router of
+synth gives it (default: the family's, Topology.default_router; the transfers of step s are routed
+as phase s). Per step, a channel carries the bytes of the transfers crossing it, over its bandwidth,
+and a port starts the transfers that leave through it (synth.cost.alphabeta: the cost model, with
+the ports of a node). A transfer within a node moves through memory: no channel, its sender's
+memory port.
 
-alpha-beta (Hockney, multi-port, combining; 000's evaluation): a step takes alpha + beta x (the
-most bytes over bandwidth on one channel in the step), the schedule the sum of its steps. A step
-preceded by a size exchange (TuNA's metadata: 8 bytes per block, on the transfers' paths) costs
-one more alpha plus beta x that exchange's busiest channel.
+alpha-beta (synth.cost.alphabeta, the one model): a step takes alpha x (most messages started at
+one port) + beta x (most bytes over bandwidth on one channel), the schedule the sum of its steps. A
+step preceded by a size exchange (TuNA's metadata: 8 bytes per block, on the transfers' paths) is
+one more step of the same messages. The lower bound of any schedule of the collective under the
+same model is synth.cost.collective_bound.
 
-Deficiency model (001 eq. 1): T(n) = log2(p) alpha Lambda + (n / D) beta Psi Xi, with n the
-vector (a rank's buffer) and 2D the ports of a node (a torus's dimensions; otherwise half the
+Deficiency model (001 eq. 1, allreduce): T(n) = log2(p) alpha Lambda + (n / D) beta Psi Xi, with n
+the vector (a rank's buffer) and 2D the ports of a node (a torus's dimensions; otherwise half the
 router-to-router links of a rank's router). Measured from the mapped schedule:
-- Lambda = steps / log2 p (latency deficiency);
+- Lambda = (alpha terms of the model) / log2 p (latency deficiency; the steps, when every port
+  starts one message per step);
 - Psi = (sum over steps of the largest transfer) / (n / D): the bytes a step would need with every
   transfer alone on its own port (bandwidth deficiency: extra bytes, unused ports);
 - Xi = (sum over steps of the busiest channel's bytes) / (sum over steps of the largest transfer):
   the slowdown from transfers of the same collective sharing links (congestion deficiency).
-So beta (n / D) Psi Xi is exactly the alpha-beta estimate's bandwidth term; T_opt = alpha log2 p +
-beta n / D is the lower bound with 2D ports.
+So the deficiency model's T equals the alpha-beta estimate.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of
+from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of, message_ports, most_per_port, step_times
+from synth.cost.collective_bound import CollectiveBound, collective_bound
 from synth.cost.loads import weighted_counts
 from synth.route.paths import Paths, as_paths
 from synth.schedule.schedule import Schedule
@@ -47,16 +52,34 @@ class MappedSchedule:
     flows: np.ndarray  # per step: the most transfers sharing one router-to-router channel
     hops: np.ndarray  # per step: the longest path in router-to-router hops
     vector_bytes: int  # n: a rank's buffer
-    ports: int  # 2D
+    ports: int  # 2D of the deficiency model
     size_bytes: np.ndarray  # per step: the busiest channel's bytes of the size exchange before it (0 without one)
-    size_exchanges: int = 0  # steps preceded by a size exchange (each one more alpha)
+    port_messages: np.ndarray  # per step: the most messages started at one port (the model's alpha terms)
+    size_port_messages: np.ndarray  # per step: the same for the size exchange before it (0 without one)
+    bound: CollectiveBound  # no schedule of these blocks on this network costs less (synth.cost.collective_bound)
+
+    @property
+    def size_exchanges(self) -> int:
+        return int((self.size_port_messages > 0).sum())
+
+    @property
+    def messages(self) -> int:
+        """The alpha terms of the model: message starts at the busiest port, summed over the steps."""
+        return int(self.port_messages.sum() + self.size_port_messages.sum())
+
+    def time(self, alpha: float, bandwidth_bits: float, scale: float = 1.0) -> float:
+        """The model's estimate (seconds), with every block's bytes scaled by `scale` (the size
+        exchanges' 8 bytes per block are not)."""
+        return float(step_times(self.port_messages, self.channel_bytes * scale, alpha, bandwidth_bits).sum()
+                     + step_times(self.size_port_messages, self.size_bytes, alpha, bandwidth_bits).sum())
 
 
-def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: int = 0, routes: dict | None = None,
+def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: int = 0, routes: dict | None = None,
                  paths: Paths | None = None) -> MappedSchedule:
-    """Route every transfer between nodes (with `router`, along the paths of a routes file `routes`,
-    or along `paths`, one per transfer between nodes, in order) and measure every step. Transfers
-    within a node (ranks_per_node > 1) move through memory: no channel, only their step's alpha."""
+    """Route every transfer between nodes (with `router`, by default the family's, along the paths
+    of a routes file `routes`, or along `paths`, one per transfer between nodes, in order) and
+    measure every step. Transfers within a node (ranks_per_node > 1) move through memory: no
+    channel, their sender's memory port."""
     from synth.workflow import router_function
 
     network = topology.network()
@@ -67,18 +90,23 @@ def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: in
     if paths is None and routes is not None:
         paths = paths_from_routes(routes, topology, src, dst)
     elif paths is None:
-        route = router_function(router, topology=topology)
+        route = router_function(router or topology.default_router, topology=topology)
         routed = route(topology, src, dst, phase=step_across, occurrence=np.zeros(len(src), dtype=np.int64), seed=seed)
         paths = as_paths(topology, src, dst, routed[0] if isinstance(routed, tuple) else routed)
     size = schedule.transfer_bytes()
     n = schedule.num_steps
     channel_bytes, flows = _busiest(network, paths, step_across, size[across], n)
-    size_bytes = np.zeros(n)
+    ports = np.empty(len(step), dtype=np.int64)
+    ports[across] = message_ports(network, paths)
+    ports[~across] = network.num_channels + schedule.src[~across]  # a memory copy: the sender's memory port
+    port_messages = most_per_port(step, ports, n)
+    size_bytes, size_port_messages = np.zeros(n), np.zeros(n, dtype=np.int64)
     if schedule.size_exchange is not None:
         counts = schedule.block_counts()[across] * SIZE_BYTES
         exchanged = np.isin(step_across, schedule.size_exchange)
-        metadata, _ = _busiest(network, paths.select(np.flatnonzero(exchanged)), step_across[exchanged], counts[exchanged], n)
-        size_bytes = metadata
+        size_bytes, _ = _busiest(network, paths.select(np.flatnonzero(exchanged)), step_across[exchanged], counts[exchanged], n)
+        announced = np.isin(step, schedule.size_exchange)
+        size_port_messages = most_per_port(step[announced], ports[announced], n)
     return MappedSchedule(
         steps=n,
         channel_bytes=channel_bytes,
@@ -86,9 +114,11 @@ def map_schedule(schedule: Schedule, topology, router: str = "minimal", seed: in
         flows=flows.astype(np.int64),
         hops=_per_step_max(step_across, np.maximum(paths.lengths() - 2, 0).astype(np.float64), n).astype(np.int64),
         vector_bytes=vector_bytes(schedule),
-        ports=node_ports(topology),
+        ports=deficiency_ports(topology),
         size_bytes=size_bytes,
-        size_exchanges=0 if schedule.size_exchange is None else len(schedule.size_exchange),
+        port_messages=port_messages,
+        size_port_messages=size_port_messages,
+        bound=collective_bound(schedule, network),
     )
 
 
@@ -128,8 +158,9 @@ def vector_bytes(schedule: Schedule) -> int:
     return total // schedule.ranks if schedule.collective in ("alltoall", "alltoallv") else total
 
 
-def node_ports(topology) -> int:
-    """2D: a torus's 2 x dimensions; otherwise the router-to-router links of rank 0's router."""
+def deficiency_ports(topology) -> int:
+    """2D of 001's deficiency model: a torus's 2 x dimensions; otherwise the router-to-router links
+    of rank 0's router."""
     from synth.topology.grid import RouterGrid
 
     if isinstance(topology, RouterGrid):
@@ -145,8 +176,8 @@ class Costs:
     alpha: float
     beta: float
     steps: int
-    time: float  # alpha-beta, seconds
-    lower_bound: float  # T_opt = alpha log2 p + beta n / D
+    time: float  # the model's estimate, seconds
+    lower_bound: float  # no schedule of the collective's blocks on the network costs less (seconds)
     latency_deficiency: float  # Lambda
     bandwidth_deficiency: float  # Psi
     congestion_deficiency: float  # Xi
@@ -157,12 +188,11 @@ def costs(mapped: MappedSchedule, ranks: int, alpha: float = DEFAULT_ALPHA, band
     per_port = mapped.vector_bytes / (mapped.ports / 2) if mapped.ports else math.inf
     log_p = math.log2(ranks) if ranks > 1 else 1.0
     alone, shared = float(mapped.transfer_bytes.sum()), float(mapped.channel_bytes.sum())
-    latencies = mapped.steps + mapped.size_exchanges
     return Costs(
         alpha=alpha, beta=beta, steps=mapped.steps,
-        time=latencies * alpha + beta * (shared + float(mapped.size_bytes.sum())),
-        lower_bound=alpha * (math.log2(ranks) if ranks > 1 else 0.0) + beta * per_port,
-        latency_deficiency=latencies / log_p,
+        time=mapped.time(alpha, bandwidth_bits),
+        lower_bound=mapped.bound.seconds(alpha, bandwidth_bits),
+        latency_deficiency=mapped.messages / log_p,
         bandwidth_deficiency=alone / per_port if per_port else 0.0,
         congestion_deficiency=shared / alone if alone else 1.0,
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.cost.alphabeta import most_per_port
 from synth.cost.loads import bytes_over_bandwidth, weighted_counts
 from synth.core.validate import read_text
 from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, run_opensm
@@ -63,6 +64,15 @@ class EngineTables:
         channels, reached = walk_channels(network, self.out_port, src, dst, self.terminal_lid[np.asarray(dst)])
         unrouted = int(((np.asarray(src) != np.asarray(dst)) & ~reached).sum())
         return phase_contention(network, channels, phase_index, num_phases, weights), unrouted
+
+    def phase_port_messages(self, network: Network, src: np.ndarray, dst: np.ndarray, phase_index: np.ndarray,
+                            num_phases: int) -> np.ndarray:
+        """Per phase, the most messages one port starts (synth.cost.alphabeta) on these tables' paths."""
+        channels, _ = walk_channels(network, self.out_port, src, dst, self.terminal_lid[np.asarray(dst)])
+        hop = 1 if network.nodes_are_routers else 0
+        first = channels[:, hop] if channels.shape[1] > hop else np.full(len(channels), -1)
+        ports = np.where(first >= 0, first, network.num_channels + np.asarray(src))
+        return most_per_port(np.asarray(phase_index), ports, num_phases)
 
 
 def engine_tables(network: Network, engine: str, fabric: Path | None = None) -> EngineTables:

@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from synth.cost.alphabeta import beta_of, phase_times
+from synth.cost.alphabeta import beta_of, message_ports, most_per_port, node_ports, phase_times, single_port
 from synth.cost.bounds import cut_bounds_batch
 from synth.cost.fattree import bmin_table, ideal_exchange_time
 from synth.core.errors import SynthError
@@ -83,7 +83,8 @@ def default_routers(topology) -> str:
 
 @dataclass(frozen=True)
 class CostModel:
-    """Per phase alpha + beta * message bytes * max contention (synth.cost.alphabeta)."""
+    """Per phase alpha x (most messages one port starts) + beta x message bytes x max contention
+    (synth.cost.alphabeta, the one model)."""
 
     alpha: float
     bandwidth_bits: float
@@ -93,11 +94,11 @@ class CostModel:
     def beta(self) -> float:
         return beta_of(self.bandwidth_bits)
 
-    def phase_times(self, contention: np.ndarray) -> np.ndarray:
-        return phase_times(contention, self.message_bytes, self.alpha, self.bandwidth_bits)
+    def phase_times(self, contention: np.ndarray, port_messages=1) -> np.ndarray:
+        return phase_times(contention, self.message_bytes, self.alpha, self.bandwidth_bits, port_messages)
 
-    def exchange_time(self, contention: np.ndarray) -> float:
-        return float(self.phase_times(contention).sum())
+    def exchange_time(self, contention: np.ndarray, port_messages=1) -> float:
+        return float(self.phase_times(contention, port_messages).sum())
 
 
 @dataclass
@@ -110,6 +111,11 @@ class Series:
     statuses: Counter = field(default_factory=Counter)  # synthesizing routers: phases per status
     note: str = ""
     lanes: str = ""  # direct networks: virtual lanes the routes need (synth: the layered heuristic over all phases)
+    port_messages: np.ndarray | int = 1  # per phase, the most messages one port starts (the model's alpha terms)
+
+    def time(self, cost: CostModel) -> float:
+        """The exchange's estimate under the cost model (seconds)."""
+        return cost.exchange_time(self.max_contention, self.port_messages)
 
 
 @dataclass
@@ -119,6 +125,11 @@ class PatternResult:
     phases: np.ndarray
     lower_bound: np.ndarray
     series: list[Series]
+    port_bound: np.ndarray | int = 1  # per phase, the fewest messages the busiest port can start (any routing)
+
+    def bound_time(self, cost: CostModel) -> float:
+        """The exchange's lower bound under the cost model (seconds)."""
+        return cost.exchange_time(self.lower_bound, self.port_bound)
 
     def above_bound(self, series: Series) -> int:
         return int((series.max_contention > self.lower_bound).sum())
@@ -200,7 +211,7 @@ def _routed_series(xgft, network: Network, workload: Workload, phases: np.ndarra
     started = time.perf_counter()
     direct = not isinstance(xgft, Xgft)
     routed = list(route_phases(xgft, network, workload, phases, report_router(router, options, xgft), seed,
-                               keep_routes=direct, executor=executor))
+                               keep_routes=direct or not single_port(network), executor=executor))
     evaluations = [r.evaluation for r in routed]
     proofs = sorted({r.report.whole_run for r in routed if r.report is not None and getattr(r.report, "whole_run", None)})
     seconds = time.perf_counter() - started
@@ -210,10 +221,28 @@ def _routed_series(xgft, network: Network, workload: Workload, phases: np.ndarra
     statuses = Counter(e.status for e in evaluations) if router in SYNTHESIZED else Counter()
     lanes = _lanes([p for r in routed for p in as_paths(xgft, r.flows.src, r.flows.dst, r.choice).as_lists()],
                    network) if direct else ""
+    if single_port(network):
+        ports = _source_messages(workload, phases)
+    else:  # the start ports follow the routes (kept: `single_port` is false only on direct networks)
+        ports = np.array([most_per_port(np.zeros(len(r.flows), dtype=np.int64),
+                                        message_ports(network, as_paths(xgft, r.flows.src, r.flows.dst, r.choice),
+                                                      r.flows.src), 1)[0] for r in routed], dtype=np.int64)
     label = router_label(router, xgft)
     progress(f"{pattern_label(workload.pattern)} {label}: max contention {contention.max(initial=0)}, "
              f"{int((contention > bound).sum())} of {len(phases)} phases above the bound known so far, {seconds:.1f} s")
-    return Series(label, contention, seconds, statuses, "; ".join(proofs), lanes), bound
+    return Series(label, contention, seconds, statuses, "; ".join(proofs), lanes, ports), bound
+
+
+def _source_messages(workload: Workload, phases: np.ndarray) -> np.ndarray:
+    """Per phase, the most messages one terminal sends: what its one port starts."""
+    idx, src, _, _ = workload.batch(phases)
+    return most_per_port(idx, src, len(phases))
+
+
+def _port_bound(network: Network, workload: Workload, phases: np.ndarray) -> np.ndarray:
+    """Per phase, the fewest messages the busiest port starts under any routing: a terminal's
+    messages over its node's ports."""
+    return -(-_source_messages(workload, phases) // node_ports(network))
 
 
 def _lanes(paths: list[list[int]], network: Network) -> str:
@@ -235,7 +264,8 @@ def _table_series(network: Network, workload: Workload, phases: np.ndarray, tabl
     note = "" if tables.configured_by == tables.engine else f"OpenSM fell back to {tables.configured_by}"
     if unrouted:
         note = "; ".join(filter(None, [note, f"{unrouted} flows not delivered (left out)"]))
-    return Series(label, contention, time.perf_counter() - started, note=note, lanes=tables.lanes)
+    ports = _source_messages(workload, phases) if single_port(network) else tables.phase_port_messages(network, src, dst, idx, len(phases))
+    return Series(label, contention, time.perf_counter() - started, note=note, lanes=tables.lanes, port_messages=ports)
 
 
 def _cut_bounds(topology, workload: Workload, phases: np.ndarray) -> np.ndarray:
@@ -247,7 +277,7 @@ def build_report(
     name: str, description: str, source: str, xgft, cost: CostModel, patterns: list[str], routers: list[str],
     engines: list[str], options: LayeredOptions, seed: int, command: str, progress: Callable[[str], None] = lambda _: None,
     given: list[tuple[str, str]] = (), timings: bool = False, collectives: list[str] = (), collective_sizes: list[int] = (),
-    executor: Executor | None = None,
+    executor: Executor | None = None, collective_router: str | None = None,
 ) -> Report:
     """`engines` are run by OpenSM on ibsim; `given` are (name, directory) of tables computed
     elsewhere for the network's fabric (synth.opensm.engines.given_tables). `xgft` is the
@@ -281,13 +311,14 @@ def build_report(
             series.append(routed)
             bound = np.maximum(bound, routed_bound)
         series += [_table_series(network, workload, phases, tables, label) for label, tables in engine_runs]
-        results.append(PatternResult(pattern, pattern_label(pattern), phases, bound, series))
+        results.append(PatternResult(pattern, pattern_label(pattern), phases, bound, series,
+                                     _port_bound(network, workload, phases)))
     compared = []
     for name in collectives:
         from synth.schedule.compare import compare
 
         progress(f"collective {name}: every algorithm generated, verified, routed and priced")
-        compared.append(compare(name, xgft, list(collective_sizes), "minimal", cost.alpha, cost.beta))
+        compared.append(compare(name, xgft, list(collective_sizes), collective_router, cost.alpha, cost.bandwidth_bits))
     if direct:
         lp = any(r in ("paths", "layered") for r in routers)
         bound_note = "the cut bounds (terminal links" + (", group cut" if xgft.router_groups() is not None else "") + ")" \

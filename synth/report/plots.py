@@ -61,9 +61,9 @@ def time_figure(results: list[PatternResult], cost: CostModel) -> Figure:
     width = 0.8 / max(1, len(routings))
     x = np.arange(len(results))
     for j, routing in enumerate(routings):
-        heights = [cost.exchange_time(r.series[j].max_contention) * 1e6 for r in results]
+        heights = [r.series[j].time(cost) * 1e6 for r in results]
         axes.bar(x - 0.4 + (j + 0.5) * width, heights, width, label=routing)
-    bounds = [cost.exchange_time(r.lower_bound) * 1e6 for r in results]
+    bounds = [r.bound_time(cost) * 1e6 for r in results]
     axes.hlines(bounds, x - 0.42, x + 0.42, colors="black", linewidth=1.5, label="lower bound")
     axes.set_xticks(x, [r.label for r in results])
     axes.set_ylabel("estimated time (us)")

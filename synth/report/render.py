@@ -28,13 +28,13 @@ def _templates(html: bool) -> Environment:
 
 def _summary_rows(report: Report, result: PatternResult) -> list[dict]:
     cost = report.cost
-    bound_time = cost.exchange_time(result.lower_bound)
+    bound_time = result.bound_time(cost)
     rows = [{"routing": "lower bound", "max": int(result.lower_bound.max(initial=0)), "above": "-",
              "total": int(result.lower_bound.sum()), "time_us": f"{bound_time * US:.2f}", "ratio": "1.00",
              "seconds": "-", "statuses": "", "lanes": "-",
              "note": "no routing does better" + (" (subtree cut bound)" if report.ideal_time is not None else "")}]
     for series in result.series:
-        time = cost.exchange_time(series.max_contention)
+        time = series.time(cost)
         statuses = ", ".join(f"{n} {status}" for status, n in sorted(series.statuses.items()))
         rows.append({
             "routing": series.routing,
@@ -111,9 +111,11 @@ def _collective(result, images: dict[str, str]) -> dict:
     best = result.best
     return {
         "name": result.collective,
-        "headers": ["bytes"] + [c.label for c in result.candidates] + ["best"],
-        "rows": [[size_text(n)] + [f"{t * US:.4g}" for t in result.times[i]] + [result.candidates[best[i]].label]
+        "headers": ["bytes"] + [c.label for c in result.candidates] + ["bound", "best"],
+        "rows": [[size_text(n)] + [f"{t * US:.4g}" for t in result.times[i]] + [f"{result.bounds[i] * US:.4g}",
+                                                                                 result.candidates[best[i]].label]
                  for i, n in enumerate(result.sizes)],
+        "router": result.router,
         "crossovers": result.crossover_text(),
         "skipped": result.skipped,
         "image": images[f"collective {result.collective}"],

@@ -18,6 +18,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.validate import show
+from synth.cost.alphabeta import beta_of
 from synth.cost.schedule_cost import MappedSchedule, map_schedule
 from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all, too_large
 from synth.schedule.schedule import collective
@@ -59,10 +60,14 @@ class Candidate:
     blocks: int  # blocks a message is split into
     mapped: MappedSchedule
 
-    def time(self, size: int, alpha: float, beta: float) -> float:
-        scale = math.ceil(size / self.blocks) / REFERENCE_BYTES
-        m = self.mapped
-        return (m.steps + m.size_exchanges) * alpha + beta * (float(m.channel_bytes.sum()) * scale + float(m.size_bytes.sum()))
+    def time(self, size: int, alpha: float, bandwidth_bits: float) -> float:
+        """The model's estimate at message size `size` (its blocks rounded up to whole bytes)."""
+        return self.mapped.time(alpha, bandwidth_bits, math.ceil(size / self.blocks) / REFERENCE_BYTES)
+
+    def bound(self, size: int, alpha: float, bandwidth_bits: float) -> float:
+        """The model's lower bound for any schedule of a message of exactly `size` bytes."""
+        bound = self.mapped.bound
+        return alpha * bound.messages + beta_of(bandwidth_bits) * bound.busiest_bytes * size / (self.blocks * REFERENCE_BYTES)
 
 
 def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[str]]:
@@ -112,6 +117,8 @@ class Comparison:
     candidates: list[Candidate]
     times: np.ndarray  # (sizes, candidates) seconds
     skipped: list[str]
+    bounds: np.ndarray  # (sizes,) seconds: no schedule of the collective costs less (synth.cost.collective_bound)
+    router: str  # the routes the transfers took
 
     @property
     def best(self) -> np.ndarray:
@@ -131,9 +138,13 @@ class Comparison:
         return "; ".join(f"{a} -> {b} at {size_text(n)}" for n, a, b in changes)
 
 
-def compare(name: str, topology, sizes: list[int], router: str, alpha: float, beta: float) -> Comparison:
+def compare(name: str, topology, sizes: list[int], router: str | None, alpha: float, bandwidth_bits: float) -> Comparison:
+    """Every algorithm of `name` on `topology` priced at every message size, with the bound (`router`
+    None: the family's default router)."""
+    router = router or topology.default_router
     found, skipped = candidates(name, topology, router)
     if not found:
         raise SynthError(f"no algorithm generates {name} on {topology.spec}: " + "; ".join(skipped))
-    times = np.array([[c.time(n, alpha, beta) for c in found] for n in sizes])
-    return Comparison(name, sizes, found, times, skipped)
+    times = np.array([[c.time(n, alpha, bandwidth_bits) for c in found] for n in sizes])
+    bounds = np.array([max(c.bound(n, alpha, bandwidth_bits) for c in found) for n in sizes])
+    return Comparison(name, sizes, found, times, skipped, bounds, router)

@@ -74,6 +74,10 @@ class DegradedTopology(Topology):
         return self.base.family
 
     @property
+    def default_router(self) -> str:  # type: ignore[override]
+        return self.base.default_router
+
+    @property
     def spec(self) -> str:
         return f"{self.base.spec}{SEPARATOR}{'+'.join(self.items)}"
 

@@ -106,4 +106,5 @@ def build_direct_network(spec: str, family: str, graph: RouterGraph) -> Network:
         channel_bandwidth=np.concatenate([t_bandwidth, np.ones(len(l_src))]),
         channel_class=np.concatenate([np.zeros(2 * n, dtype=np.int64), np.asarray(l_class, dtype=np.int64) + 1]),
         class_names=(TERMINAL_CLASS, *graph.class_names),
+        nodes_are_routers=graph.terminal_bandwidth == "degree" and bool((graph.terminals_per_router == 1).all()),
     )

@@ -33,6 +33,9 @@ class Topology(ABC):
     """One network of a family, from its parameters. Subclasses are immutable."""
 
     family: ClassVar[str]
+    # The router that schedules, comparisons and reports use unless told otherwise: a fixed, fast
+    # routing every command knows (minimal on direct networks; the XGFT family declares d-mod-k).
+    default_router: ClassVar[str] = "minimal"
 
     @property
     @abstractmethod

@@ -31,6 +31,10 @@ class Network:
     channel_class: np.ndarray | None = None  # (num_channels,) index into class_names; None: the stage
     class_names: tuple[str, ...] = ()
     failed_nodes: np.ndarray | None = None  # degraded networks (synth.topology.degraded): nodes no flow reaches
+    # One terminal per router whose link has the router's total bandwidth: the node is its own
+    # router (000's Kautz and 2dfc nodes, 001's torus nodes), and its messages start on the
+    # router's ports (synth.cost.alphabeta).
+    nodes_are_routers: bool = False
     _channel_keys: np.ndarray | None = field(default=None, repr=False)
     _channel_order: np.ndarray | None = field(default=None, repr=False)
 

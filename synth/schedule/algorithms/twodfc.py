@@ -136,7 +136,11 @@ def generate_md(request: Request):
 
 
 def _refusal(request: Request) -> str | None:
-    if len(request.dims) != 2:
+    from synth.topology import parse_topology
+
+    # Each step sends straight to every node of a row or column: the grid must be fully connected
+    # along each dimension (2dfc, a 2D HyperX), not a torus, whose rows are rings.
+    if len(request.dims) != 2 or parse_topology(request.spec).family not in ("2dfc", "hyperx"):
         return f"{'do and md'} run on a 2D grid of one node per router (2dfc:M2,M1 or hyperx:M1,M2), not on {request.spec}"
     if request.ranks_per_node != 1:
         return "do and md need one rank per node"
