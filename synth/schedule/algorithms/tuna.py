@@ -233,7 +233,7 @@ def _tuna_block_sends(request: Request) -> int:
 
 
 register(Algorithm("tuna", ("alltoall", "alltoallv"), "TuNA, radix r (--radix): K rounds of base-r digits, a size "
-                   "exchange before each of more than one block", generate_tuna, _refusal, block_sends=_tuna_block_sends,
+                   "exchange before each round of several blocks", generate_tuna, _refusal, block_sends=_tuna_block_sends,
                    transfers=lambda request: request.ranks * len(rounds(request.ranks, request.radix)), runs=True))
 register(Algorithm("tuna-coalesced", ("alltoall", "alltoallv"), "hierarchical TuNA: intra-node TuNA, then N - 1 "
                    "inter-node rounds of Q blocks (--batch rounds per step)", generate_coalesced, _hierarchical_refusal))
