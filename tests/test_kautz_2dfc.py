@@ -2,7 +2,9 @@
 cost taken from the generated schedule's alpha-beta evaluation on the network (not from a formula):
 
 - Table 3.2, Kautz-C for d = 2..16 and Kautz-M (MULTITREE): the alpha and beta coefficients;
-- MULTITREE's greedy step counts 3, 4, 5 for d = 2, 3, 4 (d + 1, the lower bound);
+- MULTITREE's greedy step counts 3, 4, 5 for d = 2, 3, 4 (d + 1, the lower bound), and its d + 2 at d = 10;
+- Kautz-M in d + 1 steps (allreduce 2 (d + 1), rooted ones 2) for every d = 2..16, its per-step per-link
+  loads recomputed on a K(d,2) built here from the definition;
 - 2dfc (4.5) t_DO = 2 alpha + (m1 + m2) b beta and (4.6) t_MD = 2 alpha + max(m1, m2) b beta on square
   and rectangular grids, the digest's model values (8x8 DO 43.9 us, MD 23.0; 16x16 85.9, 43.9), DO's
   bytes per node equal to the minimum (4.1 = 4.2), and MULTITREE's steps against the bound (4.4).
@@ -17,7 +19,7 @@ import pytest
 
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all
-from synth.schedule.algorithms.multitree import _steps, _subtrees, build_trees
+from synth.schedule.algorithms.multitree import _steps, _subtrees, build_trees, two_level_trees
 from synth.schedule.algorithms.rank_graph import rank_graph
 from synth.schedule.verify import verify
 from synth.topology import parse_topology
@@ -65,14 +67,13 @@ def test_table_3_2_kautz_c(collective, d):
     assert beta == pytest.approx(beta_expected, rel=1e-9)
 
 
-@pytest.mark.parametrize("d", [2, 3, 4, 5, 6, 8, 16])
+@pytest.mark.parametrize("d", [2, 3, 4, 5, 6, 8, 10, 13, 16])
 def test_table_3_2_kautz_m(d):
     """MULTITREE: allgather (d+1)(alpha + M beta), allreduce 2(d+1) alpha + 2M/d beta, alltoall
     (d+1) alpha + (2d+1)M/(d(d+1)) beta (breadth-first trees, their second level spread one tree per
-    link and step); rooted ones as Kautz-C."""
-    if d <= 6:  # the greedy trees of allgather and allreduce take a while on K(16,2)
-        assert coefficients("kautz-m", "allgather", d) == (d + 1, pytest.approx(d + 1))
-        assert coefficients("kautz-m", "allreduce", d) == (2 * (d + 1), pytest.approx(2 / d))
+    link and step); rooted ones as Kautz-C. d = 10 and 13 are where greedy trees take d + 2 steps."""
+    assert coefficients("kautz-m", "allgather", d) == (d + 1, pytest.approx(d + 1))
+    assert coefficients("kautz-m", "allreduce", d) == (2 * (d + 1), pytest.approx(2 / d))
     assert coefficients("kautz-m", "broadcast", d) == (2, pytest.approx(2))
     assert coefficients("kautz-m", "alltoall", d) == (d + 1, pytest.approx((2 * d + 1) / (d * (d + 1))))
 
@@ -90,6 +91,68 @@ def test_greedy_trees_miss_table_3_2_from_d_4():
         for s, u, w in edges:
             loads[s] = max(loads.get(s, 0), len(below[w]))  # one tree per link and step: a link's blocks
     assert sum(loads.values()) > 2 * 4 + 1
+
+
+def kautz_words(d: int) -> np.ndarray:
+    """K(d,2) from its definition: the words xy over the letters 0..d with x != y, numbered in
+    lexicographic order (the numbering docs/formats.md gives for kautz:D); word xy links to yz."""
+    return np.array([(x, y) for x in range(d + 1) for y in range(d + 1) if x != y])
+
+
+KAUTZ_M_STEPS = {  # 000 Table 3.2's alpha coefficients for Kautz-M (Kautz-Mtree)
+    "allgather": lambda d: d + 1, "reduce-scatter": lambda d: d + 1, "alltoall": lambda d: d + 1,
+    "allreduce": lambda d: 2 * (d + 1), "broadcast": lambda d: 2, "reduce": lambda d: 2, "scatter": lambda d: 2,
+    "gather": lambda d: 2,
+}
+PER_LINK_BLOCKS = {  # over the steps, the most blocks on one link: the beta coefficient in blocks
+    "allgather": lambda d: d + 1, "reduce-scatter": lambda d: d + 1, "allreduce": lambda d: 2 * (d + 1),
+    "alltoall": lambda d: 2 * d + 1,  # (2d + 1) M / (d (d + 1)) with M the n blocks of a rank
+}
+
+
+@pytest.mark.parametrize("d", range(2, 17))
+def test_kautz_m_takes_d_plus_1_steps(d):
+    """Every collective Kautz-M generates, for every d = 2..16: verified by the replay, in Table 3.2's
+    steps, d + 1 for allgather, reduce-scatter and alltoall (2 (d + 1) for allreduce, their sum),
+    which is the least a contention-free MULTITREE can take: a rank receives n - 1 blocks over its d
+    in-links, one per link and step. Recomputed here on K(d,2) built from its definition: every
+    transfer follows a link, no link carries two messages in a step, and the busiest link's blocks
+    summed over the steps give Table 3.2's beta coefficients."""
+    words = kautz_words(d)
+    n = len(words)
+    assert n == d * (d + 1)
+    first, last = words[:, 0], words[:, 1]
+    in_degree = np.array([(last == first[v]).sum() for v in range(n)])
+    assert (in_degree == d).all() and -(-(n - 1) // d) == d + 1  # the step bound
+    for collective, steps in KAUTZ_M_STEPS.items():
+        blocks = {"alltoall": n * n, "broadcast": 1, "reduce": 1}.get(collective, n)
+        schedule = ALGORITHMS["kautz-m"].generate(Request(collective, n, blocks, 8, f"kautz:{d}", 0))
+        assert verify(schedule).ok, collective
+        assert schedule.num_steps == steps(d), collective
+        step = np.repeat(np.arange(schedule.num_steps), np.diff(schedule.step_ptr))
+        src, dst = schedule.src, schedule.dst
+        assert (last[src] == first[dst]).all(), collective  # xy -> yz: every transfer is one link
+        _, messages = np.unique((step * n + src) * n + dst, return_counts=True)
+        assert messages.max() == 1, collective  # contention-free: one message per link and step
+        if collective in PER_LINK_BLOCKS:
+            counts = np.diff(schedule.block_ptr)
+            busiest = [counts[step == s].max() for s in range(schedule.num_steps)]
+            assert sum(busiest) == PER_LINK_BLOCKS[collective](d), collective
+            if collective != "alltoall":
+                assert set(counts.tolist()) == {1}, collective  # one block per link and step
+        if collective in ("allgather", "alltoall"):
+            for v in range(n):  # every rank hears from all of its in-links
+                assert set(src[dst == v].tolist()) == set(np.flatnonzero(last == first[v]).tolist())
+
+
+def test_greedy_trees_take_d_plus_2_at_d_10():
+    """Why Kautz-M does not use the greedy trees (multitree keeps them): on K(10,2) first fit leaves a
+    tree a node short after d + 1 steps; the breadth-first trees with their second level serialized
+    per link take d + 1."""
+    graph = rank_graph("kautz:10")
+    roots = list(range(graph.ranks))
+    assert _steps(build_trees(graph.out, roots)) == 12
+    assert _steps(two_level_trees(graph.out, roots)) == _steps(two_level_trees(graph.into, roots)) == 11
 
 
 @pytest.mark.parametrize("d,steps", [(2, 3), (3, 4), (4, 5)])

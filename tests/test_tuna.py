@@ -75,6 +75,57 @@ def test_radix_extremes():
     assert tuna(16, 2).num_steps == 4
     spread = tuna(16, 15).explicit()
     assert spread.num_steps == 15 and set(np.diff(spread.block_ptr).tolist()) == {1}
+    assert spread.size_exchange is None  # single-block rounds: no metadata (the authors' code)
+
+
+def digit(i: int, r: int, x: int) -> int:
+    """Base-r digit x of i, by repeated division."""
+    for _ in range(x):
+        i //= r
+    return i % r
+
+
+def paper_rounds(p: int, r: int) -> list[tuple[int, list[int]]]:
+    """002 sec. 3, built here from its definition: round (x, z) for every digit position x of
+    offsets 1..P-1 (x outer) and value 1 <= z < r that some offset has at x, carrying, to distance
+    z r^x, the blocks whose offset has digit x equal to z. Returns (distance, offsets) per round."""
+    out, x = [], 0
+    while any(digit(i, r, x) for i in range(1, p)):
+        for z in range(1, r):
+            offsets = [i for i in range(1, p) if digit(i, r, x) == z]
+            if offsets:
+                out.append((z * r ** x, offsets))
+        x += 1
+    return out
+
+
+@pytest.mark.parametrize("p,r", [(2, 2), (5, 2), (5, 3), (5, 4), (8, 2), (8, 3), (8, 7), (10, 3), (10, 9), (12, 5),
+                                 (16, 2), (16, 4), (16, 15), (16, 16), (16, 40), (17, 4), (17, 16), (27, 3), (30, 4),
+                                 (30, 29), (64, 8), (100, 2), (100, 10), (100, 99), (257, 16), (257, 256)])
+def test_size_exchange_only_before_rounds_of_more_than_one_block(p, r):
+    """A round is preceded by an exchange of sizes exactly when every rank sends more than one block
+    in it (the authors' implementation of 002 sends a single-block round directly, its size known
+    from the receive counts). In such a round the one block is the sender's own and goes straight to
+    its destination. Checked against the rounds built above from the paper's definition."""
+    expected = paper_rounds(p, r)
+    schedule = tuna(p, r).explicit()
+    assert verify(schedule).ok
+    assert schedule.num_steps == len(expected)
+    exchanged = [] if schedule.size_exchange is None else schedule.size_exchange.tolist()
+    assert exchanged == [k for k, (_, offsets) in enumerate(expected) if len(offsets) > 1]
+    counts = np.diff(schedule.block_ptr)
+    for k, (distance, offsets) in enumerate(expected):
+        span = slice(schedule.step_ptr[k], schedule.step_ptr[k + 1])
+        src, dst = schedule.src[span], schedule.dst[span]
+        assert sorted(src.tolist()) == list(range(p)) and ((dst - src) % p == distance).all()
+        assert (counts[span] == len(offsets)).all()
+        if len(offsets) == 1:
+            ids = schedule.block_ids[schedule.block_ptr[span.start]:schedule.block_ptr[span.stop]]
+            assert (ids == src * p + dst).all()  # block src -> dst, straight from the send buffer
+    if r >= p - 1:
+        assert schedule.size_exchange is None and len(expected) == p - 1  # spread-out: P - 1 rounds, no metadata
+    if r == 2 and p & (p - 1) == 0 and p > 2:
+        assert exchanged == list(range(len(expected)))  # Bruck: P / 2 blocks every round
 
 
 def hierarchical(name, p, q, r=2, batch=1, spec="none"):
@@ -96,6 +147,26 @@ def test_figure5_case():
     assert staggered.num_steps == 3 + 10 and set(np.diff(staggered.block_ptr)[staggered.step_ptr[3]:].tolist()) == {1}
     assert hierarchical("tuna-coalesced", 15, 5, batch=2).num_steps == 3 + 1
     assert hierarchical("tuna-staggered", 15, 5, batch=4).num_steps == 3 + 3
+
+
+@pytest.mark.parametrize("p,q,r", [(15, 5, 2), (15, 5, 4), (20, 5, 4), (12, 4, 3), (12, 2, 2), (18, 6, 6), (10, 1, 2),
+                                   (24, 8, 7)])
+def test_hierarchical_size_exchanges(p, q, r):
+    """Every intra-node round's message carries N n_Q(x, z) >= N >= 2 blocks (for every node, the
+    blocks of its local round): a size exchange before each, even where n_Q = 1 (the authors' code:
+    metadata in every intra-node round); the inter-node messages carry final blocks, whose sizes the
+    receivers know: none. Rounds built here from 002's definition (paper_rounds)."""
+    nodes = p // q
+    intra = paper_rounds(q, r) if q > 1 else []
+    for name in ("tuna-coalesced", "tuna-staggered"):
+        schedule = hierarchical(name, p, q, r)
+        assert verify(schedule).ok
+        exchanged = [] if schedule.size_exchange is None else schedule.size_exchange.tolist()
+        assert exchanged == [k for k, (_, offsets) in enumerate(intra) if nodes * len(offsets) > 1]
+        assert exchanged == list(range(len(intra)))
+        counts = np.diff(schedule.block_ptr)
+        for k, (_, offsets) in enumerate(intra):
+            assert (counts[schedule.step_ptr[k]:schedule.step_ptr[k + 1]] == nodes * len(offsets)).all()
 
 
 def test_intra_node_rounds_of_q32():

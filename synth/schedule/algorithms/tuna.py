@@ -5,10 +5,14 @@ tuna (radix r, any P): the block from s to d has offset i = d - s mod P, written
 w = ceil(log_r P) digits. Round (x, z), 0 <= x < w, 1 <= z < r, exists iff z r^x < P; rounds run x
 outer, z inner (K of them). In round (x, z) every rank q forwards, as one message to q + z r^x, every
 block it holds whose offset has digit x equal to z (after the rounds of the lower digits such a
-block sits at s + (i mod r^x)). One step per round; each round's data message is preceded by an
-exchange of the blocks' sizes (priced, not a separate step: `size_exchange`). r = 2 is the two-phase
-non-uniform Bruck, r >= P - 1 spread-out (single-block rounds). The paper's backward direction
-(send to p - d) is this one mirrored; the forward one is its text's and Fig. 2's.
+block sits at s + (i mod r^x)). One step per round; a round whose messages carry more than one
+block is preceded by an exchange of the blocks' sizes (priced, not a separate step: `size_exchange`).
+A round of one block per rank sends it without one: that block is its sender's own (its offset z r^x
+has one nonzero digit), it goes straight to its destination, whose receive count names its size, as
+the authors' implementation of 002 does (it exchanges metadata only when a round's count n(x, z)
+exceeds 1). r = 2 is the two-phase non-uniform Bruck, r >= P - 1 spread-out (P - 1 single-block
+rounds, no size exchange). The paper's backward direction (send to p - d) is this one mirrored; the
+forward one is its text's and Fig. 2's.
 
 tuna-coalesced and tuna-staggered (TuNA_l^g): Q ranks per node (rank n Q + g on node n), N nodes.
 Intra-node: the N nodes run Q-rank TuNAs at once, every message carrying for each of its local
@@ -16,7 +20,10 @@ blocks the N blocks to that local rank on every node; afterwards rank (n, g) hol
 j, the Q blocks (n, a) -> (j, g). Inter-node, coalesced: N - 1 rounds, in round k rank (n, g) sends
 those Q blocks for node j = n + k to (j, g), `--batch` rounds per step; staggered: the Q (N - 1)
 blocks as single-block messages, message m carrying the block of local source a = (g + m div (N-1))
-mod Q for node n + 1 + (m mod (N - 1)), `--batch` messages per step.
+mod Q for node n + 1 + (m mod (N - 1)), `--batch` messages per step. Sizes: an intra-node message
+carries N n_Q(x, z) >= N >= 2 blocks, so every intra-node round has its size exchange (as the
+authors' code: metadata in every intra-node round); the inter-node messages carry blocks that end at
+their receiver, whose receive counts give their sizes: none.
 """
 
 from __future__ import annotations
@@ -44,6 +51,19 @@ def round_offsets(p: int, r: int, x: int, z: int) -> np.ndarray:
     return offsets[(offsets // r ** x) % r == z]
 
 
+def round_blocks(p: int, r: int, x: int, z: int) -> int:
+    """n(x, z): the blocks every rank sends in round (x, z), the offsets 1..P-1 with digit x = z
+    (002's count, without listing them)."""
+    big = r ** x
+    return (p // (big * r)) * big + min(big, max(0, p % (big * r) - z * big))
+
+
+def exchanged_rounds(p: int, r: int) -> np.ndarray | None:
+    """The rounds preceded by a size exchange: those of more than one block per rank (None: none)."""
+    out = [i for i, (x, z) in enumerate(rounds(p, r)) if round_blocks(p, r, x, z) > 1]
+    return np.array(out, dtype=np.int64) if out else None
+
+
 def generate_tuna(request: Request):
     """The schedule with every transfer's blocks as runs (BlockRuns): at P = 16384, r = 128 it sends
     5 x 10^8 blocks, each transfer's one or two arithmetic runs."""
@@ -53,7 +73,7 @@ def generate_tuna(request: Request):
     src, dst, run_ptr, first, stride, count = _tuna_runs(p, r, xs, zs)
     steps = len(xs)
     return builder.build_runs(np.arange(steps + 1) * p, src, dst, np.zeros(len(src), dtype=np.int8),
-                              BlockRuns(run_ptr, first, stride, count), np.arange(steps) if steps else None)
+                              BlockRuns(run_ptr, first, stride, count), exchanged_rounds(p, r))
 
 
 @njit(cache=True)
@@ -151,7 +171,7 @@ def _intra(request: Request, builder) -> None:
         sender = np.arange(nodes)[:, None, None, None] * q + a[None, :, :, None]
         receiver = j[None, None, None, :] * q + g[None, :, :, None]
         ids = sender * p + receiver  # (nodes, q, len(o), nodes)
-        builder.add_step(src.ravel(), dst.ravel(), ids.reshape(nodes * q, -1), size_exchange=True)
+        builder.add_step(src.ravel(), dst.ravel(), ids.reshape(nodes * q, -1), size_exchange=nodes * len(o) > 1)
 
 
 def _hierarchical(request: Request, name: str):
@@ -213,7 +233,7 @@ def _tuna_block_sends(request: Request) -> int:
 
 
 register(Algorithm("tuna", ("alltoall", "alltoallv"), "TuNA, radix r (--radix): K rounds of base-r digits, a size "
-                   "exchange before each", generate_tuna, _refusal, block_sends=_tuna_block_sends,
+                   "exchange before each round of several blocks", generate_tuna, _refusal, block_sends=_tuna_block_sends,
                    transfers=lambda request: request.ranks * len(rounds(request.ranks, request.radix)), runs=True))
 register(Algorithm("tuna-coalesced", ("alltoall", "alltoallv"), "hierarchical TuNA: intra-node TuNA, then N - 1 "
                    "inter-node rounds of Q blocks (--batch rounds per step)", generate_coalesced, _hierarchical_refusal))
