@@ -318,6 +318,7 @@ def _phase_record(xgft, phase, dropped: dict | None = None) -> dict:
         "status": e.status,
         "stage_max": e.stage_max,
         "stage_bounds": e.stage_bounds,
+        **({"bound_source": e.bound_source} if e.bound_source else {}),
         **({"unreachable": dropped[e.phase]} if dropped is not None else {}),
         **({"solver": phase.report.as_dict()} if phase.report is not None else {}),
         **({"proven_by": phase.report.proven_by} if phase.report is not None and phase.report.proven_by else {}),
@@ -434,7 +435,7 @@ def cmd_check(args) -> int:
         count = len(report.problems) + 1
         print(f"FAILED: {count} problem{'s' if count > 1 else ''} ({report.phases} phases checked)")
         return 1
-    for note in report.notes:
+    for note in report.note_lines():
         print(f"note: {note}")
     if report.dependencies is not None:
         print(f"channel dependencies: {report.dependencies}")

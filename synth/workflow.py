@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from synth.cost.evaluate import PhaseEvaluation, evaluate_batch
+from synth.cost.evaluate import PhaseEvaluation, evaluate_batch, strengthen
 from synth.cost.loads import phase_channel_counts
 from synth.core.errors import SynthError
 from synth.execute import Executor, LocalExecutor
@@ -188,9 +188,10 @@ def route_phases(
         results = []
         for batch, idx, src, dst, size, choice, reports in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
             timed_out = {p for p, r in reports.items() if r.timeouts}
-            proven = np.array([bool(reports.get(int(p)) and reports[int(p)].proven_by) for p in batch])
-            evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice, proven, timed_out,
+            evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice, None, timed_out,
                                          size if load_unit == "bytes" else None)
+            for e in evaluations:
+                strengthen(e, reports.get(e.phase), e.phase in timed_out)
             # Flows and paths cross the process boundary only when the caller keeps them.
             results.append((evaluations, reports, (idx, src, dst, size, choice) if keep_routes else None))
         return results

@@ -295,8 +295,48 @@ def test_check_refuses_a_false_proof(run, tmp_path):
     assert run("route", "dragonfly:2,4,2", "--router", "paths", "--traffic", "randperm:3", "--out", out, "--quiet")[0] == 0
     doc = json.loads(out.read_text())
     phase = doc["phases"][0]
-    assert phase["proven_by"] == "lp" and phase["max_contention"] > phase["lower_bound"]
+    # above the cut bound, at the LP bound over all paths, which the phase records as its bound
+    assert phase["proven_by"] == "lp" and phase["max_contention"] > max(phase["stage_bounds"])
+    assert phase["bound_source"] == "LP" and phase["lower_bound"] == phase["solver"]["lp_bound"] == phase["max_contention"]
     phase["solver"]["candidate_bound"] = phase["max_contention"] - 1
     out.write_text(json.dumps(doc))
     code, stdout, _ = run("check", out)
     assert code == 1 and "above the LP bound 1 the solver report records (candidate_bound)" in stdout
+
+
+@pytest.mark.parametrize("tamper,message", [
+    (lambda p: p.update(bound_source="oracle"), "bound_source 'oracle' is not a bound"),
+    (lambda p: p["solver"].update(lp_bound=1), "records no LP bound above the cut bound"),
+    (lambda p: p.pop("bound_source"), "recorded lower bound 2, recomputed 1"),
+])
+def test_check_verifies_the_recorded_bound_source(run, tmp_path, tamper, message):
+    out = tmp_path / "r.json"
+    assert run("route", "dragonfly:2,4,2", "--router", "paths", "--traffic", "randperm:3", "--out", out, "--quiet")[0] == 0
+    doc = json.loads(out.read_text())
+    assert doc["phases"][0]["bound_source"] == "LP"
+    code, stdout, _ = run("check", out)
+    assert code == 0
+    notes = [line for line in stdout.splitlines() if line.startswith("note:")]
+    assert notes == ["note: lower bound from the LP bound over all paths the solver report records (not re-solved "
+                     "here): 1 phase (0)"]
+    tamper(doc["phases"][0])
+    out.write_text(json.dumps(doc))
+    code, stdout, _ = run("check", out)
+    assert code == 1 and message in stdout, stdout
+
+
+def test_route_bounds_and_report_print_the_same_bound(run, tmp_path):
+    """The issue's case at the size of a test: the LP bound (2) above the cut bound (1) is what
+    route, bounds --lp and report print for the phase."""
+    code, out, _ = run("route", "dragonfly:2,4,2", "--router", "paths", "--traffic", "randperm:3", "--quiet")
+    row = next(line.split() for line in out.splitlines() if line.split()[:1] == ["0"])
+    assert row[1:6] == ["2", "2", "LP", "0", "optimal"]
+    code, out, _ = run("bounds", "dragonfly:2,4,2", "--traffic", "randperm:3", "--lp")
+    assert code == 0
+    row = next(line.split() for line in out.splitlines() if line.split()[:1] == ["0"])
+    assert row[1] == "2", out
+    report = tmp_path / "r.md"
+    assert run("report", "dragonfly:2,4,2", "--patterns", "randperm:3", "--routers", "paths", "--out", report,
+               "--quiet")[0] == 0
+    assert "lower bound 2" in run("report", "dragonfly:2,4,2", "--patterns", "randperm:3", "--routers", "paths",
+                                  "--out", tmp_path / "s.md", "--quiet")[1]

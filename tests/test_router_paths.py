@@ -257,12 +257,15 @@ def test_a_timeout_status_is_written_and_accepted_by_check(run, monkeypatch, tmp
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_a_solver_proof_above_the_bound_makes_the_phase_optimal(solver, tmp_path):
-    """Path: monolithic sets proven_by when the solver reports OPTIMAL; route_phases passes it to
-    evaluate_batch, which reports `optimal` although the bound is not reached."""
+    """Path: monolithic sets proven_by when the solver reports OPTIMAL; route_phases raises the
+    phase's lower bound from the cut bound (1) to what the proof shows no routing beats (2), names
+    it, and reports `optimal` with no gap: "optimal" never stands beside a gap."""
     xgft, src, dst, workload = proof_case(tmp_path)
     phase = routed(xgft, workload, router_function("monolithic", LayeredOptions(solver=solver, time_limit=60)))[0]
     assert phase.report.proven_by == solver
-    assert phase.evaluation.max_contention == 2 and phase.evaluation.lower_bound == 1
+    assert max(phase.evaluation.stage_bounds) == 1  # the cut bound
+    assert phase.evaluation.max_contention == 2 and phase.evaluation.lower_bound == 2 and phase.evaluation.gap == 0
+    assert phase.evaluation.bound_source == f"{solver} proof"
     assert phase.evaluation.status == "optimal"
 
 

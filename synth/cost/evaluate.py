@@ -27,10 +27,33 @@ class PhaseEvaluation:
     hottest_channel: int  # -1 when no channel is used
     stage_bounds: list[int]  # cut bound per kind (XGFT: subtree cut per stage 1..H; synth.cost.bounds.bound_names)
     stage_max: list[int]  # achieved maximum per channel class (XGFT: stage 1..H, up and down channels)
+    # What lower_bound is when more than the cut bounds: "LP" (the LP bound over all paths a
+    # synthesizing router computed) or "SOLVER proof" (a solver proved no routing does better);
+    # empty for the cut bounds, the binding one named by stage_bounds.
+    bound_source: str = ""
 
     @property
     def gap(self) -> int:
         return self.max_contention - self.lower_bound
+
+
+LP_SOURCE = "LP"
+PROOF_SUFFIX = " proof"
+
+
+def strengthen(e: PhaseEvaluation, report, timed_out: bool) -> None:
+    """Raise a phase's lower bound to the strongest the run has, name it, and set the status from
+    it: the LP bound over all paths the router computed (`report.lp_bound`), then a solver's proof
+    that no routing does better (`report.proven_by`, where the router's proofs cover every routing:
+    `report.proof_covers_all_routings`). A proof over a router's own candidates is not a bound on
+    other routings: the phase stays feasible above the bound. So "optimal" never stands beside a gap."""
+    lp = int(getattr(report, "lp_bound", 0) or 0)
+    if lp > e.lower_bound:
+        e.lower_bound, e.bound_source = lp, LP_SOURCE
+    proof = getattr(report, "proven_by", None) if getattr(report, "proof_covers_all_routings", False) else None
+    if proof and e.max_contention > e.lower_bound:
+        e.lower_bound, e.bound_source = e.max_contention, proof + PROOF_SUFFIX
+    e.status = status_of(e.max_contention, e.lower_bound, False, timed_out)
 
 
 def status_of(max_contention: int, lower_bound: int, proven_optimal: bool = False, timed_out: bool = False) -> str:

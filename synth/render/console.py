@@ -7,6 +7,8 @@ from typing import Sequence
 
 import numpy as np
 
+from synth.core.text import counted
+
 from synth.cost.evaluate import PhaseEvaluation
 from synth.cost.fattree import bmin_table, top_halving_savings
 from synth.topology.network import Network
@@ -92,7 +94,11 @@ def bmin_lines(xgft: Xgft) -> str:
 
 
 def binding_bound(e: PhaseEvaluation, bound_names: Sequence[str]) -> str:
-    """The name of the first bound that reaches the phase's lower bound ("-" for a phase without traffic)."""
+    """The name of the bound that gives the phase's lower bound: the LP bound or a solver's proof
+    where the run raised it above the cut bounds, else the first cut bound that reaches it ("-" for
+    a phase without traffic)."""
+    if e.bound_source:
+        return e.bound_source
     if e.lower_bound <= 0 or not e.stage_bounds:
         return "-"
     return bound_names[int(np.argmax(e.stage_bounds))]
@@ -113,7 +119,8 @@ def binding_line(evaluations: Sequence[PhaseEvaluation], bound_names: Sequence[s
     counts.pop("-", None)
     if not counts:
         return "binding bound: none (no traffic)"
-    order = sorted(counts.items(), key=lambda item: (-item[1], list(bound_names).index(item[0])))
+    rank = {name: k for k, name in enumerate(bound_names)}
+    order = sorted(counts.items(), key=lambda item: (-item[1], rank.get(item[0], len(rank)), item[0]))
     parts = [f"{name} in {n} phase{'s' if n != 1 else ''}" for name, n in order]
     return "binding bound: " + ", ".join(parts)
 
@@ -151,8 +158,9 @@ def summary_line(s: dict) -> str:
     excess = (s["sum_max_contention"] / s["sum_lower_bound"] - 1) if s["sum_lower_bound"] else 0.0
     statuses = ", ".join(f"{n} {k}" for k, n in sorted(s["statuses"].items()))
     return (
-        f"summary: {s['phases']} phases ({statuses}); max contention {s['max_contention']} (phase {s['worst_phase']}), "
-        f"lower bound up to {s['max_lower_bound']}; {s['phases_above_bound']} phases above the bound (max gap {s['max_gap']}); "
+        f"summary: {counted(s['phases'], 'phase')} ({statuses}); max contention {s['max_contention']} (phase "
+        f"{s['worst_phase']}), lower bound up to {s['max_lower_bound']}; {counted(s['phases_above_bound'], 'phase')} above "
+        f"the bound (max gap {s['max_gap']}); "
         f"sum over phases {s['sum_max_contention']} vs bound {s['sum_lower_bound']} (+{percent(excess)})"
     )
 
@@ -163,7 +171,7 @@ def stage_lines(evaluations: Sequence[PhaseEvaluation], network: Network, bound_
     if network.family != "xgft":
         rows = [[name, max(e.stage_max[k] for e in evaluations)] for k, name in enumerate(network.class_names)]
         bounds = ", ".join(f"{name} {max(e.stage_bounds[k] for e in evaluations)}" for k, name in enumerate(bound_names))
-        return (table(["channels", "max contention"], rows, "lr") + f"\nlower bounds, max over the phases: {bounds}"
+        return (table(["channels", "max contention"], rows, "lr") + f"\ncut bounds, max over the phases: {bounds}"
                 + "\n" + binding_line(evaluations, bound_names))
     stages = len(evaluations[0].stage_bounds)
     rows = []

@@ -5,6 +5,7 @@
      "traffic": {"pattern", "ranks", "phases", "message_bytes", "selection", "placement" (if not contiguous)},
      "router": ..., "seed": ..., "synthesis": {...} (layered, monolithic and paths only),
      "phases": [{"phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds",
+                 "bound_source" (when lower_bound is more than the cut bounds: "LP", "SOLVER proof"),
                  "solver": {...}, "proven_by": ... (synthesizing routers),
                  "flows": [[src, dst, bytes]...], "paths": [[channel ids]...]}...],
      "summary": {...}}
@@ -79,8 +80,8 @@ LOAD_UNITS = ("messages", "bytes")  # load_unit: what contention counts (absent:
 _TOP_REQUIRED = ("format", "topology", "traffic", "router", "seed", "phases", "summary")
 _TRAFFIC_REQUIRED = ("pattern", "ranks", "phases", "message_bytes", "selection")
 _TRAFFIC = _TRAFFIC_REQUIRED + ("placement",)
-_PHASE = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "solver",
-          "proven_by", "unreachable", "flows", "paths", "vls")
+_PHASE = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "bound_source",
+          "solver", "proven_by", "unreachable", "flows", "paths", "vls")
 MAX_VLS = 15  # InfiniBand's data virtual lanes: VL0..VL14 (VL15 carries subnet management)
 _PHASE_REQUIRED = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "flows", "paths")
 _SOLVER_COUNTS = ("subproblems", "split_solved", "direct_solved", "timeouts", "backtracks")
@@ -213,6 +214,8 @@ def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, schem
             require_int(value, f"{where}.{key}[{k}]")
     if "proven_by" in record:
         require_str(record["proven_by"], f"{where}.proven_by")
+    if "bound_source" in record:
+        require_str(record["bound_source"], f"{where}.bound_source")
     if "solver" in record and schema is not None:
         solver = require_table(record["solver"], f"{where}.solver")
         check_keys(solver, f"{where}.solver", schema.counts + schema.strings + schema.flags,

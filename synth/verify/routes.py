@@ -28,7 +28,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.cost.bounds import cut_bounds_batch
-from synth.cost.evaluate import PhaseEvaluation, stage_maxima, status_of
+from synth.cost.evaluate import LP_SOURCE, PROOF_SUFFIX, PhaseEvaluation, stage_maxima, status_of
 from synth.cost.loads import MAX_EXACT_BYTES, bytes_over_bandwidth, weighted_counts
 from synth.render.console import summary as summary_of
 from synth.render.routes_file import NODE_PATHS_FORMAT, SYNTHESIZING
@@ -58,6 +58,7 @@ class CheckReport:
     dependencies: str | None = None  # whether the channel dependency graph is acyclic (synth-routes/2 files)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    phase_notes: dict[str, list[int]] = field(default_factory=dict)  # what was not re-verified: the phases it concerns
 
     @property
     def ok(self) -> bool:
@@ -65,6 +66,18 @@ class CheckReport:
 
     def problem(self, text: str) -> None:
         self.problems.append(text)
+
+    def note(self, text: str, phase: int) -> None:
+        """A fact taken from the file, not re-verified, gathered over the phases into one line."""
+        self.phase_notes.setdefault(text, []).append(phase)
+
+    def note_lines(self) -> list[str]:
+        """The notes, one line each: file-wide ones, then per kind the phases it concerns."""
+        lines = list(self.notes)
+        for text, phases in self.phase_notes.items():
+            shown = ", ".join(map(str, phases[:8])) + (", ..." if len(phases) > 8 else "")
+            lines.append(f"{text}: {len(phases)} phase{'s' if len(phases) != 1 else ''} ({shown})")
+        return lines
 
 
 def _same_rows(a: np.ndarray, b: np.ndarray) -> bool:
@@ -320,8 +333,34 @@ def _check_synthesis(doc: dict, report: CheckReport) -> None:
         report.problem(f"synthesis options {recorded} are not in synth's form {options.describe()}")
 
 
+def _check_bound(entry: dict, router: str, topology, achieved: int, cut: int, report: CheckReport) -> int:
+    """The lower bound the phase should record: the recomputed cut bound, or what its `bound_source`
+    names, checked against the solver report (the LP bound over all paths a router recorded, or a
+    solver's proof over every routing, whose value is the contention it proved optimal)."""
+    phase, source, solver = entry["phase"], entry.get("bound_source", ""), entry.get("solver") or {}
+    if not source:
+        return cut
+    if source == LP_SOURCE:
+        lp = solver.get("lp_bound")
+        if type(lp) is not int or lp <= cut:
+            report.problem(f"phase {phase}: bound_source 'LP', but the solver report records no LP bound above the cut "
+                           f"bound {cut} (lp_bound {lp!r})")
+            return cut
+        report.note("lower bound from the LP bound over all paths the solver report records (not re-solved here)", phase)
+        return lp
+    proof = source.removesuffix(PROOF_SUFFIX)
+    if source.endswith(PROOF_SUFFIX) and proof in SOLVERS and isinstance(topology, Xgft) and router in PROVING \
+            and entry.get("proven_by") == proof and solver.get("proven_by") == proof and achieved > cut:
+        report.note("lower bound from a solver's proof that no routing does better (not re-solved here)", phase)
+        return achieved
+    report.problem(f"phase {phase}: bound_source {source!r} is not a bound this phase can record (the cut bound is "
+                   f"{cut}; 'LP' with the solver's lp_bound, or 'SOLVER proof' with the solver's proven_by above it)")
+    return cut
+
+
 def _check_status(entry: dict, router: str, synthesis: dict, achieved: int, bound: int, report: CheckReport) -> str:
-    """The status the numbers imply, with the recorded proof checked for consistency."""
+    """The status the numbers imply (optimal only at the bound: a proof over every routing raised
+    the bound already), with the recorded proof checked for consistency."""
     phase, solver = entry["phase"], entry.get("solver")
     proven_by = entry.get("proven_by")
     lp_proof = proven_by == LP_PROOF and (router == "paths" or "system_bound" in (solver or {}))
@@ -336,19 +375,16 @@ def _check_status(entry: dict, router: str, synthesis: dict, achieved: int, boun
         elif lp_proof and achieved > solver[lp_key]:
             report.problem(f"phase {phase}: proven_by 'lp', but contention {achieved} is above the LP bound "
                            f"{solver[lp_key]} the solver report records ({lp_key})")
-        elif lp_proof and achieved > bound:
-            over = "the router's candidates by their LP bound" if lp_key == "candidate_bound" else "all routings by the LP bound"
-            report.notes.append(f"phase {phase}: contention {achieved} above the bound {bound} is optimal over {over} "
-                                f"{solver[lp_key]} (not re-verified here)")
         elif not lp_proof and synthesis.get("solver") != proven_by:
             report.problem(f"phase {phase}: proven_by {proven_by!r}, but the run used solver {synthesis.get('solver')!r}")
         elif achieved > bound:
-            report.notes.append(f"phase {phase}: contention {achieved} above the bound {bound} is optimal by "
-                                f"{proven_by}'s proof (not re-verified here)")
+            report.note("above the bound over all routings, optimal over the router's own candidates or model by "
+                        f"{'their LP bound' if lp_proof else 'its solver'} (the status says feasible; not re-solved here)",
+                        phase)
     elif solver is not None and "proven_by" in solver:
         report.problem(f"phase {phase}: the solver report claims a proof the phase does not record")
     timed_out = bool(solver and solver["timeouts"])
-    expected = status_of(achieved, bound, proven_by is not None, timed_out)
+    expected = status_of(achieved, bound, False, timed_out)
     if entry["status"] != expected:
         report.problem(f"phase {phase}: recorded status {entry['status']!r}, the numbers give {expected!r} "
                        f"(contention {achieved}, bound {bound}{', a solver timed out' if timed_out else ''})")
@@ -464,14 +500,15 @@ def check_routes(doc: dict) -> CheckReport:
         report.max_contention = max(report.max_contention, achieved)
         stage_max = stage_maxima(network, loads[None, :])[0].tolist()
         stage_bounds = cut_bounds_batch(topology, np.zeros(len(src), dtype=np.int64), src, dst, 1, weights)[0].tolist()
-        bound = max(stage_bounds, default=0)
+        bound = _check_bound(entry, doc["router"], topology, achieved, max(stage_bounds, default=0), report)
         for name, recorded, value in (("max contention", entry["max_contention"], achieved), ("lower bound", entry["lower_bound"], bound),
                                       ("gap", entry["gap"], achieved - bound), ("stage_max", entry["stage_max"], stage_max),
                                       ("stage_bounds", entry["stage_bounds"], stage_bounds)):
             if recorded != value:
                 report.problem(f"phase {phase}: recorded {name} {recorded}, recomputed {value}")
         status = _check_status(entry, doc["router"], synthesis, achieved, bound, report)
-        evaluations.append(PhaseEvaluation(phase, achieved, bound, status, -1, stage_bounds, stage_max))
+        evaluations.append(PhaseEvaluation(phase, achieved, bound, status, -1, stage_bounds, stage_max,
+                                           entry.get("bound_source", "")))
     if dependencies is not None and report.ok:
         report.dependencies = _describe_cycle(network, dependencies.cycle())
         if with_lanes and report.ok:
