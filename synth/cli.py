@@ -21,6 +21,7 @@ from synth.app import model as model_command
 from synth.app import compare as compare_command
 from synth.app import schedule as schedule_command
 from synth.app import vls as vls_command
+from synth.core.text import counted
 from synth.core.errors import SynthError
 from synth.core import interrupt
 from synth.core.interrupt import Interrupted, install_handlers
@@ -45,6 +46,27 @@ from synth.render.progress import Progress
 from synth.workflow import (LOAD_UNITS, ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, check_flow_limit, exchange_loads,
                             paths_options, route_phases, router_function, run_parts,
                             dragonfly_layered_options, synthesis_options)
+
+
+def version() -> str:
+    """The installed distribution's version (pyproject.toml)."""
+    from importlib.metadata import PackageNotFoundError, version as installed
+
+    try:
+        return installed("synth")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def family_list() -> str:
+    """The network families and their spec syntax, for `synth topology --help`."""
+    from synth.topology import FAMILIES
+
+    lines = ["network families (SPEC):"]
+    for name, family in FAMILIES.items():
+        lines.append(f"  {family.syntax}")
+        lines.append(f"      {family.description}")
+    return "\n".join(lines)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -175,7 +197,7 @@ def cmd_route(args) -> int:
         if checkpoint is not None:
             checkpoint.create()
         print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
-        print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
+        print(f"traffic   {workload.pattern}: {len(phases)} of {counted(workload.num_phases, 'phase')}, {workload.message_bytes} B per message")
         print(f"router    {_router_label(router, args, seed, xgft)}")
         if args.load_unit == "bytes":
             print("load      bytes over bandwidth per channel (contention, bounds and gaps in bytes)")
@@ -336,7 +358,7 @@ def cmd_bounds(args) -> int:
     xgft, workload, phases = _load_workload(args)
     network = xgft.network()
     print(f"topology  {xgft.label()}: {network.num_terminals} terminals")
-    print(f"traffic   {workload.pattern}: {len(phases)} of {workload.num_phases} phases, {workload.message_bytes} B per message")
+    print(f"traffic   {workload.pattern}: {len(phases)} of {counted(workload.num_phases, 'phase')}, {workload.message_bytes} B per message")
     if network.failed_nodes is not None:
         dropped = dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
         print(f"unreachable {console.unreachable_line(xgft, workload, phases, dropped, 'the bounds')}")
@@ -433,14 +455,14 @@ def cmd_check(args) -> int:
         if more > 0:
             print(f"... and {more} more problems")
         count = len(report.problems) + 1
-        print(f"FAILED: {count} problem{'s' if count > 1 else ''} ({report.phases} phases checked)")
+        print(f"FAILED: {count} problem{'s' if count > 1 else ''} ({counted(report.phases, 'phase')} checked)")
         return 1
     for note in report.note_lines():
         print(f"note: {note}")
     if report.dependencies is not None:
         print(f"channel dependencies: {report.dependencies}")
     unit = " bytes over bandwidth" if doc.get("load_unit") == "bytes" else ""
-    print(f"OK: {report.phases} phases, {report.paths} paths valid and {report.policy}; recorded contention, bounds, "
+    print(f"OK: {counted(report.phases, 'phase')}, {counted(report.paths, 'path')} valid and {report.policy}; recorded contention, bounds, "
           f"statuses, stages and summary match (max contention {report.max_contention}{unit})")
     return 0
 
@@ -617,7 +639,8 @@ def build_parser() -> argparse.ArgumentParser:
                      epilog="Exit codes: 0 ok, 1 a check found a difference, 2 bad input, 70 internal error (a bug), "
                             "130/143 interrupted.")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"synth {version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def add_spec(p):
         p.add_argument("spec", metavar="SPEC", help="network spec such as xgft:3:8,4,2:1,8,2, or an instance .toml file")
@@ -647,9 +670,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"message size in bytes (default {DEFAULT_MESSAGE_BYTES})")
         p.add_argument("--table", action="store_true", help=f"a row per phase even beyond {console.TABLE_PHASES} phases")
 
-    p = sub.add_parser("topology", help="summarize a network or write it as JSON")
+    p = sub.add_parser("topology", help="summarize a network or write it as JSON", epilog=family_list(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_spec(p)
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--format", choices=["text", "json"], default="text",
+                   help="text (default): the family's facts; json: nodes, ports and channels (docs/formats.md)")
     p.add_argument("--out", metavar="FILE", help="write the JSON (with --format json) here instead of stdout")
     p.set_defaults(func=cmd_topology)
 
@@ -706,8 +731,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bounds)
 
     p = sub.add_parser("tables", help="switch forwarding tables for a routes file (OpenSM, JSON, CSV)")
-    p.add_argument("routes", metavar="ROUTES.json")
-    p.add_argument("--format", choices=["opensm", "json", "csv"], default="opensm")
+    p.add_argument("routes", metavar="ROUTES.json", help="a routes file (synth route --out) that passes synth check")
+    p.add_argument("--format", choices=["opensm", "json", "csv"], default="opensm",
+                   help="opensm (default): fabric.net, guid2lid, lfts.dump for OpenSM's file engine, dlid.csv and the "
+                        "routes; json, csv: the per-switch tables for other fabrics (docs/formats.md)")
     p.add_argument("--out", metavar="DIR", required=True, help="directory for the files")
     p.add_argument("--lmc", type=_integer("--lmc", 0, MAX_LMC),
                    help="LIDs per terminal = 2^LMC, 0..7 (default: the fewest that hold the routes)")
@@ -763,7 +790,8 @@ def build_parser() -> argparse.ArgumentParser:
                    glpk_options=None, consistency="flow")
 
     p = sub.add_parser("check", help="re-verify a routes file from scratch (exit 1 on a difference)")
-    p.add_argument("routes", metavar="ROUTES.json")
+    p.add_argument("routes", metavar="ROUTES.json", help="a routes file (synth route --out): its paths, contention, "
+                   "bounds, statuses and summary are recomputed from the network and the traffic")
     p.set_defaults(func=cmd_check)
     return parser
 
@@ -786,7 +814,12 @@ def main(argv: list[str] | None = None) -> int:
     previous, previous_int = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     install_handlers()
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+            raise SynthError(f"synth needs a command: {', '.join(commands)} (synth COMMAND --help for one, synth --help "
+                             "for all)")
         args.argv = [a for a in argv if a != "--debug"]
         return args.func(args)
     except SynthError as exc:

@@ -272,3 +272,79 @@ def test_route_and_bounds_name_the_binding_bound(run):
 def test_empty_pattern_arguments_and_huge_numbers(run, argv, message):
     code, out, err = run("route", "dragonfly:1,2,1", "--router", "minimal", *argv)
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err
+
+
+# ----- the command line's own texts (issue 22, CLI items) ---------------------------------------
+
+def _help(*argv) -> str:
+    from synth.cli import main
+
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as exited:
+        main([*argv, "--help"])
+    assert exited.value.code == 0
+    return out.getvalue()
+
+
+def test_version():
+    from synth.cli import main
+    import contextlib
+    import io
+    from importlib.metadata import version
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0 and out.getvalue() == f"synth {version('synth')}\n"
+
+
+def test_bare_synth_names_the_commands(run):
+    code, out, err = run()
+    assert code == 2 and out == "" and err.count("\n") == 1
+    for command in ("topology", "route", "check", "schedule", "verify", "compare", "report"):
+        assert command in err
+    assert "synth: error: synth:" not in err
+
+
+def test_topology_help_lists_every_family():
+    text = _help("topology")
+    for syntax in ("xgft:H:", "dragonfly:P,A,H", "hyperx:S1,S2", "2dfc:M2,M1", "kautz:D", "slimfly:Q", "mlfm:H", "oft:K",
+                   "torus:D0,D1"):
+        assert syntax in text
+
+
+@pytest.mark.parametrize("argv,described", [
+    (("compare",), ("COLLECTIVE  ", "--network SPEC  ", "--alpha S  ", "--bandwidth GBPS")),
+    (("check",), ("ROUTES.json  ",)),
+    (("verify",), ("SCHEDULE.json  ",)),
+    (("tables",), ("ROUTES.json  ", "--format {opensm,json,csv}")),
+])
+def test_arguments_are_described(argv, described):
+    text = " ".join(_help(*argv).split("\n"))
+    for name in described:
+        at = text.index(name.strip())
+        after = text[at + len(name.strip()):].lstrip()
+        assert after and not after.startswith(("-", "options:")), f"{name} has no description"
+
+
+def test_schedule_list_columns_align(run):
+    code, out, _ = run("schedule", "--list")
+    lines = out.splitlines()
+    starts = {len(line) - len(line[len(line.split()[0]):].lstrip()) for line in lines}
+    assert len(lines) > 20 and len(starts) == 1  # the second column starts at one place on every line
+    third = lines[0].index("what it does")
+    assert all(line[third - 2:third] == "  " for line in lines)
+
+
+def test_one_phase_is_singular(run):
+    code, out, _ = run("route", "dragonfly:1,2,1", "--traffic", "randperm:1", "--router", "minimal")
+    assert code == 0 and "summary: 1 phase (" in out and "1 phases" not in out
+
+
+def test_stencil_without_a_fitting_task_grid_says_which_fit(run):
+    code, out, err = run("model", "stencil", "dragonfly:3,6,3", "--alpha", "64x64x64", "--tasks", "342")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "no grid of 342 tasks divides the domain 64x64x64" in err and "256 tasks fit" in err

@@ -14,15 +14,18 @@ from synth.topology import parse_topology
 
 def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="price every algorithm of a collective on a network over message sizes")
-    p.add_argument("collective", metavar="COLLECTIVE")
-    p.add_argument("--network", metavar="SPEC", required=True)
+    p.add_argument("collective", metavar="COLLECTIVE", help="an unrooted collective with equal blocks: allgather, "
+                   "reduce-scatter, allreduce, alltoall")
+    p.add_argument("--network", metavar="SPEC", required=True, help="the network whose terminals are the ranks (rank i "
+                   "on terminal i), e.g. torus:8,8 or xgft:3:8,4,2:1,8,2")
     p.add_argument("--bytes", default="32B..512MiB", metavar="RANGE",
                    help="message sizes: A..B (powers of two) or A,B,... with units B, KiB, MiB, GiB, TiB (default 32B..512MiB)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's, dmodk on fat "
                    "trees, minimal on direct networks)")
-    p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S")
+    p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
+                   help="seconds a port takes to start one message (default 1e-6)")
     p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
-                   metavar="GBPS")
+                   metavar="GBPS", help="bandwidth of a link of bandwidth 1 in Gb/s (default 100)")
     p.add_argument("--out", metavar="FIGURE.png", help="the figure: time over message size, a line per algorithm")
     p.set_defaults(func=cmd_compare)
 

@@ -15,11 +15,12 @@ from math import prod
 
 import numpy as np
 
+from synth.core.text import counted
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, parse_positive_number
 from synth.cost.diameter2_model import figure_7_3
 from synth.cost.dragonfly_demand import ROUTINGS, GroupTraffic
-from synth.cost.stencil_model import STRATEGIES, best_placements, evaluate, neighbour_shares
+from synth.cost.stencil_model import STRATEGIES, best_placements, evaluate, neighbour_shares, task_grids
 from synth.instance import resolve
 from synth.render.console import table
 from synth.topology import parse_topology
@@ -124,6 +125,8 @@ def cmd_stencil(args) -> int:
             raise SynthError(f"--gamma {args.gamma} needs {prod(beta) // prod(gamma)} groups, the network has {groups}")
         results = {s: evaluate(s, alpha, beta, gamma, groups) for s in STRATEGIES}
     else:
+        if args.tasks is not None:
+            _check_tasks(args.tasks, alpha, args.alpha, p * a * groups)
         results = best_placements(alpha, args.tasks or 0, p, a, groups, beta=beta)  # (--tasks xor --beta)
     print(f"{topology.label()}: {groups} groups of {a} routers with {p} terminals; domain {args.alpha} elements")
     if beta is not None:
@@ -131,7 +134,7 @@ def cmd_stencil(args) -> int:
     rows = []
     for strategy, result in results.items():
         if result is None:
-            rows.append([strategy, "-", "-", "-", "no placement (or the formula does not apply)"])
+            rows.append([strategy, "-", "-", "-", _why_none(strategy, beta is None and gamma is None)])
             continue
         rows.append([strategy, "x".join(map(str, result.beta)), "x".join(map(str, result.gamma)), f"{result.demand:.4g}",
                      f"{result.bandwidth_bound:.4g} x B_P"])
@@ -139,6 +142,31 @@ def cmd_stencil(args) -> int:
     print("demand: eq. 5.16 (Cartesian, direct), 5.17 (Cartesian, Valiant), 5.20 (random placement, natural log); "
           "bounds 5.21, 5.23, 5.25 with B_R = B_P; local links are not in the model")
     return 0
+
+
+def _check_tasks(tasks: int, alpha: tuple[int, ...], text: str, terminals: int) -> None:
+    """Refuse a task count no task grid fits, saying the nearest counts that fit (sec. 5.3.4: the
+    grid beta's sides divide the domain's, one task per terminal)."""
+    if tasks > terminals:
+        raise SynthError(f"--tasks {tasks:,} is more than the network's {terminals:,} terminals (one task per terminal)")
+    if next(iter(task_grids(tasks, len(alpha), alpha)), None) is not None:
+        return
+    fits = [t for t in range(1, terminals + 1) if next(iter(task_grids(t, len(alpha), alpha)), None) is not None] \
+        if terminals <= MAX_TASK_SEARCH else []
+    below = max((t for t in fits if t < tasks), default=None)
+    above = min((t for t in fits if t > tasks), default=None)
+    near = " or ".join(f"{t:,}" for t in (below, above) if t is not None)
+    raise SynthError(f"--tasks {tasks:,}: no grid of {tasks:,} tasks divides the domain {text} (every side of the task "
+                     f"grid must divide the domain's side)" + (f"; {near} tasks fit" if near else ""))
+
+
+MAX_TASK_SEARCH = 1 << 16  # terminals up to which the nearest fitting task counts are searched
+
+
+def _why_none(strategy: str, searched: bool) -> str:
+    if strategy == "random-direct":
+        return "eq. 5.20 needs more than e blocks (ln ln |lambda| > 0)" + (" in every placement tried" if searched else "")
+    return "no placement: no block gamma fits a group with the blocks fitting the groups"
 
 
 def cmd_demand(args) -> int:
@@ -149,7 +177,7 @@ def cmd_demand(args) -> int:
     count = str(links[0]) if links[0] == links[-1] else f"{links[0]} to {links[-1]}"
     print(f"{topology.label()}: {traffic.num_groups} groups, {count} global link{'s' if links[-1] > 1 else ''} "
           f"per ordered group pair")
-    print(f"traffic {workload.pattern}: {len(phases)} of {workload.num_phases} phases, placement "
+    print(f"traffic {workload.pattern}: {len(phases)} of {counted(workload.num_phases, 'phase')}, placement "
           f"{workload.placement_text}; {traffic.senders} terminal{' sends' if traffic.senders == 1 else 's send'}")
     rows = []
     for routing, result in zip(ROUTINGS, results):

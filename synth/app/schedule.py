@@ -61,22 +61,25 @@ def add_parsers(sub) -> None:
                    "--out, for the same network) instead of --router")
     p.add_argument("--seed", type=lambda t: parse_int(t, "--seed", 0), default=0, help="seed of a random router")
     p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
-                   help="start-up latency per step in seconds (default 1e-6)")
+                   help="seconds a port takes to start one message (default 1e-6)")
     p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
                    metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
     p.add_argument("--out", metavar="FILE", help="write the schedule (synth-schedule/1 JSON, docs/formats.md)")
     p.add_argument("--list", action="store_true", help="the algorithms and the collectives each one generates")
     p.set_defaults(func=cmd_schedule)
     p = sub.add_parser("verify", help="replay a schedule file symbolically: does it deliver what its collective promises?")
-    p.add_argument("schedule", metavar="SCHEDULE.json")
+    p.add_argument("schedule", metavar="SCHEDULE.json", help="a synth-schedule/1 file (synth schedule --out; "
+                   "docs/formats.md): exit 0 when it delivers, 1 with the first violation")
     p.set_defaults(func=cmd_verify)
 
 
 def cmd_schedule(args) -> int:
     load_all()
     if args.list:
-        for name, algorithm in ALGORITHMS.items():
-            print(f"{name:<12} {', '.join(algorithm.collectives):<44} {algorithm.summary}")
+        from synth.render.console import table
+
+        rows = [[name, ", ".join(algorithm.collectives), algorithm.summary] for name, algorithm in ALGORITHMS.items()]
+        print(table(["algorithm", "collectives", "what it does"], rows, "lll"))
         return 0
     for option, value in (("COLLECTIVE", args.collective), ("--algorithm", args.algorithm), ("--network", args.network)):
         if value is None:

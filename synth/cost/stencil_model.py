@@ -89,7 +89,7 @@ def evaluate(strategy: str, alpha, beta, gamma, groups: int, b_r: float = 1.0, b
     return Placement(strategy, tuple(beta), tuple(gamma), demand, bound / b_p)
 
 
-def _grids(total: int, dims: int, limits: Sequence[int] | None = None):
+def task_grids(total: int, dims: int, limits: Sequence[int] | None = None):
     """Every d-tuple of positive integers with product `total` (each dividing limits[k] if given)."""
     divisors = [d for d in range(1, total + 1) if total % d == 0]
     for head in itertools.product(divisors, repeat=dims - 1):
@@ -106,7 +106,7 @@ def best_placements(alpha: Sequence[int], tasks: int, p: int, a: int, groups: in
     demand (criteria 5.22, 5.24, 5.26), beta over the task grids dividing alpha (or the one given),
     gamma over the whole blocks that fit a group and whose blocks fit the groups. Ties keep the first in
     lexicographic order of (beta, gamma)."""
-    betas = [tuple(beta)] if beta is not None else list(_grids(tasks, len(alpha), alpha))
+    betas = [tuple(beta)] if beta is not None else list(task_grids(tasks, len(alpha), alpha))
     best: dict[str, Placement | None] = {s: None for s in STRATEGIES}
     for grid in betas:
         for gamma in itertools.product(*([g for g in range(1, b + 1) if b % g == 0] for b in grid)):

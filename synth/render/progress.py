@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from typing import TextIO
 
+from synth.core.text import counted
 from synth.cost.evaluate import OPTIMAL, PhaseEvaluation
 
 LOG_INTERVAL = 10.0  # seconds between plain progress lines (a log of a day-long run stays readable)
@@ -62,7 +63,7 @@ class Progress:
             # Phases routed together (destination-consistent): one line for all of them.
             report = next(iter(reports.values()))
             worst = max(evaluations, key=lambda e: e.max_contention)
-            self.say(f"  {len(evaluations)} phases routed together: max contention {worst.max_contention} (phase "
+            self.say(f"  {counted(len(evaluations), 'phase')} routed together: max contention {worst.max_contention} (phase "
                      f"{worst.phase}), {sum(e.max_contention > e.lower_bound for e in evaluations)} above the bound; "
                      f"{report.progress_text()} [{now - self.start:.1f} s]")
         elif reports:  # synthesis: a line per phase
@@ -102,7 +103,7 @@ class Progress:
 
     def line(self) -> str:
         resumed = f" ({self.resumed} from the checkpoint)" if self.resumed else ""
-        return f"{self.done}/{self.total} phases{resumed}, {self.figures()}"
+        return f"{self.done}/{counted(self.total, 'phase')}{resumed}, {self.figures()}"
 
     def say(self, text: str) -> None:
         if not self.enabled:
