@@ -198,7 +198,8 @@ def route_phases(
 
     large = keep_routes or _is_expensive(router)
     executor = executor if executor is not None else LocalExecutor(workers)
-    store = checkpoint.job("route") if checkpoint is not None else None
+    store = checkpoint.job("route", lambda result, part: _route_part_problem(result, part, keep_routes)) \
+        if checkpoint is not None else None
     for task_results, resumed in run_parts(executor, route_task, phases, per_batch, large, store, progress):
         for evaluations, reports, arrays in task_results:
             if progress is not None and resumed:
@@ -214,6 +215,41 @@ def route_phases(
                 part = slice(bounds[i], bounds[i + 1])
                 routes = choice.take(bounds[i], bounds[i + 1]) if isinstance(choice, Paths) else choice[part]
                 yield RoutedPhase(Flows(src[part], dst[part], size[part]), routes, evaluation, reports.get(evaluation.phase))
+
+
+def _route_part_problem(result, phases: np.ndarray, keep_routes: bool) -> str | None:
+    """What is wrong with a checkpoint part of route_phases for `phases` (None: it is what the task makes)."""
+    if not isinstance(result, list) or not all(isinstance(r, tuple) and len(r) == 3 for r in result):
+        return f"its result is a {type(result).__name__}, not the route task's list of (evaluations, reports, routes)"
+    evaluations = [e for r in result for e in (r[0] if isinstance(r[0], list) else [None])]
+    if not all(isinstance(e, PhaseEvaluation) for e in evaluations):
+        return "its evaluations are not phase evaluations"
+    if [e.phase for e in evaluations] != [int(p) for p in phases]:
+        return "its evaluations are not of its phases"
+    if not all(isinstance(r[1], dict) for r in result):
+        return "its solver reports are not a table"
+    if any((r[2] is None) == keep_routes for r in result):
+        return "it keeps routes where the run does not, or the other way round"
+    for _, _, arrays in result:
+        if arrays is not None and not (isinstance(arrays, tuple) and len(arrays) == 5
+                                       and all(isinstance(a, np.ndarray) and a.shape == arrays[0].shape for a in arrays[1:4])):
+            return "its routes are not the route task's arrays"
+    return None
+
+
+def _loads_part_problem(result, phases: np.ndarray, channels: int, with_bytes: bool) -> str | None:
+    """What is wrong with a checkpoint part of exchange_loads for `phases`."""
+    if not isinstance(result, tuple) or len(result) != 4:
+        return f"its result is a {type(result).__name__}, not the loads task's (peaks, totals, peaks, bytes)"
+    peaks, total, peak, total_bytes = result
+    shapes = [(peaks, (len(phases),)), (total, (channels,)), (peak, (channels,))]
+    if with_bytes:
+        shapes.append((total_bytes, (channels,)))
+    elif total_bytes is not None:
+        return "it counts bytes the run does not"
+    if not all(isinstance(a, np.ndarray) and a.shape == shape and a.dtype.kind in "iu" for a, shape in shapes):
+        return "its loads are not integer arrays of its phases and the network's channels"
+    return None
 
 
 def _phases_per_batch(workload: Workload, router: Callable) -> int:
@@ -320,7 +356,9 @@ def exchange_loads(
     total, peak = np.zeros(channels, dtype=np.int64), np.zeros(channels, dtype=np.int64)
     total_bytes = np.zeros(channels, dtype=np.int64) if with_bytes else None
     executor = executor if executor is not None else LocalExecutor(workers)
-    store = checkpoint.job("loads") if checkpoint is not None else None
+    channels_of = xgft.network().num_channels
+    store = checkpoint.job("loads", lambda result, part: _loads_part_problem(result, part, channels_of, with_bytes)) \
+        if checkpoint is not None else None
     for (task_peaks, task_total, task_peak, task_bytes), _ in run_parts(executor, load_task, phases, per_batch, False, store):
         peaks.append(task_peaks)
         total += task_total

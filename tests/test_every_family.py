@@ -477,7 +477,12 @@ def test_bounds_on_every_family(run, store, spec, pattern, phases):
         _, doc, _ = routed(run, store, spec, router, pattern, phases)
         assert sorted(table) == [p["phase"] for p in doc["phases"]]
         for record in doc["phases"]:
-            assert int(table[record["phase"]][1]) == record["lower_bound"], (router, record["phase"])
+            # bounds prints the cut bounds; a synthesizing router's file may raise them to its LP bound, and says so
+            assert int(table[record["phase"]][1]) == max(record["stage_bounds"], default=0), (router, record["phase"])
+            if record.get("bound_source") != "LP":
+                assert record["lower_bound"] == max(record["stage_bounds"], default=0), (router, record["phase"])
+            else:
+                assert record["lower_bound"] == record["solver"]["lp_bound"] > max(record["stage_bounds"])
 
 
 @pytest.mark.parametrize("spec", DIRECT_SPECS)

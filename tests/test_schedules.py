@@ -16,6 +16,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from test_bad_inputs import assert_user_error
 from synth.core.errors import SynthError
@@ -438,3 +440,32 @@ def test_the_guard_counts_transfers(run):
     block sends alone) put it far beyond any machine's memory."""
     assert_user_error(run("schedule", "alltoall", "--algorithm", "pairwise", "--network", "torus:128,128"),
                       all_of=["in 268,419,072 transfers", "GiB"])
+
+
+@pytest.fixture(scope="module")
+def torus_routes(tmp_path_factory):
+    from synth.cli import main
+
+    routes = tmp_path_factory.mktemp("routes") / "r.json"
+    assert main(["route", "torus:4,4", "--traffic", "a2a-lin", "--router", "minimal", "--out", str(routes), "--quiet"]) == 0
+    return json.loads(routes.read_text())
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(phase=st.integers(1, 15), flow=st.integers(0, 15), kind=st.sampled_from(["missing", "twice", "detour"]),
+       channel=st.integers(0, 10 ** 6))
+def test_a_tampered_routes_file_is_refused_not_priced(run, tmp_path, torus_routes, phase, flow, kind, channel):
+    """A routes file given to `schedule --routes` is checked as `synth check` checks it: a path naming a
+    channel the network lacks, walking a channel twice or leaving its flow's way is one line, exit 2."""
+    doc = json.loads(json.dumps(torus_routes))
+    path = doc["phases"][phase]["paths"][flow]
+    if kind == "missing":
+        path[len(path) // 2] = 10 ** 7 + channel  # no such channel
+    elif kind == "twice":
+        path.insert(1, path[1])
+    else:
+        path[-1] = (path[-1] + 2 + channel % 60) % 96  # another channel: the path no longer ends at its destination
+    target = tmp_path / f"t-{phase}-{flow}-{kind}-{channel}.json"
+    target.write_text(json.dumps(doc))
+    code, out, err = run("schedule", "allreduce", "--algorithm", "swing-b", "--network", "torus:4,4", "--routes", target)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "does not pass synth check" in err, err

@@ -90,16 +90,7 @@ def cmd_schedule(args) -> int:
         raise SynthError(f"{algorithm.name} generates {', '.join(algorithm.collectives)}, not {info.name}")
     topology = parse_topology(args.network)
     ranks = topology.network().num_terminals * args.ranks_per_node
-    routes = read_routes(args.routes) if args.routes is not None else None
-    blocks = expected_blocks(info.name, ranks)
-    dims = grid_shape(topology)
-    if blocks is None:
-        natural = Request(info.name, ranks, ranks, 0, topology.spec, args.root, dims, peer=args.peer)
-        blocks = args.blocks if args.blocks is not None else \
-            algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
-    elif args.blocks is not None:
-        raise SynthError(f"{info.name} has one block per {'rank' if blocks == ranks else 'rank pair'}: --blocks applies "
-                         "to broadcast, reduce and allreduce")
+    routes = _checked_routes(args.routes) if args.routes is not None else None
     if info.rooted and args.root >= ranks:
         raise SynthError(f"--root {args.root} is not a rank of {topology.spec} (0..{ranks - 1})")
     if not info.rooted and args.root != 0:
@@ -109,6 +100,15 @@ def cmd_schedule(args) -> int:
                          else f"--peer applies to p2p, not to {info.name}")
     if args.peer is not None and args.peer >= ranks:
         raise SynthError(f"--peer {args.peer} is not a rank of {topology.spec} (0..{ranks - 1})")
+    blocks = expected_blocks(info.name, ranks)
+    dims = grid_shape(topology)
+    if blocks is None:
+        natural = Request(info.name, ranks, ranks, 0, topology.spec, args.root, dims, peer=args.peer)
+        blocks = args.blocks if args.blocks is not None else \
+            algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
+    elif args.blocks is not None:
+        raise SynthError(f"{info.name} has one block per {'rank' if blocks == ranks else 'rank pair'}: --blocks applies "
+                         "to broadcast, reduce and allreduce")
     divisor = ranks if info.blocks == "P^2" else blocks
     per_block = -(-args.bytes // divisor)  # a rank's message over its blocks, rounded up to whole bytes
     rounding = (f"; --bytes {args.bytes:,} rounded up to {per_block * divisor:,} B ({divisor:,} blocks of whole bytes), "
@@ -157,6 +157,18 @@ def cmd_schedule(args) -> int:
                 write_schedule(handle, schedule)
             print(f"wrote {args.out}")
     return 0
+
+
+def _checked_routes(path: str) -> dict:
+    """A routes file to price a schedule on, re-verified as `synth check` does: paths that leave
+    the network or walk a channel twice are refused, not priced."""
+    from synth.verify.routes import check_routes
+
+    doc = read_routes(path)
+    verified = check_routes(doc)
+    if not verified.ok:
+        raise SynthError(f"routes file '{path}' does not pass synth check: {verified.problems[0]}")
+    return doc
 
 
 PROGRESS_BLOCK_SENDS = 1 << 22  # schedules from which the stages are announced on stderr (seconds of work)

@@ -4,7 +4,9 @@ Layout (docs/formats.md, "Checkpoint directory"):
 - `checkpoint.json`: {"format": "synth-checkpoint/1", "inputs": {...}}, what the results depend on
   (network spec, traffic, phase selection, router and its options, seed, load unit, what is kept);
 - `JOB-START-STOP.pickle`: the result of positions START..STOP-1 of the run's selected phases, for
-  one job of the run (`route`, `loads`): a pickled header (the phase numbers) then the result.
+  one job of the run (`route`, `loads`): a pickled header (the job, the phase numbers and the digest
+  of the run's inputs) then the result. A part whose header names another run, another job or
+  other phases is refused by name, and so is a result that is not what the job makes (its `check`).
 
 Every file is written to a temporary name, flushed to disk and renamed, so a kill or a reboot
 leaves whole parts only. A run with other inputs is refused, naming what differs. Parts are
@@ -19,6 +21,7 @@ import os
 import pickle
 import re
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -81,6 +84,7 @@ class Checkpoint:
             raise SynthError(f"{where} is empty: give a directory")
         self.directory = Path(directory)
         self.inputs = json.loads(json.dumps(inputs, sort_keys=True))  # as it reads back from the manifest
+        self.stamp = digest(json.dumps(self.inputs, sort_keys=True).encode())  # what every part is of
         if self.directory.exists() and not self.directory.is_dir():
             raise SynthError(f"{where} is a file, not a directory")
         manifest = self.directory / MANIFEST
@@ -121,14 +125,16 @@ class Checkpoint:
         kept = sum(b - a for a, b in self.job(job).parts(total))
         return f"{kept} of {total} phases are kept in checkpoint '{self.directory}': the same command goes on from there"
 
-    def job(self, name: str) -> "CheckpointJob":
-        return CheckpointJob(self, name)
+    def job(self, name: str, check: Callable[[object, np.ndarray], str | None] | None = None) -> "CheckpointJob":
+        """The parts of job `name`; `check(result, phases)` says what is wrong with a part's result
+        for those phases (None when it is what the job makes)."""
+        return CheckpointJob(self, name, check)
 
 class CheckpointJob:
     """The parts of one job, keyed by (start, stop) positions in the run's selected phases."""
 
-    def __init__(self, checkpoint: Checkpoint, name: str):
-        self.checkpoint, self.name = checkpoint, name
+    def __init__(self, checkpoint: Checkpoint, name: str, check: Callable[[object, np.ndarray], str | None] | None = None):
+        self.checkpoint, self.name, self.check = checkpoint, name, check
 
     def parts(self, count: int) -> list[tuple[int, int]]:
         """The finished parts of positions below `count`, in order, without overlaps."""
@@ -145,7 +151,7 @@ class CheckpointJob:
         return self.checkpoint.directory / f"{self.name}-{key[0]}-{key[1]}.pickle"
 
     def save(self, key: tuple[int, int], phases: np.ndarray, result) -> None:
-        header = {"phases": np.asarray(phases, dtype=np.int64)}
+        header = {"job": self.name, "inputs": self.checkpoint.stamp, "phases": np.asarray(phases, dtype=np.int64)}
         _write_atomically(self._path(key), pickle.dumps(header, protocol=5) + pickle.dumps(result, protocol=5))
 
     def load(self, key: tuple[int, int], phases: np.ndarray):
@@ -153,9 +159,20 @@ class CheckpointJob:
         try:
             with open(path, "rb") as handle:
                 header = pickle.load(handle)
+                if not isinstance(header, dict) or set(header) != {"job", "inputs", "phases"}:
+                    raise ValueError("its header is not a synth checkpoint part's")
+                if header["inputs"] != self.checkpoint.stamp or header["job"] != self.name:
+                    raise ValueError("it belongs to another run (other inputs, or another job)")
                 if not np.array_equal(header["phases"], phases):
                     raise ValueError("its phases are not those of this run")
-                return pickle.load(handle)
+                result = pickle.load(handle)
+                if handle.read(1):
+                    raise ValueError("it has data after its result")
         except Exception as exc:  # noqa: BLE001 - any unreadable part is said the same way
-            raise SynthError(f"checkpoint part '{path}' cannot be read ({type(exc).__name__}: {exc}): delete it and "
+            raise SynthError(f"checkpoint part '{path}' cannot be used ({type(exc).__name__}: {exc}): delete it and "
                              "rerun to route its phases again") from None
+        problem = self.check(result, phases) if self.check is not None else None
+        if problem is not None:
+            raise SynthError(f"checkpoint part '{path}' cannot be used ({problem}): delete it and rerun to route its "
+                             "phases again")
+        return result
