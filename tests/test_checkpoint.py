@@ -198,3 +198,45 @@ def test_glpk_options_are_an_input(run, tmp_path):
             "--quiet", "--checkpoint", tmp_path / "ck"]
     assert run(*argv)[0] == 0
     assert_user_error(run(*argv, "--glpk-options=--nomip"), "glpk_options: null there, \"--nomip\" now")
+
+
+def test_a_part_of_another_run_is_refused_by_name(run, tmp_path):
+    """The issue's case: a valiant run's part copied under a minimal run's checkpoint was used without a
+    word (the file written then failed check with 252 problems)."""
+    argv = ["route", "dragonfly:2,4,2", "--traffic", "a2a-lin", "--phase", "0-7", "--quiet", "--executor", "local:1"]
+    assert run(*argv, "--router", "valiant", "--checkpoint", tmp_path / "v", "--out", tmp_path / "v.json")[0] == 0
+    assert run(*argv, "--router", "minimal", "--checkpoint", tmp_path / "m", "--out", tmp_path / "m.json")[0] == 0
+    moved = _parts(tmp_path / "m")[0]
+    (tmp_path / "m" / moved).write_bytes((tmp_path / "v" / moved).read_bytes())
+    out = tmp_path / "r.json"
+    assert_user_error(run(*argv, "--router", "minimal", "--checkpoint", tmp_path / "m", "--out", out),
+                      all_of=(moved, "another run"))
+    assert not out.exists()
+
+
+@settings(max_examples=20, deadline=None)
+@given(result=st.one_of(st.none(), st.integers(), st.text(max_size=5), st.just([]), st.just([()]),
+                        st.lists(st.tuples(st.just([]), st.just({}), st.none()), max_size=3),
+                        st.tuples(st.integers(), st.integers())))
+def test_a_part_whose_result_is_not_the_job_s_is_refused(tmp_path_factory, result):
+    """Any result a part may hold that its job does not make (wrong type, empty, other phases) is one
+    line naming the part, never a crash later in the run."""
+    import pickle
+
+    from synth.cli import main
+
+    directory = tmp_path_factory.mktemp("ck")
+    argv = ["route", "dragonfly:1,2,1", "--traffic", "a2a-lin", "--router", "minimal", "--quiet", "--executor", "local:1",
+            "--checkpoint", str(directory)]
+    assert main(argv) == 0
+    name = _parts(directory)[0]
+    with open(directory / name, "rb") as handle:
+        header = pickle.load(handle)
+    (directory / name).write_bytes(pickle.dumps(header) + pickle.dumps(result))
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(argv)
+    assert code == 2 and err.getvalue().count("\n") == 1 and name in err.getvalue(), err.getvalue()

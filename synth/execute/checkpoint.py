@@ -169,7 +169,7 @@ class CheckpointJob:
                 if handle.read(1):
                     raise ValueError("it has data after its result")
         except Exception as exc:  # noqa: BLE001 - any unreadable part is said the same way
-            raise SynthError(f"checkpoint part '{path}' cannot be used ({type(exc).__name__}: {exc}): delete it and "
+            raise SynthError(f"checkpoint part '{path}' cannot be read ({type(exc).__name__}: {exc}): delete it and "
                              "rerun to route its phases again") from None
         problem = self.check(result, phases) if self.check is not None else None
         if problem is not None:
