@@ -14,6 +14,8 @@ import json
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from synth.route.direct_routers import DIRECT_ROUTERS
 from synth.topology import parse_topology
@@ -237,3 +239,30 @@ def test_closed_form_models_refuse_failures_and_cut_terminals_are_named(run):
     line = next(line for line in text.splitlines() if line.startswith("unreachable"))
     assert "cut off from their router: t0, t1" in line
     assert "(intact network)" in run("topology", "dragonfly:2,4,2", "--fail", "g0r0")[1]
+
+
+@settings(max_examples=12, deadline=None)
+@given(failed=st.integers(1, 6), seed=st.integers(0, 2 ** 63 - 1),
+       router=st.sampled_from(["minimal", "valiant", "paths"]), pattern=st.sampled_from(["a2a-lin", "randperm:3"]))
+def test_synth_never_writes_a_file_its_check_or_tables_refuse(tmp_path_factory, failed, seed, router, pattern):
+    """Any number of failed links, up to every router link of dragonfly(1,2,1) (a fully disconnected
+    network: the issue's case was --fail random:90:1 on dragonfly(2,4,2)): the routes file synth
+    writes passes its own check, and its tables are made."""
+    import contextlib
+    import io
+
+    from synth.cli import main
+
+    where = tmp_path_factory.mktemp("faults")
+    routes = where / "r.json"
+    quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
+    spec = "dragonfly:1,2,1"
+    with quiet[0], quiet[1]:
+        code = main(["route", spec, "--fail", f"random:{failed}:{seed}", "--traffic", pattern, "--router", router,
+                     "--out", str(routes), "--quiet"])
+        if code == 2:  # a router that refuses the degraded network says so before writing anything
+            assert not routes.exists()
+            return
+        assert code == 0
+        assert main(["check", str(routes)]) == 0
+        assert main(["tables", str(routes), "--out", str(where / "tables")]) == 0

@@ -31,6 +31,8 @@ class Paths:
         return self.channels[self.offsets[flow] : self.offsets[flow + 1]]
 
     def as_lists(self) -> list[list[int]]:
+        if self.num_flows == 0:
+            return []  # (np.split of nothing is one empty part)
         return [part.tolist() for part in np.split(self.channels, self.offsets[1:-1])]
 
     def take(self, start: int, stop: int) -> "Paths":
