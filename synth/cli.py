@@ -175,6 +175,7 @@ def cmd_route(args) -> int:
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     if args.candidates is not None and router != PATHS:
         raise SynthError(f"--candidates applies to --router paths, not to '{router}'")
+    _refuse_inapplicable_options(args.argv, router, xgft)
     route = router_function(router, _layered_options(args), xgft, args.candidates, args.load_unit)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
     executor = parse_executor(args.executor)
@@ -292,6 +293,26 @@ def _checkpoint_inputs(header: dict, workload, phases: np.ndarray, args) -> dict
     if workload.pattern.startswith("csv:"):
         inputs["traffic"] = {**inputs["traffic"], "matrix_sha256": file_digest(workload.pattern[len("csv:"):])}
     return inputs
+
+
+# The routers each solver option applies to: the XGFT layered router's model options, and the
+# options every synthesizing router shares (a fixed router takes none of them).
+XGFT_LAYERED_OPTIONS = ("--constraints", "--balance", "--no-balance", "--construction")
+SOLVER_OPTIONS = ("--solver", "--time-limit", "--threads", "--glpk-options")
+
+
+def _refuse_inapplicable_options(argv: list[str], router: str, topology) -> None:
+    """An option the chosen router ignores is a mistake to say, not to drop (--construction with
+    minimal routes nothing differently)."""
+    given = [a.split("=", 1)[0] for a in argv if a.startswith("--")]
+    xgft_layered = isinstance(topology, Xgft) and router == "layered"
+    synthesizing = router in ("layered", "monolithic", PATHS)
+    for option in given:
+        if option in XGFT_LAYERED_OPTIONS and not xgft_layered:
+            where = "the layered router of fat trees (--router layered on an xgft)"
+            raise SynthError(f"{option} applies to {where}, not to '{router}' on {topology.family}")
+        if option in SOLVER_OPTIONS and not synthesizing:
+            raise SynthError(f"{option} applies to the synthesizing routers (layered, monolithic, paths), not to '{router}'")
 
 
 def _layered_options(args) -> LayeredOptions:

@@ -1403,3 +1403,37 @@ def test_property_opensm_check_broken_directories(routes_files, missing, corrupt
             (directory / name).unlink()
         (directory / corrupt).write_bytes(garbage)
         assert_user_error(run("opensm-check", directory, "--engines", "none"), str(directory))
+
+
+# ----- options the chosen router or command ignores (issue 22) ----------------------------------
+
+@PROPERTY
+@given(case=st.sampled_from([
+    ("dragonfly:2,4,2", "layered", "--constraints", "relaxed"),
+    ("dragonfly:2,4,2", "layered", "--construction", "ilp"),
+    ("dragonfly:2,4,2", "paths", "--balance", None),
+    ("xgft:2:4,4:1,2", "dmodk", "--construction", "ilp"),
+    ("xgft:2:4,4:1,2", "monolithic", "--constraints", "relaxed"),
+    ("dragonfly:2,4,2", "minimal", "--solver", "highs"),
+    ("xgft:2:4,4:1,2", "random", "--time-limit", "5"),
+    ("torus:4,4", "dor", "--threads", "2"),
+    ("dragonfly:1,2,1", "valiant", "--glpk-options", "fpump"),
+]), joined=st.booleans())
+def test_property_options_the_router_ignores_are_refused(case, joined):
+    spec, router, option, value = case
+    given = [option] if value is None else ([f"{option}={value}"] if joined else [option, value])
+    assert_user_error(run("route", spec, "--traffic", "a2a-lin", "--router", router, *given), all_of=(option, router))
+
+
+def test_options_that_apply_are_taken():
+    assert run("route", "xgft:2:4,4:1,2", "--traffic", "a2a-lin", "--phase", "1", "--router", "layered",
+                "--construction", "ilp", "--constraints", "relaxed", "--quiet")[0] == 0
+    assert run("route", "dragonfly:1,2,1", "--traffic", "a2a-lin", "--phase", "1", "--router", "paths", "--solver",
+                "highs", "--time-limit", "5", "--quiet")[0] == 0
+
+
+def test_collective_options_without_collectives_are_refused():
+    for option, value in (("--collective-bytes", "1KiB"), ("--collective-router", "minimal")):
+        assert_user_error(run("report", "dragonfly:1,2,1", "--patterns", "a2a-lin", "--routers", "minimal", option, value,
+                               "--out", "never.md"), all_of=("--collectives",))
+        assert not os.path.exists("never.md")

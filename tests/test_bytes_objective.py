@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from test_bad_inputs import assert_user_error
 from test_path_selection import Fabric, _phase_state
@@ -259,3 +261,26 @@ def test_engine_contention_weighs_bytes():
             for c in row[row >= 0]:
                 load[c] += w
         assert got[p] == int(np.ceil(load / network.channel_bandwidth - 1e-9).max(initial=0))
+
+
+@settings(max_examples=15, deadline=None)
+@given(sizes=st.lists(st.sampled_from([0, 0, 0, 1, 7, 4096]), min_size=6, max_size=6))
+def test_empty_messages_leave_stderr_quiet(tmp_path_factory, sizes):
+    """Flows of zero bytes (all of them, or some) under --load-unit bytes: no numpy warning on stderr
+    under --quiet (a RuntimeWarning of a division by the zero maximum load was printed)."""
+    import contextlib
+    import io
+    import warnings
+
+    from synth.cli import main
+
+    matrix = tmp_path_factory.mktemp("zero") / "t.csv"
+    matrix.write_text("".join(f"{s},{(s + 1) % 6},{b}\n" for s, b in enumerate(sizes)))
+    for argv in (["bounds", "dragonfly:1,2,1", "--traffic", f"csv:{matrix}", "--lp", "--load-unit", "bytes", "--quiet"],
+                 ["route", "dragonfly:1,2,1", "--traffic", f"csv:{matrix}", "--router", "paths", "--load-unit", "bytes",
+                  "--quiet"]):
+        err = io.StringIO()
+        with warnings.catch_warnings(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("error")
+            code = main(argv)
+        assert code == 0 and err.getvalue() == "", err.getvalue()

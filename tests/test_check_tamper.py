@@ -25,6 +25,8 @@ import json
 from functools import reduce
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import legacy_routes
 from synth.cli import main
@@ -750,3 +752,39 @@ def test_tampered_channel_path_is_refused(channel_doc, tmp_path, capsys, name, t
     assert data != json.dumps(channel_doc).encode("utf-8"), "the tamper changed nothing"
     code, out, err = _run_check(tmp_path, capsys, data)
     _assert_outcome(code, out, err, expected)
+
+
+@settings(max_examples=15, deadline=None)
+@given(phase=st.integers(0, 5), flow=st.integers(0, 5), change=st.sampled_from(["drop", "bytes", "swap"]))
+def test_a_flow_changed_in_a_file_whose_traffic_matrix_is_gone_fails_check(tmp_path_factory, phase, flow, change):
+    """check cannot regenerate a csv matrix that is no longer there: the digest of the flows the file
+    was written with (summary.flows_sha256) still sees a flow dropped or changed."""
+    import contextlib
+    import io
+
+    from synth.cli import main
+
+    where = tmp_path_factory.mktemp("csv")
+    matrix = where / "t.csv"
+    matrix.write_text("".join(f"{s},{(s + k) % 6},{100 * k},{k - 1}\n" for k in range(1, 6) for s in range(6)))
+    routes = where / "r.json"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["route", "dragonfly:1,2,1", "--traffic", f"csv:{matrix}", "--router", "minimal", "--out", str(routes),
+                     "--quiet"]) == 0
+    matrix.unlink()
+    doc = json.loads(routes.read_text())
+    entry = doc["phases"][phase % len(doc["phases"])]
+    k = flow % len(entry["flows"])
+    if change == "drop":
+        entry["flows"].pop(k)
+        entry["paths"].pop(k)
+    elif change == "bytes":
+        entry["flows"][k][2] += 1
+    else:
+        entry["flows"][k][0], entry["flows"][k][1] = entry["flows"][k][1], entry["flows"][k][0]
+        entry["paths"][k] = []  # (whatever the path: the flow itself is not the one written)
+    routes.write_text(json.dumps(doc))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["check", str(routes)])
+    assert code == 1 and "flows_sha256" in out.getvalue()

@@ -311,6 +311,8 @@ def solve_congestion_lp(graph, pairs, demand: np.ndarray, exact: bool = False, t
     A `granule` g says the demand is weighed (bytes, every load a multiple of g): the LP runs on
     demand / g and the result is stated in bytes, the integer bound g ceil(lambda*/g) from the
     bracket's certified lower end."""
+    if not (np.asarray(demand) > 0).any():  # nothing to carry (every message empty): no channel is loaded
+        return LpBound(0.0, 0.0, 0, "optimal")
     weighed = granule is not None
     unit = float(granule) if weighed else 1.0
     demand = demand / unit

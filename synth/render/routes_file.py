@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import hashlib
 import json
 from typing import IO
+
+import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.validate import INT64_MAX, check_keys, read_json, require_int, require_list, require_str, require_table, show
@@ -46,12 +49,23 @@ def routes_header(topology, workload, selection: str, router: str, seed: int, lo
     return header
 
 
+def add_flows_to_digest(digest, phase: int, flows) -> None:
+    """Phase `phase`'s flows [[src, dst, bytes], ...] into a running sha256, in a canonical order (the
+    rows sorted), so that the digest names the flows whatever order a phase lists them in."""
+    rows = np.asarray(flows, dtype=np.int64).reshape(-1, 3)
+    rows = rows[np.lexsort(rows.T[::-1])] if len(rows) else rows
+    digest.update(np.int64(phase).tobytes() + np.int64(len(rows)).tobytes() + np.ascontiguousarray(rows).tobytes())
+
+
 class RoutesWriter:
-    """Writes the header at construction, one phase per `add_phase`, the summary at `close`."""
+    """Writes the header at construction, one phase per `add_phase`, the summary at `close` (with
+    the digest of every phase's flows: `synth check` then sees a flow dropped from a file whose
+    traffic it cannot regenerate, a traffic matrix that is gone)."""
 
     def __init__(self, handle: IO[str], header: dict):
         self._handle = handle
         self._first = True
+        self._flows = hashlib.sha256()
         head = {"format": FORMAT, **header}
         handle.write("{\n")
         for key, value in head.items():
@@ -61,6 +75,7 @@ class RoutesWriter:
     def add_phase(self, record: dict) -> None:
         """`record` holds phase, flows, paths and the evaluation fields; paths go one per line."""
         fields = {k: v for k, v in record.items() if k not in ("flows", "paths", "vls")}
+        add_flows_to_digest(self._flows, record["phase"], record["flows"])
         body = ", ".join(f"{_dump(k)}: {_dump(v)}" for k, v in fields.items())
         self._handle.write("" if self._first else ",\n")
         self._first = False
@@ -69,6 +84,7 @@ class RoutesWriter:
         self._handle.write("]" + (',\n "vls": ' + _dump(record["vls"]) if "vls" in record else "") + "}")
 
     def close(self, summary: dict) -> None:
+        summary = {**summary, FLOWS_DIGEST: self._flows.hexdigest()}
         self._handle.write(f'\n],\n"summary": {_dump(summary)}\n}}\n')
 
 
@@ -88,7 +104,8 @@ _SOLVER_COUNTS = ("subproblems", "split_solved", "direct_solved", "timeouts", "b
 _SOLVER = _SOLVER_COUNTS + ("relaxed_layers", "proven_by", "whole_run")
 SUMMARY_COUNTS = ("phases", "max_contention", "worst_phase", "max_lower_bound", "phases_at_bound", "phases_above_bound",
                   "max_gap", "sum_max_contention", "sum_lower_bound")
-_SUMMARY = SUMMARY_COUNTS + ("statuses",)
+FLOWS_DIGEST = "flows_sha256"  # of every phase's flows as written (add_flows_to_digest)
+_SUMMARY = SUMMARY_COUNTS + ("statuses", FLOWS_DIGEST)
 SYNTHESIZING = ("layered", "monolithic", "paths")  # routers whose files carry `synthesis` and a `solver` report per phase
 _SYNTHESIS_STR = ("constraints", "construction", "solver", "consistency")
 _SYNTHESIS = _SYNTHESIS_STR + ("balance", "time_limit", "threads")
@@ -175,7 +192,12 @@ def _check_shape(doc, where: str) -> None:
     for i, record in enumerate(require_list(doc["phases"], f"{where}: phases")):
         _check_phase(record, f"{where}: phases[{i}]", synthesizing, doc["format"] == NODE_PATHS_FORMAT, schema)
     summary = require_table(doc["summary"], f"{where}: summary")
-    check_keys(summary, f"{where}: summary", _SUMMARY, _SUMMARY)
+    required = _SUMMARY if doc["format"] == FORMAT else SUMMARY_COUNTS + ("statuses",)  # (/1 files predate the digest)
+    check_keys(summary, f"{where}: summary", _SUMMARY, required)
+    if FLOWS_DIGEST in summary:
+        digest = require_str(summary[FLOWS_DIGEST], f"{where}: summary.{FLOWS_DIGEST}")
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            raise SynthError(f"{where}: summary.{FLOWS_DIGEST} must be a sha256 in hex, got {show(digest)}")
     for key in SUMMARY_COUNTS:
         require_int(summary[key], f"{where}: summary.{key}", None)
     for status, count in require_table(summary["statuses"], f"{where}: summary.statuses").items():

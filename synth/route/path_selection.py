@@ -243,6 +243,8 @@ def _rounded(pricer: CandidatePricer, candidates: Candidates, pair: np.ndarray) 
     """The fractional routing of load spreading (every pair's demand over the rows it was routed
     along, in proportion to the steps) rounded: per pair, whole flows by largest remainders (ties to
     the lower row), the pair's flows taking the rows' shares in order."""
+    if not pricer.visits.any():  # no spreading ran (nothing to carry): every flow on its first candidate
+        return np.zeros(len(pair), dtype=np.int64)
     demand = np.bincount(pair, minlength=candidates.num_pairs)
     rows = np.flatnonzero(pricer.visits)
     owner = pricer.owner[rows]

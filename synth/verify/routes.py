@@ -21,6 +21,9 @@ recorded value is recomputed and compared:
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -31,7 +34,7 @@ from synth.cost.bounds import cut_bounds_batch
 from synth.cost.evaluate import LP_SOURCE, PROOF_SUFFIX, PhaseEvaluation, stage_maxima, status_of
 from synth.cost.loads import MAX_EXACT_BYTES, bytes_over_bandwidth, weighted_counts
 from synth.render.console import summary as summary_of
-from synth.render.routes_file import NODE_PATHS_FORMAT, SYNTHESIZING
+from synth.render.routes_file import FLOWS_DIGEST, NODE_PATHS_FORMAT, SYNTHESIZING, add_flows_to_digest
 from synth.route.minimal import router_view
 from synth.route.layered import LayeredOptions
 from synth.route.layered_dragonfly import DragonflyLayeredOptions
@@ -284,8 +287,9 @@ def _check_header(doc: dict, network, report: CheckReport, topology):
     if not recorded:
         report.problem("the file has no phases")
     workload = None
-    if pattern.startswith("csv:"):
-        report.notes.append(f"flows not compared with '{pattern}' (a file the check does not reread)")
+    if pattern.startswith("csv:") and not Path(pattern[len("csv:"):]).is_file():
+        report.notes.append(f"flows not compared with '{pattern}' (the file is not there): checked against the digest "
+                            "the routes file was written with")
         if recorded != sorted(set(recorded)):
             report.problem("phases are not listed once each in increasing order")
         elif len(recorded) > traffic["phases"]:
@@ -515,6 +519,13 @@ def check_routes(doc: dict) -> CheckReport:
             report.dependencies += "; " + _check_lanes(network, flat_paths, lanes, report)
     if report.ok and not isinstance(topology, Xgft) and synthesis.get("consistency") == "destination":
         _check_consistent(network, doc, report)
+    if FLOWS_DIGEST in doc["summary"]:
+        digest = hashlib.sha256()
+        for entry in doc["phases"]:
+            add_flows_to_digest(digest, entry["phase"], entry["flows"])
+        if digest.hexdigest() != doc["summary"][FLOWS_DIGEST]:
+            report.problem(f"the flows are not those the file was written with (summary.{FLOWS_DIGEST} differs): a flow "
+                           "was added, dropped or changed")
     if evaluations and len(evaluations) == len(doc["phases"]) and report.ok:
         expected = summary_of(evaluations)
         for key, value in expected.items():
