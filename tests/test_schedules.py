@@ -469,3 +469,13 @@ def test_a_tampered_routes_file_is_refused_not_priced(run, tmp_path, torus_route
     target.write_text(json.dumps(doc))
     code, out, err = run("schedule", "allreduce", "--algorithm", "swing-b", "--network", "torus:4,4", "--routes", target)
     assert code == 2 and out == "" and err.count("\n") == 1 and "does not pass synth check" in err, err
+
+
+@settings(max_examples=20, deadline=None)
+@given(peer=st.integers(12, 2 ** 63 - 1), algorithm=st.sampled_from(["kautz-mp", "single-path"]))
+def test_a_peer_outside_the_ranks_is_a_user_error(peer, algorithm):
+    """An out-of-range --peer was an IndexError (exit 70) inside kautz-mp's block count."""
+    from test_bad_inputs import run as call
+
+    assert_user_error(call("schedule", "p2p", "--algorithm", algorithm, "--network", "kautz:3", "--peer", str(peer)),
+                      all_of=("--peer",))
