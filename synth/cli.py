@@ -8,6 +8,7 @@ import signal
 import sys
 import traceback
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +40,7 @@ from synth.route.layered import LayeredOptions
 from synth.route.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
 from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
+from synth.route.path_selection import PathSelectionRouter
 from synth.execute import EXECUTOR_SYNTAX, LocalExecutor, TaskFailed, parse_executor
 from synth.execute.checkpoint import Checkpoint, file_digest, phases_digest
 from synth.render.progress import Progress
@@ -155,6 +157,10 @@ def cmd_route(args) -> int:
         raise SynthError(f"--candidates applies to --router paths, not to '{router}'")
     route = router_function(router, _layered_options(args), xgft, args.candidates, args.load_unit)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
+    # the paths router chooses among candidates, so it can keep to a lane budget: checked before routing
+    within_budget = args.vls is not None and isinstance(route, PathSelectionRouter)
+    if within_budget:
+        vls_command.check_lane_budget(xgft, workload, phases, route.options.candidates, args.vls)
     executor = parse_executor(args.executor)
     _refuse_checkpoint_overlap(args.checkpoint, args.out, args.loads)
     if args.load_unit == "messages" and workload.sizes_differ(phases):
@@ -185,10 +191,22 @@ def cmd_route(args) -> int:
             progress.say(f"  executor: {executor.label()}, {_workers(workers)}")
         routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
                               load_unit=args.load_unit, executor=executor, checkpoint=checkpoint)
+
+        def reroute():
+            """The phases again, each path among the candidates the budget's lane orders admit."""
+            nonlocal route, progress
+            route = PathSelectionRouter(replace(route.options, lanes=args.vls))
+            progress.close()
+            progress = Progress(len(phases), enabled=not args.quiet)
+            progress.say(f"  lanes: more than --vls {args.vls} needed: routing again within {args.vls} lane orders")
+            return route, route_phases(xgft, network, workload, phases, route, seed, progress, load_unit=args.load_unit,
+                                       executor=executor, checkpoint=checkpoint, job="lanes")
+
         try:  # the routing stops (its workers released) before the executor closes
             with closing(routed):
                 if routes_out is not None:
-                    evaluations, lanes_note = _write_routes(routes_out, header, routed, xgft, network, dropped, args.vls)
+                    evaluations, lanes_note = _write_routes(routes_out, header, routed, xgft, network, dropped, args.vls,
+                                                            reroute if within_budget else None)
                 else:
                     evaluations = [phase.evaluation for phase in routed]
             progress.close()
@@ -208,7 +226,7 @@ def cmd_route(args) -> int:
     print()
     print(console.stage_lines(evaluations, network, bound_names(xgft)))
     if lanes_note is not None:
-        print(f"lanes     {lanes_note}")
+        print("\n".join(f"{label:<10}{text}" for label, text in zip(("lanes", "budget"), lanes_note.split("\n"))))
     if dropped is not None:
         print(f"unreachable {console.unreachable_line(xgft, workload, phases, dropped)}")
     for out in (args.out, args.loads):
@@ -236,17 +254,36 @@ def _refuse_checkpoint_overlap(checkpoint: str | None, *outputs: str | None) -> 
 
 
 def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | None,
-                  vls: int | None) -> tuple[list[PhaseEvaluation], str | None]:
+                  vls: int | None, reroute=None) -> tuple[list[PhaseEvaluation], str | None]:
     """The routes file, streamed a phase at a time; with lanes (--vls), which span every phase
-    (one set of tables), the records wait for them. The evaluations, and the lanes line."""
+    (one set of tables), the records wait for them. When the routes need more lanes than --vls
+    and `reroute` is given (the paths router), it routes the phases again within the budget
+    ((router, routed phases)); the budget's cost then follows the lanes line. The evaluations,
+    and the lanes line(s)."""
     evaluations, lanes_note = [], None
     if vls is not None:
         records = []
         for phase in routed:
             evaluations.append(phase.evaluation)
             records.append(_phase_record(xgft, phase, dropped))
-        lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, vls, option="--vls")
-        lanes_note = lanes_line(lanes, len(records), how)
+        try:
+            lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, vls, option="--vls",
+                                   hint="" if reroute is not None else "; --router paths routes within a lane budget")
+            lanes_note = lanes_line(lanes, len(records), how)
+        except vls_command.LanesExceeded as exc:
+            if reroute is None:
+                raise
+            without, evaluations, records, reports = evaluations, [], [], []
+            router, again = reroute()
+            with closing(again):
+                for phase in again:
+                    evaluations.append(phase.evaluation)
+                    reports.append(phase.report)
+                    records.append(_phase_record(xgft, phase, dropped))
+            header = {**header, "synthesis": router.options.describe()}
+            lanes = vls_command.budget_lanes(xgft, [p for r in records for p in r["paths"]], vls)
+            lanes_note = (lanes_line(lanes, len(records), vls_command.ORDERS_HOW) + "\n"
+                          + vls_command.budget_line(vls, exc.needed, without, evaluations, reports))
         bounds = np.cumsum([0] + [len(r["paths"]) for r in records])
         routed = ({**r, "vls": lanes[lo:hi].tolist()} for r, lo, hi in zip(records, bounds, bounds[1:]))
     with target.open() as handle:
@@ -266,7 +303,8 @@ def _checkpoint_inputs(header: dict, workload, phases: np.ndarray, args) -> dict
     synth's version (parts are pickles of its objects)."""
     inputs = {**header, "phases": {"count": len(phases), "sha256": phases_digest(phases)},
               "routes_kept": args.out is not None, "synth_version": __version__,
-              "glpk_options": args.glpk_options}  # not in the routes file's header, and it changes results
+              "glpk_options": args.glpk_options,  # not in the routes file's header, and it changes results
+              **({"vls": args.vls} if args.vls is not None else {})}  # a budget the paths router may route within
     if workload.pattern.startswith("csv:"):
         inputs["traffic"] = {**inputs["traffic"], "matrix_sha256": file_digest(workload.pattern[len("csv:"):])}
     return inputs

@@ -13,7 +13,9 @@ from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number
 from synth.render.routes_file import FORMAT, MAX_VLS, RoutesWriter, read_routes
-from synth.route.lanes import assign_lanes, exact_lanes
+from synth.route.lane_orders import MAX_LANE_ORDERS, lane_orders, least_lanes, paths_lanes
+from synth.route.lanes import TooManyLanes, assign_lanes, exact_lanes
+from synth.route.minimal import router_view
 from synth.topology import parse_topology
 from synth.verify.deadlock import flatten
 from synth.verify.routes import check_routes
@@ -60,21 +62,91 @@ def cmd_vls(args) -> int:
     return 0
 
 
+class LanesExceeded(SynthError):
+    """The routes need more lanes than the budget: `needed` of them (None: more than MAX_VLS)."""
+
+    def __init__(self, message: str, needed: int | None):
+        super().__init__(message)
+        self.needed = needed
+
+
 def lanes_for(paths: list[list[int]], num_channels: int, max_vls: int, exact: bool = False,
-              time_limit: float = 60.0, option: str = "--max-vls") -> tuple[np.ndarray, str]:
+              time_limit: float = 60.0, option: str = "--max-vls", hint: str = "") -> tuple[np.ndarray, str]:
     """A lane per path (all phases together: a fabric's tables hold them all) and how the count was
-    found; a user error naming the count needed when it is above `max_vls`."""
+    found; a user error (LanesExceeded) naming the count needed when it is above `max_vls`."""
     channels, lengths = flatten(paths)
-    if exact:
-        lanes, proven = exact_lanes(channels, lengths, num_channels, MAX_VLS, time_limit)
-        how = "the least number, proven by CP-SAT" if proven else "CP-SAT ran out of time on a smaller count: an upper bound"
-    else:
-        lanes = assign_lanes(channels, lengths, num_channels, MAX_VLS)  # how many it takes, up to IB's limit
-        how = "the layered heuristic: an upper bound on the least number"
+    try:
+        if exact:
+            lanes, proven = exact_lanes(channels, lengths, num_channels, MAX_VLS, time_limit)
+            how = "the least number, proven by CP-SAT" if proven else "CP-SAT ran out of time on a smaller count: an upper bound"
+        else:
+            lanes = assign_lanes(channels, lengths, num_channels, MAX_VLS)  # how many it takes, up to IB's limit
+            how = "the layered heuristic: an upper bound on the least number"
+    except TooManyLanes as exc:
+        raise LanesExceeded(f"{exc}; the fabric has {max_vls} ({option}){hint}", None) from None
     needed = int(lanes.max(initial=-1)) + 1
     if needed > max_vls:
-        raise SynthError(f"the routes need {needed} virtual lanes ({how}); the fabric has {max_vls} ({option})")
+        raise LanesExceeded(f"the routes need {needed} virtual lanes ({how}); the fabric has {max_vls} ({option}){hint}",
+                            needed)
     return lanes, how
+
+
+# ----- routing within a lane budget (route --router paths --vls N; synth.route.lane_orders) -----
+
+ORDERS_HOW = "lane orders: each path on the first of the budget's up*/down* orders that admits it"
+PAIRS_PER_BATCH = 1 << 16  # flows read at a time while collecting the router pairs of a run
+
+
+def check_lane_budget(topology, workload, phases: np.ndarray, candidates: str, vls: int) -> None:
+    """Before any routing: a user error naming the least budget when some router pair of the run's
+    flows has no candidate that one of `vls` lane orders admits."""
+    view = router_view(topology)
+    r = len(view.distance)
+    keys = []
+    per_batch = max(1, PAIRS_PER_BATCH // max(1, workload.num_ranks))
+    for start in range(0, len(phases), per_batch):
+        _, src, dst, _ = workload.batch(phases[start : start + per_batch])
+        a, b = view.terminal_router[src], view.terminal_router[dst]
+        keys.append(np.unique(a[a != b] * r + b[a != b]))
+    pairs = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
+    least = least_lanes(topology, candidates, pairs // r, pairs % r)
+    if least is not None and least <= vls:
+        return
+    orders = f"the lane orders (synth.route.lane_orders: one up*/down* order per lane) with --candidates {candidates}"
+    if least is None:
+        raise SynthError(f"--vls {vls}: no budget up to {MAX_LANE_ORDERS} lanes gives every router pair of the traffic a "
+                         f"candidate path under {orders}; use --candidates all")
+    raise SynthError(f"--vls {vls}: some router pairs of the traffic have no candidate path within {vls} lane"
+                     f"{'s' * (vls != 1)}; the least budget {orders} achieve is {least} lanes: use --vls {least} or more"
+                     + (", or --candidates all (each lane admits the paths through its root)" if candidates == "minimal" else ""))
+
+
+def budget_lanes(topology, paths: list[list[int]], vls: int) -> np.ndarray:
+    """The lanes of routes chosen within a budget of `vls` lane orders, numbered densely in order
+    (lanes are independent: renumbering keeps each acyclic)."""
+    channels, lengths = flatten(paths)
+    lanes = paths_lanes(topology, lane_orders(topology).prefix(vls), channels, lengths)
+    if (lanes < 0).any():  # the router keeps only admitted candidates: this is a bug, not an input
+        raise AssertionError("a path routed within the lane budget is admitted by none of its orders")
+    used = np.unique(lanes)
+    return np.searchsorted(used, lanes)
+
+
+def budget_line(vls: int, needed: int | None, without: list, within: list, reports: list) -> str:
+    """What the budget cost: contention (the busiest channel's load) of the routes within it next
+    to the routes without it and to the LP bounds (over all routings; over the budget's candidates)."""
+    def figures(evaluations) -> str:
+        values = [e.max_contention for e in evaluations]
+        return f"max {max(values, default=0)}, sum {sum(values)}"
+
+    lp = [r.lp_bound for r in reports if r is not None]
+    candidate = [r.candidate_bound for r in reports if r is not None]
+    more = f"{needed}" if needed is not None else f"more than {MAX_VLS}"
+    return (f"--vls {vls}: unrestricted, the routes need {more} lanes (the layered heuristic), so every path was chosen "
+            f"among the candidates one of {vls} lane orders admits; contention within the budget {figures(within)} "
+            f"(over {len(within)} phases), without it {figures(without)}; LP bound over all routings max "
+            f"{max(lp, default=0)}, sum {sum(lp)} (over the budget's candidates: max {max(candidate, default=0)}, "
+            f"sum {sum(candidate)})")
 
 
 def lanes_line(lanes: np.ndarray, phases: int, how: str) -> str:
