@@ -159,8 +159,7 @@ def cmd_route(args) -> int:
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
     # the paths router chooses among candidates, so it can keep to a lane budget: checked before routing
     within_budget = args.vls is not None and isinstance(route, PathSelectionRouter)
-    if within_budget:
-        vls_command.check_lane_budget(xgft, workload, phases, route.options.candidates, args.vls)
+    least = vls_command.least_budget(xgft, workload, phases, route.options.candidates) if within_budget else None
     executor = parse_executor(args.executor)
     _refuse_checkpoint_overlap(args.checkpoint, args.out, args.loads)
     if args.load_unit == "messages" and workload.sizes_differ(phases):
@@ -192,9 +191,12 @@ def cmd_route(args) -> int:
         routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
                               load_unit=args.load_unit, executor=executor, checkpoint=checkpoint)
 
-        def reroute():
-            """The phases again, each path among the candidates the budget's lane orders admit."""
+        def reroute(needed: int | None):
+            """The phases again, each path among the candidates the budget's lane orders admit
+            (refused when these leave a router pair without a candidate)."""
             nonlocal route, progress
+            if least is None or least > args.vls:
+                raise SynthError(vls_command.budget_refusal(args.vls, needed, least, route.options.candidates))
             route = PathSelectionRouter(replace(route.options, lanes=args.vls))
             progress.close()
             progress = Progress(len(phases), enabled=not args.quiet)
@@ -274,15 +276,15 @@ def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | N
             if reroute is None:
                 raise
             without, evaluations, records, reports = evaluations, [], [], []
-            router, again = reroute()
+            router, again = reroute(exc.needed)
             with closing(again):
                 for phase in again:
                     evaluations.append(phase.evaluation)
                     reports.append(phase.report)
                     records.append(_phase_record(xgft, phase, dropped))
             header = {**header, "synthesis": router.options.describe()}
-            lanes = vls_command.budget_lanes(xgft, [p for r in records for p in r["paths"]], vls)
-            lanes_note = (lanes_line(lanes, len(records), vls_command.ORDERS_HOW) + "\n"
+            lanes, how = vls_command.budget_lanes(xgft, [p for r in records for p in r["paths"]], vls)
+            lanes_note = (lanes_line(lanes, len(records), how) + "\n"
                           + vls_command.budget_line(vls, exc.needed, without, evaluations, reports))
         bounds = np.cumsum([0] + [len(r["paths"]) for r in records])
         routed = ({**r, "vls": lanes[lo:hi].tolist()} for r, lo, hi in zip(records, bounds, bounds[1:]))

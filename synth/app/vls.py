@@ -97,9 +97,10 @@ ORDERS_HOW = "lane orders: each path on the first of the budget's up*/down* orde
 PAIRS_PER_BATCH = 1 << 16  # flows read at a time while collecting the router pairs of a run
 
 
-def check_lane_budget(topology, workload, phases: np.ndarray, candidates: str, vls: int) -> None:
-    """Before any routing: a user error naming the least budget when some router pair of the run's
-    flows has no candidate that one of `vls` lane orders admits."""
+def least_budget(topology, workload, phases: np.ndarray, candidates: str) -> int | None:
+    """The least lane budget within which every router pair of the run's flows keeps a candidate
+    (of set `candidates`) that one of the budget's lane orders admits; None: none up to
+    MAX_LANE_ORDERS. Known before any routing."""
     view = router_view(topology)
     r = len(view.distance)
     keys = []
@@ -109,27 +110,41 @@ def check_lane_budget(topology, workload, phases: np.ndarray, candidates: str, v
         a, b = view.terminal_router[src], view.terminal_router[dst]
         keys.append(np.unique(a[a != b] * r + b[a != b]))
     pairs = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
-    least = least_lanes(topology, candidates, pairs // r, pairs % r)
-    if least is not None and least <= vls:
-        return
-    orders = f"the lane orders (synth.route.lane_orders: one up*/down* order per lane) with --candidates {candidates}"
-    if least is None:
-        raise SynthError(f"--vls {vls}: no budget up to {MAX_LANE_ORDERS} lanes gives every router pair of the traffic a "
-                         f"candidate path under {orders}; use --candidates all")
-    raise SynthError(f"--vls {vls}: some router pairs of the traffic have no candidate path within {vls} lane"
-                     f"{'s' * (vls != 1)}; the least budget {orders} achieve is {least} lanes: use --vls {least} or more"
-                     + (", or --candidates all (each lane admits the paths through its root)" if candidates == "minimal" else ""))
+    return least_lanes(topology, candidates, pairs // r, pairs % r)
 
 
-def budget_lanes(topology, paths: list[list[int]], vls: int) -> np.ndarray:
-    """The lanes of routes chosen within a budget of `vls` lane orders, numbered densely in order
-    (lanes are independent: renumbering keeps each acyclic)."""
+def budget_refusal(vls: int, needed: int | None, least: int | None, candidates: str) -> str:
+    """One line: neither the routes as chosen (`needed` lanes by the layered heuristic) nor any
+    choice within lane orders (`least`) fit `vls` lanes; the least of the two is what this router
+    achieves."""
+    best = min(x for x in (needed, least, MAX_VLS + 1) if x is not None)
+    orders = (f"no budget up to {MAX_LANE_ORDERS} lane orders gives every router pair of the traffic a candidate"
+              if least is None else f"the lane orders (one up*/down* order per lane) need {least} to give every router "
+              f"pair of the traffic a candidate")
+    least_text = (f"the least the paths router achieves here is {best} lanes: use --vls {best} or more" if best <= MAX_VLS
+                  else f"no budget up to {MAX_VLS} lanes fits")
+    return (f"--vls {vls}: the routes need {needed if needed is not None else f'more than {MAX_VLS}'} virtual lanes (the "
+            f"layered heuristic) and with --candidates {candidates} {orders}; {least_text}"
+            + (", or --candidates all (each lane admits the paths through its root)" if candidates == "minimal" else ""))
+
+
+def budget_lanes(topology, paths: list[list[int]], vls: int) -> tuple[np.ndarray, str]:
+    """The lanes of routes chosen within a budget of `vls` lane orders and how they were given:
+    the lane orders' (numbered densely: lanes are independent, so renumbering keeps each acyclic),
+    or the layered heuristic's where it needs fewer for these routes."""
     channels, lengths = flatten(paths)
     lanes = paths_lanes(topology, lane_orders(topology).prefix(vls), channels, lengths)
     if (lanes < 0).any():  # the router keeps only admitted candidates: this is a bug, not an input
         raise AssertionError("a path routed within the lane budget is admitted by none of its orders")
-    used = np.unique(lanes)
-    return np.searchsorted(used, lanes)
+    lanes = np.searchsorted(np.unique(lanes), lanes)
+    used = int(lanes.max(initial=0)) + 1
+    if used > 1:
+        try:
+            fewer = assign_lanes(channels, lengths, topology.network().num_channels, used - 1)
+            return fewer, "the layered heuristic, on paths chosen within the budget's lane orders (which need more)"
+        except TooManyLanes:
+            pass
+    return lanes, ORDERS_HOW
 
 
 def budget_line(vls: int, needed: int | None, without: list, within: list, reports: list) -> str:
