@@ -529,7 +529,7 @@ def cmd_tables(args) -> int:
 
 
 def cmd_opensm_check(args) -> int:
-    from synth.opensm.check import check_file_tables, evaluate_engine, load_table_dir, synth_lanes
+    from synth.opensm.check import check_file_tables, evaluate_engine, lanes_verdict, load_table_dir, synth_lanes
     from synth.opensm.engines import parse_engines
 
     engines = parse_engines(args.engines)
@@ -543,14 +543,8 @@ def cmd_opensm_check(args) -> int:
     for k in file_check.mismatches[:5]:
         print(f"FAIL: flow {k} ({tables.flows.src[k]} -> {tables.flows.dst[k]}, phase {tables.flows.phase[k]}) leaves the synthesized path")
     lanes = file_check.lanes
-    if lanes is None and tables.doc["phases"] and "vls" in tables.doc["phases"][0]:
-        print("lanes: recorded in routes.json, but the directory has no qos-policy.conf and opensm-qos.conf: not checked")
     if lanes is not None:
-        print(f"lanes: QoS policy {'loaded' if not lanes.policy_errors else 'REFUSED: ' + lanes.policy_errors[0]}; "
-              f"SL-to-VL tables read back from {lanes.switches_read} switches (output port 1, every input port)"
-              f"{', all SL l -> VL l' if not lanes.sl2vl_wrong else ', WRONG at ' + ', '.join(lanes.sl2vl_wrong[:3])}; "
-              f"{lanes.flows - len(lanes.mismatches)} of {lanes.flows} flows get their recorded lane (their SL by the "
-              "policy's rules, through the read-back SL-to-VL table)")
+        print(lanes_verdict(lanes))
         print("lanes not observed: the SL the subnet administrator hands out per path record (OpenSM runs once, with "
               "no resident SA to query)")
         for k in lanes.mismatches[:5]:
