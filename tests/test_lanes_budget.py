@@ -188,3 +188,26 @@ def test_paths_whose_ranks_fall_then_rise_never_close_a_cycle(case):
             hops = list(zip(walk, walk[1:]))
             graph.add_edges_from(zip(hops, hops[1:]))
     assert nx.is_directed_acyclic_graph(graph)
+
+
+def test_a_budget_run_resumes_from_its_checkpoint_and_its_loads_are_the_budgets(tmp_path):
+    """Both routings (without the budget, then within it) are kept in the checkpoint; a rerun
+    writes the same bytes, and --loads counts the routes within the budget."""
+    outputs = []
+    for k in range(2):
+        out, loads = tmp_path / f"r{k}.json", tmp_path / f"l{k}.csv"
+        code, _, err = route(out, "--vls", 2, "--phase", SUBSET, "--loads", loads, "--checkpoint", tmp_path / "ck")
+        assert code == 0, err
+        outputs.append((out.read_bytes(), loads.read_text()))
+    assert outputs[0] == outputs[1]
+    assert any(p.name.startswith("lanes-") for p in (tmp_path / "ck").iterdir())
+    doc = json.loads(outputs[0][0])
+    network = parse_topology(SPEC).network()
+    total = np.zeros(network.num_channels, dtype=np.int64)
+    for entry in doc["phases"]:
+        for path in entry["paths"]:
+            np.add.at(total, path, 1)
+    rows = outputs[0][1].splitlines()
+    header = rows[0].split(",")
+    counted = {int(r.split(",")[0]): int(r.split(",")[header.index("messages")]) for r in rows[1:]}
+    assert counted == {c: int(total[c]) for c in counted} and sum(counted.values()) == total.sum()

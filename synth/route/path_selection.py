@@ -25,6 +25,9 @@ Phases are independent (one task each). Within a phase:
 With the bytes objective (PathsOptions.objective, `--load-unit bytes`) every count above is the
 bytes of the flows instead (items weigh their bytes in the problem form, divided by their greatest
 common divisor), the LP bounds are on bytes, and terminal links hold bytes over their bandwidth.
+With a lane budget (PathsOptions.lanes, `route --vls N` when the routes need more lanes) the
+candidates are only those that one of N lane orders admits (synth.route.lane_orders), so every
+phase's routes, routed apart, fit N deadlock-free lanes together; the bounds are then over them.
 The status is honest: optimal when the maximum equals the candidate bound or a solver proved it;
 otherwise the gap to the candidate bound is reported, and `timeout` when a solver call ran out of
 time. Every step is deterministic (seeded order, CP-SAT's deterministic time), so reruns agree.
