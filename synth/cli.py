@@ -157,9 +157,8 @@ def cmd_route(args) -> int:
         raise SynthError(f"--candidates applies to --router paths, not to '{router}'")
     route = router_function(router, _layered_options(args), xgft, args.candidates, args.load_unit)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
-    # the paths router chooses among candidates, so it can keep to a lane budget: checked before routing
+    # the paths router chooses among candidates, so it can keep to a lane budget (_write_routes)
     within_budget = args.vls is not None and isinstance(route, PathSelectionRouter)
-    least = vls_command.least_budget(xgft, workload, phases, route.options.candidates) if within_budget else None
     executor = parse_executor(args.executor)
     _refuse_checkpoint_overlap(args.checkpoint, args.out, args.loads)
     if args.load_unit == "messages" and workload.sizes_differ(phases):
@@ -195,6 +194,7 @@ def cmd_route(args) -> int:
             """The phases again, each path among the candidates the budget's lane orders admit
             (refused when these leave a router pair without a candidate)."""
             nonlocal route, progress
+            least = vls_command.least_budget(xgft, workload, phases, route.options.candidates)
             if least is None or least > args.vls:
                 raise SynthError(vls_command.budget_refusal(args.vls, needed, least, route.options.candidates))
             route = PathSelectionRouter(replace(route.options, lanes=args.vls))
@@ -270,7 +270,8 @@ def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | N
             records.append(_phase_record(xgft, phase, dropped))
         try:
             lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, vls, option="--vls",
-                                   hint="" if reroute is not None else "; --router paths routes within a lane budget")
+                                   hint="" if reroute is not None else
+                                   "; --router paths (with --consistency flow) routes within a lane budget")
             lanes_note = lanes_line(lanes, len(records), how)
         except vls_command.LanesExceeded as exc:
             if reroute is None:

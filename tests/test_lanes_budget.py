@@ -159,7 +159,8 @@ def test_an_impossible_budget_fails_in_one_line_naming_the_least(tmp_path):
 def test_other_routers_say_which_router_keeps_a_budget(run, tmp_path):
     code, _, err = run("route", SPEC, "--traffic", "a2a-lin", "--router", "valiant", "--vls", 1, "--quiet",
                        "--out", tmp_path / "r.json")
-    assert code == 2 and "--router paths routes within a lane budget" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "--router paths (with --consistency flow) routes within a lane budget" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 # ----- the lane orders' guarantee, from its definition ----------------------------------------
@@ -211,3 +212,30 @@ def test_a_budget_run_resumes_from_its_checkpoint_and_its_loads_are_the_budgets(
     header = rows[0].split(",")
     counted = {int(r.split(",")[0]): int(r.split(",")[header.index("messages")]) for r in rows[1:]}
     assert counted == {c: int(total[c]) for c in counted} and sum(counted.values()) == total.sum()
+
+
+def check(path) -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["check", str(path)])
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@given(st.one_of(st.integers(-3, 20), st.booleans(), st.floats(allow_nan=False), st.text(max_size=3), st.none()))
+def test_a_tampered_budget_is_refused_or_checked(subset_runs, tmp_path_factory, value):
+    """synthesis.lanes: not an integer 1..15 is a bad file (exit 2, one line); a budget below the
+    lanes the file uses fails check (exit 1); one at or above them passes."""
+    _, _, _, path = subset_runs[2]
+    doc = json.loads(path.read_text())
+    doc["synthesis"]["lanes"] = value
+    tampered = tmp_path_factory.mktemp("tampered") / "r.json"
+    tampered.write_text(json.dumps(doc))
+    code, out, err = check(tampered)
+    used = 1 + max(v for e in doc["phases"] for v in e["vls"])
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 15:
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "synthesis.lanes" in err, err
+    elif value < used:
+        assert code == 1 and "outside the budget" in out
+    else:
+        assert code == 0, out + err

@@ -46,7 +46,8 @@ def cmd_vls(args) -> int:
         raise SynthError(f"{args.routes} does not pass synth check: {report.problems[0]}")
     network = parse_topology(doc["topology"]["spec"]).network()
     lanes, how = lanes_for([p for entry in doc["phases"] for p in entry["paths"]], network.num_channels, args.max_vls,
-                           args.exact, args.time_limit)
+                           args.exact, args.time_limit,
+                           hint=f"; `synth route ... --router paths --vls {args.max_vls}` re-chooses paths to fit")
     with OutputSet() as outputs:
         outputs.protect(args.routes)
         target = outputs.reserve(args.out)
