@@ -711,7 +711,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
     p.add_argument("--vls", type=_integer("--vls", 1, MAX_VLS), metavar="N",
                    help="also give every path a virtual lane so that no lane can deadlock, with at most N lanes (as synth "
-                        "vls; recorded in the routes file)")
+                        "vls; recorded in the routes file); --router paths re-chooses paths to fit N when the routes need "
+                        "more, and prints what that costs in contention (common switches run 8 data VLs)")
     add_executor(p)
     p.add_argument("--checkpoint", metavar="DIR", help="keep finished phases in DIR as they arrive; the same command with "
                    "the same DIR skips them and goes on (after a kill, a lost worker or a reboot); docs/formats.md")
