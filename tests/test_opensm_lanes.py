@@ -12,7 +12,6 @@ and SL 9 on VL1. The expected lane of a flow is computed here from that rule, no
 
 import json
 
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
