@@ -8,6 +8,7 @@ import signal
 import sys
 import traceback
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,7 @@ from synth.route.layered import LayeredOptions
 from synth.route.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
 from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
+from synth.route.path_selection import PathSelectionRouter
 from synth.execute import EXECUTOR_SYNTAX, LocalExecutor, TaskFailed, parse_executor
 from synth.execute.checkpoint import Checkpoint, file_digest, phases_digest
 from synth.render.progress import Progress
@@ -178,6 +180,8 @@ def cmd_route(args) -> int:
     _refuse_inapplicable_options(args.argv, router, xgft)
     route = router_function(router, _layered_options(args), xgft, args.candidates, args.load_unit)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
+    # the paths router chooses among candidates, so it can keep to a lane budget (_write_routes)
+    within_budget = args.vls is not None and isinstance(route, PathSelectionRouter)
     executor = parse_executor(args.executor)
     _refuse_checkpoint_overlap(args.checkpoint, args.out, args.loads)
     if args.load_unit == "messages" and workload.sizes_differ(phases):
@@ -208,10 +212,26 @@ def cmd_route(args) -> int:
             progress.say(f"  executor: {executor.label()}, {_workers(workers)}")
         routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
                               load_unit=args.load_unit, executor=executor, checkpoint=checkpoint)
+
+        def reroute(needed: int | None):
+            """The phases again, each path among the candidates the budget's lane orders admit
+            (refused when these leave a router pair without a candidate)."""
+            nonlocal route, progress
+            least = vls_command.least_budget(xgft, workload, phases, route.options.candidates)
+            if least is None or least > args.vls:
+                raise SynthError(vls_command.budget_refusal(args.vls, needed, least, route.options.candidates))
+            route = PathSelectionRouter(replace(route.options, lanes=args.vls))
+            progress.close()
+            progress = Progress(len(phases), enabled=not args.quiet)
+            progress.say(f"  lanes: more than --vls {args.vls} needed: routing again within {args.vls} lane orders")
+            return route, route_phases(xgft, network, workload, phases, route, seed, progress, load_unit=args.load_unit,
+                                       executor=executor, checkpoint=checkpoint, job="lanes")
+
         try:  # the routing stops (its workers released) before the executor closes
             with closing(routed):
                 if routes_out is not None:
-                    evaluations, lanes_note = _write_routes(routes_out, header, routed, xgft, network, dropped, args.vls)
+                    evaluations, lanes_note = _write_routes(routes_out, header, routed, xgft, network, dropped, args.vls,
+                                                            reroute if within_budget else None)
                 else:
                     evaluations = [phase.evaluation for phase in routed]
             progress.close()
@@ -231,7 +251,7 @@ def cmd_route(args) -> int:
     print()
     print(console.stage_lines(evaluations, network, bound_names(xgft)))
     if lanes_note is not None:
-        print(f"lanes     {lanes_note}")
+        print("\n".join(f"{label:<10}{text}" for label, text in zip(("lanes", "budget"), lanes_note.split("\n"))))
     if dropped is not None:
         print(f"unreachable {console.unreachable_line(xgft, workload, phases, dropped)}")
     for out in (args.out, args.loads):
@@ -259,17 +279,37 @@ def _refuse_checkpoint_overlap(checkpoint: str | None, *outputs: str | None) -> 
 
 
 def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | None,
-                  vls: int | None) -> tuple[list[PhaseEvaluation], str | None]:
+                  vls: int | None, reroute=None) -> tuple[list[PhaseEvaluation], str | None]:
     """The routes file, streamed a phase at a time; with lanes (--vls), which span every phase
-    (one set of tables), the records wait for them. The evaluations, and the lanes line."""
+    (one set of tables), the records wait for them. When the routes need more lanes than --vls
+    and `reroute` is given (the paths router), it routes the phases again within the budget
+    ((router, routed phases)); the budget's cost then follows the lanes line. The evaluations,
+    and the lanes line(s)."""
     evaluations, lanes_note = [], None
     if vls is not None:
         records = []
         for phase in routed:
             evaluations.append(phase.evaluation)
             records.append(_phase_record(xgft, phase, dropped))
-        lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, vls, option="--vls")
-        lanes_note = lanes_line(lanes, len(records), how)
+        try:
+            lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, vls, option="--vls",
+                                   hint="" if reroute is not None else
+                                   "; --router paths (with --consistency flow) routes within a lane budget")
+            lanes_note = lanes_line(lanes, len(records), how)
+        except vls_command.LanesExceeded as exc:
+            if reroute is None:
+                raise
+            without, evaluations, records, reports = evaluations, [], [], []
+            router, again = reroute(exc.needed)
+            with closing(again):
+                for phase in again:
+                    evaluations.append(phase.evaluation)
+                    reports.append(phase.report)
+                    records.append(_phase_record(xgft, phase, dropped))
+            header = {**header, "synthesis": router.options.describe()}
+            lanes, how = vls_command.budget_lanes(xgft, [p for r in records for p in r["paths"]], vls)
+            lanes_note = (lanes_line(lanes, len(records), how) + "\n"
+                          + vls_command.budget_line(vls, exc.needed, without, evaluations, reports))
         bounds = np.cumsum([0] + [len(r["paths"]) for r in records])
         routed = ({**r, "vls": lanes[lo:hi].tolist()} for r, lo, hi in zip(records, bounds, bounds[1:]))
     with target.open() as handle:
@@ -289,7 +329,8 @@ def _checkpoint_inputs(header: dict, workload, phases: np.ndarray, args) -> dict
     synth's version (parts are pickles of its objects)."""
     inputs = {**header, "phases": {"count": len(phases), "sha256": phases_digest(phases)},
               "routes_kept": args.out is not None, "synth_version": __version__,
-              "glpk_options": args.glpk_options}  # not in the routes file's header, and it changes results
+              "glpk_options": args.glpk_options,  # not in the routes file's header, and it changes results
+              **({"vls": args.vls} if args.vls is not None else {})}  # a budget the paths router may route within
     if workload.pattern.startswith("csv:"):
         inputs["traffic"] = {**inputs["traffic"], "matrix_sha256": file_digest(workload.pattern[len("csv:"):])}
     return inputs
@@ -533,7 +574,7 @@ def cmd_tables(args) -> int:
 
 
 def cmd_opensm_check(args) -> int:
-    from synth.opensm.check import check_file_tables, evaluate_engine, load_table_dir, synth_lanes
+    from synth.opensm.check import check_file_tables, evaluate_engine, lanes_verdict, load_table_dir, synth_lanes
     from synth.opensm.engines import parse_engines
 
     engines = parse_engines(args.engines)
@@ -547,14 +588,8 @@ def cmd_opensm_check(args) -> int:
     for k in file_check.mismatches[:5]:
         print(f"FAIL: flow {k} ({tables.flows.src[k]} -> {tables.flows.dst[k]}, phase {tables.flows.phase[k]}) leaves the synthesized path")
     lanes = file_check.lanes
-    if lanes is None and tables.doc["phases"] and "vls" in tables.doc["phases"][0]:
-        print("lanes: recorded in routes.json, but the directory has no qos-policy.conf and opensm-qos.conf: not checked")
     if lanes is not None:
-        print(f"lanes: QoS policy {'loaded' if not lanes.policy_errors else 'REFUSED: ' + lanes.policy_errors[0]}; "
-              f"SL-to-VL tables read back from {lanes.switches_read} switches (output port 1, every input port)"
-              f"{', all SL l -> VL l' if not lanes.sl2vl_wrong else ', WRONG at ' + ', '.join(lanes.sl2vl_wrong[:3])}; "
-              f"{lanes.flows - len(lanes.mismatches)} of {lanes.flows} flows get their recorded lane (their SL by the "
-              "policy's rules, through the read-back SL-to-VL table)")
+        print(lanes_verdict(lanes))
         print("lanes not observed: the SL the subnet administrator hands out per path record (OpenSM runs once, with "
               "no resident SA to query)")
         for k in lanes.mismatches[:5]:
@@ -731,7 +766,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
     p.add_argument("--vls", type=_integer("--vls", 1, MAX_VLS), metavar="N",
                    help="also give every path a virtual lane so that no lane can deadlock, with at most N lanes (as synth "
-                        "vls; recorded in the routes file)")
+                        "vls; recorded in the routes file); --router paths re-chooses paths to fit N when the routes need "
+                        "more, and prints what that costs in contention (common switches run 8 data VLs)")
     add_executor(p)
     p.add_argument("--checkpoint", metavar="DIR", help="keep finished phases in DIR as they arrive; the same command with "
                    "the same DIR skips them and goes on (after a kill, a lost worker or a reboot); docs/formats.md")

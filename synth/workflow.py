@@ -175,10 +175,11 @@ def route_phases(
     load_unit: str = "messages",
     executor: Executor | None = None,
     checkpoint: Checkpoint | None = None,
+    job: str = "route",
 ) -> Iterator[RoutedPhase]:
     """Route and evaluate the selected phases in order, parts spread over the executor's workers
     (default: `workers` local processes); loads in messages, or bytes over bandwidth (`load_unit`
-    "bytes"). With a checkpoint, finished parts are kept as they arrive and read back on a rerun."""
+    "bytes"). With a checkpoint, finished parts are kept as they arrive (as `job`) and read back on a rerun."""
     router = router_function(router, topology=xgft) if isinstance(router, str) else router
     per_batch = _phases_per_batch(workload, router)
     # Flows of kept routes stay in rank order; otherwise a scattered order speeds up the counts.
@@ -198,7 +199,7 @@ def route_phases(
 
     large = keep_routes or _is_expensive(router)
     executor = executor if executor is not None else LocalExecutor(workers)
-    store = checkpoint.job("route", lambda result, part: _route_part_problem(result, part, keep_routes)) \
+    store = checkpoint.job(job, lambda result, part: _route_part_problem(result, part, keep_routes)) \
         if checkpoint is not None else None
     for task_results, resumed in run_parts(executor, route_task, phases, per_batch, large, store, progress):
         for evaluations, reports, arrays in task_results:

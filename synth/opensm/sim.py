@@ -184,6 +184,28 @@ def read_sl2vl(sim: Simulator, lid: int, out_port: int) -> list[list[int]]:
     return [[int(v) for v in row.strip().strip("|").split("|")] for row in rows]
 
 
+VL_RANGE = re.compile(r"^VL0(?:-(\d+))?$")
+
+
+def read_port_vls(sim: Simulator, lid: int, port: int) -> tuple[int, int]:
+    """(data VLs the port can run, data VLs it runs): its PortInfo VLCap and OperVLs (`smpquery
+    portinfo`), as counts (VL0-7 is 8)."""
+    smpquery = shutil.which("smpquery") or shutil.which("smpquery", path="/usr/sbin:/sbin")
+    if smpquery is None:
+        raise SynthError(f"smpquery not found: install the Debian packages with `{PACKAGES}`")
+    done = sim.run([smpquery, "portinfo", str(lid), str(port)])
+    if done.returncode != 0:
+        raise SynthError(f"smpquery portinfo {lid} {port} failed (exit code {done.returncode}): {_last_error('', done.stderr)}")
+    fields = {k.strip(): v.strip(". ") for k, _, v in (line.partition(":") for line in done.stdout.splitlines())}
+    counts = []
+    for name in ("VLCap", "OperVLs"):
+        match = VL_RANGE.match(fields.get(name, ""))
+        if match is None:
+            raise SynthError(f"smpquery portinfo {lid} {port}: no {name} range in its answer ({fields.get(name, 'missing')!r})")
+        counts.append(int(match.group(1) or 0) + 1)
+    return counts[0], counts[1]
+
+
 def read_back_tables(sim: Simulator) -> dict[int, dict[int, int]]:
     """Every switch's LFT as the simulated switches hold it: {switch GUID: {LID: port}}, read by
     directed route with `dump_fts -a` (plain dump_fts hides ports >= 128); port 255 (no route)

@@ -5,10 +5,11 @@ InfiniBand picks a packet's lane per hop from its service level (SL2VL tables), 
 manager hands out the SL of a path (PathRecord) by its QoS policy, which matches port groups: a
 policy can tell flows apart by their end ports only. So a routes file's lanes must agree for all
 paths between the same two terminals (lanes_by_pair refuses otherwise). Lane 0 is OpenSM's
-default SL 0 (no rule; OpenSM requires the qos-level named "default"); every other lane l gets, per source terminal, one rule whose destination
-group lists the terminals that source reaches on lane l. The SL2VL mapping is the identity on
-the lanes used (qos_sl2vl: SL l -> VL l; unused SLs go to VL0). Format: OpenSM's
-QoS_management_in_OpenSM.txt (docs/formats.md gives an example).
+default SL 0 (no rule; OpenSM requires the qos-level named "default"); every other lane l gets, per
+source terminal, one rule whose destination group lists the terminals that source reaches on lane l.
+Sections without entries are left out (OpenSM refuses an empty one): one lane is the default level
+alone. The SL2VL mapping is the identity on the lanes used (qos_sl2vl: SL l -> VL l; unused SLs go
+to VL0). Format: OpenSM's QoS_management_in_OpenSM.txt (docs/formats.md gives an example).
 """
 
 from __future__ import annotations
@@ -55,11 +56,15 @@ def render_policy(network: Network, pair_lanes: dict[tuple[int, int], int]) -> s
                      f"        qos-level-name: VL{lane}\n    end-qos-match-rule\n")
     levels = "".join(f"    qos-level\n        name: VL{lane}\n        sl: {lane}\n    end-qos-level\n"
                      for lane in used if lane > 0)
-    return (f"# QoS policy of synth's virtual lanes: {len(used)} lanes, {len(rules)} rules (SL l -> VL l).\n"
-            "# Paths on lane 0 match no rule and get the default SL 0.\n\n"
-            f"port-groups\n{''.join(groups)}end-port-groups\n\n"
-            f"qos-levels\n    qos-level\n        name: default\n        sl: 0\n    end-qos-level\n{levels}end-qos-levels\n\n"
-            f"qos-match-rules\n{''.join(rules)}end-qos-match-rules\n")
+    # OpenSM's parser refuses an empty section ("Syntax error" at end-port-groups): with one lane
+    # there are no groups and no rules, and the policy is the required default level alone.
+    sections = [f"port-groups\n{''.join(groups)}end-port-groups\n"] if groups else []
+    sections.append(f"qos-levels\n    qos-level\n        name: default\n        sl: 0\n    end-qos-level\n{levels}"
+                    "end-qos-levels\n")
+    sections += [f"qos-match-rules\n{''.join(rules)}end-qos-match-rules\n"] if rules else []
+    return (f"# QoS policy of synth's virtual lanes: {len(used)} lane{'s' * (len(used) != 1)}, {len(rules)} "
+            f"rule{'s' * (len(rules) != 1)} (SL l -> VL l).\n"
+            "# Paths on lane 0 match no rule and get the default SL 0.\n\n" + "\n".join(sections))
 
 
 def _group(name: str, guids: list[int]) -> str:

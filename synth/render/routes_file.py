@@ -3,11 +3,13 @@
     {"format": "synth-routes/2",
      "topology": {"spec": ...},
      "traffic": {"pattern", "ranks", "phases", "message_bytes", "selection", "placement" (if not contiguous)},
-     "router": ..., "seed": ..., "synthesis": {...} (layered, monolithic and paths only),
+     "router": ..., "seed": ..., "synthesis": {...} (layered, monolithic and paths only; paths routed
+     within a lane budget, `route --vls N`, record it as "lanes": N),
      "phases": [{"phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds",
                  "bound_source" (when lower_bound is more than the cut bounds: "LP", "SOLVER proof"),
                  "solver": {...}, "proven_by": ... (synthesizing routers),
-                 "flows": [[src, dst, bytes]...], "paths": [[channel ids]...]}...],
+                 "flows": [[src, dst, bytes]...], "paths": [[channel ids]...],
+                 "vls": [lane per path] (route --vls, synth vls)}...],
      "summary": {...}}
 
 Paths are the channel ids of `synth topology --format json` for the same spec, in travel order
@@ -131,10 +133,11 @@ class _FlatSchema:
     strings: tuple[str, ...]  # optional unless in `required`
     required: tuple[str, ...]
     flags: tuple[str, ...] = ()
+    synthesis_optional: tuple[str, ...] = ()  # integer options recorded only when used
 
 
 _PATHS_SCHEMA = _FlatSchema(_PATHS_SYNTHESIS, _PATHS_SYNTHESIS_STR, _PATHS_SOLVER_COUNTS, _PATHS_SOLVER_STR,
-                            ("lp_status", "start"))
+                            ("lp_status", "start"), synthesis_optional=("lanes",))  # lanes: the --vls budget routed within
 _DF_LAYERED_SCHEMA = _FlatSchema(_DF_LAYERED_SYNTHESIS, _DF_LAYERED_SYNTHESIS_STR, _DF_LAYERED_SOLVER_COUNTS,
                                  ("proven_by",), ())
 
@@ -208,7 +211,11 @@ def _check_synthesis(synthesis, where: str, schema: _FlatSchema | None = None) -
     """Types only; whether the values are options synth has is synth.verify.routes's question."""
     require_table(synthesis, where)
     keys, strings = (schema.synthesis, schema.synthesis_str) if schema else (_SYNTHESIS, _SYNTHESIS_STR)
-    check_keys(synthesis, where, keys, keys)
+    optional = schema.synthesis_optional if schema else ()
+    check_keys(synthesis, where, keys + optional, keys)
+    for key in optional:
+        if key in synthesis:
+            require_int(synthesis[key], f"{where}.{key}", 1, MAX_VLS)
     for key in strings:
         require_str(synthesis[key], f"{where}.{key}")
     if schema is None and type(synthesis["balance"]) is not bool:

@@ -18,6 +18,10 @@ from synth.core.errors import SynthError
 from synth.verify.deadlock import DependencyGraph, dependencies, find_cycle
 
 
+class TooManyLanes(SynthError):
+    """The layered heuristic needs more lanes than it was given."""
+
+
 def lane_cycle(channels: np.ndarray, lengths: np.ndarray, lanes: np.ndarray, num_channels: int,
                lane: int) -> list[int] | None:
     """A dependency cycle among the paths on `lane`, or None."""
@@ -59,8 +63,8 @@ def assign_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, m
             count -= np.bincount(edge_of[moved], minlength=len(edge_keys))
         lane += 1
         if lane >= max_lanes and (lanes == lane).any():
-            raise SynthError(f"the routes need more than {max_lanes} virtual lanes with this assignment (the layered "
-                             f"heuristic)")
+            raise TooManyLanes(f"the routes need more than {max_lanes} virtual lanes with this assignment (the layered "
+                               f"heuristic)")
     return lanes
 
 

@@ -25,6 +25,9 @@ Phases are independent (one task each). Within a phase:
 With the bytes objective (PathsOptions.objective, `--load-unit bytes`) every count above is the
 bytes of the flows instead (items weigh their bytes in the problem form, divided by their greatest
 common divisor), the LP bounds are on bytes, and terminal links hold bytes over their bandwidth.
+With a lane budget (PathsOptions.lanes, `route --vls N` when the routes need more lanes) the
+candidates are only those that one of N lane orders admits (synth.route.lane_orders), so every
+phase's routes, routed apart, fit N deadlock-free lanes together; the bounds are then over them.
 The status is honest: optimal when the maximum equals the candidate bound or a solver proved it;
 otherwise the gap to the candidate bound is reported, and `timeout` when a solver call ran out of
 time. Every step is deterministic (seeded order, CP-SAT's deterministic time), so reruns agree.
@@ -41,6 +44,7 @@ from synth.core.errors import SynthError
 from synth.cost.loads import bytes_over_bandwidth, weighted_counts
 from synth.cost.lp_bound import byte_granule, lp_bound, solve_congestion_lp
 from synth.route.candidates import Candidates, build_candidates, check_candidate_set, without_loops
+from synth.route.lane_orders import check_budget, within_lanes
 from synth.route.minimal import RouterView, minimal, router_view
 from synth.route.oblivious import mix64
 from synth.route.paths import Paths
@@ -67,6 +71,7 @@ class PathsOptions:
     glpk_options: tuple[str, ...] | None = None
     consistency: str = "flow"  # flow: any candidate per flow; destination: one next hop per (router, destination)
     objective: str = "messages"  # what the busiest channel's load counts: messages, or bytes (over bandwidth)
+    lanes: int | None = None  # a budget of virtual lanes: only candidates some lane order admits (synth.route.lane_orders)
 
     def __post_init__(self) -> None:
         check_candidate_set(self.candidates)
@@ -77,6 +82,10 @@ class PathsOptions:
             raise SynthError("--consistency destination builds tables without weighing flows: use --load-unit messages")
         if self.consistency not in ("flow", "destination"):
             raise SynthError(f"unknown consistency '{self.consistency}' (known: flow, destination)")
+        if self.lanes is not None:
+            check_budget(self.lanes)
+            if self.consistency == "destination":
+                raise SynthError("a lane budget chooses each flow's path among its candidates: it needs --consistency flow")
         if self.consistency == "destination" and self.candidates != "minimal":
             raise SynthError(f"--consistency destination keeps routes minimal (one next hop per router and destination "
                              f"cannot hold detours without loops): use --candidates minimal, not {self.candidates}")
@@ -87,7 +96,8 @@ class PathsOptions:
 
     def describe(self) -> dict:
         return {"candidates": self.candidates, "solver": self.solver, "time_limit": self.time_limit,
-                "threads": self.threads, "consistency": self.consistency}
+                "threads": self.threads, "consistency": self.consistency,
+                **({"lanes": self.lanes} if self.lanes is not None else {})}
 
 
 @dataclass
@@ -433,6 +443,8 @@ def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: Paths
         report.start = "minimal"
         return base, report
     candidates = build_candidates(topology, a[crossing], b[crossing], options.candidates)
+    if options.lanes is not None:
+        candidates = within_lanes(topology, candidates, options.lanes)
     routers = len(view.distance)
     pair = np.searchsorted(candidates.a * routers + candidates.b, a[crossing] * routers + b[crossing])
     flow_weight = None if weights is None else weights[crossing]

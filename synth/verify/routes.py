@@ -448,6 +448,14 @@ def check_routes(doc: dict) -> CheckReport:
     with_lanes = [entry for entry in doc["phases"] if "vls" in entry]
     if with_lanes and len(with_lanes) != len(doc["phases"]):
         report.problem(f"{len(with_lanes)} of {len(doc['phases'])} phases record virtual lanes (vls): all or none must")
+    budget = synthesis.get("lanes") if doc["router"] == "paths" else None
+    if budget is not None and not with_lanes and doc["phases"]:
+        report.problem(f"routed within a budget of {budget} virtual lanes (synthesis.lanes), but no phase records its lanes (vls)")
+    highest = [(entry["phase"], max(entry["vls"], default=0)) for entry in with_lanes]
+    over = [(phase, lane) for phase, lane in highest if budget is not None and lane >= budget]
+    if over:
+        report.problem(f"phase {over[0][0]}: a path on VL{over[0][1]}, outside the budget of {budget} virtual lanes (VL0.."
+                       f"VL{budget - 1}) the file was routed within (synthesis.lanes)")
     lanes: list[list[int]] = []
     flat_paths: list[list[int]] = []
     for entry in doc["phases"]:
