@@ -172,14 +172,20 @@ def _last_error(log: str, stderr: str) -> str:
     return errors[-1] if errors else "no error message"
 
 
-def read_sl2vl(sim: Simulator, lid: int, out_port: int) -> list[list[int]]:
-    """A switch's SL-to-VL table for one output port, every input port's row (`smpquery sl2vl`)."""
+def _smpquery(sim: Simulator, *query: str):
+    """`smpquery QUERY...` on the simulated fabric (its output), one line naming what failed."""
     smpquery = shutil.which("smpquery") or shutil.which("smpquery", path="/usr/sbin:/sbin")
     if smpquery is None:
         raise SynthError(f"smpquery not found: install the Debian packages with `{PACKAGES}`")
-    done = sim.run([smpquery, "sl2vl", str(lid), str(out_port)])
+    done = sim.run([smpquery, *query])
     if done.returncode != 0:
-        raise SynthError(f"smpquery sl2vl {lid} {out_port} failed (exit code {done.returncode}): {_last_error('', done.stderr)}")
+        raise SynthError(f"smpquery {' '.join(query)} failed (exit code {done.returncode}): {_last_error('', done.stderr)}")
+    return done
+
+
+def read_sl2vl(sim: Simulator, lid: int, out_port: int) -> list[list[int]]:
+    """A switch's SL-to-VL table for one output port, every input port's row (`smpquery sl2vl`)."""
+    done = _smpquery(sim, "sl2vl", str(lid), str(out_port))
     rows = [line.rsplit(":", 1)[1] for line in done.stdout.splitlines() if line.startswith("ports: in")]
     return [[int(v) for v in row.strip().strip("|").split("|")] for row in rows]
 
@@ -190,12 +196,7 @@ VL_RANGE = re.compile(r"^VL0(?:-(\d+))?$")
 def read_port_vls(sim: Simulator, lid: int, port: int) -> tuple[int, int]:
     """(data VLs the port can run, data VLs it runs): its PortInfo VLCap and OperVLs (`smpquery
     portinfo`), as counts (VL0-7 is 8)."""
-    smpquery = shutil.which("smpquery") or shutil.which("smpquery", path="/usr/sbin:/sbin")
-    if smpquery is None:
-        raise SynthError(f"smpquery not found: install the Debian packages with `{PACKAGES}`")
-    done = sim.run([smpquery, "portinfo", str(lid), str(port)])
-    if done.returncode != 0:
-        raise SynthError(f"smpquery portinfo {lid} {port} failed (exit code {done.returncode}): {_last_error('', done.stderr)}")
+    done = _smpquery(sim, "portinfo", str(lid), str(port))
     fields = {k.strip(): v.strip(". ") for k, _, v in (line.partition(":") for line in done.stdout.splitlines())}
     counts = []
     for name in ("VLCap", "OperVLs"):
