@@ -91,16 +91,16 @@ def _contention_bars(result: PatternResult) -> Figure:
 
 def collective_figure(result, label: str) -> Figure:
     """A collective's algorithms over message sizes (synth.schedule.compare.Comparison): time per size, log-log."""
-    figure, axes = plt.subplots(figsize=(8, 4.5), dpi=100)
+    figure, axes = plt.subplots(figsize=(9.5, 4.5), dpi=100)
     styles = styles_for([c.label for c in result.candidates])  # one look per algorithm in every figure
     for j, c in enumerate(result.candidates):
-        axes.plot(result.sizes, result.times[:, j] * 1e6, markersize=3, linewidth=1.2, label=c.label, **styles[j].line_kwargs())
+        axes.plot(result.sizes, result.times[:, j] * 1e6, markersize=4, linewidth=1.2, label=c.label, **styles[j].line_kwargs())
     axes.set_xscale("log", base=2)
     axes.set_yscale("log")
     axes.set_xlabel("message size (bytes)")
     axes.set_ylabel("alpha-beta time (us)")
     axes.set_title(f"{result.collective} on {label}", fontsize="medium")
-    axes.legend(fontsize="small", loc="upper left")
+    axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the lines, never over them
     figure.tight_layout()
     return figure
 
