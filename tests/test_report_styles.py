@@ -34,11 +34,16 @@ def test_series_that_can_share_a_figure_differ_in_colour_or_line():
     assert len(set(triples)) == len(triples)
 
 
-def test_a_report_default_set_has_ten_colours():
-    """A direct network's default routers and five OpenSM engines: eleven series, no colour twice
-    among the first ten; 16 series no longer share 10 colours with nothing else to tell them apart."""
-    names = FIGURES["direct network"][:10]
-    assert len({REGISTRY[n].colour for n in names}) == 10 and {REGISTRY[n].line for n in names} == {"-"}
+def test_a_reports_default_series_differ_in_colour():
+    """A direct network's default routers with the five engines its committed reports run (10 series),
+    and a fat tree's four routers with OpenSM's four fat-tree engines: no colour twice. Beyond ten
+    series (16 on a direct network) the line style tells them apart."""
+    direct = ["minimal", "valiant", "ugal", "synth paths", "synth layered"] + [f"OpenSM {e}" for e in
+                                                                               ("minhop", "updn", "dfsssp", "nue", "lash")]
+    fat_tree = ["d-mod-k", "s-mod-k", "random", "synth layered"] + [f"OpenSM {e}" for e in
+                                                                    ("minhop", "updn", "ftree", "dfsssp")]
+    for names in (direct, fat_tree):
+        assert len({REGISTRY[n].colour for n in names}) == len(names)
     every = FIGURES["direct network"]
     assert len(every) > len(COLOURS) and len({(REGISTRY[n].colour, REGISTRY[n].line) for n in every}) == len(every)
 

@@ -61,13 +61,14 @@ def _contention_bars(result: PatternResult) -> Figure:
     count = len(result.phases)
     single = count == 1
     figure, axes = plt.subplots(figsize=(9, 4.2 if single else 3.8), dpi=100)
-    width = 0.8 / max(1, len(names))
+    width, half = _bar_width(len(names))
     x = np.arange(count)
     for j, (series, style) in enumerate(zip(result.series, styles)):
-        bars = axes.bar(x - 0.4 + (j + 0.5) * width, series.max_contention, width * 0.92, label=series.routing,
+        bars = axes.bar(x - half + (j + 0.5) * width, series.max_contention, width * 0.92, label=series.routing,
                         **style.bar_kwargs())
         axes.bar_label(bars, fontsize="x-small", padding=1)
-    axes.hlines(result.lower_bound, x - 0.42, x + 0.42, colors=BOUND_COLOUR, linewidth=1.8, label="lower bound")
+    axes.hlines(result.lower_bound, x - half - 0.03, x + half + 0.03, colors=BOUND_COLOUR, linewidth=1.8,
+                label="lower bound")
     top = max([int(result.lower_bound.max(initial=0))] + [int(s.max_contention.max(initial=0)) for s in result.series])
     axes.set_ylim(0, top * 1.15 + 0.5)
     axes.yaxis.get_major_locator().set_params(integer=True)
@@ -75,7 +76,8 @@ def _contention_bars(result: PatternResult) -> Figure:
     axes.grid(axis="y", color="0.9", linewidth=0.6)
     axes.set_axisbelow(True)
     if single:
-        axes.set_xticks(x - 0.4 + (np.arange(len(names)) + 0.5) * width, names, rotation=30, ha="right",
+        axes.set_xlim(-0.5, 0.5)
+        axes.set_xticks(x - half + (np.arange(len(names)) + 0.5) * width, names, rotation=30, ha="right",
                         fontsize="small")
         handles, labels = axes.get_legend_handles_labels()  # the routings are named under their bars
         axes.legend([handles[labels.index("lower bound")]], ["lower bound"], loc="upper left",
@@ -112,17 +114,17 @@ def time_figure(results: list[PatternResult], cost: CostModel) -> Figure:
     figure, axes = plt.subplots(figsize=(9, 4.2), dpi=100)
     routings = [s.routing for s in results[0].series] if results else []
     styles = styles_for(routings)
-    width = 0.8 / max(1, len(routings))
+    width, half = _bar_width(len(routings))
     x = np.arange(len(results))
     bounds = np.array([cost.exchange_time(r.lower_bound) for r in results])
     top = 1.0
     for j, (routing, style) in enumerate(zip(routings, styles)):
         ratios = np.array([cost.exchange_time(r.series[j].max_contention) for r in results]) / bounds
         top = max(top, float(ratios.max(initial=1.0)))
-        axes.bar(x - 0.4 + (j + 0.5) * width, ratios, width * 0.92, label=routing, **style.bar_kwargs())
+        axes.bar(x - half + (j + 0.5) * width, ratios, width * 0.92, label=routing, **style.bar_kwargs())
     axes.axhline(1.0, color=BOUND_COLOUR, linewidth=1.5, label="lower bound (1)")
-    axes.set_xticks(x, [f"{r.label}\n{len(r.phases)} phase{'s' if len(r.phases) != 1 else ''}, "
-                        f"bound {_us(b)}" for r, b in zip(results, bounds)], fontsize="small")
+    axes.set_xticks(x, [f"{r.label}\n{len(r.phases)} phase{'s' if len(r.phases) != 1 else ''}\nbound {_us(b)}"
+                        for r, b in zip(results, bounds)], fontsize="small")
     axes.set_ylim(0, top * 1.08)
     axes.set_ylabel("estimate / estimate at the bound")
     axes.grid(axis="y", color="0.9", linewidth=0.6)
@@ -132,6 +134,13 @@ def time_figure(results: list[PatternResult], cost: CostModel) -> Figure:
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     figure.tight_layout()
     return figure
+
+
+def _bar_width(bars: int) -> tuple[float, float]:
+    """A bar's width and half its group's: a group spans at most 0.8 of the space between groups,
+    a bar at most 0.2 (two bars are not two slabs)."""
+    width = min(0.8 / max(1, bars), 0.2)
+    return width, width * bars / 2
 
 
 def _us(seconds: float) -> str:

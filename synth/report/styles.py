@@ -5,9 +5,10 @@ every collective figure.
 A style is a colour (matplotlib's tab10), a line style and a marker; bars use the colour and a hatch
 that stands for the line style. The known series are listed by the figures they can share (FIGURES:
 a direct network's routings, a fat tree's, each collective's algorithms): no two series that can
-share a figure have the same colour and line style, so even markerless step lines tell them apart,
-and a figure's most drawn series (a report's defaults) differ in colour; no two series at all have
-the same colour, line style and marker.
+share a figure have the same colour and line style, so even markerless step lines tell them apart;
+a report's default series (FIRST) differ in colour, and a series beyond ten takes the colour that
+the fewest of its figure-mates have; no two series at all have the same colour, line style and
+marker.
 
 A name that is not listed (tables given with --lfts NAME=DIR, an algorithm added later) gets a
 style picked from its name by a stable hash (crc32, not Python's salted hash), so it too is the
@@ -73,24 +74,30 @@ class Style:
                 "linewidth": 0.0 if not self.hatch else 0.6}
 
 
+# A report's default series, styled first: a direct network's routers and the five engines its
+# committed reports run, a fat tree's four routers and OpenSM's four fat-tree engines.
+FIRST = ("minimal", "valiant", "ugal", "synth paths", "synth layered", *ENGINES[:5],
+         "d-mod-k", "s-mod-k", "random", "OpenSM ftree")
+
+
 def _registry() -> dict[str, Style]:
-    """Greedy, in FIGURES' order: each name the first colour and line style that no name sharing a
-    figure with it has, then the first marker (from a start that turns with the count) that makes
-    colour, line and marker unlike every other name's."""
+    """Greedy, the defaults first, then in FIGURES' order: each name the first colour and line
+    style that no name sharing a figure with it has, of those the one whose colour the fewest such
+    names have; then the first marker (from a start that turns with the count) that makes colour,
+    line and marker unlike every other name's."""
     partners: dict[str, set[str]] = {}
     for names in FIGURES.values():
         for name in names:
             partners.setdefault(name, set()).update(names)
     out: dict[str, Style] = {}
-    for names in FIGURES.values():
-        for name in names:
-            if name in out:
-                continue
-            taken = {(out[n].colour, out[n].line) for n in partners[name] if n in out}
-            colour, line = next((c, line) for line in LINES for c in COLOURS if (c, line) not in taken)
-            used = {st.marker for st in out.values() if (st.colour, st.line) == (colour, line)}
-            marker = next(m for k in range(len(MARKERS)) if (m := MARKERS[(len(out) + k) % len(MARKERS)]) not in used)
-            out[name] = Style(colour, line, marker)
+    for name in dict.fromkeys([*FIRST, *(n for names in FIGURES.values() for n in names)]):
+        near = [out[n] for n in partners[name] if n in out]
+        taken = {(st.colour, st.line) for st in near}
+        free = [(c, line) for line in LINES for c in COLOURS if (c, line) not in taken]
+        colour, line = min(free, key=lambda pair: sum(st.colour == pair[0] for st in near))  # (ties: the first)
+        used = {st.marker for st in out.values() if (st.colour, st.line) == (colour, line)}
+        marker = next(m for k in range(len(MARKERS)) if (m := MARKERS[(len(out) + k) % len(MARKERS)]) not in used)
+        out[name] = Style(colour, line, marker)
     return out
 
 
