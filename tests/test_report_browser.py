@@ -87,7 +87,8 @@ def cli(*argv):
 
 def chromium_probe(page, width, profile) -> dict:
     """The probe's result for `page` laid out `width` CSS pixels wide."""
-    assert CHROMIUM is not None, "CI=true but chromium is missing: `make install` runs scripts/install-system-packages.sh"
+    assert CHROMIUM is not None, ("CI is set but chromium is missing: `make install` runs "
+                                  "scripts/install-system-packages.sh")
     probe = page.with_name(page.stem + "-probe.html")
     text = page.read_text()
     probe.write_text(text.replace("</body>", PROBE + "</body>"))

@@ -17,7 +17,8 @@ from synth.schedule.algorithms import ALGORITHMS, load_all
 def every_series_name() -> set[str]:
     """Every name a report or synth compare gives a series, from synth's own registries."""
     load_all()
-    routings = set(ROUTERS.values()) | {DIRECT_LABELS.get(r, r) for r in DIRECT_ROUTERS} | {f"OpenSM {e}" for e in ENGINES}
+    routings = (set(ROUTERS.values()) | {DIRECT_LABELS.get(r, r) for r in DIRECT_ROUTERS}
+                | {f"OpenSM {e}" for e in ENGINES})
     algorithms = {a for a in ALGORITHMS if a != "tuna"}  # TuNA by its radix's role: "tuna (smallest radix)"...
     return routings | algorithms | {f"tuna ({role} radix)" for role in ("smallest", "middle", "largest")}
 
@@ -38,8 +39,8 @@ def test_a_reports_default_series_differ_in_colour():
     """A direct network's default routers with the five engines its committed reports run (10 series),
     and a fat tree's four routers with OpenSM's four fat-tree engines: no colour twice. Beyond ten
     series (16 on a direct network) the line style tells them apart."""
-    direct = ["minimal", "valiant", "ugal", "synth paths", "synth layered"] + [f"OpenSM {e}" for e in
-                                                                               ("minhop", "updn", "dfsssp", "nue", "lash")]
+    engines = ("minhop", "updn", "dfsssp", "nue", "lash")
+    direct = ["minimal", "valiant", "ugal", "synth paths", "synth layered"] + [f"OpenSM {e}" for e in engines]
     fat_tree = ["d-mod-k", "s-mod-k", "random", "synth layered"] + [f"OpenSM {e}" for e in
                                                                     ("minhop", "updn", "ftree", "dfsssp")]
     for names in (direct, fat_tree):
@@ -51,7 +52,8 @@ def test_a_reports_default_series_differ_in_colour():
 def test_tuna_radices_take_their_role():
     small, middle, large = styles_for(["tuna r=2", "tuna r=9", "tuna r=71"])
     assert [small, middle, large] == [REGISTRY[f"tuna ({r} radix)"] for r in ("smallest", "middle", "largest")]
-    assert styles_for(["tuna r=71", "tuna r=2"]) == [REGISTRY["tuna (largest radix)"], REGISTRY["tuna (smallest radix)"]]
+    assert styles_for(["tuna r=71", "tuna r=2"]) == [REGISTRY["tuna (largest radix)"],
+                                                     REGISTRY["tuna (smallest radix)"]]
 
 
 @settings(max_examples=60, deadline=None)

@@ -96,7 +96,8 @@ def collective_figure(result, label: str) -> Figure:
     figure, axes = plt.subplots(figsize=(9.5, 4.5), dpi=100)
     styles = styles_for([c.label for c in result.candidates])  # one look per algorithm in every figure
     for j, c in enumerate(result.candidates):
-        axes.plot(result.sizes, result.times[:, j] * 1e6, markersize=4, linewidth=1.2, label=c.label, **styles[j].line_kwargs())
+        axes.plot(result.sizes, result.times[:, j] * 1e6, markersize=4, linewidth=1.2, label=c.label,
+                  **styles[j].line_kwargs())
     axes.set_xscale("log", base=2)
     axes.set_yscale("log")
     axes.set_xlabel("message size (bytes)")
@@ -119,8 +120,9 @@ def time_figure(results: list[PatternResult], cost: CostModel) -> Figure:
     bounds = np.array([cost.exchange_time(r.lower_bound) for r in results])
     top = 1.0
     for j, (routing, style) in enumerate(zip(routings, styles)):
-        ratios = np.array([cost.exchange_time(r.series[j].max_contention) for r in results]) / bounds
-        top = max(top, float(ratios.max(initial=1.0)))
+        times = np.array([cost.exchange_time(r.series[j].max_contention) for r in results])
+        ratios = np.divide(times, bounds, out=np.full(len(results), np.nan), where=bounds > 0)  # (no phase: no bar)
+        top = max(top, float(np.nanmax(ratios, initial=1.0)))
         axes.bar(x - half + (j + 0.5) * width, ratios, width * 0.92, label=routing, **style.bar_kwargs())
     axes.axhline(1.0, color=BOUND_COLOUR, linewidth=1.5, label="lower bound (1)")
     axes.set_xticks(x, [f"{r.label}\n{len(r.phases)} phase{'s' if len(r.phases) != 1 else ''}\nbound {_us(b)}"
