@@ -415,7 +415,9 @@ def test_title_names_every_collective(tmp_path):
                        "--out", tmp_path / "r.html", "--quiet")
     assert code == 0, err
     title = f"synth cost report: {DIRECT}; collectives allreduce, alltoall"
-    assert (tmp_path / "r.md").read_text().startswith(f"# {title}\n")
+    text = (tmp_path / "r.md").read_text()
+    assert text.startswith(f"# {title}\n")
+    assert "### randperm:1 (1 phase)\n" in text and "every phase (1 row)" in text  # (not "1 phases")
     html = (tmp_path / "r.html").read_text()
     assert f"<title>{title}</title>" in html and f"<h1>{title}</h1>" in html
 

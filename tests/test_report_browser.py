@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 from html.parser import HTMLParser
 
@@ -96,9 +97,21 @@ def chromium_probe(page, width, profile) -> dict:
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                "--disable-extensions", "--hide-scrollbars", f"--user-data-dir={profile}",
                f"--window-size={width},900", "--dump-dom", probe.as_uri()]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=BROWSER_SECONDS, stdin=subprocess.DEVNULL)
-    match = re.search(r'<pre id="synth-probe">(.*?)</pre>', done.stdout, re.S)
-    assert match, f"chromium exited {done.returncode} without the probe's result: {done.stderr[-2000:]}"
+    # Its own process group: Chromium's helper processes share the output pipes, and a timeout
+    # that killed only the browser would leave communicate() waiting on them.
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, start_new_session=True) as browser:
+        try:
+            stdout, stderr = browser.communicate(timeout=BROWSER_SECONDS)
+        except subprocess.TimeoutExpired:
+            os.killpg(browser.pid, signal.SIGKILL)
+            browser.communicate()
+            pytest.fail(f"chromium did not finish the page within {BROWSER_SECONDS} s")
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(browser.pid, signal.SIGKILL)  # a helper left behind
+    match = re.search(r'<pre id="synth-probe">(.*?)</pre>', stdout, re.S)
+    assert match, f"chromium exited {browser.returncode} without the probe's result: {stderr[-2000:]}"
     return json.loads(match.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
                       .replace("&amp;", "&"))
 
