@@ -2,7 +2,8 @@
 # Debian packages synth's backends and checks run, installed when missing:
 #   glpsol (glpk-utils): the GLPK backend, the MathProg model's runner;
 #   opensm, ibsim (ibsim-utils, with the umad2sim preload library libumad2sim0) and dump_fts
-#   (infiniband-diags): `synth opensm-check`, which loads tables into OpenSM on a simulated fabric.
+#   (infiniband-diags): `synth opensm-check`, which loads tables into OpenSM on a simulated fabric;
+#   chromium: the tests lay out `synth report`'s HTML page in headless Chromium (tests/test_report_browser.py).
 set -euo pipefail
 missing=()
 command -v glpsol >/dev/null 2>&1 || missing+=(glpk-utils)
@@ -10,6 +11,7 @@ command -v opensm >/dev/null 2>&1 || [ -x /usr/sbin/opensm ] || missing+=(opensm
 command -v ibsim >/dev/null 2>&1 || missing+=(ibsim-utils)
 ls /usr/lib/*/umad2sim/libumad2sim.so >/dev/null 2>&1 || missing+=(libumad2sim0)
 command -v dump_fts >/dev/null 2>&1 || [ -x /usr/sbin/dump_fts ] || missing+=(infiniband-diags)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
     echo "synth needs the Debian packages: ${missing[*]} (run as root, or apt-get install them)" >&2

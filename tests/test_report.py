@@ -8,6 +8,7 @@ import json
 import re
 from html.parser import HTMLParser
 
+import matplotlib.colors
 import matplotlib.image
 import numpy as np
 import pytest
@@ -16,7 +17,8 @@ from conftest import TABLE_3_1
 from synth.cli import main
 from synth.cost.alphabeta import exchange_time
 from synth.report import plots
-from synth.report.data import PATTERNS, ROUTERS, PatternResult, Series
+from synth.report.data import PATTERNS, ROUTERS, CostModel, PatternResult, Series
+from synth.report.styles import style
 
 SPEC = TABLE_3_1[32]
 PATTERN_NAMES = list(PATTERNS)  # N = 32 is a power of two: XOR included
@@ -145,16 +147,72 @@ def test_alpha_beta_estimates_use_the_seed_defaults(report):
         assert expected == pytest.approx(exchange_time(columns[label], 4096))
 
 
-def test_contention_figure_plots_the_series():
+def test_contention_figure_plots_the_series_against_the_bound_on_one_scale():
+    """A panel per routing, every panel with the bound's line and the series' line, all on one y
+    scale that holds the highest series (a routing at 3 is drawn lower than one at 24)."""
     phases = np.arange(16)
-    result = PatternResult("a2a-opt", "OPT", phases, np.full(16, 2),
-                           [Series("a", phases % 5, 0.0), Series("b", np.full(16, 3), 0.0)])
+    bound = np.where(phases < 8, 2, 1)
+    result = PatternResult("a2a-opt", "OPT", phases, bound,
+                           [Series("synth paths", phases % 3, 0.0), Series("OpenSM nue", np.full(16, 24), 0.0)])
     figure = plots.contention_figure(result)
+    limits = {axes.get_ylim() for axes in figure.axes}
+    assert len(figure.axes) == 2 and len(limits) == 1
+    (low, high), = limits
+    assert low == 0 and 24 < high <= 24 * 1.2
     for axes, series in zip(figure.axes, result.series):
-        (line,) = axes.get_lines()
+        lines = {line.get_label(): line for line in axes.get_lines()}
+        assert set(lines) == {"lower bound", series.routing}
+        assert np.array_equal(lines["lower bound"].get_ydata(), bound)
+        line = lines[series.routing]
         assert np.array_equal(line.get_xdata(), phases) and np.array_equal(line.get_ydata(), series.max_contention)
-    changed = PatternResult("a2a-opt", "OPT", phases, np.full(16, 2), [Series("a", phases % 4, 0.0), result.series[1]])
+        assert matplotlib.colors.same_color(line.get_color(), style(series.routing).colour)
+        assert line.get_linestyle() == style(series.routing).line
+    changed = PatternResult("a2a-opt", "OPT", phases, bound, [Series("synth paths", phases % 4, 0.0), result.series[1]])
     assert plots.png(plots.contention_figure(changed)) != plots.png(plots.contention_figure(result))
+
+
+@pytest.mark.parametrize("count", [1, 2, plots.BAR_PHASES])
+def test_a_pattern_of_few_phases_is_drawn_as_bars(count):
+    """randperm:1 or shift:8 (one phase): a bar per routing of its contention, the bound a line over
+    them, a y axis from 0 (not a step line over one phase on an axis from -0.04 to 0.04)."""
+    phases = np.arange(count)
+    bound = np.full(count, 2)
+    series = [Series("minimal", np.full(count, 3), 0.0), Series("synth paths", np.full(count, 2), 0.0),
+              Series("valiant", np.arange(count) + 5, 0.0)]
+    figure = plots.contention_figure(PatternResult("randperm:1", "randperm:1", phases, bound, series))
+    (axes,) = figure.axes
+    assert axes.get_lines() == [] and axes.get_ylim()[0] == 0 and axes.get_ylim()[1] > count + 4
+    bars = [patch for patch in axes.patches if patch.get_height() > 0]
+    assert len(bars) == count * len(series)
+    for j, s in enumerate(series):
+        mine = bars[j * count:(j + 1) * count]
+        assert [b.get_height() for b in mine] == s.max_contention.tolist()
+        assert all(matplotlib.colors.same_color(b.get_facecolor(), style(s.routing).colour) for b in mine)
+    (segments,) = [c for c in axes.collections if c.get_label() == "lower bound"]
+    assert sorted(float(seg[0][1]) for seg in segments.get_segments()) == bound.tolist()
+
+
+def test_summary_figure_shows_each_estimate_over_the_bound():
+    """Bars of estimate / estimate at the bound, by the model's formula (per phase alpha + beta x
+    bytes x contention, 003's alpha-beta): 72 phases and one phase on one readable axis."""
+    cost = CostModel(1e-6, 100e9, 4096)
+    one = PatternResult("randperm:1", "randperm:1", np.arange(1), np.array([2]),
+                        [Series("minimal", np.array([3]), 0.0), Series("synth paths", np.array([2]), 0.0)])
+    many = PatternResult("a2a-lin", "LIN", np.arange(72), np.full(72, 2),
+                         [Series("minimal", np.full(72, 8), 0.0), Series("synth paths", np.full(72, 2), 0.0)])
+    figure = plots.time_figure([one, many], cost)
+    (axes,) = figure.axes
+
+    def estimate(contention):
+        return sum(1e-6 + 8e-11 * 4096 * c for c in contention)
+
+    heights = [patch.get_height() for patch in axes.patches]
+    expected = [estimate(r.series[j].max_contention) / estimate(r.lower_bound) for j in range(2) for r in (one, many)]
+    assert heights == pytest.approx(expected)
+    assert min(heights) >= 1 and axes.get_yscale() == "linear" and axes.get_ylim()[0] == 0
+    assert [line.get_ydata()[0] for line in axes.get_lines()] == [1.0]  # the bound
+    for patch, name in zip(axes.patches, ["minimal"] * 2 + ["synth paths"] * 2):
+        assert matplotlib.colors.same_color(patch.get_facecolor(), style(name).colour)
 
 
 def test_report_shows_opensm_engines_as_opensm_check_does(tmp_path):
@@ -347,3 +405,50 @@ def test_bad_direct_report_options(tmp_path, monkeypatch, argv, message):
     code, out, err = cli("report", DIRECT, "--out", "r.md", *argv)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_title_names_every_collective(tmp_path):
+    """`--collectives allreduce,alltoall`: the title names the network and both collectives (it was
+    "synth cost report: alltoall", the last collective's name in the report's place)."""
+    code, _, err = cli("report", DIRECT, "--patterns", "randperm:1", "--routers", "minimal", "--collectives",
+                       "allreduce,alltoall", "--collective-bytes", "1KiB,4KiB", "--out", tmp_path / "r.md",
+                       "--out", tmp_path / "r.html", "--quiet")
+    assert code == 0, err
+    title = f"synth cost report: {DIRECT}; collectives allreduce, alltoall"
+    text = (tmp_path / "r.md").read_text()
+    assert text.startswith(f"# {title}\n")
+    assert "### randperm:1 (1 phase)\n" in text and "every phase (1 row)" in text  # (not "1 phases")
+    html = (tmp_path / "r.html").read_text()
+    assert f"<title>{title}</title>" in html and f"<h1>{title}</h1>" in html
+
+
+def seed_ideal_time(m, message_bytes, bandwidth_bits):
+    """003_fd372c8942ac4293.txt sec. 2.5.1, written out here: T = sum_l M_1..M_{l-1} (M_l - 1) T(l),
+    T(l) = 2 t_path(l) + (F + 1) S / B, t_path(l) = 2 * 500 ns + (2l - 1) * 50 ns + 2l * 100 ns,
+    F = ceil(bytes / 64) flits of S = 64 B."""
+    flits = max(1, -(-message_bytes // 64))
+    total, below = 0.0, 1
+    for layer, m_l in enumerate(m, start=1):
+        t_path = 1000e-9 + (2 * layer - 1) * 50e-9 + 2 * layer * 100e-9
+        total += below * (m_l - 1) * (2 * t_path + (flits + 1) * 64 * 8 / bandwidth_bits)
+        below *= m_l
+    return total
+
+
+@pytest.mark.parametrize("bandwidth", [None, "25"])
+def test_fat_tree_section_uses_the_cost_models_bandwidth(tmp_path, bandwidth):
+    """One bandwidth in a report: the fat-tree section's ideal time is at the cost model's link
+    bandwidth (default 100 Gb/s; --bandwidth 25), not at the seed's simulated 10 Gb/s."""
+    assert seed_ideal_time((4, 2), 4096, 10e9) == pytest.approx(43196e-9)  # the seed's FT(2; 4, 2), by hand
+    extra = ["--bandwidth", bandwidth] if bandwidth else []
+    code, _, err = cli("report", TABLE_3_1[16], "--patterns", "opt", "--routers", "dmodk", *extra,
+                       "--out", tmp_path / "r.md", "--quiet")
+    assert code == 0, err
+    text = (tmp_path / "r.md").read_text()
+    gbps = float(bandwidth or 100)
+    model = re.search(r"alpha = [\d.e-]+ us, ([\d.]+) Gb/s links", text)
+    fat_tree = re.search(r"Ideal all-to-all time \(sec\. 2\.5\.1\) at the cost model's ([\d.]+) Gb/s links", text)
+    assert float(model.group(1)) == float(fat_tree.group(1)) == gbps
+    ideal = float(re.search(r"\*\*([\d.]+) us\*\* for 4096 B messages", text).group(1))
+    assert ideal == pytest.approx(seed_ideal_time((8, 2), 4096, gbps * 1e9) * 1e6, abs=0.006)
+    assert ideal != pytest.approx(seed_ideal_time((8, 2), 4096, 10e9) * 1e6, abs=0.006)

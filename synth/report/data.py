@@ -17,7 +17,7 @@ import numpy as np
 
 from synth.cost.alphabeta import beta_of, message_ports, most_per_port, node_ports, phase_times, single_port
 from synth.cost.bounds import cut_bounds_batch
-from synth.cost.fattree import bmin_table, ideal_exchange_time
+from synth.cost.fattree import LinkTimings, bmin_table, ideal_exchange_time
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.opensm.engines import EngineTables, engine_tables, given_tables
@@ -144,7 +144,7 @@ class Report:
     network: Network
     cost: CostModel
     patterns: list[PatternResult]
-    ideal_time: float | None  # 003, sec. 2.5.1, for the message size (XGFT only)
+    ideal_time: float | None  # 003, sec. 2.5.1, for the message size at the cost model's bandwidth (XGFT only)
     bmin: list[dict]  # XGFT only
     command: str
     engine_notes: list[str]
@@ -283,6 +283,7 @@ def build_report(
     elsewhere for the network's fabric (synth.opensm.engines.given_tables). `xgft` is the
     network's topology, of any family. The phases of synth's routings run on `executor`."""
     network = xgft.network()
+    report_name = name  # (the collectives' loop below reuses `name`)
     direct = not isinstance(xgft, Xgft)
     engine_runs, notes = [], []
     for label, directory in given:  # read first: a bad directory fails before any routing
@@ -323,8 +324,9 @@ def build_report(
         lp = any(r in ("paths", "layered") for r in routers)
         bound_note = "the cut bounds (terminal links" + (", group cut" if xgft.router_groups() is not None else "") + ")" \
             + (" and the LP bound over all paths (computed by synth's path-selection and layered routers)" if lp else "")
-        return Report(name, description or xgft.label(), source, xgft, network, cost, results, None, [], command, notes, timings,
+        return Report(report_name, description or xgft.label(), source, xgft, network, cost, results, None, [], command, notes, timings,
                       bound_note, xgft.facts(), compared)
-    return Report(name, description, source, xgft, network, cost, results,
-                  ideal_exchange_time(xgft.m, cost.message_bytes), bmin_table(xgft), command, notes, timings,
+    return Report(report_name, description, source, xgft, network, cost, results,
+                  ideal_exchange_time(xgft.m, cost.message_bytes, LinkTimings(link_bandwidth_bps=cost.bandwidth_bits)),
+                  bmin_table(xgft), command, notes, timings,
                   collectives=compared)

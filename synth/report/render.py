@@ -65,10 +65,17 @@ def _per_phase(result: PatternResult) -> dict:
     return {"headers": ["phase", "lower bound"] + [s.routing for s in result.series], "rows": columns.tolist()}
 
 
+def _title(report: Report) -> str:
+    """The network (or instance) and every collective the report prices."""
+    names = [c.collective for c in report.collectives]
+    return f"synth cost report: {report.name}" + (f"; collective{'s' if len(names) > 1 else ''} {', '.join(names)}"
+                                                 if names else "")
+
+
 def _context(report: Report, images: dict[str, str]) -> dict:
     xgft, network, cost = report.xgft, report.network, report.cost
     return {
-        "title": f"synth cost report: {report.name}",
+        "title": _title(report),
         "name": report.name,
         "description": report.description,
         "source": report.source,
