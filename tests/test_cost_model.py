@@ -269,3 +269,24 @@ def test_several_ranks_per_node_stay_above_the_bound(run, spec, name, algorithm)
             return
         assert code == 0, err
         assert _us(r"alpha-beta ([0-9.e+]+) us", out) >= _us(r"lower bound ([0-9.e+]+) us", out) * (1 - 1e-3), out
+
+
+def test_compare_figure_marks_crossovers_on_a_size_axis():
+    from synth.report.plots import collective_figure
+    from synth.schedule.compare import compare, size_text
+
+    topology = parse_topology("dragonfly:2,4,2")
+    sizes = [32 << k for k in range(0, 25, 2)]
+    result = compare("alltoall", topology, sizes, None, 1e-6, 100e9)
+    figure = collective_figure(result, topology.label())
+    axes = figure.axes[0]
+    labels = [t.get_text() for t in axes.get_xticklabels()]
+    assert labels and all(re.fullmatch(r"\d+(B|KiB|MiB|GiB)", t) for t in labels), labels
+    assert labels[0] == "32B" and labels[-1] == size_text(sizes[-1])
+    marks = [line for line in axes.get_lines() if list(line.get_xdata())[:1] * 2 == list(line.get_xdata())]
+    assert len(result.crossovers()) >= 1 and len(marks) == len(result.crossovers())
+    texts = [t.get_text() for t in axes.texts]
+    for size, _, after in result.crossovers():
+        assert f"best from {size_text(size)}:\n{after}" in texts
+    bound = [line for line in axes.get_lines() if line.get_label() == "lower bound (any schedule)"]
+    assert len(bound) == 1 and np.allclose(bound[0].get_ydata(), result.bounds * 1e6)

@@ -92,20 +92,48 @@ def _contention_bars(result: PatternResult) -> Figure:
 
 
 def collective_figure(result, label: str) -> Figure:
-    """A collective's algorithms over message sizes (synth.schedule.compare.Comparison): time per size, log-log."""
+    """A collective's algorithms over message sizes (synth.schedule.compare.Comparison): time per size,
+    log-log, with the bound no schedule beats under the same model, the sizes on a B/KiB/MiB axis,
+    and every crossover (where the best algorithm changes) marked and named."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    from synth.schedule.compare import size_text
+
     figure, axes = plt.subplots(figsize=(9.5, 4.5), dpi=100)
     styles = styles_for([c.label for c in result.candidates])  # one look per algorithm in every figure
     for j, c in enumerate(result.candidates):
         axes.plot(result.sizes, result.times[:, j] * 1e6, markersize=4, linewidth=1.2, label=c.label,
                   **styles[j].line_kwargs())
+    axes.plot(result.sizes, result.bounds * 1e6, color=BOUND_COLOUR, linewidth=2.0, linestyle=":",
+              label="lower bound (any schedule)")
+    best = result.best
+    for i in range(1, len(result.sizes)):
+        if best[i] != best[i - 1]:
+            axes.axvline(result.sizes[i], color="0.55", linewidth=0.8, linestyle="--")
+            axes.annotate(f"best from {size_text(result.sizes[i])}:\n{result.candidates[best[i]].label}",
+                          (result.sizes[i], 1.0), xycoords=("data", "axes fraction"), xytext=(3, -3),
+                          textcoords="offset points", va="top", fontsize="x-small", color="0.2",
+                          bbox={"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85})
     axes.set_xscale("log", base=2)
     axes.set_yscale("log")
-    axes.set_xlabel("message size (bytes)")
-    axes.set_ylabel("alpha-beta time (us)")
-    axes.set_title(f"{result.collective} on {label}", fontsize="medium")
+    ticks = _size_ticks(result.sizes)
+    axes.xaxis.set_major_locator(FixedLocator(ticks))
+    axes.xaxis.set_minor_locator(NullLocator())
+    axes.set_xticks(ticks, [size_text(int(t)) for t in ticks], fontsize="small")
+    axes.set_xlabel("message size")
+    axes.set_ylabel("time under synth's cost model (us)")
+    axes.set_title(f"{result.collective} on {label} ({result.router} routes)", fontsize="medium")
     axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the lines, never over them
     figure.tight_layout()
     return figure
+
+
+def _size_ticks(sizes: list[int]) -> list[int]:
+    """At most 10 of the sizes, evenly spread over the axis, the first and the last among them."""
+    if len(sizes) <= 10:
+        return list(sizes)
+    step = -(-(len(sizes) - 1) // 9)
+    return sorted(set(sizes[::step]) | {sizes[-1]})
 
 
 def time_figure(results: list[PatternResult], cost: CostModel) -> Figure:
