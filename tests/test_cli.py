@@ -212,7 +212,13 @@ def test_csv_traffic_end_to_end(run, tmp_path):
     code, out, _ = run("route", SMALL, "--traffic", f"csv:{matrix}", "--router", "random-msg", "--out", target, "--quiet")
     assert code == 0
     code, out, _ = run("check", target)
-    assert code == 0 and "not compared" in out
+    assert code == 0 and "not compared" not in out  # the matrix is there: reread and compared
+    matrix.write_text("src,dst,bytes,phase\n0,23,1000,0\n5,6,10,1\n")  # one flow fewer than routed
+    code, out, _ = run("check", target)
+    assert code == 1 and "flows differ from those of" in out
+    matrix.unlink()
+    code, out, _ = run("check", target)
+    assert code == 0 and "flows not compared with" in out and "(the file is not there)" in out
 
 
 def test_no_traceback_from_the_installed_command(tmp_path):
