@@ -19,6 +19,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from synth.cost.alphabeta import node_ports, step_times
 from synth.schedule.algorithms import ALGORITHMS, load_all
@@ -290,3 +292,25 @@ def test_compare_figure_marks_crossovers_on_a_size_axis():
         assert f"best from {size_text(size)}:\n{after}" in texts
     bound = [line for line in axes.get_lines() if line.get_label() == "lower bound (any schedule)"]
     assert len(bound) == 1 and np.allclose(bound[0].get_ydata(), result.bounds * 1e6)
+
+
+@settings(max_examples=30, deadline=None)
+@given(nodes=st.integers(1, 7), q=st.integers(1, 3), parts=st.integers(1, 2), seed=st.integers(0, 2 ** 32 - 1))
+def test_alltoall_bytes_that_must_move_counted_naively(nodes, q, parts, seed):
+    """Per node the bytes of blocks to and from other nodes, counted here block by block."""
+    from synth.cost.collective_bound import _alltoall_moves
+
+    p = nodes * q
+    sizes = np.random.default_rng(seed).integers(0, 3, parts * p * p)
+    out_of, into = np.zeros(nodes), np.zeros(nodes)
+    pairs_with_bytes = set()
+    for b, size in enumerate(sizes.tolist()):
+        s, d = (b % (p * p)) // p, (b % (p * p)) % p
+        if size:
+            pairs_with_bytes.add((s, d))
+        if s // q != d // q:
+            out_of[s // q] += size
+            into[d // q] += size
+    moves = _alltoall_moves(sizes, p, q, nodes)
+    assert np.allclose(moves.out_of, out_of) and np.allclose(moves.into, into) and moves.total == out_of.sum()
+    assert moves.every_pair_moves == all((s, d) in pairs_with_bytes for s in range(p) for d in range(p) if s != d)

@@ -62,9 +62,9 @@ def collective_bound(schedule, network) -> CollectiveBound:
     sizes = np.asarray(schedule.block_bytes, dtype=np.float64)
     name = schedule.collective
     spreading = name in SPREADING and p > 1
-    if name == "alltoallv":  # an empty block need not move: spreading only when every off-diagonal block has bytes
-        spreading = spreading and _off_node(sizes, p, 1).all()
     moves = _must_move(schedule, sizes, p, q, nodes)
+    if name == "alltoallv":  # an empty block need not move: spreading only when every block between ranks has bytes
+        spreading = spreading and moves.every_pair_moves
     if spreading:
         messages = math.ceil(math.log(p) / math.log(1 + k) - 1e-12)
     else:
@@ -89,6 +89,7 @@ class _Moves:
     out_of: np.ndarray | None = None  # per node, bytes it must send to other nodes
     into: np.ndarray | None = None  # per node, bytes it must receive from other nodes
     gossip: bool = False
+    every_pair_moves: bool = True  # all-to-all: every block between two ranks has bytes
 
 
 def _must_move(schedule, sizes: np.ndarray, p: int, q: int, nodes: int) -> _Moves:
@@ -105,10 +106,7 @@ def _must_move(schedule, sizes: np.ndarray, p: int, q: int, nodes: int) -> _Move
         own = np.bincount(node_of_block, sizes, nodes) if name == "reduce-scatter" else _root_share(schedule, n, nodes, q)
         return _Moves((nodes - 1) * n, out_of=n - own)
     if name in ("alltoall", "alltoallv"):
-        role = np.arange(len(sizes)) % (p * p)
-        src, dst = (role // p) // q, (role % p) // q
-        crossing = sizes * (src != dst)
-        return _Moves(float(crossing.sum()), np.bincount(src, crossing, nodes), np.bincount(dst, crossing, nodes))
+        return _alltoall_moves(schedule.block_bytes, p, q, nodes)
     root = (schedule.root or 0) // q
     if name in ("scatter", "gather"):
         crossing = sizes * (node_of_block != root)
@@ -133,11 +131,28 @@ def _root_share(schedule, n: float, nodes: int, q: int) -> np.ndarray:
     return own
 
 
-def _off_node(sizes: np.ndarray, p: int, q: int) -> np.ndarray:
-    role = np.arange(len(sizes)) % (p * p)
-    off = (role // p) // q != (role % p) // q
-    per_role = np.bincount(role, sizes, p * p)
-    return per_role[np.unique(role[off])] > 0
+ROWS_BYTES = 1 << 24  # an all-to-all's block sizes are summed a band of source ranks at a time (P^2 can be 2^28)
+
+
+def _alltoall_moves(block_bytes, p: int, q: int, nodes: int) -> _Moves:
+    """Block s P + d (of every part) goes from rank s to rank d: per node the bytes to and from other
+    nodes, summed a band of source ranks at a time without a P^2 temporary."""
+    parts = np.asarray(block_bytes).reshape(-1, p, p)  # (parts, src, dst), a view
+    out_of, into = np.zeros(nodes), np.zeros(nodes)
+    every_pair_moves = True
+    band = max(1, ROWS_BYTES // (8 * p * len(parts)))
+    for r0 in range(0, p, band):
+        r1 = min(p, r0 + band)
+        rows = parts[:, r0:r1, :].astype(np.float64).sum(axis=0)  # (band, dst): bytes from each source
+        src = np.arange(r0, r1)
+        same = rows.reshape(r1 - r0, nodes, q)[np.arange(r1 - r0), src // q].sum(axis=1)  # to the source's own node
+        out_of += np.bincount(src // q, rows.sum(axis=1) - same, nodes)
+        into += rows.reshape(r1 - r0, nodes, q).sum(axis=2).sum(axis=0)
+        np.subtract.at(into, src // q, same)
+        off = rows.copy()
+        off[np.arange(r1 - r0), src] = 1.0  # (a rank's block to itself need not move)
+        every_pair_moves = every_pair_moves and bool((off > 0).all())
+    return _Moves(float(out_of.sum()), out_of, into, every_pair_moves=every_pair_moves)
 
 
 def _link_bandwidth(network) -> tuple[np.ndarray, np.ndarray]:
