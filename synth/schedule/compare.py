@@ -31,12 +31,14 @@ MAX_SIZE = 1 << 40
 
 
 def parse_size(text: str) -> int:
-    match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
+    # [0-9], not \d: a regex's \d matches any Unicode digit ('٣٢', '３２'), which int() would take
+    match = re.fullmatch(r"\s*([0-9]+)\s*([A-Za-z]*)\s*", text, flags=re.ASCII)
     unit = match.group(2).upper() if match else None
     if not match or unit not in UNITS and unit != "":
         raise SynthError(f"message size {show(text)}: expected a number with a unit B, KiB, MiB, GiB or TiB")
-    value = int(match.group(1)) * UNITS.get(unit or "B")
-    if not 1 <= value <= MAX_SIZE:
+    digits = match.group(1).lstrip("0")
+    value = int(digits[:16] or "0") * UNITS.get(unit or "B")  # 16 digits are beyond 1 TiB in any unit
+    if not 1 <= value <= MAX_SIZE or len(digits) > 16:
         raise SynthError(f"message size {show(text)} must be between 1 B and 1 TiB")
     return value
 

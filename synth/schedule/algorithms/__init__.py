@@ -5,12 +5,12 @@ An algorithm lists the collectives it generates; `generate(request)` returns a S
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from synth.core import memory
 from synth.core.registry import Registry
 from synth.schedule.schedule import Schedule, ScheduleBuilder, collective
 
@@ -74,7 +74,6 @@ RUN_BYTES_PER_BLOCK = 8
 BYTES_PER_TRANSFER = 1024
 BASE_BYTES = 512 << 20
 MAX_TRANSFERS = (1 << 31) - 1  # the replay keeps transfer numbers in int32
-MEMORY_SHARE = 0.8  # of the machine's physical memory, what a schedule may plan to use
 
 
 def expected_block_sends(algorithm: Algorithm, request: Request) -> int:
@@ -85,11 +84,6 @@ def expected_block_sends(algorithm: Algorithm, request: Request) -> int:
 def one_transfer_per_block(request: Request) -> int:
     """The transfers of an all-to-all whose every moving block is a transfer of its own."""
     return request.ranks * (request.ranks - 1)
-
-
-def memory_budget() -> int:
-    """The bytes a schedule may plan to use: MEMORY_SHARE of this machine's physical memory."""
-    return int(MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
 
 
 def memory_needed(block_sends: int, blocks: int, transfers: int = 0, runs: bool = False) -> int:
@@ -105,13 +99,13 @@ def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = 
     sends = expected_block_sends(algorithm, request) if block_sends is None else block_sends
     if block_sends is None and algorithm.transfers is not None:
         transfers = algorithm.transfers(request)
-    need, budget = memory_needed(sends, request.blocks, transfers, algorithm.runs), memory_budget()
-    if need <= budget and transfers <= MAX_TRANSFERS:
+    need, budget = memory_needed(sends, request.blocks, transfers, algorithm.runs), memory.budget()
+    if need <= budget.bytes and transfers <= MAX_TRANSFERS:
         return None
     moved = f"{sends:,} blocks" + (f" in {transfers:,} transfers" if transfers else "")
     return (f"{algorithm.name} {request.collective} on {request.ranks:,} ranks would send {moved}, which needs about "
-            f"{need / 2**30:.1f} GiB; synth plans with {budget / 2**30:.1f} GiB here ({MEMORY_SHARE:.0%} of the "
-            "physical memory)" + ("" if transfers <= MAX_TRANSFERS else f" and at most {MAX_TRANSFERS:,} transfers"))
+            f"{memory.gib(need)}; synth plans with {budget} here"
+            + ("" if transfers <= MAX_TRANSFERS else f" and at most {MAX_TRANSFERS:,} transfers"))
 
 
 def minimum_block_sends(request: Request) -> int:
