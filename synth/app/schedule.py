@@ -20,6 +20,7 @@ from synth.core.text import counted
 from synth.core.validate import parse_int, parse_positive_number
 from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of
 from synth.cost.closed_forms import closed_form
+from synth.cost.path_hops import mapped_hops
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.routes_file import read_routes
 from synth.render.schedule_file import read_schedule, write_schedule
@@ -133,7 +134,8 @@ def cmd_schedule(args) -> int:
         target = outputs.reserve(args.out) if args.out is not None else None
         say(f"generating {info.name} by {algorithm.name} on {ranks:,} ranks")
         schedule = algorithm.generate(request)
-        oversized = too_large(algorithm, request, schedule.num_block_sends, schedule.num_transfers)
+        oversized = too_large(algorithm, request, schedule.num_block_sends, schedule.num_transfers,
+                              mapped_hops(schedule, topology, args.router, routes))
         if oversized is not None:  # with its transfers' routes and pricing: refuse before the replay
             raise SynthError(oversized)
         say(f"verifying {schedule.num_block_sends:,} block sends")

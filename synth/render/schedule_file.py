@@ -23,6 +23,7 @@ _TOP = ("format", "collective", "algorithm", "network", "ranks", "ranks_per_node
 _TOP_REQUIRED = ("format", "collective", "algorithm", "network", "ranks", "blocks", "block_bytes", "steps")
 _TRANSFER = ("src", "dst", "blocks", "op")
 MAX_RANKS = 1 << 20
+WRITE_CHUNK = 1 << 16  # block ids formatted at a time
 MAX_BLOCKS = 1 << 32
 
 
@@ -46,12 +47,26 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
         blocks_of = lambda t: ids[ptr[t]:ptr[t + 1]]  # noqa: E731
     else:  # runs are listed transfer by transfer, never all at once
         blocks_of = s.runs.blocks_of
+    # Written in pieces of at most WRITE_CHUNK block ids, never a whole step or a whole block list at
+    # once: a binomial broadcast of 10^6 blocks on 1024 ranks has steps of 512 transfers of 10^6
+    # blocks each (3.5 GB of text, twice that while joined); the writer's memory stays constant.
+    pending, size = [], 0
     for step in range(s.num_steps):
-        transfers = range(s.step_ptr[step], s.step_ptr[step + 1])
-        body = ",".join(f'{{"src":{src[t]},"dst":{dst[t]},"blocks":{_dump(blocks_of(t).tolist())},"op":{ops[op[t]]}}}'
-                        for t in transfers)
-        handle.write(("\n[" if step == 0 else ",\n[") + body + "]")
-    handle.write("\n]}\n")
+        pending.append("\n[" if step == 0 else ",\n[")
+        for t in range(s.step_ptr[step], s.step_ptr[step + 1]):
+            listed = blocks_of(t)
+            pending.append(f'{"," if t > s.step_ptr[step] else ""}{{"src":{src[t]},"dst":{dst[t]},"blocks":[')
+            for k in range(0, len(listed), WRITE_CHUNK):
+                text = ",".join(map(str, listed[k:k + WRITE_CHUNK].tolist()))
+                pending.append(text if k == 0 else "," + text)
+                size += len(text)
+            pending.append(f'],"op":{ops[op[t]]}}}')
+            size += 64
+            if size >= WRITE_CHUNK * 8:
+                handle.write("".join(pending))
+                pending, size = [], 0
+        pending.append("]")
+    handle.write("".join(pending) + "\n]}\n")
 
 
 def read_schedule(path: str) -> Schedule:
