@@ -412,24 +412,28 @@ def test_compare_scaling_equals_pricing_the_schedule_at_that_size(run, algorithm
 
 
 def test_a_schedule_larger_than_memory_is_refused_before_it_is_made(run, monkeypatch):
-    """The guard plans with 80% of the physical memory: 4 billion block sends need ~144 GiB."""
+    """The guard plans with what the process may use (synth.core.memory): 4 billion block sends
+    in as many transfers are far beyond any machine."""
     assert_user_error(run("schedule", "alltoall", "--algorithm", "spread-out", "--network", "torus:256,256"),
                       all_of=["spread-out alltoall on 65,536 ranks would send 4,294,901,760 blocks", "GiB"])
     import synth.schedule.algorithms as algorithms
+    from synth.core import memory
+
+    budget = lambda n: (lambda: memory.Budget(n, "a test's budget"))  # noqa: E731
 
     request = Request("alltoall", 4096, 4096 * 4096, 8, "torus:64,64", 0, (64, 64))
     bruck = ALGORITHMS["bruck"]
     need = algorithms.memory_needed(100_663_296, 4096 * 4096)  # the bench's Bruck: 101 M block sends
-    monkeypatch.setattr(algorithms, "memory_budget", lambda: need)
+    monkeypatch.setattr(memory, "budget", budget(need))
     assert algorithms.too_large(bruck, request) is None
-    monkeypatch.setattr(algorithms, "memory_budget", lambda: need - 1)
+    monkeypatch.setattr(memory, "budget", budget(need - 1))
     assert "would send 100,663,296 blocks" in algorithms.too_large(bruck, request)
     # TuNA lists its blocks as runs: its transfers and blocks count, not its 33 M block sends
     tuna, runs = ALGORITHMS["tuna"], dataclasses.replace(request, radix=64)
     need = algorithms.memory_needed(0, 4096 * 4096, 4096 * 126, runs=True)
-    monkeypatch.setattr(algorithms, "memory_budget", lambda: need)
+    monkeypatch.setattr(memory, "budget", budget(need))
     assert algorithms.too_large(tuna, runs) is None
-    monkeypatch.setattr(algorithms, "memory_budget", lambda: need - 1)
+    monkeypatch.setattr(memory, "budget", budget(need - 1))
     assert "would send 33,030,144 blocks in 516,096 transfers" in algorithms.too_large(tuna, runs)
 
 

@@ -8,16 +8,24 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import IO
 
 import numpy as np
 
+from synth.core import memory
 from synth.core.errors import SynthError
+from synth.core.text import counted
 from synth.core.validate import INT64_MAX, check_keys, read_json, require_int, require_list, require_str, require_table, show
 from synth.schedule.schedule import COLLECTIVES, OPS, Schedule, ScheduleBuilder
+from synth.schedule.verify import verify_memory
 
 FORMAT = "synth-schedule/1"
 MAX_FILE_BYTES = 2 << 30  # read whole: larger files are refused before reading
+# Python's objects of a parsed file, per byte of it: 17 for a file of one-block transfers (a dict,
+# a list and ints per 52 bytes: spread-out on 1024 ranks, 54 MB read in 1.0 GB), 6-7 for long block
+# lists (Bruck on 4096 ranks, 842 MB in 5.0 GB; binomial with 10^6 blocks, 434 MB in 3.2 GB).
+READ_BYTES_PER_FILE_BYTE = 20
 _TOP = ("format", "collective", "algorithm", "network", "ranks", "ranks_per_node", "root", "peer", "blocks", "block_bytes",
         "size_exchange", "steps")
 _TOP_REQUIRED = ("format", "collective", "algorithm", "network", "ranks", "blocks", "block_bytes", "steps")
@@ -71,6 +79,14 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
 
 def read_schedule(path: str) -> Schedule:
     where = f"schedule file '{path}'"
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # read_json says why it cannot be read
+    need, budget = READ_BYTES_PER_FILE_BYTE * size, memory.budget()
+    if size <= MAX_FILE_BYTES and need > budget.bytes:
+        raise SynthError(f"{where} has {size:,} bytes, which take about {memory.gib(need)} to read; synth plans with "
+                         f"{budget} here")
     return schedule_from_doc(read_json(path, where, "schedule file", MAX_FILE_BYTES), where)
 
 
@@ -104,8 +120,18 @@ def schedule_from_doc(doc, where: str) -> Schedule:
     else:
         require_int(sizes, f"{where}: block_bytes", 0, INT64_MAX)
     per_node = require_int(doc["ranks_per_node"], f"{where}: ranks_per_node", 1, ranks) if "ranks_per_node" in doc else 1
-    builder = ScheduleBuilder(name, algorithm, spec, ranks, blocks, sizes, root, per_node, peer)
+    _check_network(spec, ranks, per_node, where)
     steps = require_list(doc["steps"], f"{where}: steps")
+    transfers = sum(len(step) for step in steps if isinstance(step, list))
+    sends = sum(len(t["blocks"]) for step in steps if isinstance(step, list) for t in step
+                if isinstance(t, dict) and isinstance(t.get("blocks"), list))
+    need, budget = verify_memory(ranks, blocks, len(steps), transfers, sends), memory.budget()
+    if need > budget.bytes:  # before the arrays (the block sizes alone are 8 bytes per declared block)
+        raise SynthError(f"{where} declares {counted(ranks, 'rank')}, {counted(blocks, 'block')} and "
+                         f"{counted(len(steps), 'step')} of {counted(transfers, 'transfer')} sending "
+                         f"{counted(sends, 'block')}, which take about {memory.gib(need)} to "
+                         f"verify; synth plans with {budget} here")
+    builder = ScheduleBuilder(name, algorithm, spec, ranks, blocks, sizes, root, per_node, peer)
     exchanged = set()
     if "size_exchange" in doc:
         for i, v in enumerate(require_list(doc["size_exchange"], f"{where}: size_exchange")):
@@ -126,3 +152,17 @@ def schedule_from_doc(doc, where: str) -> Schedule:
             ops.append(OPS.index(transfer["op"]))
         builder.add_step(src, dst, parts, np.asarray(ops, dtype=np.int8), size_exchange=k in exchanged)
     return builder.build()
+
+
+def _check_network(spec: str, ranks: int, per_node: int, where: str) -> None:
+    """The network the ranks sit on: a spec synth knows, whose terminals times ranks_per_node are
+    the ranks (rank r on terminal r // ranks_per_node)."""
+    from synth.topology import parse_topology
+
+    try:
+        terminals = parse_topology(spec).num_terminals
+    except SynthError as exc:
+        raise SynthError(f"{where}: network.spec: {exc}") from None
+    if terminals * per_node != ranks:
+        per = f" x ranks_per_node {per_node} ({terminals * per_node:,})" if per_node != 1 else ""
+        raise SynthError(f"{where}: ranks {ranks:,} is not the {terminals:,} terminals of {spec}{per}")
