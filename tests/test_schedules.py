@@ -155,6 +155,30 @@ def test_every_algorithm_and_collective_is_covered():
     assert covered == {(n, c) for n, a in ALGORITHMS.items() for c in a.collectives}
 
 
+@pytest.mark.parametrize("name,request_", ALL, ids=[_id(n, r) for n, r in ALL])
+def test_the_counts_an_algorithm_declares_for_the_size_guard_are_its_schedules(name, request_):
+    """The size guard plans with the block sends and transfers an algorithm declares before it
+    generates anything (synth.schedule.algorithms.too_large): each declared count is the generated
+    schedule's (a transfer count of 0 means "not declared for these sizes")."""
+    algorithm = ALGORITHMS[name]
+    schedule = algorithm.generate(request_)
+    if algorithm.block_sends is not None:
+        assert algorithm.block_sends(request_) == schedule.num_block_sends
+    if algorithm.transfers is not None and algorithm.transfers(request_):
+        assert algorithm.transfers(request_) == schedule.num_transfers
+
+
+def test_the_large_algorithms_declare_their_transfers():
+    """Those that reach millions of transfers on the networks synth routes (one rank per terminal,
+    power-of-two sizes): the guard must know before generating them."""
+    request = Request("allreduce", 1024, 1024, 8, "torus:32,32", 0, (32, 32))
+    for name in ("swing-b", "swing-l", "bucket", "ring", "rd-l", "rd-b", "rabenseifner", "multitree"):
+        algorithm = ALGORITHMS[name]
+        assert algorithm.transfers is not None and algorithm.transfers(request) > 0, name
+    for name in ("bruck", "pairwise", "spread-out", "a2a-lin", "tuna"):
+        assert ALGORITHMS[name].transfers(dataclasses.replace(request, collective="alltoall", blocks=1024**2, radix=2)) > 0, name
+
+
 def step_counts(name, collective, p, blocks=None):
     request = Request(collective, p, blocks or expected_blocks(collective, p) or p, 8, "test")
     return ALGORITHMS[name].generate(request).num_steps

@@ -12,18 +12,21 @@ starts it there, else from the step after its first receipt. Every send of step 
 block held by step s; at the end every rank the collective promises must hold it.
 
 Reductions (which contributions a rank's partial of the block holds): every rank starts with its
-own contribution. The replay keeps the number of contributions and their fingerprint, the sum of
-one random 64-bit key per rank (modulo 2^64). Within a step every sender's partial is read before
-any receiver's changes (bulk-synchronous); `copy` replaces the receiver's partial, `reduce` adds
-to it. A count above P is a contribution counted twice; at the end every promised partial must
-count P contributions with the fingerprint of all P. Counts are exact, so a double count that is
-not offset by a missing contribution is caught exactly; one that is (P contributions, the wrong
-ones) is caught by the fingerprint, which misses it with probability 2^-64. The violation named
-is the earliest one detected: the blocks detected wrong earliest are replayed exactly with sets of
-ranks, which names their first violation. A double count that keeps a count at or below P is only
-detected at the end, so a later violation of another block may be named first (the verdict is the
-same). A double count that stays at or below P in a partial that is never used again and not
-promised is not detected at all: the replay judges what the promised partials end with.
+own contribution. The rule: a `reduce` that combines two partials sharing a contribution counts
+it twice, and that is a violation at its step, whatever happens to the partial later. The replay
+keeps the number of contributions and their fingerprint, the sum of one random 64-bit key per
+rank (modulo 2^64). Within a step every sender's partial is read before any receiver's changes
+(bulk-synchronous); `copy` replaces the receiver's partial, `reduce` adds to it. A count above P
+is a contribution counted twice; at the end every promised partial must count P contributions
+with the fingerprint of all P. A double count flows into every partial that later reads it, so
+one that reaches a promised partial is caught there (exactly by the counts, or by the
+fingerprint, which misses it with probability 2^-64). One that reaches none is lost with a
+partial discarded unread: overwritten by a copy before anyone read it, or left at a rank the
+collective promises nothing. Blocks with such a discard are suspects and are replayed exactly
+with sets of ranks (none of synth's generators discards a written partial unread, so this costs
+nothing on their schedules). The violation named is the earliest one found: the blocks detected
+wrong earliest and the suspects are replayed exactly, which names their first violation (a later
+violation of another block may be named first; the verdict is the same).
 """
 
 from __future__ import annotations
