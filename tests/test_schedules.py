@@ -447,11 +447,11 @@ def test_a_schedule_larger_than_memory_is_refused_before_it_is_made(run, monkeyp
 
     request = Request("alltoall", 4096, 4096 * 4096, 8, "torus:64,64", 0, (64, 64))
     bruck = ALGORITHMS["bruck"]
-    need = algorithms.memory_needed(100_663_296, 4096 * 4096)  # the bench's Bruck: 101 M block sends
+    need = algorithms.memory_needed(100_663_296, 4096 * 4096, 4096 * 12)  # the bench's Bruck: 101 M block sends, 12 steps
     monkeypatch.setattr(memory, "budget", budget(need))
     assert algorithms.too_large(bruck, request) is None
     monkeypatch.setattr(memory, "budget", budget(need - 1))
-    assert "would send 100,663,296 blocks" in algorithms.too_large(bruck, request)
+    assert "would send 100,663,296 blocks in 49,152 transfers" in algorithms.too_large(bruck, request)
     # TuNA lists its blocks as runs: its transfers and blocks count, not its 33 M block sends
     tuna, runs = ALGORITHMS["tuna"], dataclasses.replace(request, radix=64)
     need = algorithms.memory_needed(0, 4096 * 4096, 4096 * 126, runs=True)
