@@ -19,6 +19,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.cost.alphabeta import beta_of
+from synth.cost.path_hops import mapped_hops
 from synth.cost.schedule_cost import MappedSchedule, map_schedule
 from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all, too_large
 from synth.schedule.schedule import collective
@@ -79,6 +80,7 @@ def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[
     if info.rooted or name == "alltoallv":
         raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
     ranks = topology.network().num_terminals
+    _router_applies(topology, router, ranks)
     dims = grid_shape(topology)
     out, skipped = [], []
     for algorithm_name, algorithm in ALGORITHMS.items():
@@ -97,12 +99,29 @@ def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[
                 skipped.append(f"{label}: {refusal}")
                 continue
             schedule = algorithm.generate(request)
+            refusal = too_large(algorithm, request, schedule.num_block_sends, schedule.num_transfers,
+                                mapped_hops(schedule, topology, router))  # with its routes and pricing
+            if refusal is not None:
+                skipped.append(f"{label}: {refusal}")
+                continue
             report = verify(schedule)
             if not report.ok:
                 raise AssertionError(f"{label} generated a wrong schedule: {report.violation}")
             split = ranks if info.blocks == "P^2" else blocks
             out.append(Candidate(label, split, map_schedule(schedule, topology, router)))
     return out, skipped
+
+
+def _router_applies(topology, router: str, ranks: int) -> None:
+    """One flow through the router before any schedule is made: a router that cannot route this
+    network (too many routers for its tables, a family it does not take) is one line now, not
+    after every algorithm's schedule was generated."""
+    from synth.workflow import router_function
+
+    if ranks < 2:
+        return
+    one = np.zeros(1, dtype=np.int64)
+    router_function(router, topology=topology)(topology, one, one + 1, phase=one, occurrence=one, seed=0)
 
 
 def size_text(n: int) -> str:
