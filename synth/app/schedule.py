@@ -20,12 +20,12 @@ from synth.core.text import counted
 from synth.core.validate import parse_int, parse_positive_number
 from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of
 from synth.cost.closed_forms import closed_form
-from synth.cost.path_hops import mapped_hops
+from synth.cost.path_hops import all_pairs_hops, mapped_hops
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.routes_file import read_routes
 from synth.render.schedule_file import read_schedule, write_schedule
 from synth.schedule.algorithms import (ALGORITHMS, Request, expected_block_sends, grid_shape, load_all,
-                                       too_large)
+                                       sends_every_pair, too_large)
 from synth.schedule.schedule import COLLECTIVES, collective
 from synth.schedule.sizes import parse_sizes
 from synth.schedule.verify import expected_blocks, verify
@@ -124,7 +124,9 @@ def cmd_schedule(args) -> int:
         dims = ()  # several ranks per router: the ranks are no longer the router grid
     request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root, dims, args.radix, args.batch,
                       args.ranks_per_node, None, args.peer)
-    refusal = algorithm.refusal(request) or too_large(algorithm, request)  # before the sizes (P^2 of them) are made
+    planned_hops = all_pairs_hops(topology, args.router, args.ranks_per_node) \
+        if routes is None and sends_every_pair(algorithm) and algorithm.refusal(request) is None else 0
+    refusal = algorithm.refusal(request) or too_large(algorithm, request, hops=planned_hops)  # before the P^2 sizes are made
     if refusal is not None:
         raise SynthError(refusal)
     if args.sizes is not None:

@@ -42,6 +42,35 @@ def mapped_hops(schedule, topology, router: str | None = None, routes: dict | No
     return int(len(src) * (2 * view.diameter + 6))  # two shortest segments, two two-hop detours, in and out
 
 
+def all_pairs_hops(topology, router: str | None = None, ranks_per_node: int = 1) -> int:
+    """The channels of one transfer from every rank to every other rank (spread-out, pairwise and
+    the phased exchanges send exactly these), known before the schedule is made: exact for minimal
+    and fat-tree routes, a bound elsewhere. Ranks on one node exchange through memory."""
+    n, q = topology.num_terminals, ranks_per_node
+    if n < 2:
+        return 0
+    if isinstance(topology, Xgft):
+        span = topology.mt_span  # a leaf has span[l] - span[l - 1] others whose lowest common ancestor is at layer l
+        return q * q * n * sum(2 * l * (span[l] - span[l - 1]) for l in range(1, topology.height + 1))
+    from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL
+    from synth.route.minimal import router_view
+
+    view = router_view(topology)
+    router = router or topology.default_router
+    spec = DIRECT_ROUTERS.get(router, f"a {topology.family} network") if router in DIRECT_ROUTERS else None
+    if spec is None or spec.policy != MINIMAL:
+        return q * q * n * (n - 1) * (2 * view.diameter + 6)
+    per_router = np.bincount(view.terminal_router, minlength=len(view.distance)).astype(np.float64)
+    total = 0.0
+    for lo in range(0, len(per_router), ROWS):  # sum over router pairs of terminals x terminals x (distance + 2)
+        rows = view.distance[lo:lo + ROWS].astype(np.float64) + 2
+        total += float(per_router[lo:lo + ROWS] @ rows @ per_router)
+    return q * q * int(round(total - 2 * n))  # less each terminal with itself
+
+
+ROWS = 512  # router rows of the distance table summed at a time
+
+
 def _common_level(xgft: Xgft, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """The layer of the lowest common ancestor of every pair of leaves (1..H)."""
     level = np.full(len(src), xgft.height, dtype=np.int64)

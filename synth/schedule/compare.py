@@ -19,9 +19,9 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.cost.alphabeta import beta_of
-from synth.cost.path_hops import mapped_hops
+from synth.cost.path_hops import all_pairs_hops, mapped_hops
 from synth.cost.schedule_cost import MappedSchedule, map_schedule
-from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all, too_large
+from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all, sends_every_pair, too_large
 from synth.schedule.schedule import collective
 from synth.schedule.verify import expected_blocks, verify
 
@@ -82,7 +82,7 @@ def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[
     ranks = topology.network().num_terminals
     _router_applies(topology, router, ranks)
     dims = grid_shape(topology)
-    out, skipped = [], []
+    out, skipped, every_pair = [], [], None
     for algorithm_name, algorithm in ALGORITHMS.items():
         if name not in algorithm.collectives:
             continue
@@ -93,7 +93,11 @@ def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[
             if blocks is None:
                 blocks = algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
             request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, 0, dims, radix)
-            refusal = algorithm.refusal(request) or too_large(algorithm, request)
+            refusal = algorithm.refusal(request)
+            if refusal is None:  # an exchange of every pair: its routes' hops are known before it is made
+                if sends_every_pair(algorithm) and every_pair is None:
+                    every_pair = all_pairs_hops(topology, router)
+                refusal = too_large(algorithm, request, hops=every_pair if sends_every_pair(algorithm) else 0)
             label = algorithm_name if radix is None else f"{algorithm_name} r={radix}"
             if refusal is not None:
                 skipped.append(f"{label}: {refusal}")

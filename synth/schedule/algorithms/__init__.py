@@ -113,6 +113,12 @@ def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = 
             + ("" if transfers <= MAX_TRANSFERS else f" and at most {MAX_TRANSFERS:,} transfers"))
 
 
+def sends_every_pair(algorithm: Algorithm) -> bool:
+    """Whether the algorithm's transfers are one per ordered pair of ranks (their routes' hops are
+    then known before the schedule is made: synth.cost.path_hops.all_pairs_hops)."""
+    return algorithm.transfers is one_transfer_per_block
+
+
 def minimum_block_sends(request: Request) -> int:
     """A lower bound on any schedule's block sends: every block must leave its first holder."""
     p, b = request.ranks, request.blocks
