@@ -124,9 +124,9 @@ def cmd_schedule(args) -> int:
         dims = ()  # several ranks per router: the ranks are no longer the router grid
     request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root, dims, args.radix, args.batch,
                       args.ranks_per_node, None, args.peer)
-    planned_hops = all_pairs_hops(topology, args.router, args.ranks_per_node) \
-        if routes is None and sends_every_pair(algorithm) and algorithm.refusal(request) is None else 0
-    refusal = algorithm.refusal(request) or too_large(algorithm, request, hops=planned_hops)  # before the P^2 sizes are made
+    refusal = algorithm.refusal(request) or too_large(algorithm, request)  # before the sizes (P^2 of them) are made
+    if refusal is None and routes is None and sends_every_pair(algorithm):  # its routes' hops are known already
+        refusal = too_large(algorithm, request, hops=all_pairs_hops(topology, args.router, args.ranks_per_node))
     if refusal is not None:
         raise SynthError(refusal)
     if args.sizes is not None:

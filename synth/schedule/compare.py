@@ -93,11 +93,10 @@ def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[
             if blocks is None:
                 blocks = algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
             request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, 0, dims, radix)
-            refusal = algorithm.refusal(request)
-            if refusal is None:  # an exchange of every pair: its routes' hops are known before it is made
-                if sends_every_pair(algorithm) and every_pair is None:
-                    every_pair = all_pairs_hops(topology, router)
-                refusal = too_large(algorithm, request, hops=every_pair if sends_every_pair(algorithm) else 0)
+            refusal = algorithm.refusal(request) or too_large(algorithm, request)
+            if refusal is None and sends_every_pair(algorithm):  # its routes' hops are known before it is made
+                every_pair = all_pairs_hops(topology, router) if every_pair is None else every_pair
+                refusal = too_large(algorithm, request, hops=every_pair)
             label = algorithm_name if radix is None else f"{algorithm_name} r={radix}"
             if refusal is not None:
                 skipped.append(f"{label}: {refusal}")
