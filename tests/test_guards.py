@@ -161,14 +161,103 @@ def test_under_an_address_space_limit_a_schedule_that_would_not_fit_is_refused(a
         assert listing(outputs) == before
 
 
-def test_under_an_address_space_limit_what_the_guard_accepts_runs():
-    """The control: 10^6 transfers (spread-out on 1024 ranks) with --out under a 3 GiB address space,
-    which the guard accepts (it plans 2.3 GiB over what the interpreter maps): the run completes."""
+@pytest.mark.parametrize("argv,ranks", [
+    (("alltoall", "--algorithm", "spread-out", "--network", "torus:32,32"), 1024),  # 10^6 transfers, 1.6 GiB planned
+    (("broadcast", "--algorithm", "binomial", "--network", "torus:4,4", "--blocks", "1000000"), 16),  # 1.5 x 10^7 sends
+])
+def test_under_an_address_space_limit_what_the_guard_accepts_runs(argv, ranks):
+    """The controls: runs the guard accepts under a 3 GiB address space complete, their file written
+    and verified under the same limit (the estimates cover what generation, replay, routing,
+    pricing, writing and reading allocate)."""
     with workspace() as (_, outputs):
-        code, out, err = limited(["schedule", "alltoall", "--algorithm", "spread-out", "--network", "torus:32,32",
-                                  "--out", outputs / "s.json"], limit=3 * GiB)
+        code, out, err = limited(["schedule", *argv, "--out", outputs / "s.json"], limit=3 * GiB)
         assert code == 0, err
-        assert json.loads((outputs / "s.json").read_text())["ranks"] == 1024
+        assert json.loads((outputs / "s.json").read_text())["ranks"] == ranks
+        code, out, err = limited(["verify", outputs / "s.json"], limit=3 * GiB)
+        assert code == 0 and out.startswith("OK: "), err
+
+
+# ----- the estimates: routed hops, and the pieces that keep memory bounded ---------------------
+
+@pytest.mark.parametrize("spec,router", [("torus:4,6", "minimal"), ("xgft:3:4,4,2:1,4,2", "dmodk"),
+                                         ("dragonfly:2,4,2", "minimal"), ("slimfly:5", "minimal-random"),
+                                         ("hyperx:3,4", "dor"), ("dragonfly:2,4,2", "valiant"), ("torus:4,6", "ugal"),
+                                         ("torus:3,4@fail=random:2:7", "minimal")])
+@pytest.mark.parametrize("per_node", [1, 2])
+def test_the_planned_hops_are_the_routed_ones(spec, router, per_node):
+    """Exact for minimal and fat-tree routes, an upper bound for the others: the all-pairs count
+    before the schedule exists, and the count of a made schedule's transfers (pairwise all-to-all)."""
+    from synth.cost.path_hops import all_pairs_hops, mapped_hops
+    from synth.route.paths import as_paths
+    from synth.schedule.algorithms import ALGORITHMS, Request, load_all
+    from synth.topology import parse_topology
+    from synth.workflow import router_function
+
+    load_all()
+    topology = parse_topology(spec)
+    p = topology.num_terminals * per_node
+    schedule = ALGORITHMS["pairwise"].generate(Request("alltoall", p, p * p, 8, topology.spec, ranks_per_node=per_node))
+    nodes_src, nodes_dst = schedule.src // per_node, schedule.dst // per_node
+    across = nodes_src != nodes_dst
+    routed = router_function(router, topology=topology)(topology, nodes_src[across], nodes_dst[across],
+                                                        phase=schedule.transfer_step()[across],
+                                                        occurrence=np.zeros(int(across.sum()), dtype=np.int64), seed=0)
+    hops = len(as_paths(topology, nodes_src[across], nodes_dst[across],
+                        routed[0] if isinstance(routed, tuple) else routed).channels)
+    planned, made = all_pairs_hops(topology, router, per_node), mapped_hops(schedule, topology, router)
+    if router in ("minimal", "minimal-random", "dor", "dmodk"):
+        assert planned == made == hops
+    else:
+        assert planned == made >= hops
+
+
+def test_minimal_routes_walked_in_pieces_are_the_same_routes(monkeypatch):
+    """RouterView.walk takes WALK_CELLS padded hops at a time: any piece size gives the same paths
+    (the random choices of minimal-random and dor's choices included)."""
+    import synth.route.minimal as minimal
+    from synth.topology import parse_topology
+    from synth.workflow import router_function
+
+    for spec, router in (("torus:5,6", "minimal"), ("slimfly:5", "minimal-random"), ("hyperx:3,4", "dor"),
+                         ("dragonfly:2,4,2", "ugal")):
+        topology = parse_topology(spec)
+        n = topology.num_terminals
+        src, dst = np.divmod(np.arange(n * n), n)
+        zero = np.zeros(n * n, dtype=np.int64)
+        route = router_function(router, topology=topology)
+        whole = route(topology, src, dst, phase=zero, occurrence=zero, seed=3)
+        monkeypatch.setattr(minimal, "WALK_CELLS", 7)
+        pieces = route(topology, src, dst, phase=zero, occurrence=zero, seed=3)
+        monkeypatch.undo()
+        assert (whole.offsets == pieces.offsets).all() and (whole.channels == pieces.channels).all(), spec
+
+
+def test_the_schedule_file_written_in_pieces_is_the_same_file(monkeypatch, tmp_path):
+    """write_schedule formats WRITE_CHUNK block ids at a time: with pieces of 3 the file is the
+    one written whole, and it is the format: one step per line, transfers as compact JSON."""
+    import io
+
+    import synth.render.schedule_file as schedule_file
+    from synth.schedule.algorithms import ALGORITHMS, Request, load_all
+
+    load_all()
+    schedule = ALGORITHMS["bruck"].generate(Request("alltoall", 6, 36, 8, "torus:6"))
+    whole = io.StringIO()
+    schedule_file.write_schedule(whole, schedule)
+    monkeypatch.setattr(schedule_file, "WRITE_CHUNK", 3)
+    pieces = io.StringIO()
+    schedule_file.write_schedule(pieces, schedule)
+    assert pieces.getvalue() == whole.getvalue()
+    doc = json.loads(whole.getvalue())
+    lines = whole.getvalue().splitlines()
+    assert len(doc["steps"]) == schedule.num_steps and len(lines) == 9 + schedule.num_steps + 1
+    for k, step in enumerate(doc["steps"]):
+        shown = json.dumps(step, separators=(",", ":"))
+        assert shown in lines[9 + k]
+        for i, t in enumerate(step):
+            at = schedule.step_ptr[k] + i
+            assert (t["src"], t["dst"]) == (schedule.src[at], schedule.dst[at])
+            assert t["blocks"] == schedule.block_ids[schedule.block_ptr[at]:schedule.block_ptr[at + 1]].tolist()
 
 
 def test_under_an_address_space_limit_verify_refuses_a_file_declaring_2_to_the_32_blocks():
@@ -199,14 +288,14 @@ def test_property_verify_refuses_declared_blocks_above_the_budget(monkeypatch_mo
     refused (exit 2, one line naming the blocks) exactly when what it declares does not fit."""
     from synth.schedule.verify import verify_memory
 
-    from synth.render.schedule_file import READ_BYTES_PER_FILE_BYTE
+    from synth.render.schedule_file import read_memory
 
     with monkeypatch_module.context() as patch, workspace() as (inputs, _):
         patch.setattr(memory, "budget", lambda: memory.Budget(budget, "a test's budget"))
         text = json.dumps(schedule_doc("broadcast", 2, [[{"src": 0, "dst": 1, "blocks": [0], "op": "copy"}]], blocks, root=0))
         (inputs / "s.json").write_text(text)
         need = verify_memory(2, blocks, 1, 1, 1)
-        if READ_BYTES_PER_FILE_BYTE * len(text) > budget:  # not even the file's text fits
+        if read_memory(inputs / "s.json")[1] > budget:  # not even the parsed file fits
             assert_user_error(run("verify", inputs / "s.json"), all_of=(f"{len(text)} bytes", "to read", "a test's budget"))
         elif need > budget:
             assert_user_error(run("verify", inputs / "s.json"), all_of=(f"{blocks:,} block", "a test's budget"))

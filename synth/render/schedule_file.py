@@ -22,10 +22,14 @@ from synth.schedule.verify import verify_memory
 
 FORMAT = "synth-schedule/1"
 MAX_FILE_BYTES = 2 << 30  # read whole: larger files are refused before reading
-# Python's objects of a parsed file, per byte of it: 17 for a file of one-block transfers (a dict,
-# a list and ints per 52 bytes: spread-out on 1024 ranks, 54 MB read in 1.0 GB), 6-7 for long block
-# lists (Bruck on 4096 ranks, 842 MB in 5.0 GB; binomial with 10^6 blocks, 434 MB in 3.2 GB).
-READ_BYTES_PER_FILE_BYTE = 20
+# Python's objects of a parsed file (measured peak RSS of synth verify, replay included): per JSON
+# object (a transfer: its dict, keys, list) 700 bytes, per item of a list or object (a ',': a block
+# id's int and list slot) 40: spread-out on 1024 ranks (10^6 one-block transfers, 54 MB) read and
+# replayed in 0.9 GB, Bruck on 4096 ranks (10^8 block ids, 842 MB) in 4.8 GB, a binomial broadcast
+# of 10^6 blocks on 64 ranks (6.3 x 10^7 ids, 434 MB) in 2.9 GB.
+READ_BASE_BYTES = 256 << 20
+READ_BYTES_PER_OBJECT = 800
+READ_BYTES_PER_ITEM = 44
 _TOP = ("format", "collective", "algorithm", "network", "ranks", "ranks_per_node", "root", "peer", "blocks", "block_bytes",
         "size_exchange", "steps")
 _TOP_REQUIRED = ("format", "collective", "algorithm", "network", "ranks", "blocks", "block_bytes", "steps")
@@ -79,15 +83,30 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
 
 def read_schedule(path: str) -> Schedule:
     where = f"schedule file '{path}'"
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        size = 0  # read_json says why it cannot be read
-    need, budget = READ_BYTES_PER_FILE_BYTE * size, memory.budget()
+    size, need = read_memory(path)
+    budget = memory.budget()
     if size <= MAX_FILE_BYTES and need > budget.bytes:
         raise SynthError(f"{where} has {size:,} bytes, which take about {memory.gib(need)} to read; synth plans with "
                          f"{budget} here")
     return schedule_from_doc(read_json(path, where, "schedule file", MAX_FILE_BYTES), where)
+
+
+def read_memory(path: str) -> tuple[int, int]:
+    """(bytes, the bytes parsing it takes): its text, twice while decoded, and Python's objects for
+    its numbers and objects, counted by a pass over the file in pieces (nothing is kept). 0, 0 for
+    a file that cannot be read or is above MAX_FILE_BYTES (read_json says why)."""
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_FILE_BYTES:
+            return size, 0
+        objects = items = 0
+        with open(path, "rb") as handle:
+            while piece := handle.read(1 << 24):
+                objects += piece.count(b"{")
+                items += piece.count(b",")
+    except OSError:
+        return 0, 0
+    return size, READ_BASE_BYTES + max(2 * size, size + READ_BYTES_PER_OBJECT * objects + READ_BYTES_PER_ITEM * items)
 
 
 def schedule_from_doc(doc, where: str) -> Schedule:
