@@ -26,12 +26,17 @@ from numba import njit
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
+from synth.core import memory
 from synth.core.errors import SynthError
 from synth.route.oblivious import mix64
 from synth.route.paths import Paths
 
 # The distance and next-channel tables take 6 bytes per router pair: 8192 routers are 400 MB.
 MAX_ROUTERS = 8192
+# Per router pair: the distance (int16), the next channel (int32), unreachable (bool); with groups
+# also the float64 distances of the one-global-hop sense and of the groups' own links while made.
+TABLE_BYTES = 8
+GROUPED_TABLE_BYTES = 24
 WALK_CELLS = 1 << 22  # padded hops walked at a time (32 MB of int64)
 _SALT = np.uint64(0x9E3779B97F4A7C15)
 
@@ -42,6 +47,10 @@ class RouterView:
         if r > MAX_ROUTERS:
             raise SynthError(f"{network.spec} has {r:,} routers; minimal routing keeps a table per router pair and "
                              f"handles at most {MAX_ROUTERS:,}")
+        need, budget = (TABLE_BYTES if groups is None else GROUPED_TABLE_BYTES) * r * r, memory.budget()
+        if need > budget.bytes:  # the tables are made before any flow is routed
+            raise SynthError(f"{network.spec}: minimal routing's tables for {r:,} routers take about {memory.gib(need)}; "
+                             f"synth plans with {budget} here")
         src, dst = network.channel_src, network.channel_dst
         injection, ejection = np.flatnonzero(src < n), np.flatnonzero(dst < n)
         if len(injection) != n or len(ejection) != n or (dst[injection] < n).any():
