@@ -157,6 +157,30 @@ def test_every_algorithm_and_collective_is_covered():
     assert covered == {(n, c) for n, a in ALGORITHMS.items() for c in a.collectives}
 
 
+@pytest.mark.parametrize("name,request_", ALL, ids=[_id(n, r) for n, r in ALL])
+def test_the_counts_an_algorithm_declares_for_the_size_guard_are_its_schedules(name, request_):
+    """The size guard plans with the block sends and transfers an algorithm declares before it
+    generates anything (synth.schedule.algorithms.too_large): each declared count is the generated
+    schedule's (a transfer count of 0 means "not declared for these sizes")."""
+    algorithm = ALGORITHMS[name]
+    schedule = algorithm.generate(request_)
+    if algorithm.block_sends is not None:
+        assert algorithm.block_sends(request_) == schedule.num_block_sends
+    if algorithm.transfers is not None and algorithm.transfers(request_):
+        assert algorithm.transfers(request_) == schedule.num_transfers
+
+
+def test_the_large_algorithms_declare_their_transfers():
+    """Those that reach millions of transfers on the networks synth routes (one rank per terminal,
+    power-of-two sizes): the guard must know before generating them."""
+    request = Request("allreduce", 1024, 1024, 8, "torus:32,32", 0, (32, 32))
+    for name in ("swing-b", "swing-l", "bucket", "ring", "rd-l", "rd-b", "rabenseifner", "multitree"):
+        algorithm = ALGORITHMS[name]
+        assert algorithm.transfers is not None and algorithm.transfers(request) > 0, name
+    for name in ("bruck", "pairwise", "spread-out", "a2a-lin", "tuna"):
+        assert ALGORITHMS[name].transfers(dataclasses.replace(request, collective="alltoall", blocks=1024**2, radix=2)) > 0, name
+
+
 def step_counts(name, collective, p, blocks=None):
     request = Request(collective, p, blocks or expected_blocks(collective, p) or p, 8, "test")
     return ALGORITHMS[name].generate(request).num_steps
@@ -414,24 +438,28 @@ def test_compare_scaling_equals_pricing_the_schedule_at_that_size(run, algorithm
 
 
 def test_a_schedule_larger_than_memory_is_refused_before_it_is_made(run, monkeypatch):
-    """The guard plans with 80% of the physical memory: 4 billion block sends need ~144 GiB."""
+    """The guard plans with what the process may use (synth.core.memory): 4 billion block sends
+    in as many transfers are far beyond any machine."""
     assert_user_error(run("schedule", "alltoall", "--algorithm", "spread-out", "--network", "torus:256,256"),
                       all_of=["spread-out alltoall on 65,536 ranks would send 4,294,901,760 blocks", "GiB"])
     import synth.schedule.algorithms as algorithms
+    from synth.core import memory
+
+    budget = lambda n: (lambda: memory.Budget(n, "a test's budget"))  # noqa: E731
 
     request = Request("alltoall", 4096, 4096 * 4096, 8, "torus:64,64", 0, (64, 64))
     bruck = ALGORITHMS["bruck"]
-    need = algorithms.memory_needed(100_663_296, 4096 * 4096)  # the bench's Bruck: 101 M block sends
-    monkeypatch.setattr(algorithms, "memory_budget", lambda: need)
+    need = algorithms.memory_needed(100_663_296, 4096 * 4096, 4096 * 12)  # the bench's Bruck: 101 M block sends, 12 steps
+    monkeypatch.setattr(memory, "budget", budget(need))
     assert algorithms.too_large(bruck, request) is None
-    monkeypatch.setattr(algorithms, "memory_budget", lambda: need - 1)
-    assert "would send 100,663,296 blocks" in algorithms.too_large(bruck, request)
+    monkeypatch.setattr(memory, "budget", budget(need - 1))
+    assert "would send 100,663,296 blocks in 49,152 transfers" in algorithms.too_large(bruck, request)
     # TuNA lists its blocks as runs: its transfers and blocks count, not its 33 M block sends
     tuna, runs = ALGORITHMS["tuna"], dataclasses.replace(request, radix=64)
     need = algorithms.memory_needed(0, 4096 * 4096, 4096 * 126, runs=True)
-    monkeypatch.setattr(algorithms, "memory_budget", lambda: need)
+    monkeypatch.setattr(memory, "budget", budget(need))
     assert algorithms.too_large(tuna, runs) is None
-    monkeypatch.setattr(algorithms, "memory_budget", lambda: need - 1)
+    monkeypatch.setattr(memory, "budget", budget(need - 1))
     assert "would send 33,030,144 blocks in 516,096 transfers" in algorithms.too_large(tuna, runs)
 
 

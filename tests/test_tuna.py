@@ -256,7 +256,7 @@ def test_runs_are_verified_priced_and_written_as_their_lists(tmp_path, monkeypat
 
     p = 12
     sizes = np.random.default_rng(5).integers(0, 1000, p * p, dtype=np.uint16)
-    runs = tuna(p, 3, sizes=sizes)
+    runs = tuna(p, 3, spec="torus:3,4", sizes=sizes)  # (a schedule file names a network holding its ranks)
     listed = runs.explicit()
     assert (runs.transfer_bytes() == listed.transfer_bytes()).all()
     assert (runs.block_counts() == np.diff(listed.block_ptr)).all() and runs.num_block_sends == len(listed.block_ids)

@@ -20,11 +20,12 @@ from synth.core.text import counted
 from synth.core.validate import parse_int, parse_positive_number
 from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of
 from synth.cost.closed_forms import closed_form
+from synth.cost.path_hops import all_pairs_hops, mapped_hops
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.routes_file import read_routes
 from synth.render.schedule_file import read_schedule, write_schedule
 from synth.schedule.algorithms import (ALGORITHMS, Request, expected_block_sends, grid_shape, load_all,
-                                       too_large)
+                                       sends_every_pair, too_large)
 from synth.schedule.schedule import COLLECTIVES, collective
 from synth.schedule.sizes import parse_sizes
 from synth.schedule.verify import expected_blocks, verify
@@ -124,6 +125,8 @@ def cmd_schedule(args) -> int:
     request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root, dims, args.radix, args.batch,
                       args.ranks_per_node, None, args.peer)
     refusal = algorithm.refusal(request) or too_large(algorithm, request)  # before the sizes (P^2 of them) are made
+    if refusal is None and routes is None and sends_every_pair(algorithm):  # its routes' hops are known already
+        refusal = too_large(algorithm, request, hops=all_pairs_hops(topology, args.router, args.ranks_per_node))
     if refusal is not None:
         raise SynthError(refusal)
     if args.sizes is not None:
@@ -133,7 +136,8 @@ def cmd_schedule(args) -> int:
         target = outputs.reserve(args.out) if args.out is not None else None
         say(f"generating {info.name} by {algorithm.name} on {ranks:,} ranks")
         schedule = algorithm.generate(request)
-        oversized = too_large(algorithm, request, schedule.num_block_sends, schedule.num_transfers)
+        oversized = too_large(algorithm, request, schedule.num_block_sends, schedule.num_transfers,
+                              mapped_hops(schedule, topology, args.router, routes))
         if oversized is not None:  # with its transfers' routes and pricing: refuse before the replay
             raise SynthError(oversized)
         say(f"verifying {schedule.num_block_sends:,} block sends")

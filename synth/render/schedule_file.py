@@ -8,21 +8,34 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import IO
 
 import numpy as np
 
+from synth.core import memory
 from synth.core.errors import SynthError
+from synth.core.text import counted
 from synth.core.validate import INT64_MAX, check_keys, read_json, require_int, require_list, require_str, require_table, show
 from synth.schedule.schedule import COLLECTIVES, OPS, Schedule, ScheduleBuilder
+from synth.schedule.verify import verify_memory
 
 FORMAT = "synth-schedule/1"
 MAX_FILE_BYTES = 2 << 30  # read whole: larger files are refused before reading
+# Python's objects of a parsed file (measured peak RSS of synth verify, replay included): per JSON
+# object (a transfer: its dict, keys, list) 700 bytes, per item of a list or object (a ',': a block
+# id's int and list slot) 40: spread-out on 1024 ranks (10^6 one-block transfers, 54 MB) read and
+# replayed in 0.9 GB, Bruck on 4096 ranks (10^8 block ids, 842 MB) in 4.8 GB, a binomial broadcast
+# of 10^6 blocks on 64 ranks (6.3 x 10^7 ids, 434 MB) in 2.9 GB.
+READ_BASE_BYTES = 256 << 20
+READ_BYTES_PER_OBJECT = 800
+READ_BYTES_PER_ITEM = 44
 _TOP = ("format", "collective", "algorithm", "network", "ranks", "ranks_per_node", "root", "peer", "blocks", "block_bytes",
         "size_exchange", "steps")
 _TOP_REQUIRED = ("format", "collective", "algorithm", "network", "ranks", "blocks", "block_bytes", "steps")
 _TRANSFER = ("src", "dst", "blocks", "op")
 MAX_RANKS = 1 << 20
+WRITE_CHUNK = 1 << 16  # block ids formatted at a time
 MAX_BLOCKS = 1 << 32
 
 
@@ -46,17 +59,54 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
         blocks_of = lambda t: ids[ptr[t]:ptr[t + 1]]  # noqa: E731
     else:  # runs are listed transfer by transfer, never all at once
         blocks_of = s.runs.blocks_of
+    # Written in pieces of at most WRITE_CHUNK block ids, never a whole step or a whole block list at
+    # once: a binomial broadcast of 10^6 blocks on 1024 ranks has steps of 512 transfers of 10^6
+    # blocks each (3.5 GB of text, twice that while joined); the writer's memory stays constant.
+    pending, size = [], 0
     for step in range(s.num_steps):
-        transfers = range(s.step_ptr[step], s.step_ptr[step + 1])
-        body = ",".join(f'{{"src":{src[t]},"dst":{dst[t]},"blocks":{_dump(blocks_of(t).tolist())},"op":{ops[op[t]]}}}'
-                        for t in transfers)
-        handle.write(("\n[" if step == 0 else ",\n[") + body + "]")
-    handle.write("\n]}\n")
+        pending.append("\n[" if step == 0 else ",\n[")
+        for t in range(s.step_ptr[step], s.step_ptr[step + 1]):
+            listed = blocks_of(t)
+            pending.append(f'{"," if t > s.step_ptr[step] else ""}{{"src":{src[t]},"dst":{dst[t]},"blocks":[')
+            for k in range(0, len(listed), WRITE_CHUNK):
+                text = ",".join(map(str, listed[k:k + WRITE_CHUNK].tolist()))
+                pending.append(text if k == 0 else "," + text)
+                size += len(text)
+            pending.append(f'],"op":{ops[op[t]]}}}')
+            size += 64
+            if size >= WRITE_CHUNK * 8:
+                handle.write("".join(pending))
+                pending, size = [], 0
+        pending.append("]")
+    handle.write("".join(pending) + "\n]}\n")
 
 
 def read_schedule(path: str) -> Schedule:
     where = f"schedule file '{path}'"
+    size, need = read_memory(path)
+    budget = memory.budget()
+    if size <= MAX_FILE_BYTES and need > budget.bytes:
+        raise SynthError(f"{where} has {size:,} bytes, which take about {memory.gib(need)} to read; synth plans with "
+                         f"{budget} here")
     return schedule_from_doc(read_json(path, where, "schedule file", MAX_FILE_BYTES), where)
+
+
+def read_memory(path: str) -> tuple[int, int]:
+    """(bytes, the bytes parsing it takes): its text, twice while decoded, and Python's objects for
+    its numbers and objects, counted by a pass over the file in pieces (nothing is kept). 0, 0 for
+    a file that cannot be read or is above MAX_FILE_BYTES (read_json says why)."""
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_FILE_BYTES:
+            return size, 0
+        objects = items = 0
+        with open(path, "rb") as handle:
+            while piece := handle.read(1 << 24):
+                objects += piece.count(b"{")
+                items += piece.count(b",")
+    except OSError:
+        return 0, 0
+    return size, READ_BASE_BYTES + max(2 * size, size + READ_BYTES_PER_OBJECT * objects + READ_BYTES_PER_ITEM * items)
 
 
 def schedule_from_doc(doc, where: str) -> Schedule:
@@ -89,8 +139,18 @@ def schedule_from_doc(doc, where: str) -> Schedule:
     else:
         require_int(sizes, f"{where}: block_bytes", 0, INT64_MAX)
     per_node = require_int(doc["ranks_per_node"], f"{where}: ranks_per_node", 1, ranks) if "ranks_per_node" in doc else 1
-    builder = ScheduleBuilder(name, algorithm, spec, ranks, blocks, sizes, root, per_node, peer)
+    _check_network(spec, ranks, per_node, where)
     steps = require_list(doc["steps"], f"{where}: steps")
+    transfers = sum(len(step) for step in steps if isinstance(step, list))
+    sends = sum(len(t["blocks"]) for step in steps if isinstance(step, list) for t in step
+                if isinstance(t, dict) and isinstance(t.get("blocks"), list))
+    need, budget = verify_memory(ranks, blocks, len(steps), transfers, sends), memory.budget()
+    if need > budget.bytes:  # before the arrays (the block sizes alone are 8 bytes per declared block)
+        raise SynthError(f"{where} declares {counted(ranks, 'rank')}, {counted(blocks, 'block')} and "
+                         f"{counted(len(steps), 'step')} of {counted(transfers, 'transfer')} sending "
+                         f"{counted(sends, 'block')}, which take about {memory.gib(need)} to "
+                         f"verify; synth plans with {budget} here")
+    builder = ScheduleBuilder(name, algorithm, spec, ranks, blocks, sizes, root, per_node, peer)
     exchanged = set()
     if "size_exchange" in doc:
         for i, v in enumerate(require_list(doc["size_exchange"], f"{where}: size_exchange")):
@@ -111,3 +171,17 @@ def schedule_from_doc(doc, where: str) -> Schedule:
             ops.append(OPS.index(transfer["op"]))
         builder.add_step(src, dst, parts, np.asarray(ops, dtype=np.int8), size_exchange=k in exchanged)
     return builder.build()
+
+
+def _check_network(spec: str, ranks: int, per_node: int, where: str) -> None:
+    """The network the ranks sit on: a spec synth knows, whose terminals times ranks_per_node are
+    the ranks (rank r on terminal r // ranks_per_node)."""
+    from synth.topology import parse_topology
+
+    try:
+        terminals = parse_topology(spec).num_terminals
+    except SynthError as exc:
+        raise SynthError(f"{where}: network.spec: {exc}") from None
+    if terminals * per_node != ranks:
+        per = f" x ranks_per_node {per_node} ({terminals * per_node:,})" if per_node != 1 else ""
+        raise SynthError(f"{where}: ranks {ranks:,} is not the {terminals:,} terminals of {spec}{per}")

@@ -26,12 +26,18 @@ from numba import njit
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
+from synth.core import memory
 from synth.core.errors import SynthError
 from synth.route.oblivious import mix64
 from synth.route.paths import Paths
 
 # The distance and next-channel tables take 6 bytes per router pair: 8192 routers are 400 MB.
 MAX_ROUTERS = 8192
+# Per router pair: the distance (int16), the next channel (int32), unreachable (bool); with groups
+# also the float64 distances of the one-global-hop sense and of the groups' own links while made.
+TABLE_BYTES = 8
+GROUPED_TABLE_BYTES = 24
+WALK_CELLS = 1 << 22  # padded hops walked at a time (32 MB of int64)
 _SALT = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -41,6 +47,10 @@ class RouterView:
         if r > MAX_ROUTERS:
             raise SynthError(f"{network.spec} has {r:,} routers; minimal routing keeps a table per router pair and "
                              f"handles at most {MAX_ROUTERS:,}")
+        need, budget = (TABLE_BYTES if groups is None else GROUPED_TABLE_BYTES) * r * r, memory.budget()
+        if need > budget.bytes:  # the tables are made before any flow is routed
+            raise SynthError(f"{network.spec}: minimal routing's tables for {r:,} routers take about {memory.gib(need)}; "
+                             f"synth plans with {budget} here")
         src, dst = network.channel_src, network.channel_dst
         injection, ejection = np.flatnonzero(src < n), np.flatnonzero(dst < n)
         if len(injection) != n or len(ejection) != n or (dst[injection] < n).any():
@@ -124,9 +134,20 @@ class RouterView:
         return matrix
 
     def walk(self, src: np.ndarray, dst: np.ndarray, pick=None) -> Paths:
-        """Minimal paths of the flows: injection, router hops, ejection (empty for src == dst)."""
+        """Minimal paths of the flows: injection, router hops, ejection (empty for src == dst).
+        Walked WALK_CELLS padded hops at a time: the padded matrix has diameter + 2 columns per
+        flow, and on a ring of 1024 routers (diameter 512) a million flows would take 8.6 GB
+        padded, twice while stacked, for 2.1 GB of paths."""
         src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-        return self.assemble(src, dst, [self.router_hops(self.terminal_router[src], self.terminal_router[dst], pick)])
+        rows = max(1, WALK_CELLS // (self.diameter + 2))
+        parts = []
+        for start in range(0, max(len(src), 1), rows):
+            chunk = slice(start, start + rows)
+            chosen = pick if pick is None or start == 0 else \
+                (lambda step, at, target, r, start=start: pick(step, at, target, r + start))  # rows of all the flows
+            parts.append(self.assemble(src[chunk], dst[chunk], [self.router_hops(self.terminal_router[src[chunk]],
+                                                                                 self.terminal_router[dst[chunk]], chosen)]))
+        return parts[0] if len(parts) == 1 else Paths.concatenate(parts)
 
     def assemble(self, src: np.ndarray, dst: np.ndarray, segments: list[np.ndarray]) -> Paths:
         """Injection, the router-hop segments in order (-1 entries skipped), ejection; nothing for a

@@ -19,8 +19,9 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.cost.alphabeta import beta_of
+from synth.cost.path_hops import all_pairs_hops, mapped_hops
 from synth.cost.schedule_cost import MappedSchedule, map_schedule
-from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all, too_large
+from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all, sends_every_pair, too_large
 from synth.schedule.schedule import collective
 from synth.schedule.verify import expected_blocks, verify
 
@@ -31,12 +32,14 @@ MAX_SIZE = 1 << 40
 
 
 def parse_size(text: str) -> int:
-    match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
+    # [0-9], not \d: a regex's \d matches any Unicode digit ('٣٢', '３２'), which int() would take
+    match = re.fullmatch(r"\s*([0-9]+)\s*([A-Za-z]*)\s*", text, flags=re.ASCII)
     unit = match.group(2).upper() if match else None
     if not match or unit not in UNITS and unit != "":
         raise SynthError(f"message size {show(text)}: expected a number with a unit B, KiB, MiB, GiB or TiB")
-    value = int(match.group(1)) * UNITS.get(unit or "B")
-    if not 1 <= value <= MAX_SIZE:
+    digits = match.group(1).lstrip("0")
+    value = int(digits[:16] or "0") * UNITS.get(unit or "B")  # 16 digits are beyond 1 TiB in any unit
+    if not 1 <= value <= MAX_SIZE or len(digits) > 16:
         raise SynthError(f"message size {show(text)} must be between 1 B and 1 TiB")
     return value
 
@@ -77,8 +80,9 @@ def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[
     if info.rooted or name == "alltoallv":
         raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
     ranks = topology.network().num_terminals
+    _router_applies(topology, router, ranks)
     dims = grid_shape(topology)
-    out, skipped = [], []
+    out, skipped, every_pair = [], [], None
     for algorithm_name, algorithm in ALGORITHMS.items():
         if name not in algorithm.collectives:
             continue
@@ -90,17 +94,37 @@ def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[
                 blocks = algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
             request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, 0, dims, radix)
             refusal = algorithm.refusal(request) or too_large(algorithm, request)
+            if refusal is None and sends_every_pair(algorithm):  # its routes' hops are known before it is made
+                every_pair = all_pairs_hops(topology, router) if every_pair is None else every_pair
+                refusal = too_large(algorithm, request, hops=every_pair)
             label = algorithm_name if radix is None else f"{algorithm_name} r={radix}"
             if refusal is not None:
                 skipped.append(f"{label}: {refusal}")
                 continue
             schedule = algorithm.generate(request)
+            refusal = too_large(algorithm, request, schedule.num_block_sends, schedule.num_transfers,
+                                mapped_hops(schedule, topology, router))  # with its routes and pricing
+            if refusal is not None:
+                skipped.append(f"{label}: {refusal}")
+                continue
             report = verify(schedule)
             if not report.ok:
                 raise AssertionError(f"{label} generated a wrong schedule: {report.violation}")
             split = ranks if info.blocks == "P^2" else blocks
             out.append(Candidate(label, split, map_schedule(schedule, topology, router)))
     return out, skipped
+
+
+def _router_applies(topology, router: str, ranks: int) -> None:
+    """One flow through the router before any schedule is made: a router that cannot route this
+    network (too many routers for its tables, a family it does not take) is one line now, not
+    after every algorithm's schedule was generated."""
+    from synth.workflow import router_function
+
+    if ranks < 2:
+        return
+    one = np.zeros(1, dtype=np.int64)
+    router_function(router, topology=topology)(topology, one, one + 1, phase=one, occurrence=one, seed=0)
 
 
 def size_text(n: int) -> str:

@@ -127,19 +127,31 @@ def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, 
     is read before any receiver's changes; `copy` (op 0) replaces the receiver's partial, `reduce`
     (op 1) adds to it, and a partial receiving a copy may receive nothing else in that step.
 
+    Counts and fingerprints judge what reaches a promised partial. What never does is caught by
+    its discard: a partial written by a transfer and overwritten by a copy before anyone read it,
+    or left unread at a rank the collective promises nothing, may have held a contribution counted
+    twice that nothing downstream shows (every partial a double count flows into holds it too, so
+    one that is never discarded this way reaches a promised partial). Such a block is a suspect:
+    verify replays it exactly.
+
     Returns per block of the group (blocks first_block, first_block + 1, ...; offsets[i] for block
-    first_block + i) (detected step, how, rank): the step of its first detected violation (-1:
-    none; num_steps: wrong at the end), CLASH / OVERCOUNT / WRONG_AT_END, and the rank."""
+    first_block + i) (detected step, how, rank, suspect step): the step of its first detected
+    violation (-1: none; num_steps: wrong at the end), CLASH / OVERCOUNT / WRONG_AT_END, the rank,
+    and the step of its first discard of an unread written partial (-1: none; num_steps: at the
+    end)."""
     num_blocks = len(offsets) - 1
     found_step = np.full(num_blocks, -1, dtype=np.int64)
     found_how = np.zeros(num_blocks, dtype=np.int8)
     found_rank = np.zeros(num_blocks, dtype=np.int64)
+    suspect_step = np.full(num_blocks, -1, dtype=np.int64)
     total = np.uint64(0)
     for r in range(ranks):
         total += keys[r]
     touched = np.full(ranks, -1, dtype=np.int64)  # touched[r] == b: fingerprint[r], count[r] are block b's
     fingerprint = np.zeros(ranks, dtype=np.uint64)
     count = np.zeros(ranks, dtype=np.int64)
+    unread = np.zeros(ranks, dtype=np.bool_)  # r's partial was written (block touched[r]) and not read since
+    order = np.empty(ranks, dtype=np.int64)  # the ranks block b touched, in order (the first `n_touched`)
     written = np.full(ranks, -1, dtype=np.int64)  # the (block, step) that last wrote r's partial, and how
     written_by = np.zeros(ranks, dtype=np.int8)
     longest = 0
@@ -151,6 +163,7 @@ def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, 
         b = first_block + i  # stamps and the promised rank use the block's own number
         lo, hi = offsets[i], offsets[i + 1]
         j = lo
+        n_touched = 0
         while j < hi and found_step[i] < 0:
             s = step[transfers[j]]
             k = j
@@ -158,6 +171,7 @@ def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, 
                 r = src[transfers[k]]
                 if touched[r] == b:
                     read_fp[k - lo], read_count[k - lo] = fingerprint[r], count[r]
+                    unread[r] = False
                 else:
                     read_fp[k - lo], read_count[k - lo] = keys[r], 1
                 k += 1
@@ -169,29 +183,41 @@ def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, 
                 if touched[q] != b:
                     touched[q] = b
                     fingerprint[q], count[q] = keys[q], 1
+                    unread[q] = False
+                    order[n_touched] = q
+                    n_touched += 1
                 if written[q] == stamp and (op[t] == 0 or written_by[q] == 0):
                     found_step[i], found_how[i], found_rank[i] = s, CLASH, q
                     break
                 written[q], written_by[q] = stamp, op[t]
                 if op[t] == 0:
+                    if unread[q] and suspect_step[i] < 0:
+                        suspect_step[i] = s  # an unread partial overwritten
                     fingerprint[q], count[q] = read_fp[e - lo], read_count[e - lo]
                 else:
                     fingerprint[q] += read_fp[e - lo]
                     count[q] += read_count[e - lo]
                     if count[q] > ranks and over < 0:
                         over = q
+                unread[q] = True
             if found_step[i] < 0 and over >= 0:
                 found_step[i], found_how[i], found_rank[i] = s, OVERCOUNT, over
             j = k
         if found_step[i] >= 0:
             continue
+        if suspect_step[i] < 0 and end != AT_EVERY_RANK:
+            promised = b % ranks if end == AT_OWN_RANK else root
+            for m in range(n_touched):
+                if unread[order[m]] and order[m] != promised:
+                    suspect_step[i] = num_steps  # an unread partial left where nothing is promised
+                    break
         for k in range(ranks if end == AT_EVERY_RANK else 1):
             r = k if end == AT_EVERY_RANK else b % ranks if end == AT_OWN_RANK else root
             fp, c = (fingerprint[r], count[r]) if touched[r] == b else (keys[r], 1)
             if c != ranks or fp != total:
                 found_step[i], found_how[i], found_rank[i] = num_steps, WRONG_AT_END, r
                 break
-    return found_step, found_how, found_rank
+    return found_step, found_how, found_rank, suspect_step
 
 
 @njit(cache=True)

@@ -29,13 +29,14 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from synth.core.errors import SynthError
-from synth.core.validate import show
+from synth.core.validate import parse_int, show
 from synth.topology.family import Topology
 from synth.topology.xgft import Xgft
 
 SEPARATOR = "@fail="
-_RANDOM = re.compile(r"random:(\d{1,9}):(\d{1,19})")
+_RANDOM = re.compile(r"random:([^:]*):([^:]*)")  # K and SEED checked by parse_int: ASCII digits, in range
 MAX_ITEMS = 1 << 16
+MAX_RANDOM_LINKS = 999_999_999  # K of random:K:SEED (the network's own links bound it further)
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
@@ -149,7 +150,10 @@ def resolve_failures(network, items: tuple[str, ...]) -> Failures:
     for item in items:
         match = _RANDOM.fullmatch(item)
         if match:
-            count, seed = int(match.group(1)), int(match.group(2))
+            # ASCII digits only (a regex's \d also matches '٣' and '３'), and a seed numpy and the
+            # routes file keep as a 64-bit integer
+            count = parse_int(match.group(1), f"--fail {show(item)}: K", 0, MAX_RANDOM_LINKS)
+            seed = parse_int(match.group(2), f"--fail {show(item)}: SEED", 0)
             if count > len(router_links):
                 raise SynthError(f"--fail {item}: the network has only {len(router_links):,} router-to-router links")
             chosen = np.random.default_rng(seed).choice(router_links, size=count, replace=False)

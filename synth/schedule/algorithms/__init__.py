@@ -5,12 +5,12 @@ An algorithm lists the collectives it generates; `generate(request)` returns a S
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from synth.core import memory
 from synth.core.registry import Registry
 from synth.schedule.schedule import Schedule, ScheduleBuilder, collective
 
@@ -71,10 +71,10 @@ BYTES_PER_BLOCK = 24
 # Blocks as runs (BlockRuns): the runs count with the transfers, the replay groups at most
 # verify.GROUP_BLOCKS blocks at a time, and a block costs its size (8 bytes at most).
 RUN_BYTES_PER_BLOCK = 8
-BYTES_PER_TRANSFER = 1024
+BYTES_PER_TRANSFER = 256
+BYTES_PER_HOP = 40
 BASE_BYTES = 512 << 20
 MAX_TRANSFERS = (1 << 31) - 1  # the replay keeps transfer numbers in int32
-MEMORY_SHARE = 0.8  # of the machine's physical memory, what a schedule may plan to use
 
 
 def expected_block_sends(algorithm: Algorithm, request: Request) -> int:
@@ -87,31 +87,36 @@ def one_transfer_per_block(request: Request) -> int:
     return request.ranks * (request.ranks - 1)
 
 
-def memory_budget() -> int:
-    """The bytes a schedule may plan to use: MEMORY_SHARE of this machine's physical memory."""
-    return int(MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-
-
-def memory_needed(block_sends: int, blocks: int, transfers: int = 0, runs: bool = False) -> int:
+def memory_needed(block_sends: int, blocks: int, transfers: int = 0, runs: bool = False, hops: int = 0) -> int:
     if runs:
-        return BASE_BYTES + RUN_BYTES_PER_BLOCK * blocks + BYTES_PER_TRANSFER * transfers
-    return BASE_BYTES + BYTES_PER_BLOCK_SEND * block_sends + BYTES_PER_BLOCK * blocks + BYTES_PER_TRANSFER * transfers
+        return BASE_BYTES + RUN_BYTES_PER_BLOCK * blocks + BYTES_PER_TRANSFER * transfers + BYTES_PER_HOP * hops
+    return (BASE_BYTES + BYTES_PER_BLOCK_SEND * block_sends + BYTES_PER_BLOCK * blocks + BYTES_PER_TRANSFER * transfers
+            + BYTES_PER_HOP * hops)
 
 
-def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = None, transfers: int = 0) -> str | None:
-    """Why the schedule would not fit this machine's memory, or None: checked before it is made
-    (from the block sends the algorithm says), and once made, before its replay and pricing (with
-    its `block_sends` and `transfers`)."""
+def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = None, transfers: int = 0,
+              hops: int = 0) -> str | None:
+    """Why the schedule would not fit the memory this process may use (synth.core.memory), or
+    None: checked before it is made (from the block sends and transfers the algorithm says), and
+    once made, before its replay and pricing (with its `block_sends`, `transfers` and the channel
+    `hops` its routed transfers will take, synth.cost.path_hops)."""
     sends = expected_block_sends(algorithm, request) if block_sends is None else block_sends
     if block_sends is None and algorithm.transfers is not None:
         transfers = algorithm.transfers(request)
-    need, budget = memory_needed(sends, request.blocks, transfers, algorithm.runs), memory_budget()
-    if need <= budget and transfers <= MAX_TRANSFERS:
+    need, budget = memory_needed(sends, request.blocks, transfers, algorithm.runs, hops), memory.budget()
+    if need <= budget.bytes and transfers <= MAX_TRANSFERS:
         return None
-    moved = f"{sends:,} blocks" + (f" in {transfers:,} transfers" if transfers else "")
+    moved = f"{sends:,} blocks" + (f" in {transfers:,} transfers" if transfers else "") + \
+        (f" over {hops:,} channel hops" if hops else "")
     return (f"{algorithm.name} {request.collective} on {request.ranks:,} ranks would send {moved}, which needs about "
-            f"{need / 2**30:.1f} GiB; synth plans with {budget / 2**30:.1f} GiB here ({MEMORY_SHARE:.0%} of the "
-            "physical memory)" + ("" if transfers <= MAX_TRANSFERS else f" and at most {MAX_TRANSFERS:,} transfers"))
+            f"{memory.gib(need)}; synth plans with {budget} here"
+            + ("" if transfers <= MAX_TRANSFERS else f" and at most {MAX_TRANSFERS:,} transfers"))
+
+
+def sends_every_pair(algorithm: Algorithm) -> bool:
+    """Whether the algorithm's transfers are one per ordered pair of ranks (their routes' hops are
+    then known before the schedule is made: synth.cost.path_hops.all_pairs_hops)."""
+    return algorithm.transfers is one_transfer_per_block
 
 
 def minimum_block_sends(request: Request) -> int:

@@ -49,4 +49,4 @@ def generate(request: Request):
 
 
 register(Algorithm("binomial", ("broadcast", "reduce", "scatter", "gather"), "binomial tree from the root, "
-                   "ceil(log2 P) steps", generate))
+                   "ceil(log2 P) steps", generate, transfers=lambda request: request.ranks - 1))  # a tree: P - 1 edges

@@ -50,4 +50,5 @@ def _block_sends(request: Request) -> int:
 
 
 register(Algorithm("bruck", ("allgather", "alltoall", "alltoallv"), "ceil(log2 P) steps of distance 2^k, any P",
-                   generate, block_sends=_block_sends))
+                   generate, block_sends=_block_sends,
+                   transfers=lambda request: request.ranks * max(0, (request.ranks - 1).bit_length())))

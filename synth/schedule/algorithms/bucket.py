@@ -69,5 +69,12 @@ def refusal(request: Request) -> str | None:
     return None
 
 
+def _transfers(request: Request) -> int:
+    """For the size guard: every rank sends once per step in each of the 2D instances, 2 (d_k - 1)
+    steps per dimension."""
+    dims = grid(request)
+    return request.ranks * 2 * sum(d - 1 for d in dims) * 2 * len(dims)
+
+
 register(Algorithm("bucket", ("allreduce",), "bucket (multi-dimensional ring): ring reduce-scatters along every "
-                   "dimension, then ring allgathers, 2D instances", generate, refusal, parts_blocks))
+                   "dimension, then ring allgathers, 2D instances", generate, refusal, parts_blocks, transfers=_transfers))

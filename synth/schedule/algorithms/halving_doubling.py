@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.schedule.algorithms import Algorithm, Request, power_of_two_only, register
-from synth.schedule.algorithms.recursive_doubling import fold_in, fold_out
+from synth.schedule.algorithms.recursive_doubling import fold_in, fold_out, folded_transfers
 from synth.schedule.schedule import COPY, REDUCE
 
 
@@ -86,6 +86,8 @@ def _rabenseifner_refusal(request: Request) -> str | None:
 
 register(Algorithm("rd-b", ("reduce-scatter", "allgather", "allreduce"), "recursive halving (reduce-scatter) and "
                    "doubling (allgather), power-of-two P, 2 log2 P steps for allreduce", generate_rd_b,
-                   _one_block_per_rank("rd-b"), lambda request: request.ranks))
+                   _one_block_per_rank("rd-b"), lambda request: request.ranks,
+                   transfers=lambda request: folded_transfers(request.ranks, 2 if request.collective == "allreduce" else 1)))
 register(Algorithm("rabenseifner", ("allreduce",), "Rabenseifner: recursive halving then doubling, any P (folding)",
-                   generate_rabenseifner, _rabenseifner_refusal, lambda request: request.ranks))
+                   generate_rabenseifner, _rabenseifner_refusal, lambda request: request.ranks,
+                   transfers=lambda request: folded_transfers(request.ranks, 2)))

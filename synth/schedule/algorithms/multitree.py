@@ -238,7 +238,18 @@ def _any_network_refusal(request: Request) -> str | None:
     return None
 
 
+def _transfers(request: Request) -> int:
+    """One transfer per tree edge: P - 1 for a rooted collective's tree, P (P - 1) for one tree per
+    root, twice that for allreduce (reduce-scatter, then allgather)."""
+    p = request.ranks
+    if request.collective in ("broadcast", "reduce", "scatter", "gather"):
+        return p - 1
+    return (2 if request.collective == "allreduce" else 1) * p * (p - 1)
+
+
 register(Algorithm("kautz-m", COLLECTIVES, "Kautz K(d,2) with MULTITREE: one tree per root, no link shared within a "
-                   "step", _generator("kautz-m"), kautz_refusal("kautz-m"), lambda request: request.ranks))
+                   "step", _generator("kautz-m"), kautz_refusal("kautz-m"), lambda request: request.ranks,
+                   transfers=_transfers))
 register(Algorithm("multitree", COLLECTIVES, "MULTITREE on any network with one rank per router (greedy trees, "
-                   "contention-free steps)", _generator("multitree"), _any_network_refusal, lambda request: request.ranks))
+                   "contention-free steps)", _generator("multitree"), _any_network_refusal, lambda request: request.ranks,
+                   transfers=_transfers))

@@ -5,7 +5,7 @@ takes. A rank's block for itself stays (no transfer); the N phases deliver every
 
 from __future__ import annotations
 
-from synth.schedule.algorithms import Algorithm, Request, register
+from synth.schedule.algorithms import Algorithm, Request, one_transfer_per_block, register
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 
@@ -48,4 +48,4 @@ def _refusal(pattern: str):
 
 for _name in PATTERNS:
     register(Algorithm(_name, ("alltoall", "alltoallv"), f"the phased exchange {_name} (003): phase p is step p",
-                       _generator(_name), _refusal(_name)))
+                       _generator(_name), _refusal(_name), transfers=one_transfer_per_block))

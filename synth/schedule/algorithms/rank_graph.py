@@ -11,6 +11,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
+from synth.core import memory
 from synth.core.errors import SynthError
 from synth.topology import parse_topology
 
@@ -24,6 +25,9 @@ class RankGraph:
     @property
     def ranks(self) -> int:
         return len(self.out)
+
+
+DISTANCE_BYTES = 16  # per pair of ranks: scipy's float64 table and its int64 copy
 
 
 @lru_cache(maxsize=8)
@@ -41,8 +45,14 @@ def rank_graph(spec: str) -> RankGraph:
     a, b = rank_of[network.channel_src[links]], rank_of[network.channel_dst[links]]
     keep = (a >= 0) & (b >= 0) & (a != b)
     pairs = np.unique(np.stack([a[keep], b[keep]], axis=1), axis=0)
-    out = tuple(pairs[pairs[:, 0] == r, 1] for r in range(n))
-    into = tuple(np.sort(pairs[pairs[:, 1] == r, 0]) for r in range(n))
+    need, budget = DISTANCE_BYTES * n * n, memory.budget()
+    if need > budget.bytes:  # before the P x P table (a million ranks would take 10 TB)
+        raise SynthError(f"{spec}: the hop distances between its {n:,} ranks take about {memory.gib(need)}; synth "
+                         f"plans with {budget} here")
+    cuts = np.arange(1, n)
+    out = tuple(np.split(pairs[:, 1], np.searchsorted(pairs[:, 0], cuts)))  # pairs are sorted by (a, b)
+    by_head = pairs[np.lexsort((pairs[:, 0], pairs[:, 1]))]
+    into = tuple(np.split(by_head[:, 0], np.searchsorted(by_head[:, 1], cuts)))
     adjacency = csr_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
     distance = shortest_path(adjacency, unweighted=True)
     if np.isinf(distance).any():

@@ -69,5 +69,13 @@ def refusal(request: Request) -> str | None:
     return None
 
 
+def folded_transfers(p: int, exchanges: int) -> int:
+    """Transfers of `exchanges` recursive exchanges among the P' = 2^floor(log2 P) folded ranks (each
+    rank sends once per step, log2 P' steps) and the fold in and out (P - P' each)."""
+    core = 1 << (p.bit_length() - 1)
+    return 2 * (p - core) + exchanges * core * (core.bit_length() - 1)
+
+
 register(Algorithm("rd-l", ("allreduce", "allgather"), "recursive doubling, latency variant: log2 P steps of whole "
-                   "vectors (any P for allreduce, by folding)", generate, refusal))
+                   "vectors (any P for allreduce, by folding)", generate, refusal,
+                   transfers=lambda request: folded_transfers(request.ranks, 1)))

@@ -60,5 +60,12 @@ def refusal(request: Request) -> str | None:
     return None
 
 
+def _transfers(request: Request) -> int:
+    """Every ring position sends once per step, P - 1 steps per phase."""
+    phases = 2 if request.collective == "allreduce" else 1
+    return phases * (request.ranks - 1) * request.ranks * len(_rings(request))
+
+
 register(Algorithm("ring", ("allgather", "reduce-scatter", "allreduce"), "P - 1 steps around a ring (allreduce on a 2D "
-                   "torus: four rings on two edge-disjoint Hamiltonian cycles)", generate, refusal, _blocks))
+                   "torus: four rings on two edge-disjoint Hamiltonian cycles)", generate, refusal, _blocks,
+                   transfers=_transfers))

@@ -248,7 +248,15 @@ def refusal_l(request: Request) -> str | None:
     return None
 
 
+def transfers(request: Request, steps_per_level: int) -> int:
+    """For the size guard: every rank sends once per step in each of the 2D collectives, log2 P
+    steps per level (0, unknown, when P is not a power of two: the folding steps vary)."""
+    p = request.ranks
+    return p * steps_per_level * (p.bit_length() - 1) * 2 * len(grid(request)) if p & (p - 1) == 0 else 0
+
+
 register(Algorithm("swing-b", ("allreduce",), "Swing, bandwidth-optimal: reduce-scatter and allgather over the "
-                   "Swing peers, 2D plain and mirrored collectives", generate_b, refusal_b, parts_blocks))
+                   "Swing peers, 2D plain and mirrored collectives", generate_b, refusal_b, parts_blocks,
+                   transfers=lambda request: transfers(request, 2)))
 register(Algorithm("swing-l", ("allreduce",), "Swing, latency-optimal: log2 P steps of whole parts, 2D collectives",
-                   generate_l, refusal_l, lambda request: 2 * len(grid(request))))
+                   generate_l, refusal_l, lambda request: 2 * len(grid(request)), transfers=lambda request: transfers(request, 1)))

@@ -1,0 +1,80 @@
+"""How many channel hops a schedule's transfers will take once routed, before they are routed: what
+the size guard of mapping and pricing (synth.schedule.algorithms.too_large) plans with.
+
+Routing and pricing hold a few arrays per hop (the path's channel ids, the pricing's per-hop keys
+and weights), so their memory grows with the hops, not with the transfers: a million transfers
+take 0.3 GB on an 8 x 8 torus and 8 GB on a ring of 1024 routers. Exact where the paths' lengths
+follow from the network: minimal routers (a shortest path between the terminals' routers, plus
+injection and ejection) and the fat trees' up-down routes (twice the level of the lowest common
+ancestor). A bound elsewhere: a router through an intermediate router or group takes at most two
+shortest segments and two detours, and a routes file's paths are at most its longest one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.topology.xgft import Xgft
+
+
+def mapped_hops(schedule, topology, router: str | None = None, routes: dict | None = None) -> int:
+    """The channels the transfers between nodes cross in all (exact or an upper bound, see above)."""
+    q = schedule.ranks_per_node
+    src, dst = schedule.src // q, schedule.dst // q
+    across = src != dst
+    src, dst = src[across], dst[across]
+    if not len(src):
+        return 0
+    if routes is not None:
+        longest = max((len(path) for phase in routes.get("phases", []) for path in phase.get("paths", [])), default=0)
+        return int(len(src) * longest)
+    if isinstance(topology, Xgft):
+        return int(2 * _common_level(topology, src, dst).sum())
+    from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL
+    from synth.route.minimal import router_view
+
+    view = router_view(topology)
+    router = router or topology.default_router
+    spec = DIRECT_ROUTERS.get(router, f"a {topology.family} network") if router in DIRECT_ROUTERS else None
+    if spec is not None and spec.policy == MINIMAL:
+        a, b = view.terminal_router[src], view.terminal_router[dst]
+        return int((view.distance[a, b].astype(np.int64) + 2).sum())
+    return int(len(src) * (2 * view.diameter + 6))  # two shortest segments, two two-hop detours, in and out
+
+
+def all_pairs_hops(topology, router: str | None = None, ranks_per_node: int = 1) -> int:
+    """The channels of one transfer from every rank to every other rank (spread-out, pairwise and
+    the phased exchanges send exactly these), known before the schedule is made: exact for minimal
+    and fat-tree routes, a bound elsewhere. Ranks on one node exchange through memory."""
+    n, q = topology.num_terminals, ranks_per_node
+    if n < 2:
+        return 0
+    if isinstance(topology, Xgft):
+        span = topology.mt_span  # a leaf has span[l] - span[l - 1] others whose lowest common ancestor is at layer l
+        return q * q * n * sum(2 * l * (span[l] - span[l - 1]) for l in range(1, topology.height + 1))
+    from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL
+    from synth.route.minimal import router_view
+
+    view = router_view(topology)
+    router = router or topology.default_router
+    spec = DIRECT_ROUTERS.get(router, f"a {topology.family} network") if router in DIRECT_ROUTERS else None
+    if spec is None or spec.policy != MINIMAL:
+        return q * q * n * (n - 1) * (2 * view.diameter + 6)
+    per_router = np.bincount(view.terminal_router, minlength=len(view.distance)).astype(np.float64)
+    total = 0.0
+    for lo in range(0, len(per_router), ROWS):  # sum over router pairs of terminals x terminals x (distance + 2)
+        rows = view.distance[lo:lo + ROWS].astype(np.float64) + 2
+        total += float(per_router[lo:lo + ROWS] @ rows @ per_router)
+    return q * q * int(round(total - 2 * n))  # less each terminal with itself
+
+
+ROWS = 512  # router rows of the distance table summed at a time
+
+
+def _common_level(xgft: Xgft, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The layer of the lowest common ancestor of every pair of leaves (1..H)."""
+    level = np.full(len(src), xgft.height, dtype=np.int64)
+    for l in range(xgft.height - 1, 0, -1):
+        same = src // xgft.mt_span[l] == dst // xgft.mt_span[l]
+        level[same] = l
+    return level
