@@ -9,6 +9,7 @@ alone decides) and die quietly on SIGTERM, which is how the parent's pool stops 
 
 from __future__ import annotations
 
+import os
 import signal
 
 
@@ -51,10 +52,11 @@ def install_handlers() -> None:
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def quiet_worker() -> None:
-    """Initializer of worker processes: no KeyboardInterrupt tracebacks, default SIGTERM, and on
+def quiet_worker(parent: int | None = None) -> None:
+    """First thing in a worker process: no KeyboardInterrupt tracebacks, default SIGTERM, and on
     Linux SIGTERM when the parent dies (killed with SIGKILL, by the OOM killer) instead of working
-    on as an orphan."""
+    on as an orphan. `parent` (the pid that forked it) closes the race of a parent that died
+    before the request: the worker ends at once."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
@@ -62,4 +64,6 @@ def quiet_worker() -> None:
 
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):  # not Linux: orphans finish their item and exit
-        pass
+        return
+    if parent is not None and os.getppid() != parent:
+        os._exit(128 + signal.SIGTERM)
