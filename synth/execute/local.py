@@ -24,7 +24,7 @@ from multiprocessing import util
 from multiprocessing.connection import Connection, wait
 from typing import Callable
 
-from synth.core.interrupt import quiet_worker
+from synth.core.interrupt import held, quiet_worker
 from synth.core.parallel import default_workers
 from synth.execute.base import Executor, InlineSession, Session, TaskFailed
 
@@ -207,8 +207,10 @@ class LocalSession(Session):
             self._dispatch()  # items of a worker that died idle
 
     def close(self) -> None:
-        # Running items are stopped, not awaited: an interrupted run must end now.
-        self._closer()
+        # Running items are stopped, not awaited: an interrupted run must end now. A second
+        # signal waits for the end of the stop (bounded), so that no worker is left behind.
+        with held():
+            self._closer()
 
 
 class LocalExecutor(Executor):
