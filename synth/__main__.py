@@ -37,6 +37,8 @@ def run() -> int:
     try:
         from synth.cli import main
 
+        if interrupt.received is not None:  # a library's bare `except:` swallowed it while importing
+            raise interrupt.as_exception(interrupt.received)
         code = main()
         _ended()
     except (KeyboardInterrupt, Interrupted) as exc:
@@ -48,12 +50,10 @@ def run() -> int:
         if interrupt.received is None:
             raise
         code = _interrupted(interrupt.received)
-    if code in (128 + signal.SIGINT, 128 + signal.SIGTERM):
-        # Interrupted: the stack has unwound (outputs removed, workers stopped); end now. Not
-        # through the interpreter's finalization, which took 0.2-0.5 s here, would tear a native
-        # call that an interrupt left running (HiGHS has no stop) down under it, and kills the
-        # process with SIGINT instead of exit 130 when a KeyboardInterrupt once went through code
-        # that an extension ran while it was imported (CPython's _Py_UnhandledKeyboardInterrupt).
+    if interrupt.abandoned():
+        # A native call that an interrupt left running (HiGHS has no stop) would be torn down
+        # under it by the interpreter's finalization: end here, the stack having unwound
+        # (outputs removed, workers stopped).
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
