@@ -132,3 +132,47 @@ def test_an_ignored_sigint_stays_ignored_and_sigterm_still_stops():
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     assert (process.returncode, err) == (143, "synth: interrupted (SIGTERM); no output written\n")
+
+
+def _session_alive(sid: int) -> list[str]:
+    """Processes of the session that are not zombies (a killed helper whose parent died with it
+    is reaped by init a moment later)."""
+    pids = subprocess.run(["pgrep", "-s", str(sid)], capture_output=True, text=True).stdout.split()
+    alive = []
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                alive.append(pid)
+        except OSError:
+            pass
+    return alive
+
+
+@pytest.mark.parametrize("where, argv", [
+    ("main process", ["route", "xgft:4:8,8,4,2:1,8,8,2", "--traffic", "a2a-opt", "--router", "monolithic", "--phase",
+                      "3", "--time-limit", "30", "--solver", "cbc", "--out", "{out}/r.json", "--quiet"]),
+    ("workers", ["route", "xgft:4:8,8,4,2:1,8,8,2", "--traffic", "a2a-opt", "--router", "monolithic", "--phase",
+                 "3,5", "--time-limit", "30", "--solver", "cbc", "--out", "{out}/r.json", "--quiet"]),
+])
+def test_a_signal_during_a_cbc_solve_leaves_no_cbc_behind(tmp_path, where, argv):
+    """PuLP runs CBC as a child process and gives no handle on it: an interrupt kills it, in the
+    main process and in the workers, instead of leaving it to run to its time limit."""
+    process = subprocess.Popen([sys.executable, "-m", "synth", *[a.format(out=tmp_path) for a in argv]], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not subprocess.run(["pgrep", "-s", str(process.pid), "-x", "cbc"], capture_output=True).stdout:
+            assert process.poll() is None and time.monotonic() < deadline, "no CBC started"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert (process.returncode, err) == (143, "synth: interrupted (SIGTERM); no output written\n")
+    assert _files(tmp_path) == []
+    deadline = time.monotonic() + 10
+    while _session_alive(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _session_alive(process.pid) == []

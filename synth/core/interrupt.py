@@ -90,6 +90,36 @@ def install_handlers() -> None:
         signal.signal(signal.SIGINT, _keyboard_interrupt)
 
 
+def child_processes(pid: int, name: str | None = None) -> list[int]:
+    """The processes whose parent is `pid` (and whose command is `name`), from /proc; none where
+    there is no /proc. For helpers started by libraries that give no handle on them (PuLP's CBC)."""
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                stat = handle.read()
+        except OSError:  # ended meanwhile
+            continue
+        command, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        if int(rest[1]) == pid and (name is None or command == name):
+            found.append(int(entry))
+    return found
+
+
+def kill_processes(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
+
+
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -111,7 +141,7 @@ def quiet_worker(parent: int | None = None) -> None:
 
 
 # After a solver was asked to stop (CP-SAT's stop_search), how long its thread may take to return.
-STOP_SECONDS = 1.0
+STOP_SECONDS = 0.5
 _abandoned: list[threading.Thread] = []  # helper threads left in a native call by an interrupt
 
 

@@ -24,7 +24,7 @@ from multiprocessing import util
 from multiprocessing.connection import Connection, wait
 from typing import Callable
 
-from synth.core.interrupt import held, quiet_worker
+from synth.core.interrupt import child_processes, held, kill_processes, quiet_worker
 from synth.core.parallel import default_workers
 from synth.execute.base import Executor, InlineSession, Session, TaskFailed
 
@@ -93,6 +93,8 @@ def _stop(workers: list[_Worker]) -> None:
             connection.close()
     alive = [w.process for w in workers if w.process.exitcode is None]
     for process in alive:
+        # A worker's own helpers (a solver binary, the HiGHS helper) die with it, not as orphans.
+        kill_processes(child_processes(process.pid))
         _signal(process, signal.SIGTERM)
     deadline = time.monotonic() + TERMINATE_SECONDS
     while alive and time.monotonic() < deadline:
