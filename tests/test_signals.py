@@ -176,3 +176,30 @@ def test_a_signal_during_a_cbc_solve_leaves_no_cbc_behind(tmp_path, where, argv)
     while _session_alive(process.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _session_alive(process.pid) == []
+
+
+def test_a_signal_while_opensm_runs_leaves_no_opensm_behind(run, tmp_path):
+    """OpenSM runs under `timeout` (its own process group): killing `timeout` alone left OpenSM
+    running. An interrupt now ends both, and the simulator."""
+    routes, tables = tmp_path / "r.json", tmp_path / "t"
+    assert run("route", "xgft:3:8,8,2:1,8,4", "--traffic", "a2a-opt", "--router", "dmodk", "--out", routes,
+               "--quiet")[0] == 0
+    assert run("tables", routes, "--format", "opensm", "--out", tables)[0] == 0
+    before = _files(tmp_path)
+    process = subprocess.Popen([sys.executable, "-m", "synth", "opensm-check", str(tables)], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not subprocess.run(["pgrep", "-s", str(process.pid), "-x", "opensm"], capture_output=True).stdout:
+            assert process.poll() is None and time.monotonic() < deadline, "OpenSM did not start"
+            time.sleep(0.005)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert (process.returncode, err) == (143, "synth: interrupted (SIGTERM); no output written\n")
+    time.sleep(0.2)
+    assert subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split() == []
+    assert _files(tmp_path) == before
