@@ -162,7 +162,7 @@ def _colour_with(switches: np.ndarray, ports: np.ndarray, colours: int,
     port p as used by colour c."""
     from ortools.sat.python import cp_model
 
-    from synth.solve.cpsat import configure
+    from synth.solve.cpsat import configure, run_solver
 
     visited = switches >= 0
     hop_keys = sorted({(s, p) for s, p in zip(switches[visited].tolist(), ports[visited].tolist())})
@@ -187,7 +187,7 @@ def _colour_with(switches: np.ndarray, ports: np.ndarray, colours: int,
                 model.add_at_most_one(y[k][c] for k in members)
     solver = cp_model.CpSolver()
     configure(solver.parameters, time_limit, threads=1)
-    status = solver.solve(model)
+    status = run_solver(solver, model)
     spent = solver.deterministic_time
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None, status == cp_model.INFEASIBLE, spent
