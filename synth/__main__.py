@@ -1,5 +1,67 @@
+"""`python -m synth` and the `synth` command: synth.cli.main under synth's signal handlers from
+the first line of synth's own code on.
+
+The command-line module imports numpy, scipy, OR-Tools and the whole package (about a second).
+Before this entry, Ctrl-C in that second printed a 30-line traceback and SIGTERM killed the
+process at the default action (issue 22). Here the handlers come first, so an interrupt during the
+imports ends like one during the work: one line, exit 130 or 143, nothing written. (What comes
+before -- the interpreter's start and the site's .pth files -- is Python's and the environment's.)
+"""
+
+import os
+import signal
 import sys
 
-from synth.cli import main
+from synth.core import interrupt
+from synth.core.interrupt import Interrupted, install_handlers
 
-sys.exit(main())
+
+def _interrupted(signum: int) -> int:
+    print(f"synth: interrupted ({signal.Signals(signum).name}); no output written", file=sys.stderr, flush=True)
+    return 128 + signum
+
+
+def _late(signum, frame) -> None:
+    """A signal after the command has ended: nothing left to stop, and no traceback."""
+
+
+def _ended() -> None:
+    signal.signal(signal.SIGTERM, _late)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _late)
+
+
+def run() -> int:
+    install_handlers()
+    code = None
+    try:
+        from synth.cli import main
+
+        if interrupt.received is not None:  # a library's bare `except:` swallowed it while importing
+            raise interrupt.as_exception(interrupt.received)
+        code = main()
+        _ended()
+    except (KeyboardInterrupt, Interrupted) as exc:
+        _ended()
+        if code is None:  # else it came as the command returned: its outcome stands
+            code = _interrupted(exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)
+    except Exception:  # an extension that turned the signal into its own error while it loaded
+        _ended()
+        if interrupt.received is None:
+            raise
+        code = _interrupted(interrupt.received)
+    if interrupt.abandoned():
+        # A native call that an interrupt left running (HiGHS has no stop) would be torn down
+        # under it by the interpreter's finalization: end here, the stack having unwound
+        # (outputs removed, workers stopped).
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(run())

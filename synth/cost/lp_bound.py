@@ -48,6 +48,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
 from synth.core.errors import SynthError
+from synth.core.interrupt import native
 
 TOLERANCE = 1e-6  # on lambda*, when rounding it up to whole messages
 RELATIVE_TOLERANCE = 1e-10  # and relative to it, on weighed demand (bytes; float sums of large numbers)
@@ -172,8 +173,11 @@ class _Master:
                                  shape=(k, columns + 1))
         cost = np.zeros(columns + 1)
         cost[0] = 1.0
-        result = linprog(cost, A_ub=capacity, b_ub=np.zeros(c), A_eq=demand_rows, b_eq=self.demand, bounds=(0, None),
-                         method="highs-ipm", options={"time_limit": max(1.0, deadline - time.monotonic())})
+        # HiGHS offers no way to stop it from outside: under `native`, an interrupt leaves it to
+        # its time limit in a daemon thread and the run ends at once (synth.core.interrupt).
+        result = native(lambda: linprog(cost, A_ub=capacity, b_ub=np.zeros(c), A_eq=demand_rows, b_eq=self.demand,
+                                        bounds=(0, None), method="highs-ipm",
+                                        options={"time_limit": max(1.0, deadline - time.monotonic())}))
         if result.status == 1:  # iteration or time limit
             return None
         if result.status != 0:

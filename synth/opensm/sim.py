@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synth.core.errors import SynthError
+from synth.core.interrupt import child_processes, kill_processes
 from synth.core.validate import show
 
 PRELOAD_CANDIDATES = (
@@ -116,10 +117,18 @@ class Simulator:
         if self.process is None or self.process.poll() is not None:
             raise SynthError(f"ibsim is not running: {self._log_tail()}")
         try:
-            return subprocess.run(["timeout", "-s", "KILL", str(CLIENT_TIMEOUT), *argv], capture_output=True, text=True,
-                                  cwd=self.dir, env={**self._env(), **(extra_env or {})})
+            client = subprocess.Popen(["timeout", "-s", "KILL", str(CLIENT_TIMEOUT), *argv], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, cwd=self.dir,
+                                      env={**self._env(), **(extra_env or {})})
         except OSError as exc:
             raise SynthError(f"cannot run {argv[0]}: {exc.strerror}") from None
+        with client:
+            try:
+                out, err = client.communicate()
+            except BaseException:  # interrupted: the client goes too, not left to run as an orphan
+                _kill_group(client)
+                raise
+        return subprocess.CompletedProcess(client.args, client.returncode, out, err)
 
     def __exit__(self, *exc) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -130,6 +139,21 @@ class Simulator:
                 self.process.kill()
                 self.process.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _kill_group(client: subprocess.Popen) -> None:
+    """Stop `timeout` and the client it runs (OpenSM), which SIGKILL to `timeout` alone left
+    running: the client first, so that `timeout` reaps it and ends; then, should anything be left,
+    the process group that `timeout` leads (it times out the whole group)."""
+    kill_processes(child_processes(client.pid))
+    try:
+        client.wait(timeout=1)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(client.pid, signal.SIGKILL)
+        except OSError:
+            client.kill()
+        client.wait()
 
 
 @dataclass

@@ -80,7 +80,7 @@ def exact_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, ma
     whether that proof was completed (False: a smaller K timed out, the count is an upper bound)."""
     from ortools.sat.python import cp_model
 
-    from synth.solve.cpsat import configure
+    from synth.solve.cpsat import configure, run_solver
 
     channels, lengths = np.asarray(channels, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
     if len(lengths) > MAX_EXACT_PATHS:
@@ -106,7 +106,7 @@ def exact_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, ma
                     model.add(position[k][a] < position[k][b]).only_enforce_if(on[p][k])
         solver = cp_model.CpSolver()
         configure(solver.parameters, time_limit, threads=1)
-        status = solver.solve(model)
+        status = run_solver(solver, model)
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             lanes = np.array([next(k for k in range(count) if solver.boolean_value(on[p][k])) for p in range(len(lengths))])
             return lanes, proven

@@ -33,7 +33,7 @@ def route_consistent_monolithic(xgft: Xgft, src, dst, phase, options: LayeredOpt
     report carries it as `whole_run` and each phase's status stays "at the bound or feasible"."""
     from ortools.sat.python import cp_model
 
-    from synth.solve.cpsat import configure
+    from synth.solve.cpsat import configure, run_solver
 
     if options.solver != "cpsat":
         raise SynthError(f"the destination-consistent monolithic model is solved by cpsat only, not '{options.solver}'")
@@ -94,7 +94,7 @@ def route_consistent_monolithic(xgft: Xgft, src, dst, phase, options: LayeredOpt
     solver = cp_model.CpSolver()
     configure(solver.parameters, options.time_limit, options.threads)
     began = time.perf_counter()
-    code = solver.solve(model)
+    code = run_solver(solver, model)
     seconds = time.perf_counter() - began
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         picked = np.array([solver.boolean_value(v) for v in x], dtype=bool)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 
@@ -9,6 +10,7 @@ import numpy as np
 import pulp
 
 from synth.core.errors import SynthError
+from synth.core.interrupt import child_processes, kill_processes, native
 from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoiceProblem, SolveResult
 
 
@@ -49,7 +51,10 @@ def _solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, thr
             model += expr <= int(problem.upper[g]), f"up_{g}"
         if problem.lower[g] > 0:
             model += expr >= int(problem.lower[g]), f"low_{g}"
-    model.solve(_solver(name, time_limit, threads))
+    solver = _solver(name, time_limit, threads)
+    # CBC runs as a child process that PuLP waits for: under `native` an interrupt stops the run
+    # at once, and the CBC binary is killed instead of left to its time limit.
+    native(lambda: model.solve(solver), stop=lambda: kill_processes(child_processes(os.getpid(), "cbc")))
     seconds = time.perf_counter() - start
     has_solution = model.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
     if has_solution:

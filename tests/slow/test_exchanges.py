@@ -16,6 +16,11 @@ from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.workflow import exchange_loads
 
+# Longer than the suite's 300 s per test (pyproject.toml): every OPT phase of the 512-leaf tree took
+# 184 s to route on two workers (tests/bench/RESULTS.md), 8 phases of the 8192-leaf tree 17 s each;
+# a limit four times that still stops a hang long before CI's.
+pytestmark = pytest.mark.timeout(1200)
+
 
 def routed_exchange(run, tmp_path, spec, phases):
     target = tmp_path / "routes.json"
