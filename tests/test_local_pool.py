@@ -187,3 +187,30 @@ def test_a_worker_killed_while_idle_does_not_stop_the_run():
         for _ in range(6):
             pids.append(session.next_result())
     assert sorted(k for k, _ in pids) == list(range(6)) and {pid for _, pid in pids} == {session._pool[0].process.pid}
+
+
+class _BlocksInACopy:
+    """Garbage whose finalizer blocks in any process but the one that made it, as a Dask client
+    left over from an earlier run waits for an event loop that a forked copy does not have."""
+
+    def __init__(self):
+        self.me, self.cycle = os.getpid(), self
+
+    def __del__(self):
+        if os.getpid() != self.me:
+            time.sleep(60)
+
+
+def test_garbage_of_the_parent_is_not_finalized_in_the_workers():
+    import gc
+
+    _BlocksInACopy()  # unreachable at once (a cycle): only the cyclic collector frees it
+
+    def task(phases):
+        gc.collect()  # a collection in the worker, as any allocation may start one
+        return int(phases[0])
+
+    parts = [Part(i, i + 1, np.array([i])) for i in range(4)]
+    start = time.monotonic()
+    assert [r for r, _ in ordered_results(LocalExecutor(2), task, parts)] == [0, 1, 2, 3]
+    assert time.monotonic() - start < 30  # a hang bound: a worker finalizing the copy sleeps 60 s

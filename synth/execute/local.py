@@ -15,6 +15,7 @@ that can block: SIGTERM, a short bounded wait, then SIGKILL, so nothing is left 
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import signal
 import time
@@ -122,6 +123,10 @@ class LocalSession(Session):
         self._closer = util.Finalize(self, _stop, args=(self._pool,), exitpriority=100)
         try:
             context, parent = multiprocessing.get_context("fork"), multiprocessing.current_process().pid
+            # Garbage of this process is finalized here, not in the workers: a forked copy of an
+            # object whose finalizer talks to a thread of this process (a Dask client left over
+            # from an earlier run waits for its event loop) blocked a worker for a minute.
+            gc.collect()
             for _ in range(workers):
                 task_reader, task_writer = context.Pipe(duplex=False)
                 result_reader, result_writer = context.Pipe(duplex=False)

@@ -9,12 +9,18 @@ events took half a minute and several GiB.
 
 numba compiles them (cached next to this file, so only the first run of a fresh checkout pays
 the compilation). Inputs must be in range: verify checks the structure before calling them.
+
+A replay of 10^8 block sends is seconds in one compiled call, which no signal reaches: the three
+replays release the GIL (nogil) and run under `native` (synth.core.interrupt), so that Ctrl-C or
+SIGTERM stops a verify at once (issue 22).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from synth.core.interrupt import native
 
 # What a copy collective starts from (block b first held by ...) and ends with (held by ...).
 FROM_OWN_RANK, FROM_ROOT, FROM_SOURCE = 0, 1, 2  # b mod P; the root; (b mod P^2) div P
@@ -70,8 +76,8 @@ def group_by_block(block_ptr, block_ids, num_blocks):
     return offsets[:num_blocks + 1], transfers
 
 
-@njit(cache=True)
-def replay_copies(offsets, transfers, meta, bits, ranks, num_steps, start, root, end, peer, first_block, num_blocks):
+@njit(cache=True, nogil=True)
+def _replay_copies(offsets, transfers, meta, bits, ranks, num_steps, start, root, end, peer, first_block, num_blocks):
     """Which ranks hold block b, and from which step; every transfer's step, source and destination
     packed in one number (meta: step << 2 bits | src << bits | dst, one memory access). Returns (send_step, send_key, missing,
     missing_key): the earliest send of a block not held at the start of its step (then the
@@ -120,8 +126,8 @@ def replay_copies(offsets, transfers, meta, bits, ranks, num_steps, start, root,
     return send_step, send_key, missing, missing_key
 
 
-@njit(cache=True)
-def replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, keys, end, root, first_block):
+@njit(cache=True, nogil=True)
+def _replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps, keys, end, root, first_block):
     """Which contributions every rank's partial of block b holds: their number and fingerprint
     (the sum of the contributors' 64-bit keys, modulo 2^64). Within a step every sender's partial
     is read before any receiver's changes; `copy` (op 0) replaces the receiver's partial, `reduce`
@@ -331,8 +337,8 @@ def group_runs(runs, run_transfer, first, stride, count, lo, hi):
     return offsets[:hi - lo + 1], transfers
 
 
-@njit(cache=True, parallel=True)
-def replay_copies_of_runs(bucket_ptr, bucket, run_transfer, first, stride, count, width, meta, bits, ranks, num_steps,
+@njit(cache=True, parallel=True, nogil=True)
+def _replay_copies_of_runs(bucket_ptr, bucket, run_transfer, first, stride, count, width, meta, bits, ranks, num_steps,
                           start, root, end, peer, num_blocks):
     """replay_copies over every group of `width` blocks of a schedule whose blocks are runs (the
     runs of group g are bucket[bucket_ptr[g]:bucket_ptr[g+1]]), the groups on all cores at once.
@@ -343,7 +349,7 @@ def replay_copies_of_runs(bucket_ptr, bucket, run_transfer, first, stride, count
         lo, hi = g * width, min(num_blocks, (g + 1) * width)
         offsets, transfers = group_runs(bucket[bucket_ptr[g]:bucket_ptr[g + 1]], run_transfer, first, stride, count,
                                         lo, hi)
-        found[g, 0], found[g, 1], found[g, 2], found[g, 3] = replay_copies(
+        found[g, 0], found[g, 1], found[g, 2], found[g, 3] = _replay_copies(
             offsets, transfers, meta, bits, ranks, num_steps, start, root, end, peer, lo, num_blocks)
     send_step, send_key, missing, missing_key = NONE, NONE, 0, NONE
     for g in range(groups):
@@ -352,3 +358,20 @@ def replay_copies_of_runs(bucket_ptr, bucket, run_transfer, first, stride, count
         missing += found[g, 2]
         missing_key = min(missing_key, found[g, 3])
     return send_step, send_key, missing, missing_key
+
+
+def replay_copies(*args):
+    return native(lambda: _replay_copies(*args))
+
+
+def replay_reductions(*args):
+    return native(lambda: _replay_reductions(*args))
+
+
+def replay_copies_of_runs(*args):
+    return native(lambda: _replay_copies_of_runs(*args))
+
+
+replay_copies.__doc__ = _replay_copies.__doc__
+replay_reductions.__doc__ = _replay_reductions.__doc__
+replay_copies_of_runs.__doc__ = _replay_copies_of_runs.__doc__
