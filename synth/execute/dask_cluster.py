@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import time
 import uuid
@@ -152,6 +153,12 @@ class DaskExecutor(Executor):
             # cluster, which stops the workers, so they ignore it (dask_worker_setup). A Ctrl-C while
             # the cluster starts stays pending (blocked here) and is delivered at the unblock below.
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            # The worker processes are started from Dask's loop thread, whose signal mask predates the
+            # block: a Ctrl-C to the group can end one inside Python's own start, which then prints
+            # "Fatal Python error" on the stderr it inherited. They inherit /dev/null instead (Dask's
+            # logs are silenced anyway; a worker that dies is reported by this process in one line).
+            quiet, stderr = os.open(os.devnull, os.O_WRONLY), os.dup(2)
+            os.dup2(quiet, 2)
             try:
                 with dask.config.set({"distributed.worker.preload": ["synth.execute.dask_worker_setup"]}):
                     self.cluster = distributed.LocalCluster(
@@ -161,6 +168,9 @@ class DaskExecutor(Executor):
                         # a second run on this machine would find taken, with a warning)
                         scheduler_kwargs={"allowed_failures": 1, "dashboard_address": "127.0.0.1:0"})
             finally:
+                os.dup2(stderr, 2)
+                os.close(stderr)
+                os.close(quiet)
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             self.client = distributed.Client(self.cluster)
             return self.client
