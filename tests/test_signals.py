@@ -148,6 +148,26 @@ def _session_alive(sid: int) -> list[str]:
     return alive
 
 
+def _terminated_once_running(argv: list[str], program: str) -> subprocess.Popen:
+    """`synth ARGV` in a session of its own, sent SIGTERM once `program` runs in that session: it
+    ends with exit 143 and one line (the session's leftovers are the caller's to check)."""
+    process = subprocess.Popen([sys.executable, "-m", "synth", *argv], cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not subprocess.run(["pgrep", "-s", str(process.pid), "-x", program], capture_output=True).stdout:
+            assert process.poll() is None and time.monotonic() < deadline, f"{program} did not start"
+            time.sleep(0.005)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert (process.returncode, err) == (143, "synth: interrupted (SIGTERM); no output written\n")
+    return process
+
+
 @pytest.mark.parametrize("where, argv", [
     ("main process", ["route", "xgft:4:8,8,4,2:1,8,8,2", "--traffic", "a2a-opt", "--router", "monolithic", "--phase",
                       "3", "--time-limit", "30", "--solver", "cbc", "--out", "{out}/r.json", "--quiet"]),
@@ -157,20 +177,7 @@ def _session_alive(sid: int) -> list[str]:
 def test_a_signal_during_a_cbc_solve_leaves_no_cbc_behind(tmp_path, where, argv):
     """PuLP runs CBC as a child process and gives no handle on it: an interrupt kills it, in the
     main process and in the workers, instead of leaving it to run to its time limit."""
-    process = subprocess.Popen([sys.executable, "-m", "synth", *[a.format(out=tmp_path) for a in argv]], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not subprocess.run(["pgrep", "-s", str(process.pid), "-x", "cbc"], capture_output=True).stdout:
-            assert process.poll() is None and time.monotonic() < deadline, "no CBC started"
-            time.sleep(0.01)
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    assert (process.returncode, err) == (143, "synth: interrupted (SIGTERM); no output written\n")
+    process = _terminated_once_running([a.format(out=tmp_path) for a in argv], "cbc")
     assert _files(tmp_path) == []
     deadline = time.monotonic() + 10
     while _session_alive(process.pid) and time.monotonic() < deadline:
@@ -186,20 +193,7 @@ def test_a_signal_while_opensm_runs_leaves_no_opensm_behind(run, tmp_path):
                "--quiet")[0] == 0
     assert run("tables", routes, "--format", "opensm", "--out", tables)[0] == 0
     before = _files(tmp_path)
-    process = subprocess.Popen([sys.executable, "-m", "synth", "opensm-check", str(tables)], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not subprocess.run(["pgrep", "-s", str(process.pid), "-x", "opensm"], capture_output=True).stdout:
-            assert process.poll() is None and time.monotonic() < deadline, "OpenSM did not start"
-            time.sleep(0.005)
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    assert (process.returncode, err) == (143, "synth: interrupted (SIGTERM); no output written\n")
+    process = _terminated_once_running(["opensm-check", str(tables)], "opensm")
     time.sleep(0.2)
     assert subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split() == []
     assert _files(tmp_path) == before
