@@ -161,7 +161,6 @@ def test_step_times_are_the_model():
 # ----- the bound, recomputed --------------------------------------------------------------------
 
 def _schedule(spec, name, algorithm, size, extra=()):
-    from synth.app.schedule import add_parsers  # noqa: F401 (the app's request rules)
     from synth.cost.schedule_cost import map_schedule
     from synth.schedule.algorithms import Request, grid_shape
     from synth.schedule.verify import expected_blocks
