@@ -19,7 +19,7 @@ import pytest
 
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all
-from synth.schedule.algorithms.multitree import _steps, _subtrees, build_trees, two_level_trees
+from synth.schedule.algorithms.multitree import build_trees, two_level_trees
 from synth.schedule.algorithms.rank_graph import rank_graph
 from synth.schedule.verify import verify
 from synth.topology import parse_topology
@@ -58,6 +58,67 @@ TABLE_3_2_C = {  # 000 Table 3.2, Kautz-C: (alpha coefficient, beta coefficient 
 }
 
 
+
+def greedy_trees(out, roots):
+    """000's greedy MULTITREE construction, written here from its description (not synth's compiled
+    kernel): in every step the roots' trees take turns, each adding one edge from a node it held at
+    the start of the step (nodes in the order they joined, out-neighbours ascending) to a node it
+    lacks, over a link no tree used in the step; when none can, the step ends."""
+    neighbours = [sorted(a.tolist()) for a in out]
+    member = [{r} for r in roots]
+    order = [[r] for r in roots]
+    edges = [[] for _ in roots]
+    step = 0
+    while any(len(m) < len(out) for m in member):
+        held = [len(o) for o in order]
+        used = set()
+        added = True
+        while added:
+            added = False
+            for t in range(len(roots)):
+                found = next(((u, w) for u in order[t][:held[t]] for w in neighbours[u]
+                              if w not in member[t] and (u, w) not in used), None)
+                if found is not None:
+                    used.add(found)
+                    member[t].add(found[1])
+                    order[t].append(found[1])
+                    edges[t].append((step, *found))
+                    added = True
+        step += 1
+    return edges
+
+
+def subtrees(edges, root):
+    """Per node of a tree, its subtree's nodes in depth-first preorder, children in the order added."""
+    children = {}
+    for _, u, w in edges:
+        children.setdefault(u, []).append(w)
+    out = {}
+
+    def collect(x):
+        out[x] = [x] + [y for c in children.get(x, []) for y in collect(c)]
+        return out[x]
+
+    collect(root)
+    return out
+
+
+@pytest.mark.parametrize("spec", ["kautz:2", "kautz:4", "2dfc:3,3", "2dfc:3,5", "torus:4,4", "torus:3,5", "hyperx:3,4"])
+def test_greedy_trees_as_described(spec):
+    """synth's compiled construction (it skips the nodes a tree has saturated) adds the same edges in
+    the same steps as the construction written from 000's description, and its subtrees are the
+    trees' own."""
+    graph = rank_graph(spec)
+    roots = list(range(graph.ranks))
+    trees = build_trees(graph.out, roots)
+    expected = greedy_trees(graph.out, roots)
+    preorder, position, size = trees.subtrees()
+    for t, r in enumerate(roots):
+        assert trees.edges(t) == expected[t]
+        below = subtrees(expected[t], r)
+        for w, nodes in below.items():
+            assert preorder[t, position[t, w]:position[t, w] + size[t, w]].tolist() == nodes
+
 @pytest.mark.parametrize("d", [2, 3, 4, 5, 8, 16])
 @pytest.mark.parametrize("collective", list(TABLE_3_2_C))
 def test_table_3_2_kautz_c(collective, d):
@@ -84,11 +145,11 @@ def test_greedy_trees_miss_table_3_2_from_d_4():
     graph = rank_graph("kautz:4")
     p = graph.ranks
     greedy = build_trees(graph.out, list(range(p)))
-    assert _steps(greedy) == 5
+    assert greedy.steps == 5
     loads = {}
-    for r, edges in enumerate(greedy):
-        below = _subtrees(edges, r, p)
-        for s, u, w in edges:
+    for r in range(p):
+        below = subtrees(greedy.edges(r), r)
+        for s, u, w in greedy.edges(r):
             loads[s] = max(loads.get(s, 0), len(below[w]))  # one tree per link and step: a link's blocks
     assert sum(loads.values()) > 2 * 4 + 1
 
@@ -151,14 +212,14 @@ def test_greedy_trees_take_d_plus_2_at_d_10():
     per link take d + 1."""
     graph = rank_graph("kautz:10")
     roots = list(range(graph.ranks))
-    assert _steps(build_trees(graph.out, roots)) == 12
-    assert _steps(two_level_trees(graph.out, roots)) == _steps(two_level_trees(graph.into, roots)) == 11
+    assert build_trees(graph.out, roots).steps == 12
+    assert two_level_trees(graph.out, roots).steps == two_level_trees(graph.into, roots).steps == 11
 
 
 @pytest.mark.parametrize("d,steps", [(2, 3), (3, 4), (4, 5)])
 def test_multitree_steps_on_kautz(d, steps):
     graph = rank_graph(f"kautz:{d}")
-    assert _steps(build_trees(graph.out, list(range(graph.ranks)))) == steps
+    assert build_trees(graph.out, list(range(graph.ranks))).steps == steps
 
 
 @pytest.mark.parametrize("spec", ["2dfc:4,4", "2dfc:8,8", "2dfc:3,5", "2dfc:6,4", "2dfc:16,16"])
@@ -189,7 +250,7 @@ def test_multitree_steps_on_2dfc(m, bound):
     reach it from 4x4 on (3x3 takes 3)."""
     assert math.ceil((m * m - 1) / (2 * m - 2)) == bound
     graph = rank_graph(f"2dfc:{m},{m}")
-    steps = _steps(build_trees(graph.out, list(range(graph.ranks))))
+    steps = build_trees(graph.out, list(range(graph.ranks))).steps
     assert steps >= bound
     assert steps == (bound if m >= 4 else 3)
 
