@@ -30,7 +30,7 @@ from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number, read_text
 from synth.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console
-from synth.render.routes_file import MAX_FILE_BYTES, MAX_VLS, RoutesWriter, read_routes, routes_header
+from synth.render.routes_file import COMMON_DATA_VLS, MAX_FILE_BYTES, MAX_VLS, RoutesWriter, read_routes, routes_header
 from synth.topology import Xgft, parse_topology, require_xgft
 from synth.topology.degraded import with_failures
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern_syntaxes
@@ -570,6 +570,10 @@ def cmd_tables(args) -> int:
     print(f"{tables.network.num_switches} switches, {tables.network.num_terminals} terminals, LIDs 1..{lids.max_lid}, "
           f"LMC {lids.lmc} ({tables.colours_used} LIDs used per destination at most, at least {tables.colours_bound} needed{least})")
     print(f"wrote {', '.join(sorted(texts))} to {args.out}")
+    if laned and int(lanes.max(initial=0)) + 1 > COMMON_DATA_VLS:
+        print(f"note: the routes use {int(lanes.max()) + 1} virtual lanes; switches commonly run {COMMON_DATA_VLS} data VLs "
+              f"(ibsim's VL0-{COMMON_DATA_VLS - 1}), and OpenSM maps an SL past them onto a VL the port runs, so those "
+              f"flows would share lanes: check with synth opensm-check, or route within --vls {COMMON_DATA_VLS}")
     return 0
 
 

@@ -32,6 +32,13 @@ def _laned_tables(run, tmp_path, lanes: int):
     routes.write_text(json.dumps(doc))
     code, out, err = run("tables", routes, "--out", tmp_path / "tables")
     assert code == 0, out + err
+    note = [line for line in out.splitlines() if line.startswith("note:")]
+    if lanes > SWITCH_VLS:  # said when the tables are written, before any OpenSM runs
+        assert note == [f"note: the routes use {lanes} virtual lanes; switches commonly run 8 data VLs (ibsim's VL0-7), "
+                        "and OpenSM maps an SL past them onto a VL the port runs, so those flows would share lanes: "
+                        "check with synth opensm-check, or route within --vls 8"]
+    else:
+        assert note == []
     return doc, tmp_path / "tables"
 
 

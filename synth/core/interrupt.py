@@ -186,3 +186,17 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
 def abandoned() -> bool:
     """Whether a native call that an interrupt left behind is still running."""
     return any(thread.is_alive() for thread in _abandoned)
+
+
+def stoppable(kernel):
+    """A compiled kernel (numba, nogil=True) as a Python function whose call a signal stops at
+    once (it runs under `native`). Kernels that other kernels call stay plain: numba calls them,
+    not this wrapper, which keeps the kernel as `.kernel`."""
+    import functools
+
+    @functools.wraps(getattr(kernel, "py_func", kernel))
+    def call(*args):
+        return native(lambda: kernel(*args))
+
+    call.kernel = kernel
+    return call

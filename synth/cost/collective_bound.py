@@ -59,10 +59,9 @@ def collective_bound(schedule, network) -> CollectiveBound:
     p, q = schedule.ranks, schedule.ranks_per_node
     nodes = -(-p // q)
     k = node_ports(network, q)
-    sizes = np.asarray(schedule.block_bytes, dtype=np.float64)
     name = schedule.collective
     spreading = name in SPREADING and p > 1
-    moves = _must_move(schedule, sizes, p, q, nodes)
+    moves = _must_move(schedule, p, q, nodes)
     if name == "alltoallv":  # an empty block need not move: spreading only when every block between ranks has bytes
         spreading = spreading and moves.every_pair_moves
     if spreading:
@@ -92,10 +91,14 @@ class _Moves:
     every_pair_moves: bool = True  # all-to-all: every block between two ranks has bytes
 
 
-def _must_move(schedule, sizes: np.ndarray, p: int, q: int, nodes: int) -> _Moves:
-    name, n = schedule.collective, float(sizes.sum())
+def _must_move(schedule, p: int, q: int, nodes: int) -> _Moves:
+    name = schedule.collective
     if nodes == 1:
         return _Moves(0.0)
+    if name in ("alltoall", "alltoallv"):  # P^2 blocks (2^28 at P = 16384): no temporary of their number
+        return _alltoall_moves(schedule.block_bytes, p, q, nodes)
+    sizes = np.asarray(schedule.block_bytes, dtype=np.float64)
+    n = float(sizes.sum())
     node_of_block = (np.arange(len(sizes)) % p) // q  # the P-block collectives: block b plays rank b mod P
     if name == "allreduce":
         return _Moves(2.0 * (nodes - 1) * n, np.full(nodes, n), np.full(nodes, n), gossip=True)
@@ -105,8 +108,6 @@ def _must_move(schedule, sizes: np.ndarray, p: int, q: int, nodes: int) -> _Move
     if name in ("reduce-scatter", "reduce"):
         own = np.bincount(node_of_block, sizes, nodes) if name == "reduce-scatter" else _root_share(schedule, n, nodes, q)
         return _Moves((nodes - 1) * n, out_of=n - own)
-    if name in ("alltoall", "alltoallv"):
-        return _alltoall_moves(schedule.block_bytes, p, q, nodes)
     root = (schedule.root or 0) // q
     if name in ("scatter", "gather"):
         crossing = sizes * (node_of_block != root)

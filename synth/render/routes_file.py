@@ -101,6 +101,7 @@ _TRAFFIC = _TRAFFIC_REQUIRED + ("placement",)
 _PHASE = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "bound_source",
           "solver", "proven_by", "unreachable", "flows", "paths", "vls")
 MAX_VLS = 15  # InfiniBand's data virtual lanes: VL0..VL14 (VL15 carries subnet management)
+COMMON_DATA_VLS = 8  # what switches commonly run (ibsim's ports: VL0-7)
 _PHASE_REQUIRED = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "flows", "paths")
 _SOLVER_COUNTS = ("subproblems", "split_solved", "direct_solved", "timeouts", "backtracks")
 _SOLVER = _SOLVER_COUNTS + ("relaxed_layers", "proven_by", "whole_run")

@@ -28,8 +28,10 @@ from scipy.sparse.csgraph import shortest_path
 
 from synth.core import memory
 from synth.core.errors import SynthError
+from synth.core.interrupt import stoppable
 from synth.route.oblivious import mix64
 from synth.route.paths import Paths
+from synth.topology.distances import hop_distances
 
 # The distance and next-channel tables take 6 bytes per router pair: 8192 routers are 400 MB.
 MAX_ROUTERS = 8192
@@ -83,7 +85,7 @@ class RouterView:
                 # connected routers apart: minimal then means the graph's shortest paths.
                 groups, distance = None, None
         if distance is None:
-            self.distance = _hop_distances(graph.indptr, graph.indices, r)
+            self.distance = hop_distances(graph.indptr, graph.indices, r)
         else:
             self.distance = np.where(np.isinf(distance), -1, distance).astype(np.int16)
         self.groups = groups
@@ -205,29 +207,8 @@ def minimal_random(topology, src, dst, phase=None, occurrence=None, seed=0) -> P
     return view.walk(src, dst, pick)
 
 
-@njit(cache=True)
-def _hop_distances(indptr, indices, r):
-    """Hop distances between all routers (breadth-first from each; -1: unreachable), int16."""
-    distance = np.full((r, r), -1, dtype=np.int16)
-    queue = np.empty(r, dtype=np.int64)
-    for source in range(r):
-        row = distance[source]
-        row[source] = 0
-        queue[0] = source
-        head, tail = 0, 1
-        while head < tail:
-            at = queue[head]
-            head += 1
-            for k in range(indptr[at], indptr[at + 1]):
-                to = indices[k]
-                if row[to] < 0:
-                    row[to] = row[at] + 1
-                    queue[tail] = to
-                    tail += 1
-    return distance
-
-
-@njit(cache=True)
+@stoppable
+@njit(cache=True, nogil=True)
 def _next_channels(out, head, distance, groups, grouped):
     """Per (router, destination router) the lowest-numbered channel (out lists them by id) whose
     hop stays on a minimal path; with groups, a hop leaving the group must enter the target's."""

@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
+from synth.core.arrays import concatenate
+from synth.core.interrupt import stoppable
 from synth.topology.xgft import Xgft
 
 
@@ -43,10 +46,8 @@ class Paths:
     def select(self, flows: np.ndarray) -> "Paths":
         """The paths of `flows` (indices, any order), as one Paths."""
         flows = np.asarray(flows, dtype=np.int64)
-        lengths = self.lengths()[flows]
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        start = np.repeat(self.offsets[:-1][flows] - offsets[:-1], lengths)
-        return Paths(offsets, self.channels[start + np.arange(int(offsets[-1]))])
+        offsets = np.concatenate([[0], np.cumsum(self.lengths()[flows])]).astype(np.int64)
+        return Paths(offsets, _gather(self.offsets, self.channels, flows, offsets))
 
     def flow_of_hop(self) -> np.ndarray:
         """For every entry of `channels`, the flow it belongs to."""
@@ -71,7 +72,19 @@ class Paths:
             return Paths(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
         ends = np.cumsum([p.offsets[-1] for p in parts])
         offsets = [parts[0].offsets] + [p.offsets[1:] + e for p, e in zip(parts[1:], ends[:-1])]
-        return Paths(np.concatenate(offsets), np.concatenate([p.channels for p in parts]))
+        return Paths(concatenate(offsets, np.int64), concatenate([p.channels for p in parts]))  # a part at a time
+
+
+@stoppable
+@njit(cache=True, nogil=True)
+def _gather(offsets, channels, flows, new_offsets):
+    """The channels of `flows`, one after another (new_offsets: where each flow's begin)."""
+    out = np.empty(new_offsets[-1], dtype=channels.dtype)
+    for i in range(len(flows)):
+        start = offsets[flows[i]]
+        for k in range(new_offsets[i + 1] - new_offsets[i]):
+            out[new_offsets[i] + k] = channels[start + k]
+    return out
 
 
 def as_paths(topology, src: np.ndarray, dst: np.ndarray, routes) -> Paths:

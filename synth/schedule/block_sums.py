@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from synth.core.interrupt import stoppable
 
-@njit(cache=True)
+
+@stoppable
+@njit(cache=True, nogil=True)
 def transfer_sums(block_ptr, block_ids, block_bytes):
     """The bytes of every transfer: the sum of its blocks' sizes."""
     out = np.zeros(len(block_ptr) - 1, dtype=np.int64)
@@ -19,7 +22,8 @@ def transfer_sums(block_ptr, block_ids, block_bytes):
     return out
 
 
-@njit(cache=True, parallel=True)
+@stoppable
+@njit(cache=True, parallel=True, nogil=True)
 def run_sums(ptr, first, stride, count, block_bytes, order):
     """The bytes of every transfer whose blocks are runs (synth.schedule.schedule.BlockRuns),
     visited in `order` (by sender: a rank's blocks lie close together in the sizes), on all cores."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from synth.core.interrupt import native
+from synth.core.interrupt import native, stoppable
 
 # What a copy collective starts from (block b first held by ...) and ends with (held by ...).
 FROM_OWN_RANK, FROM_ROOT, FROM_SOURCE = 0, 1, 2  # b mod P; the root; (b mod P^2) div P
@@ -32,7 +32,8 @@ CLASH, OVERCOUNT, WRONG_AT_END = 1, 2, 3
 NONE = np.iinfo(np.int64).max
 
 
-@njit(cache=True)
+@stoppable
+@njit(cache=True, nogil=True)
 def check_block_lists(block_ptr, block_ids, num_blocks):
     """(first entry out of 0..B-1, first entry repeating a block of its transfer), -1 for none.
     Lists in increasing order (as synth's generators write most) repeat nothing: only a transfer
@@ -58,7 +59,8 @@ def check_block_lists(block_ptr, block_ids, num_blocks):
     return -1, -1
 
 
-@njit(cache=True)
+@stoppable
+@njit(cache=True, nogil=True)
 def group_by_block(block_ptr, block_ids, num_blocks):
     """(offsets, transfers): the transfers carrying block b are transfers[offsets[b]:offsets[b+1]],
     in the schedule's order (a stable counting sort)."""
@@ -226,7 +228,8 @@ def _replay_reductions(offsets, transfers, src, dst, step, op, ranks, num_steps,
     return found_step, found_how, found_rank, suspect_step
 
 
-@njit(cache=True)
+@stoppable
+@njit(cache=True, nogil=True)
 def check_runs(ptr, first, stride, count, num_blocks):
     """check_block_lists for blocks as runs: (first run with a block out of 0..B-1 or with no
     block, -1, -1), or (-1, first transfer repeating a block, that block), or (-1, -1, -1). A
@@ -261,7 +264,7 @@ def check_runs(ptr, first, stride, count, num_blocks):
     return -1, -1, -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _in_run(first, stride, count, lo, hi):
     """The indices j (a range [j0, j1)) of a run's blocks first + stride j within [lo, hi)."""
     if stride == 0 or count == 1:
@@ -275,7 +278,7 @@ def _in_run(first, stride, count, lo, hi):
     return j0, max(j0, j1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _touched_group(first, stride, count, width, i):
     """The i-th group a run touches, or -1 past the last: a run whose stride is below the width
     touches every group from its lowest block's to its highest's, a longer stride those of its
@@ -287,7 +290,8 @@ def _touched_group(first, stride, count, width, i):
     return (first + stride * i) // width if i < count else -1
 
 
-@njit(cache=True)
+@stoppable
+@njit(cache=True, nogil=True)
 def bucket_runs(first, stride, count, width, groups):
     """(ptr, runs): the runs that hold blocks of group g (blocks g width .. (g + 1) width - 1) are
     runs[ptr[g]:ptr[g+1]], in increasing order."""
@@ -314,8 +318,8 @@ def bucket_runs(first, stride, count, width, groups):
     return ptr, runs
 
 
-@njit(cache=True)
-def group_runs(runs, run_transfer, first, stride, count, lo, hi):
+@njit(cache=True, nogil=True)
+def _group_runs(runs, run_transfer, first, stride, count, lo, hi):
     """group_by_block for blocks lo..hi-1 of a schedule whose blocks are runs, from the runs that
     may hold them (in increasing order: every block's transfers come in the schedule's order):
     (offsets of the group's blocks, transfers)."""
@@ -347,7 +351,7 @@ def _replay_copies_of_runs(bucket_ptr, bucket, run_transfer, first, stride, coun
     found = np.empty((groups, 4), dtype=np.int64)
     for g in prange(groups):
         lo, hi = g * width, min(num_blocks, (g + 1) * width)
-        offsets, transfers = group_runs(bucket[bucket_ptr[g]:bucket_ptr[g + 1]], run_transfer, first, stride, count,
+        offsets, transfers = _group_runs(bucket[bucket_ptr[g]:bucket_ptr[g + 1]], run_transfer, first, stride, count,
                                         lo, hi)
         found[g, 0], found[g, 1], found[g, 2], found[g, 3] = _replay_copies(
             offsets, transfers, meta, bits, ranks, num_steps, start, root, end, peer, lo, num_blocks)
@@ -372,6 +376,7 @@ def replay_copies_of_runs(*args):
     return native(lambda: _replay_copies_of_runs(*args))
 
 
+group_runs = stoppable(_group_runs)
 replay_copies.__doc__ = _replay_copies.__doc__
 replay_reductions.__doc__ = _replay_reductions.__doc__
 replay_copies_of_runs.__doc__ = _replay_copies_of_runs.__doc__

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.core.arrays import concatenate
 from synth.core.errors import SynthError
 
 COPY, REDUCE = 0, 1
@@ -206,7 +207,7 @@ class ScheduleBuilder:
 
     def build(self) -> Schedule:
         name, algorithm, spec, ranks, blocks, root = self.meta
-        join = lambda parts, dtype: np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)  # noqa: E731
+        join = concatenate  # part by part: a signal is handled between them (synth.core.arrays)
         counts = join(self._counts, np.int64)
         return Schedule(name, algorithm, spec, ranks, blocks, self.block_bytes,
                         np.asarray(self._steps, dtype=np.int64), join(self._src, np.int64), join(self._dst, np.int64),

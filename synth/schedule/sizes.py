@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.interrupt import native
 from synth.core.validate import parse_int, read_text, show
 
 MAX_BLOCK_BYTES = 1 << 40
@@ -22,7 +23,9 @@ def parse_sizes(text: str, ranks: int) -> np.ndarray:
         top = parse_int(parts[0], "--sizes random: S", 0, MAX_BLOCK_BYTES)
         seed = parse_int(parts[1], "--sizes random: SEED", 0)
         kind = np.uint16 if top < 1 << 16 else np.uint32 if top < 1 << 32 else np.int64  # P^2 of them: the least type
-        return np.random.default_rng(seed).integers(0, top + 1, ranks * ranks, dtype=kind)
+        generator = np.random.default_rng(seed)
+        # numpy fills the array without the GIL: under native, a signal stops a P^2 = 2^28 fill at once
+        return native(lambda: generator.integers(0, top + 1, ranks * ranks, dtype=kind))
     if kind == "csv":
         return _matrix(rest, ranks)
     raise SynthError(f"--sizes {show(text)}: expected random:S:SEED or csv:PATH")

@@ -8,26 +8,26 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import shortest_path
 
 from synth.core import memory
 from synth.core.errors import SynthError
 from synth.topology import parse_topology
+from synth.topology.distances import hop_distances
 
 
 @dataclass(frozen=True)
 class RankGraph:
     out: tuple[np.ndarray, ...]  # per rank, its out-neighbours (ascending)
     into: tuple[np.ndarray, ...]  # per rank, its in-neighbours (ascending)
-    distance: np.ndarray  # (P, P) hops
+    distance: np.ndarray  # (P, P) hops, int16
 
     @property
     def ranks(self) -> int:
         return len(self.out)
 
 
-DISTANCE_BYTES = 16  # per pair of ranks: scipy's float64 table and its int64 copy
+DISTANCE_BYTES = 2  # per pair of ranks: the int16 table
+MAX_RANKS = 32767  # int16 distances: a ring of more ranks could have longer ones
 
 
 @lru_cache(maxsize=8)
@@ -45,6 +45,9 @@ def rank_graph(spec: str) -> RankGraph:
     a, b = rank_of[network.channel_src[links]], rank_of[network.channel_dst[links]]
     keep = (a >= 0) & (b >= 0) & (a != b)
     pairs = np.unique(np.stack([a[keep], b[keep]], axis=1), axis=0)
+    if n > MAX_RANKS:
+        raise SynthError(f"{spec}: {n:,} ranks; the algorithms between neighbouring nodes keep hop distances for at "
+                         f"most {MAX_RANKS:,}")
     need, budget = DISTANCE_BYTES * n * n, memory.budget()
     if need > budget.bytes:  # before the P x P table (a million ranks would take 10 TB)
         raise SynthError(f"{spec}: the hop distances between its {n:,} ranks take about {memory.gib(need)}; synth "
@@ -53,8 +56,8 @@ def rank_graph(spec: str) -> RankGraph:
     out = tuple(np.split(pairs[:, 1], np.searchsorted(pairs[:, 0], cuts)))  # pairs are sorted by (a, b)
     by_head = pairs[np.lexsort((pairs[:, 0], pairs[:, 1]))]
     into = tuple(np.split(by_head[:, 0], np.searchsorted(by_head[:, 1], cuts)))
-    adjacency = csr_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-    distance = shortest_path(adjacency, unweighted=True)
-    if np.isinf(distance).any():
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(pairs[:, 0], minlength=n))]).astype(np.int64)
+    distance = hop_distances(indptr, pairs[:, 1].astype(np.int64), n)
+    if (distance < 0).any():
         raise SynthError(f"{spec}: some rank cannot reach another")
-    return RankGraph(out, into, distance.astype(np.int64))
+    return RankGraph(out, into, distance)

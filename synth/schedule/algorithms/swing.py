@@ -34,6 +34,8 @@ from math import prod
 import numpy as np
 from numba import njit
 
+from synth.core.interrupt import stoppable
+
 from synth.schedule.algorithms import Algorithm, Request, register
 from synth.schedule.schedule import COPY, REDUCE
 
@@ -93,7 +95,8 @@ _BIT_OF = np.array([0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 6
                     15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6], dtype=np.int64)  # (lowest bit x De Bruijn) >> 58
 
 
-@njit(cache=True)
+@stoppable
+@njit(cache=True, nogil=True)
 def send_lists(peer, base):
     """The send sets of send_sets as block lists: (counts (steps, P), ids, offsets) where step s's
     blocks are ids[offsets[s]:offsets[s+1]], rank after rank, each rank's in increasing order and

@@ -32,6 +32,8 @@ import numpy as np
 
 from numba import njit
 
+from synth.core.interrupt import stoppable
+
 from synth.schedule.algorithms import Algorithm, Request, register
 from synth.schedule.schedule import BlockRuns
 
@@ -76,7 +78,7 @@ def generate_tuna(request: Request):
                               BlockRuns(run_ptr, first, stride, count), exchanged_rounds(p, r))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rank_runs(q, p, big, rr, z, first, stride, count, k, fill):
     """Rank q's runs in round (x, z) with R = r^x = `big` and R r = `rr`, written from index k when
     `fill` (else only counted); returns the next index. The offsets o = L + z R + H R r < P: the
@@ -125,7 +127,8 @@ def _rank_runs(q, p, big, rr, z, first, stride, count, k, fill):
     return k
 
 
-@njit(cache=True)
+@stoppable
+@njit(cache=True, nogil=True)
 def _tuna_runs(p, r, xs, zs):
     """(src, dst, run_ptr, first, stride, count) of every round (x, z), rank after rank."""
     transfers = len(xs) * p
