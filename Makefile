@@ -3,7 +3,7 @@
 PYTHON ?= python3
 PIP = PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install -q
 
-.PHONY: install install-test demo test test-slow bench report reports-direct
+.PHONY: install install-test demo test test-slow bench report reports-direct docs
 
 install:
 	scripts/install-system-packages.sh
@@ -20,6 +20,12 @@ demo: install
 
 test: install-test
 	$(PYTHON) -m pytest -q
+
+# The documentation site (mkdocs.yml): tutorials, the API reference from the docstrings, the CLI reference from
+# the parser, the formats; into site/, any warning an error.
+docs: install
+	$(PIP) -e '.[docs]'
+	$(PYTHON) -m mkdocs build --strict --quiet
 
 bench: install
 	$(PYTHON) tests/bench/bench_loads.py

@@ -1,28 +1,38 @@
-"""synth: contention-optimal routing and schedule synthesis for interconnection networks."""
+"""synth: contention-optimal routing and schedule synthesis for interconnection networks.
+
+The public API is synth.api, re-exported here: ``synth.network``, ``synth.workload``,
+``synth.route``, ``synth.bounds``, ``synth.check``, ``synth.schedule``, ``synth.verify``,
+``synth.price``, ``synth.compare`` and their result types. (These names are the API's: the
+packages behind them are synth.routing, synth.collectives and synth.checking.) Importing synth imports nothing heavy
+and changes nothing in the process: the API's modules load on first use (PEP 562), so that
+``python -m synth`` installs its signal handlers before the long imports (synth/__main__.py).
+"""
 
 __version__ = "0.1.0"
 
-
-def _no_hugepage_advice() -> None:
-    """numpy asks the kernel for transparent huge pages on every large array; where the kernel then
-    compacts memory synchronously (defrag = madvise, as on the development machine) a fresh 0.5 GB
-    array costs 1.5 s instead of 0.2 s, which dominated the schedule replays (measured: Swing on the
-    64x64 torus, 67 M block sends). Large arrays are touched once or twice here: plain pages win.
-    numpy not imported yet reads the choice from its environment variable when it is: importing
-    synth imports nothing heavy, so that `python -m synth` has its signal handlers installed before
-    the long imports (synth/__main__.py)."""
-    import sys
-
-    if "numpy" not in sys.modules:
-        import os
-
-        os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-        return
-    try:
-        from numpy._core.multiarray import _set_madvise_hugepage
-    except ImportError:  # another numpy layout: keep its default
-        return
-    _set_madvise_hugepage(False)
+__all__ = [
+    "network",
+    "workload",
+    "route",
+    "bounds",
+    "check",
+    "schedule",
+    "verify",
+    "price",
+    "compare",
+    "Routing",
+    "PhaseRouting",
+    "PhaseBounds",
+]
 
 
-_no_hugepage_advice()
+def __getattr__(name: str):
+    if name in __all__:
+        from synth import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'synth' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, "__version__"])

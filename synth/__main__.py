@@ -14,6 +14,7 @@ import sys
 
 from synth.core import interrupt
 from synth.core.interrupt import Interrupted, install_handlers
+from synth.core.memory import prefer_plain_pages
 
 
 def _interrupted(signum: int) -> int:
@@ -33,6 +34,7 @@ def _ended() -> None:
 
 def run() -> int:
     install_handlers()
+    prefer_plain_pages()
     code = None
     try:
         from synth.cli import main

@@ -30,18 +30,19 @@ from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number, read_text
 from synth.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console
+from synth.cost.lp_bound import LP_TIME_LIMIT
 from synth.render.routes_file import COMMON_DATA_VLS, MAX_FILE_BYTES, MAX_VLS, RoutesWriter, read_routes, routes_header
 from synth.topology import Xgft, parse_topology, require_xgft
 from synth.topology.degraded import with_failures
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern_syntaxes
-from synth.verify.routes import MAX_LISTED_PROBLEMS, check_routes
+from synth.checking.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.render.loads_csv import write_loads_csv
 from synth.app.vls import lanes_for, lanes_line
-from synth.route.layered import LayeredOptions
-from synth.route.paths import as_paths
+from synth.routing.layered import LayeredOptions
+from synth.routing.paths import as_paths
 from synth.tables.forwarding import MAX_LMC
-from synth.route.direct_routers import DIRECT_ROUTERS, PATHS
-from synth.route.path_selection import PathSelectionRouter
+from synth.routing.direct_routers import DIRECT_ROUTERS, PATHS
+from synth.routing.path_selection import PathSelectionRouter
 from synth.execute import EXECUTOR_SYNTAX, LocalExecutor, TaskFailed, parse_executor
 from synth.execute.checkpoint import Checkpoint, file_digest, phases_digest
 from synth.render.progress import Progress
@@ -80,7 +81,6 @@ class _Parser(argparse.ArgumentParser):
 # within 64-bit integers and the documented range; the message names the option.
 MAX_THREADS = 256
 MAX_TIME_LIMIT = 1e6  # seconds: about 11 days per solver call
-LP_TIME_LIMIT = 600.0  # seconds per phase for `bounds --lp`
 
 
 def _integer(option: str, minimum: int = 0, maximum: int | None = None):
@@ -630,8 +630,8 @@ def cmd_report(args) -> int:
     from synth.opensm.engines import parse_engines
     from synth.report.data import CostModel, build_report, default_routers, parse_patterns, parse_routers, report_router
     from synth.report.render import render_html, render_markdown
-    from synth.schedule.compare import parse_sizes
-    from synth.schedule.schedule import collective
+    from synth.collectives.compare import parse_sizes
+    from synth.collectives.schedule import collective
 
     outs = [Path(o) for o in args.out]
     for out in outs:

@@ -2,7 +2,7 @@
 
     name = "table3.1-xgft512"
     description = "..."
-    source = "003_fd372c8942ac4293.txt, Table 3.1"
+    source = "[Prisacari20], Table 3.1"
 
     [topology]
     spec = "xgft:4:8,8,4,2:1,8,8,2"

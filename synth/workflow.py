@@ -18,15 +18,15 @@ from synth.execute import Executor, LocalExecutor
 from synth.execute.checkpoint import Checkpoint, CheckpointJob
 from synth.execute.ordered import Part, ordered_results
 from synth.render.progress import Progress
-from synth.route.consistent import ConsistentRouter
-from synth.route.layered import LayeredOptions, LayeredRouter, PhaseReport
-from synth.route.monolithic import MonolithicRouter
-from synth.route.monolithic_consistent import ConsistentMonolithicRouter
-from synth.route.direct_routers import DIRECT_ROUTERS, LAYERED, PATHS
-from synth.route.layered_dragonfly import DragonflyLayeredOptions, DragonflyLayeredRouter
-from synth.route.path_selection import LOAD_UNITS, ConsistentPathsRouter, PathSelectionRouter, PathsOptions
-from synth.route.oblivious import OBLIVIOUS_ROUTERS
-from synth.route.paths import Paths
+from synth.routing.consistent import ConsistentRouter
+from synth.routing.layered import LayeredOptions, LayeredRouter, PhaseReport
+from synth.routing.monolithic import MonolithicRouter
+from synth.routing.monolithic_consistent import ConsistentMonolithicRouter
+from synth.routing.direct_routers import DIRECT_ROUTERS, LAYERED, PATHS
+from synth.routing.layered_dragonfly import DragonflyLayeredOptions, DragonflyLayeredRouter
+from synth.routing.path_selection import LOAD_UNITS, ConsistentPathsRouter, PathSelectionRouter, PathsOptions
+from synth.routing.oblivious import OBLIVIOUS_ROUTERS
+from synth.routing.paths import Paths
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
 from synth.traffic.flows import Flows

@@ -1,10 +1,14 @@
-import numpy as np
-import pytest
+from synth.core.memory import prefer_plain_pages
 
-from synth.cli import main
-from synth.topology import parse_topology
+prefer_plain_pages()  # the tests run commands in this process: as the synth command does for its own (before numpy)
 
-# 003_fd372c8942ac4293.txt Table 2.1 (half bisection, M_L = 2) and Table 3.1.
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from synth.cli import main  # noqa: E402
+from synth.topology import parse_topology  # noqa: E402
+
+# [Prisacari20] Table 2.1 (half bisection, M_L = 2) and Table 3.1.
 TABLE_2_1 = {
     16: "xgft:3:4,2,2:1,4,1",
     32: "xgft:3:4,4,2:1,4,2",

@@ -1,4 +1,4 @@
-"""The alpha-beta estimate with the seed's parameters (000_159c61f3158781c2.txt: alpha = 1 us,
+"""The alpha-beta estimate with the seed's parameters ([Pham26]: alpha = 1 us,
 beta = 8e-11 s/byte for 100 Gb/s)."""
 
 import pytest

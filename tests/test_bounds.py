@@ -1,4 +1,4 @@
-"""Lower bounds and the closed forms of 003_fd372c8942ac4293.txt chapter 2, with the seed's numbers."""
+"""Lower bounds and the closed forms of [Prisacari20] chapter 2, with the seed's numbers."""
 
 from fractions import Fraction
 

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from test_bad_inputs import assert_user_error
 from test_path_selection import Fabric, _phase_state
 from synth.opensm.engines import phase_contention
-from synth.route.minimal import router_view
-from synth.route.path_selection import PathsOptions, _State, route_phase_paths, whole_phase_problem
+from synth.routing.minimal import router_view
+from synth.routing.path_selection import PathsOptions, _State, route_phase_paths, whole_phase_problem
 from synth.solve import SOLVERS, solve
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern

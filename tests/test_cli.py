@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import legacy_routes
-from synth.route.oblivious import OBLIVIOUS_ROUTERS
+from synth.routing.oblivious import OBLIVIOUS_ROUTERS
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = "xgft:3:4,3,2:1,4,3"

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from synth.route.consistent_direct import route_consistent
-from synth.route.minimal import minimal
+from synth.routing.consistent_direct import route_consistent
+from synth.routing.minimal import minimal
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 
@@ -60,8 +60,8 @@ def test_check_and_tables_hold_consistent_routes_without_lmc(run, tmp_path):
 def test_a_node_forwarding_one_destination_two_ways_is_found():
     """Two flows to terminal 3 that leave router r0 by different channels (hyperx 4x4: r0 -> r1
     and r0 -> r4 both lead towards r5; routers are named by coordinates, r0.0 first)."""
-    from synth.route.consistent_direct import is_destination_consistent
-    from synth.route.paths import Paths
+    from synth.routing.consistent_direct import is_destination_consistent
+    from synth.routing.paths import Paths
 
     network = parse_topology("hyperx:4,4").network()
     n = network.num_terminals

@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from synth.cost.alphabeta import node_ports, step_times
-from synth.schedule.algorithms import ALGORITHMS, load_all
-from synth.schedule.schedule import COLLECTIVES
+from synth.collectives.algorithms import ALGORITHMS, load_all
+from synth.collectives.schedule import COLLECTIVES
 from synth.topology import parse_topology
 
 load_all()
@@ -162,8 +162,8 @@ def test_step_times_are_the_model():
 
 def _schedule(spec, name, algorithm, size, extra=()):
     from synth.cost.schedule_cost import map_schedule
-    from synth.schedule.algorithms import Request, grid_shape
-    from synth.schedule.verify import expected_blocks
+    from synth.collectives.algorithms import Request, grid_shape
+    from synth.collectives.verify import expected_blocks
 
     topology = parse_topology(spec)
     p = topology.network().num_terminals
@@ -274,7 +274,7 @@ def test_several_ranks_per_node_stay_above_the_bound(run, spec, name, algorithm)
 
 def test_compare_figure_marks_crossovers_on_a_size_axis():
     from synth.report.plots import collective_figure
-    from synth.schedule.compare import compare, size_text
+    from synth.collectives.compare import compare, size_text
 
     topology = parse_topology("dragonfly:2,4,2")
     sizes = [32 << k for k in range(0, 25, 2)]

@@ -1,4 +1,4 @@
-"""The channel dependency graph (synth.verify.deadlock) against networkx, and `synth check`'s line
+"""The channel dependency graph (synth.checking.deadlock) against networkx, and `synth check`'s line
 about it: acyclic for up*/down* routes on an XGFT, a named cycle for minimal routes on a ring."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from synth.verify.deadlock import DependencyGraph
+from synth.checking.deadlock import DependencyGraph
 
 
 @settings(max_examples=200, deadline=None)
@@ -61,7 +61,7 @@ def test_check_finds_up_down_routes_acyclic(run, tmp_path):
 @given(st.integers(2, 10).flatmap(lambda n: st.tuples(
     st.just(n), st.lists(st.lists(st.integers(0, n - 1), min_size=1, max_size=6), min_size=1, max_size=15))))
 def test_every_lane_is_acyclic(case):
-    from synth.route.lanes import assign_lanes
+    from synth.routing.lanes import assign_lanes
 
     n, paths = case
     paths = [list(dict.fromkeys(p)) for p in paths]  # a path through a channel twice is refused (test below)
@@ -80,7 +80,7 @@ def test_every_lane_is_acyclic(case):
 
 def test_a_path_through_a_channel_twice_is_refused():
     from synth.core.errors import SynthError
-    from synth.route.lanes import assign_lanes
+    from synth.routing.lanes import assign_lanes
 
     with pytest.raises(SynthError, match="path 1 crosses channel 3 twice"):
         assign_lanes(np.array([0, 1, 3, 2, 3]), np.array([2, 3]), 4, max_lanes=8)
@@ -134,7 +134,7 @@ def _brute_force_lanes(paths: list[list[int]]) -> int:
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.permutations(range(5)).map(lambda p: p[:3]), min_size=1, max_size=6))
 def test_exact_lanes_equal_a_brute_force_minimum(paths):
-    from synth.route.lanes import exact_lanes
+    from synth.routing.lanes import exact_lanes
 
     paths = [list(p) for p in paths]
     flat = np.array([c for p in paths for c in p], dtype=np.int64)

@@ -1,4 +1,4 @@
-"""Minimal routing on direct networks (synth.route.minimal), checked against networkx.
+"""Minimal routing on direct networks (synth.routing.minimal), checked against networkx.
 
 The networks are random router graphs (undirected with parallel links, and directed), so the
 router is tested on shapes no family module produced; every path is walked hop by hop over the
@@ -19,10 +19,10 @@ from hypothesis import given, settings, strategies as st
 from synth.core.errors import SynthError
 from synth.cost.bounds import terminal_bounds_batch
 from synth.cost.loads import phase_channel_counts
-from synth.route.direct_routers import DIRECT_ROUTERS
-from synth.route.minimal import RouterView, minimal, minimal_random
-from synth.route.valiant import valiant, valiant_any
-from synth.route.paths import Paths
+from synth.routing.direct_routers import DIRECT_ROUTERS
+from synth.routing.minimal import RouterView, minimal, minimal_random
+from synth.routing.valiant import valiant, valiant_any
+from synth.routing.paths import Paths
 from synth.topology.direct import RouterGraph, build_direct_network
 from synth.topology.family import Topology
 
@@ -268,7 +268,7 @@ def test_ugal_avoids_the_loaded_minimal_channel():
     # A full mesh of 5 routers, 4 terminals each; 32 messages from router 0's terminals to router
     # 1's. Minimal routing puts all on the channel 0 -> 1; UGAL sends later ones through another
     # router once 1 + the minimal queue outweighs 2 x (1 + a detour's first queue).
-    from synth.route.ugal import ugal
+    from synth.routing.ugal import ugal
 
     edges = tuple((a, b) for a in range(5) for b in range(a + 1, 5))
     topology = GraphTopology(edges, 5, 4)
@@ -290,7 +290,7 @@ def test_ugal_avoids_the_loaded_minimal_channel():
 @settings(max_examples=25, deadline=None)
 @given(connected_graphs(), st.integers(0, 2**16))
 def test_ugal_paths_keep_the_valiant_policy(topology, seed):
-    from synth.route.ugal import ugal
+    from synth.routing.ugal import ugal
 
     src, dst = all_pairs(topology.num_terminals)
     paths = ugal(topology, src, dst, phase=np.zeros_like(src), seed=seed)
@@ -337,7 +337,7 @@ class TorusTopology(GraphTopology):
 
 
 def test_dor_corrects_dimension_zero_first_and_is_minimal():
-    from synth.route.dor import dor
+    from synth.routing.dor import dor
 
     topology = TorusTopology((), 12, 1, shape=(4, 3))
     src, dst = all_pairs(12)
@@ -466,10 +466,10 @@ def test_minimal_routing_on_groups_takes_one_global_hop(p, a, h):
 
 
 def test_check_policies_on_groups():
-    """synth check's policy test (synth.verify.routes._policy): on a dragonfly a path through a third
+    """synth check's policy test (synth.checking.routes._policy): on a dragonfly a path through a third
     group (two global hops) is not minimal even when it is shorter than the L-G-L path."""
-    from synth.route.direct_routers import MINIMAL, VIA_ONE
-    from synth.verify.routes import _policy
+    from synth.routing.direct_routers import MINIMAL, VIA_ONE
+    from synth.checking.routes import _policy
 
     topology = small_dragonfly(1, 3, 2)
     groups = np.asarray(topology.groups)

@@ -33,7 +33,7 @@ from collections import Counter
 import networkx as nx
 import pytest
 
-from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_GROUP, VIA_ONE
+from synth.routing.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_GROUP, VIA_ONE
 
 FAMILY_SPECS = {
     "dragonfly": ["dragonfly:1,2,1", "dragonfly:2,4,2", "dragonfly:1,4,2:groups=5",
@@ -507,7 +507,7 @@ def test_ugal_routes_a_phase_the_same_in_any_company(run, store):
     count, --out) or on the order of its flows."""
     import numpy as np
 
-    from synth.route.ugal import ugal
+    from synth.routing.ugal import ugal
     from synth.topology import parse_topology
 
     spec = "dragonfly:2,4,2"

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synth.route.direct_routers import DIRECT_ROUTERS
+from synth.routing.direct_routers import DIRECT_ROUTERS
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from tests.test_bad_inputs import assert_user_error

@@ -188,8 +188,8 @@ def test_the_planned_hops_are_the_routed_ones(spec, router, per_node):
     """Exact for minimal and fat-tree routes, an upper bound for the others: the all-pairs count
     before the schedule exists, and the count of a made schedule's transfers (pairwise all-to-all)."""
     from synth.cost.path_hops import all_pairs_hops, mapped_hops
-    from synth.route.paths import as_paths
-    from synth.schedule.algorithms import ALGORITHMS, Request, load_all
+    from synth.routing.paths import as_paths
+    from synth.collectives.algorithms import ALGORITHMS, Request, load_all
     from synth.topology import parse_topology
     from synth.workflow import router_function
 
@@ -214,7 +214,7 @@ def test_the_planned_hops_are_the_routed_ones(spec, router, per_node):
 def test_minimal_routes_walked_in_pieces_are_the_same_routes(monkeypatch):
     """RouterView.walk takes WALK_CELLS padded hops at a time: any piece size gives the same paths
     (the random choices of minimal-random and dor's choices included)."""
-    import synth.route.minimal as minimal
+    import synth.routing.minimal as minimal
     from synth.topology import parse_topology
     from synth.workflow import router_function
 
@@ -238,7 +238,7 @@ def test_the_schedule_file_written_in_pieces_is_the_same_file(monkeypatch, tmp_p
     import io
 
     import synth.render.schedule_file as schedule_file
-    from synth.schedule.algorithms import ALGORITHMS, Request, load_all
+    from synth.collectives.algorithms import ALGORITHMS, Request, load_all
 
     load_all()
     schedule = ALGORITHMS["bruck"].generate(Request("alltoall", 6, 36, 8, "torus:6"))
@@ -286,7 +286,7 @@ def schedule_doc(collective: str, ranks: int, steps: list, blocks: int, spec: st
 def test_property_verify_refuses_declared_blocks_above_the_budget(monkeypatch_module, blocks, budget):
     """Broadcast of `blocks` blocks from rank 0 to rank 1 on torus:2, in one transfer of block 0:
     refused (exit 2, one line naming the blocks) exactly when what it declares does not fit."""
-    from synth.schedule.verify import verify_memory
+    from synth.collectives.verify import verify_memory
 
     from synth.render.schedule_file import read_memory
 
@@ -312,7 +312,7 @@ def test_property_schedule_refuses_what_its_estimate_puts_above_the_budget(monke
     """With the budget patched: the command is refused in one line naming the budget (nothing
     written) when the schedule's own size, as its algorithm declares it before generating, needs
     more; and otherwise runs and writes its file."""
-    from synth.schedule.algorithms import ALGORITHMS, Request, expected_block_sends, load_all, memory_needed
+    from synth.collectives.algorithms import ALGORITHMS, Request, expected_block_sends, load_all, memory_needed
 
     load_all()
     collective, name = algorithm
@@ -339,7 +339,7 @@ def test_property_schedule_refuses_what_its_estimate_puts_above_the_budget(monke
 @given(budget=st.integers(0, 512 << 20), collective=st.sampled_from(["allreduce", "allgather", "alltoall"]))
 def test_property_compare_generates_nothing_that_its_budget_refuses(monkeypatch_module, budget, collective):
     """Below the guard's base (nothing fits) compare refuses in one line without generating anything."""
-    from synth.schedule import algorithms
+    from synth.collectives import algorithms
 
     algorithms.load_all()
     generated = []

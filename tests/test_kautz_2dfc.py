@@ -1,4 +1,4 @@
-"""Kautz K(d,2) and 2dfc collectives (000_159c61f3158781c2.txt, 004) with the seeds' numbers, every
+"""Kautz K(d,2) and 2dfc collectives ([Pham26], 004) with the seeds' numbers, every
 cost taken from the generated schedule's alpha-beta evaluation on the network (not from a formula):
 
 - Table 3.2, Kautz-C for d = 2..16 and Kautz-M (MULTITREE): the alpha and beta coefficients;
@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from synth.cost.schedule_cost import costs, map_schedule
-from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all
-from synth.schedule.algorithms.multitree import build_trees, two_level_trees
-from synth.schedule.algorithms.rank_graph import rank_graph
-from synth.schedule.verify import verify
+from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+from synth.collectives.algorithms.multitree import build_trees, two_level_trees
+from synth.collectives.algorithms.rank_graph import rank_graph
+from synth.collectives.verify import verify
 from synth.topology import parse_topology
 
 load_all()
@@ -285,7 +285,7 @@ def p2p_time(name: str, d: int, peer: int, size: int) -> float:
 def test_multipath_point_to_point(d):
     """T_mp = 3 (alpha + M/d beta) (type 3: M/(d-1)); over all destinations, for large M, single path
     over multi-path tends to (2d^2 + d - 2) / (3(d + 1)): 1.583, 2.267, 4.963 for d = 3, 4, 8."""
-    from synth.schedule.algorithms.multipath import kautz_paths
+    from synth.collectives.algorithms.multipath import kautz_paths
 
     m = d * (d - 1) * 4096
     single = multi = 0.0

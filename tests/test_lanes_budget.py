@@ -1,4 +1,4 @@
-"""Routes within a budget of virtual lanes (`route --router paths --vls N`, synth.route.lane_orders).
+"""Routes within a budget of virtual lanes (`route --router paths --vls N`, synth.routing.lane_orders).
 
 Deadlock freedom is verified here from its definition (Dally and Seitz): per lane, the graph whose
 nodes are channels, with an edge c -> d wherever a path on that lane uses d right after c, is
@@ -171,8 +171,8 @@ def test_other_routers_say_which_router_keeps_a_budget(run, tmp_path):
     st.lists(st.lists(st.integers(0, n - 1), min_size=2, max_size=7), min_size=1, max_size=25))))
 def test_paths_whose_ranks_fall_then_rise_never_close_a_cycle(case):
     """Whatever the order and the graph, the channels (router pairs) of paths that one order admits
-    form an acyclic dependency graph: the argument synth.route.lane_orders rests on."""
-    from synth.route.lane_orders import v_shaped
+    form an acyclic dependency graph: the argument synth.routing.lane_orders rests on."""
+    from synth.routing.lane_orders import v_shaped
 
     rank, walks = case
     rank = np.array(rank)

@@ -1,4 +1,4 @@
-"""The layered router of dragonflies (`--router layered` on a dragonfly, synth.route.layered_dragonfly),
+"""The layered router of dragonflies (`--router layered` on a dragonfly, synth.routing.layered_dragonfly),
 checked independently.
 
 - Path space: rebuilt here from the topology JSON with networkx (per message: directly into the
@@ -24,8 +24,8 @@ import pytest
 from scipy.optimize import LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
-from synth.route.layered_dragonfly import DragonflyLayeredOptions, route_phase_layered
-from synth.route.path_selection import PathsOptions, route_phase_paths
+from synth.routing.layered_dragonfly import DragonflyLayeredOptions, route_phase_layered
+from synth.routing.path_selection import PathsOptions, route_phase_paths
 from synth.solve import SOLVERS
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern

@@ -8,7 +8,7 @@ import pytest
 from conftest import hop_channels
 from synth.cost.evaluate import evaluate_batch
 from synth.cost.loads import analyse_loads, channel_loads, phase_channel_counts
-from synth.route.oblivious import OBLIVIOUS_ROUTERS
+from synth.routing.oblivious import OBLIVIOUS_ROUTERS
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.workflow import exchange_loads, route_phases, scattered_ranks

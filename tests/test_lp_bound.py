@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 from scipy.optimize import linprog
 
 from synth.cost.lp_bound import lp_bound
-from synth.route.minimal import minimal, minimal_random
+from synth.routing.minimal import minimal, minimal_random
 from test_direct_routing import GraphTopology, connected_graphs
 
 

@@ -1,4 +1,4 @@
-"""The path-selection router (`--router paths`, synth.route.path_selection), checked independently.
+"""The path-selection router (`--router paths`, synth.routing.path_selection), checked independently.
 
 - Candidates: rebuilt here from the topology JSON with networkx (every minimal router path; per
   intermediate router the lexicographically least minimal segments, a loop cut out) and compared
@@ -20,12 +20,12 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from synth.route import path_selection
-from synth.route.candidates import build_candidates
-from synth.route.minimal import minimal, router_view
-from synth.route.path_selection import PathsOptions, _State, route_phase_paths, whole_phase_problem
-from synth.route.ugal import ugal
-from synth.route.valiant import valiant
+from synth.routing import path_selection
+from synth.routing.candidates import build_candidates
+from synth.routing.minimal import minimal, router_view
+from synth.routing.path_selection import PathsOptions, _State, route_phase_paths, whole_phase_problem
+from synth.routing.ugal import ugal
+from synth.routing.valiant import valiant
 from synth.solve import SOLVERS, solve
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern

@@ -1,4 +1,4 @@
-"""Traffic patterns: the exchanges of 003_fd372c8942ac4293.txt ch.2 and ch.4, permutations, CSV."""
+"""Traffic patterns: the exchanges of [Prisacari20] ch.2 and ch.4, permutations, CSV."""
 
 import numpy as np
 import pytest

@@ -423,7 +423,7 @@ def test_title_names_every_collective(tmp_path):
 
 
 def seed_ideal_time(m, message_bytes, bandwidth_bits):
-    """003_fd372c8942ac4293.txt sec. 2.5.1, written out here: T = sum_l M_1..M_{l-1} (M_l - 1) T(l),
+    """[Prisacari20] sec. 2.5.1, written out here: T = sum_l M_1..M_{l-1} (M_l - 1) T(l),
     T(l) = 2 t_path(l) + (F + 1) S / B, t_path(l) = 2 * 500 ns + (2l - 1) * 50 ns + 2l * 100 ns,
     F = ceil(bytes / 64) flits of S = 64 B."""
     flits = max(1, -(-message_bytes // 64))

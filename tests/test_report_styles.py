@@ -10,8 +10,8 @@ from synth.opensm.engines import ENGINES
 from synth.report import plots
 from synth.report.data import DIRECT_LABELS, ROUTERS, PatternResult, Series
 from synth.report.styles import COLOURS, FIGURES, LINES, REGISTRY, style, styles_for
-from synth.route.direct_routers import DIRECT_ROUTERS
-from synth.schedule.algorithms import ALGORITHMS, load_all
+from synth.routing.direct_routers import DIRECT_ROUTERS
+from synth.collectives.algorithms import ALGORITHMS, load_all
 
 
 def every_series_name() -> set[str]:
@@ -93,7 +93,7 @@ def test_a_series_looks_the_same_in_every_figure():
 
 def test_compare_figure_uses_the_registry():
     """synth compare's figure (plots.collective_figure): each algorithm's line in its registered style."""
-    from synth.schedule.compare import compare
+    from synth.collectives.compare import compare
     from synth.topology import parse_topology
 
     result = compare("allreduce", parse_topology("torus:4,4"), [1024, 1 << 20], "minimal", 1e-6, 100e9)

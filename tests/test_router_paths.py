@@ -22,14 +22,14 @@ from synth.core.errors import SynthError
 from synth.cost.bounds import lower_bound
 from synth.cost.evaluate import evaluate_batch, status_of
 from synth.cost.loads import channel_loads
-import synth.route.consistent as consistent
-import synth.route.layered as layered
-import synth.route.monolithic as monolithic
-from synth.route.consistent import route_consistent
-from synth.route.layered import BACKTRACKS, LayeredOptions, _Search, conditions_hold, route_phase
-from synth.route.monolithic import (MAX_VARIABLES, MAX_VARIABLES_UNCAPPED, path_pairs, route_phase_monolithic)
-from synth.route.monolithic_consistent import route_consistent_monolithic
-from synth.route.oblivious import dmodk
+import synth.routing.consistent as consistent
+import synth.routing.layered as layered
+import synth.routing.monolithic as monolithic
+from synth.routing.consistent import route_consistent
+from synth.routing.layered import BACKTRACKS, LayeredOptions, _Search, conditions_hold, route_phase
+from synth.routing.monolithic import (MAX_VARIABLES, MAX_VARIABLES_UNCAPPED, path_pairs, route_phase_monolithic)
+from synth.routing.monolithic_consistent import route_consistent_monolithic
+from synth.routing.oblivious import dmodk
 from synth.solve import SOLVERS, ProblemBuilder, solve
 from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, SolveResult
 from synth.tables.forwarding import Hops, _greedy_colours, build_tables, colour_flows, route_hops

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from synth.route.oblivious import OBLIVIOUS_ROUTERS
+from synth.routing.oblivious import OBLIVIOUS_ROUTERS
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 

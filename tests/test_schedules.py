@@ -1,4 +1,4 @@
-"""Collective schedules (synth.schedule): generators, the symbolic verifier, the file format, the commands.
+"""Collective schedules (synth.collectives): generators, the symbolic verifier, the file format, the commands.
 
 Independent check: a naive replay written here (Python sets: which ranks hold which blocks, which
 contributions each partial holds; bulk-synchronous steps) decides whether a schedule is correct.
@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from test_bad_inputs import assert_user_error
 from synth.core.errors import SynthError
-from synth.schedule.algorithms import ALGORITHMS, Request, load_all
-from synth.schedule.schedule import COLLECTIVES, COPY, REDUCE, Schedule, ScheduleBuilder
-from synth.schedule.verify import expected_blocks, verify
+from synth.collectives.algorithms import ALGORITHMS, Request, load_all
+from synth.collectives.schedule import COLLECTIVES, COPY, REDUCE, Schedule, ScheduleBuilder
+from synth.collectives.verify import expected_blocks, verify
 
 load_all()
 SIZES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 31, 32]
@@ -160,7 +160,7 @@ def test_every_algorithm_and_collective_is_covered():
 @pytest.mark.parametrize("name,request_", ALL, ids=[_id(n, r) for n, r in ALL])
 def test_the_counts_an_algorithm_declares_for_the_size_guard_are_its_schedules(name, request_):
     """The size guard plans with the block sends and transfers an algorithm declares before it
-    generates anything (synth.schedule.algorithms.too_large): each declared count is the generated
+    generates anything (synth.collectives.algorithms.too_large): each declared count is the generated
     schedule's (a transfer count of 0 means "not declared for these sizes")."""
     algorithm = ALGORITHMS[name]
     schedule = algorithm.generate(request_)
@@ -442,7 +442,7 @@ def test_a_schedule_larger_than_memory_is_refused_before_it_is_made(run, monkeyp
     in as many transfers are far beyond any machine."""
     assert_user_error(run("schedule", "alltoall", "--algorithm", "spread-out", "--network", "torus:256,256"),
                       all_of=["spread-out alltoall on 65,536 ranks would send 4,294,901,760 blocks", "GiB"])
-    import synth.schedule.algorithms as algorithms
+    import synth.collectives.algorithms as algorithms
     from synth.core import memory
 
     budget = lambda n: (lambda: memory.Budget(n, "a test's budget"))  # noqa: E731

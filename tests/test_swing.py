@@ -1,4 +1,4 @@
-"""Swing (001_2dd7cd807e3388dc.txt) with the digest's numbers, and schedules priced on a network.
+"""Swing ([DeSensi24]) with the digest's numbers, and schedules priced on a network.
 
 - Peers, eq. (2), and their multi-dimensional, multi-port forms: the digest's tables.
 - Bandwidth-optimal send sets (p = 16) and the per-step block counts of non-power-of-two p.
@@ -24,9 +24,9 @@ import pytest
 
 from synth.cost.deficiency import rectangular_xi, swing_b_xi, swing_b_xi_limit, table2
 from synth.cost.schedule_cost import costs, map_schedule
-from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all
-from synth.schedule.algorithms.swing import peers, rho, send_sets
-from synth.schedule.schedule import REDUCE
+from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+from synth.collectives.algorithms.swing import peers, rho, send_sets
+from synth.collectives.schedule import REDUCE
 from synth.topology import parse_topology
 
 load_all()
@@ -166,7 +166,7 @@ def test_alpha_beta_equals_a_per_step_recomputation():
     network = topology.network()
     mapped = map_schedule(schedule, topology)
     c = costs(mapped, schedule.ranks, alpha=2e-6, bandwidth_bits=50e9)
-    from synth.route.minimal import minimal
+    from synth.routing.minimal import minimal
 
     paths = minimal(topology, schedule.src, schedule.dst).as_lists()
     graph = nx.DiGraph([(int(a), int(b)) for a, b in zip(network.channel_src, network.channel_dst)])
@@ -214,7 +214,7 @@ def torus_graph(c: int, r: int) -> nx.Graph:
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_edge_disjoint_hamiltonian_cycles(c, k):
     """They exist (by this construction) exactly where 001 says: r = c k and gcd(r, c - 1) = 1."""
-    from synth.schedule.algorithms.hamiltonian import hamiltonian_cycles
+    from synth.collectives.algorithms.hamiltonian import hamiltonian_cycles
 
     r = c * k
     cycles = hamiltonian_cycles((c, r))

@@ -1,4 +1,4 @@
-"""TuNA (002_2758a99bc5e419ef.txt) with the digest's numbers: rounds K, blocks moved D, the temporary
+"""TuNA ([Fan24]) with the digest's numbers: rounds K, blocks moved D, the temporary
 buffer B = P - (K + 1), per-round block counts against the closed form n(x, z), distances, the
 hierarchical variants (Figure 5's case, the intra-node K_Q of Q = 32), and the pricing of size
 exchanges and of transfers within a node, recomputed here per step."""
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from synth.cost.schedule_cost import SIZE_BYTES, costs, map_schedule
-from synth.schedule.algorithms import ALGORITHMS, Request, load_all
-from synth.schedule.algorithms.tuna import round_offsets, rounds
-from synth.schedule.schedule import BlockRuns
-from synth.schedule.verify import verify
+from synth.collectives.algorithms import ALGORITHMS, Request, load_all
+from synth.collectives.algorithms.tuna import round_offsets, rounds
+from synth.collectives.schedule import BlockRuns
+from synth.collectives.verify import verify
 from synth.topology import parse_topology
 
 load_all()
@@ -58,7 +58,7 @@ def test_rounds_blocks_and_buffer(p, r, k, d, b):
 
 def test_p64_radix4_schedule():
     runs = tuna(64, 4)
-    assert runs.runs is not None and verify(runs).ok  # generated as runs (synth.schedule.schedule.BlockRuns)
+    assert runs.runs is not None and verify(runs).ok  # generated as runs (synth.collectives.schedule.BlockRuns)
     schedule = runs.explicit()
     assert verify(schedule).ok
     assert schedule.num_steps == 9
@@ -193,7 +193,7 @@ def test_size_exchanges_and_memory_transfers_are_priced():
     sizes = rng.integers(0, 5000, p * p)
     schedule = ALGORITHMS["tuna-coalesced"].generate(Request("alltoallv", p, p * p, 8, spec, 0, (), 2, 2, q, sizes))
     assert verify(schedule).ok
-    from synth.route.minimal import minimal
+    from synth.routing.minimal import minimal
 
     total, alpha, beta = 0.0, 1e-6, 8 / 100e9
     exchanged = set(schedule.size_exchange.tolist())
@@ -218,7 +218,7 @@ def test_size_exchanges_and_memory_transfers_are_priced():
     assert c.time == pytest.approx(total, rel=1e-12)
 
 
-# ----- blocks as runs (synth.schedule.schedule.BlockRuns) ----------------------------------------
+# ----- blocks as runs (synth.collectives.schedule.BlockRuns) ----------------------------------------
 
 def _listed_tuna(p: int, r: int) -> list[np.ndarray]:
     """Per round, per rank, the sorted blocks TuNA's rule puts in its message, listed directly
@@ -251,7 +251,7 @@ def test_runs_are_verified_priced_and_written_as_their_lists(tmp_path, monkeypat
     """The replay of runs (in groups of blocks when they are many: forced here) gives the verdict and
     message of the replay of the listed blocks; broken runs are caught; bytes and the file are the
     listed schedule's."""
-    import synth.schedule.verify as verify_module
+    import synth.collectives.verify as verify_module
     from synth.render.schedule_file import read_schedule, write_schedule
 
     p = 12

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from synth.core.errors import SynthError
-from synth.route.minimal import minimal
+from synth.routing.minimal import minimal
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.traffic.worst_case import slimfly_router_pairs

@@ -1,4 +1,4 @@
-"""XGFT construction (003_fd372c8942ac4293.txt sec. 2.4.2 and 3.3) against independent builds."""
+"""XGFT construction ([Prisacari20] sec. 2.4.2 and 3.3) against independent builds."""
 
 import itertools
 

@@ -1,7 +1,7 @@
 """`synth schedule COLLECTIVE --algorithm NAME --network SPEC [--bytes N] [--out FILE]` generates a
-step schedule (synth.schedule.algorithms) and verifies it before writing it; `synth schedule --list`
+step schedule (synth.collectives.algorithms) and verifies it before writing it; `synth schedule --list`
 shows which algorithm generates which collective; `synth verify SCHEDULE.json` replays a schedule
-file symbolically (synth.schedule.verify): exit 0 when it delivers what the collective promises,
+file symbolically (synth.collectives.verify): exit 0 when it delivers what the collective promises,
 1 with the first violation otherwise.
 
 Ranks are the network's terminals, rank i on terminal i. The message is --bytes per rank: split
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from dataclasses import dataclass
 
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
@@ -24,11 +25,11 @@ from synth.cost.path_hops import all_pairs_hops, mapped_hops
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.routes_file import read_routes
 from synth.render.schedule_file import read_schedule, write_schedule
-from synth.schedule.algorithms import (ALGORITHMS, Request, expected_block_sends, grid_shape, load_all,
+from synth.collectives.algorithms import (ALGORITHMS, Algorithm, Request, expected_block_sends, grid_shape, load_all,
                                        sends_every_pair, too_large)
-from synth.schedule.schedule import COLLECTIVES, collective
-from synth.schedule.sizes import parse_sizes
-from synth.schedule.verify import expected_blocks, verify
+from synth.collectives.schedule import COLLECTIVES, Collective, Schedule, collective
+from synth.collectives.sizes import parse_sizes
+from synth.collectives.verify import expected_blocks, verify
 from synth.topology import parse_topology
 
 DEFAULT_BYTES = 1 << 20
@@ -85,65 +86,16 @@ def cmd_schedule(args) -> int:
     for option, value in (("COLLECTIVE", args.collective), ("--algorithm", args.algorithm), ("--network", args.network)):
         if value is None:
             raise SynthError(f"synth schedule needs {option} (or --list)")
-    info = collective(args.collective)
-    algorithm = ALGORITHMS.get(args.algorithm)
-    if info.name not in algorithm.collectives:
-        raise SynthError(f"{algorithm.name} generates {', '.join(algorithm.collectives)}, not {info.name}")
-    topology = parse_topology(args.network)
-    ranks = topology.network().num_terminals * args.ranks_per_node
-    routes = _checked_routes(args.routes) if args.routes is not None else None
-    if info.rooted and args.root >= ranks:
-        raise SynthError(f"--root {args.root} is not a rank of {topology.spec} (0..{ranks - 1})")
-    if not info.rooted and args.root != 0:
-        raise SynthError(f"{info.name} has no root")
-    if (args.peer is not None) != (info.name == "p2p"):
-        raise SynthError("p2p needs --peer Q (the destination; --root is the source)" if info.name == "p2p"
-                         else f"--peer applies to p2p, not to {info.name}")
-    if args.peer is not None and args.peer >= ranks:
-        raise SynthError(f"--peer {args.peer} is not a rank of {topology.spec} (0..{ranks - 1})")
-    blocks = expected_blocks(info.name, ranks)
-    dims = grid_shape(topology)
-    if blocks is None:
-        natural = Request(info.name, ranks, ranks, 0, topology.spec, args.root, dims, peer=args.peer)
-        blocks = args.blocks if args.blocks is not None else \
-            algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
-    elif args.blocks is not None:
-        raise SynthError(f"{info.name} has one block per {'rank' if blocks == ranks else 'rank pair'}: --blocks applies "
-                         "to broadcast, reduce and allreduce")
-    divisor = ranks if info.blocks == "P^2" else blocks
-    per_block = -(-args.bytes // divisor)  # a rank's message over its blocks, rounded up to whole bytes
-    rounding = (f"; --bytes {args.bytes:,} rounded up to {per_block * divisor:,} B ({divisor:,} blocks of whole bytes), "
-                "the size priced" if per_block * divisor != args.bytes and args.sizes is None else "")
-    if args.sizes is not None and info.name != "alltoallv":
-        raise SynthError(f"--sizes gives the block sizes of an alltoallv, not of {info.name}")
-    if args.batch is not None and not algorithm.name.startswith("tuna-"):
-        raise SynthError(f"--batch applies to tuna-coalesced and tuna-staggered, not to {algorithm.name}")
-    if args.radix is not None and not algorithm.name.startswith("tuna"):
-        raise SynthError(f"--radix applies to the TuNA algorithms, not to {algorithm.name}")
-    if args.ranks_per_node > 1 and dims:
-        dims = ()  # several ranks per router: the ranks are no longer the router grid
-    request = Request(info.name, ranks, blocks, per_block, topology.spec, args.root, dims, args.radix, args.batch,
-                      args.ranks_per_node, None, args.peer)
-    refusal = algorithm.refusal(request) or too_large(algorithm, request)  # before the sizes (P^2 of them) are made
-    if refusal is None and routes is None and sends_every_pair(algorithm):  # its routes' hops are known already
-        refusal = too_large(algorithm, request, hops=all_pairs_hops(topology, args.router, args.ranks_per_node))
-    if refusal is not None:
-        raise SynthError(refusal)
-    if args.sizes is not None:
-        request = dataclasses.replace(request, sizes=parse_sizes(args.sizes, ranks))
+    plan = plan_schedule(args.collective, args.algorithm, parse_topology(args.network), message_bytes=args.bytes,
+                         blocks=args.blocks, root=args.root, peer=args.peer, radix=args.radix, batch=args.batch,
+                         ranks_per_node=args.ranks_per_node, sizes=args.sizes, router=args.router,
+                         routes_path=args.routes)
+    info, algorithm, topology, request, routes = plan.info, plan.algorithm, plan.topology, plan.request, plan.routes
+    ranks, per_block, rounding = request.ranks, request.block_bytes, plan.rounding
     say = _progress(expected_block_sends(algorithm, request) >= PROGRESS_BLOCK_SENDS)
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
-        say(f"generating {info.name} by {algorithm.name} on {ranks:,} ranks")
-        schedule = algorithm.generate(request)
-        oversized = too_large(algorithm, request, schedule.num_block_sends, schedule.num_transfers,
-                              mapped_hops(schedule, topology, args.router, routes))
-        if oversized is not None:  # with its transfers' routes and pricing: refuse before the replay
-            raise SynthError(oversized)
-        say(f"verifying {schedule.num_block_sends:,} block sends")
-        report = verify(schedule)
-        if not report.ok:  # a generator's bug: never write a wrong schedule
-            raise AssertionError(f"{algorithm.name} generated a wrong {info.name} schedule: {report.violation}")
+        schedule = make_schedule(plan, args.router, say)
         say(f"routing and pricing {schedule.num_transfers:,} transfers")
         priced = cost_lines(schedule, topology, args.router, args.seed, args.alpha, args.bandwidth * 1e9, routes)
         where = "rank i on terminal i" if args.ranks_per_node == 1 else f"{args.ranks_per_node} per terminal, rank r on terminal r // {args.ranks_per_node}"
@@ -163,10 +115,99 @@ def cmd_schedule(args) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class SchedulePlan:
+    """What `plan_schedule` settled: the collective, its generator, the network, the generator's
+    request (ranks, blocks, block size, root, ...), the routes file read and checked (or None), and
+    the note on a size rounded up to whole bytes per block ('' when none)."""
+
+    info: Collective
+    algorithm: Algorithm
+    topology: object
+    request: Request
+    routes: dict | None
+    rounding: str
+
+
+def plan_schedule(collective_name: str, algorithm_name: str, topology, *, message_bytes: int = DEFAULT_BYTES,
+                  blocks: int | None = None, root: int = 0, peer: int | None = None, radix: int | None = None,
+                  batch: int | None = None, ranks_per_node: int = 1, sizes: str | None = None, router: str | None = None,
+                  routes_path: str | None = None) -> SchedulePlan:
+    """Check a schedule's inputs against each other and the network and make the generator's
+    request: every refusal (one line, SynthError) comes before anything large is made, the size
+    guards included (synth.collectives.algorithms.too_large); the alltoallv's P^2 sizes come last."""
+    load_all()
+    info = collective(collective_name)
+    algorithm = ALGORITHMS.get(algorithm_name)
+    if info.name not in algorithm.collectives:
+        raise SynthError(f"{algorithm.name} generates {', '.join(algorithm.collectives)}, not {info.name}")
+    ranks = topology.network().num_terminals * ranks_per_node
+    routes = _checked_routes(routes_path) if routes_path is not None else None
+    if info.rooted and root >= ranks:
+        raise SynthError(f"--root {root} is not a rank of {topology.spec} (0..{ranks - 1})")
+    if not info.rooted and root != 0:
+        raise SynthError(f"{info.name} has no root")
+    if (peer is not None) != (info.name == "p2p"):
+        raise SynthError("p2p needs --peer Q (the destination; --root is the source)" if info.name == "p2p"
+                         else f"--peer applies to p2p, not to {info.name}")
+    if peer is not None and peer >= ranks:
+        raise SynthError(f"--peer {peer} is not a rank of {topology.spec} (0..{ranks - 1})")
+    natural_blocks = expected_blocks(info.name, ranks)
+    dims = grid_shape(topology)
+    if natural_blocks is None:
+        natural = Request(info.name, ranks, ranks, 0, topology.spec, root, dims, peer=peer)
+        natural_blocks = blocks if blocks is not None else \
+            algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
+    elif blocks is not None:
+        raise SynthError(f"{info.name} has one block per {'rank' if natural_blocks == ranks else 'rank pair'}: --blocks "
+                         "applies to broadcast, reduce and allreduce")
+    blocks = natural_blocks
+    divisor = ranks if info.blocks == "P^2" else blocks
+    per_block = -(-message_bytes // divisor)  # a rank's message over its blocks, rounded up to whole bytes
+    rounding = (f"; --bytes {message_bytes:,} rounded up to {per_block * divisor:,} B ({divisor:,} blocks of whole "
+                "bytes), the size priced" if per_block * divisor != message_bytes and sizes is None else "")
+    if sizes is not None and info.name != "alltoallv":
+        raise SynthError(f"--sizes gives the block sizes of an alltoallv, not of {info.name}")
+    if batch is not None and not algorithm.name.startswith("tuna-"):
+        raise SynthError(f"--batch applies to tuna-coalesced and tuna-staggered, not to {algorithm.name}")
+    if radix is not None and not algorithm.name.startswith("tuna"):
+        raise SynthError(f"--radix applies to the TuNA algorithms, not to {algorithm.name}")
+    if ranks_per_node > 1 and dims:
+        dims = ()  # several ranks per router: the ranks are no longer the router grid
+    request = Request(info.name, ranks, blocks, per_block, topology.spec, root, dims, radix, batch, ranks_per_node, None,
+                      peer)
+    refusal = algorithm.refusal(request) or too_large(algorithm, request)  # before the sizes (P^2 of them) are made
+    if refusal is None and routes is None and sends_every_pair(algorithm):  # its routes' hops are known already
+        refusal = too_large(algorithm, request, hops=all_pairs_hops(topology, router, ranks_per_node))
+    if refusal is not None:
+        raise SynthError(refusal)
+    if sizes is not None:
+        request = dataclasses.replace(request, sizes=parse_sizes(sizes, ranks))
+    return SchedulePlan(info, algorithm, topology, request, routes, rounding)
+
+
+def make_schedule(plan: SchedulePlan, router: str | None = None, say=lambda text: None) -> Schedule:
+    """The planned schedule, generated and verified by the symbolic replay (a wrong one is a
+    generator's bug, never returned); refused when, with its transfers' routes (`router`, or the
+    plan's routes file), it would not fit to be priced."""
+    algorithm, request = plan.algorithm, plan.request
+    say(f"generating {plan.info.name} by {algorithm.name} on {request.ranks:,} ranks")
+    schedule = algorithm.generate(request)
+    oversized = too_large(algorithm, request, schedule.num_block_sends, schedule.num_transfers,
+                          mapped_hops(schedule, plan.topology, router, plan.routes))
+    if oversized is not None:  # with its transfers' routes and pricing: refuse before the replay
+        raise SynthError(oversized)
+    say(f"verifying {schedule.num_block_sends:,} block sends")
+    report = verify(schedule)
+    if not report.ok:  # a generator's bug: never write a wrong schedule
+        raise AssertionError(f"{algorithm.name} generated a wrong {plan.info.name} schedule: {report.violation}")
+    return schedule
+
+
 def _checked_routes(path: str) -> dict:
     """A routes file to price a schedule on, re-verified as `synth check` does: paths that leave
     the network or walk a channel twice are refused, not priced."""
-    from synth.verify.routes import check_routes
+    from synth.checking.routes import check_routes
 
     doc = read_routes(path)
     verified = check_routes(doc)

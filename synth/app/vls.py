@@ -1,6 +1,6 @@
 """`synth vls ROUTES.json --out FILE [--max-vls N]`: virtual lanes for a routes file.
 
-The file must pass `synth check` first. Every path of every phase gets a lane (synth.route.lanes)
+The file must pass `synth check` first. Every path of every phase gets a lane (synth.routing.lanes)
 so that each lane's channel dependency graph is acyclic; the routes file is written again with a
 `vls` list per phase, parallel to `paths`, which `synth check` verifies.
 """
@@ -13,12 +13,12 @@ from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number
 from synth.render.routes_file import FORMAT, MAX_VLS, RoutesWriter, read_routes
-from synth.route.lane_orders import MAX_LANE_ORDERS, lane_orders, least_lanes, paths_lanes
-from synth.route.lanes import TooManyLanes, assign_lanes, exact_lanes
-from synth.route.minimal import router_view
+from synth.routing.lane_orders import MAX_LANE_ORDERS, lane_orders, least_lanes, paths_lanes
+from synth.routing.lanes import TooManyLanes, assign_lanes, exact_lanes
+from synth.routing.minimal import router_view
 from synth.topology import parse_topology
-from synth.verify.deadlock import flatten
-from synth.verify.routes import check_routes
+from synth.checking.deadlock import flatten
+from synth.checking.routes import check_routes
 
 DEFAULT_VLS = 8  # data VLs of common InfiniBand switches
 
@@ -92,7 +92,7 @@ def lanes_for(paths: list[list[int]], num_channels: int, max_vls: int, exact: bo
     return lanes, how
 
 
-# ----- routing within a lane budget (route --router paths --vls N; synth.route.lane_orders) -----
+# ----- routing within a lane budget (route --router paths --vls N; synth.routing.lane_orders) -----
 
 ORDERS_HOW = "lane orders: each path on the first of the budget's up*/down* orders that admits it"
 PAIRS_PER_BATCH = 1 << 16  # flows read at a time while collecting the router pairs of a run

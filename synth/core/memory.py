@@ -147,3 +147,23 @@ def _cgroups() -> list[Budget]:
                 break
             at = at.parent
     return out
+
+
+def prefer_plain_pages() -> None:
+    """numpy asks the kernel for transparent huge pages on every large array; where the kernel then
+    compacts memory synchronously (defrag = madvise, as on the development machine) a fresh 0.5 GB
+    array costs 1.5 s instead of 0.2 s, which dominated the schedule replays (measured: Swing on the
+    64x64 torus, 67 M block sends). Large arrays are touched once or twice here: plain pages win.
+    Called by the command's entry (synth/__main__.py) and the benchmarks, for their own process
+    only: importing synth as a library changes nothing. numpy, not imported yet, reads the choice
+    from its environment variable."""
+    import sys
+
+    if "numpy" in sys.modules:
+        try:
+            from numpy._core.multiarray import _set_madvise_hugepage
+        except ImportError:  # another numpy layout: keep its default
+            return
+        _set_madvise_hugepage(False)
+    else:
+        os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")

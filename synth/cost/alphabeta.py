@@ -20,7 +20,7 @@ The step ends when its slowest port and its busiest channel do:
 and a schedule or exchange is the sum of its steps. A size exchange before a step (TuNA's metadata,
 002) is a step of its own with the same messages carrying 8 bytes per block.
 
-000_159c61f3158781c2.txt evaluates collectives with alpha = 1 us per message and beta = 8e-11 s per
+[Pham26] evaluates collectives with alpha = 1 us per message and beta = 8e-11 s per
 byte (100 Gb/s links): the defaults.
 """
 

@@ -1,6 +1,6 @@
 """Lower bounds on maximum link contention that every routing obeys.
 
-Subtree cut bound (003_fd372c8942ac4293.txt, ch.3 sec. 3.4.4, digest sec. 4): every message
+Subtree cut bound ([Prisacari20], ch.3 sec. 3.4.4, digest sec. 4): every message
 whose source lies in a layer-(k-1) subtree P and whose NCA layer is at least k leaves P
 through the up links of P's XGFT nodes at stage k; there are W_1*...*W_k of them. So the
 maximum contention at stage k is at least ceil(count / (W_1*...*W_k)), and likewise for

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from synth.cost.deficiency import table2
-from synth.schedule.schedule import Schedule
+from synth.collectives.schedule import Schedule
 
 TABLE_2 = ("ring", "rd-l", "rd-b", "bucket", "swing-l", "swing-b")
 

@@ -1,4 +1,4 @@
-"""Closed forms of 001_2dd7cd807e3388dc.txt's deficiency model (eq. 1), next to which synth prints
+"""Closed forms of [DeSensi24]'s deficiency model (eq. 1), next to which synth prints
 the values it measures on a mapped schedule (synth.cost.schedule_cost).
 
 Table 2 (D >= 2 dimensions, p nodes): latency deficiency Lambda, bandwidth deficiency Psi and
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from synth.schedule.algorithms.swing import dimension_order, rho
+from synth.collectives.algorithms.swing import dimension_order, rho
 
 
 def delta(s: int) -> int:

@@ -1,4 +1,4 @@
-"""Low-diameter topologies for one router radix: 003_fd372c8942ac4293.txt ch.7, Figure 7.3 and sec. 7.2.
+"""Low-diameter topologies for one router radix: [Prisacari20] ch.7, Figure 7.3 and sec. 7.2.
 
 For a router radix r, each family's largest configuration whose routers have at most r ports,
 with its terminal and router counts, cost (router ports and links per terminal, counted as the

@@ -1,4 +1,4 @@
-"""The relative demand of any workload on a dragonfly's global links (003_fd372c8942ac4293.txt
+"""The relative demand of any workload on a dragonfly's global links ([Prisacari20]
 sec. 5.3.1, eq. 5.1-5.6), under direct (minimal) and indirect (Valiant) routing.
 
 - (5.1) t_hat_sd = t_sd / sum_d t_sd: the bytes from s to d over the selected phases, as a share of
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.route.minimal import router_view
+from synth.routing.minimal import router_view
 from synth.traffic.flows import Flows
 
 ROUTINGS = ("direct", "indirect")

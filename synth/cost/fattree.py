@@ -1,4 +1,4 @@
-"""Closed forms of 003_fd372c8942ac4293.txt chapter 2 for fat trees FT(L; M_1..M_L) and XGFTs."""
+"""Closed forms of [Prisacari20] chapter 2 for fat trees FT(L; M_1..M_L) and XGFTs."""
 
 from __future__ import annotations
 

@@ -61,6 +61,9 @@ MAX_PAIRS = 1 << 22  # router pairs with messages: each is a demand row and at l
 MAX_DISTANCES = 1 << 27  # source routers x routers: Dijkstra's distance and predecessor matrices, 12 B per cell
 
 
+LP_TIME_LIMIT = 600.0  # seconds per phase, by default (`synth bounds --lp`)
+
+
 @dataclass(frozen=True)
 class LpBound:
     lower: float  # certified: lower <= lambda* <= upper
@@ -310,7 +313,7 @@ def solve_congestion_lp(graph, pairs, demand: np.ndarray, exact: bool = False, t
                         spread_only: bool = False, granule: int | None = None) -> LpBound:
     """Both stages on any path space: `graph` prices paths (shortest(length, sources, a, b) gives
     every pair's cheapest path length and its channels; `channels`, `bandwidth`, `hop_slack`), so
-    the path-selection router (synth.route.path_selection) runs the same LP over its candidates.
+    the path-selection router (synth.routing.path_selection) runs the same LP over its candidates.
     `spread_only` stops after stage 1 (the bracket it reached, status "gap" unless settled).
     A `granule` g says the demand is weighed (bytes, every load a multiple of g): the LP runs on
     demand / g and the result is stated in bytes, the integer bound g ceil(lambda*/g) from the

@@ -1,5 +1,5 @@
 """How many channel hops a schedule's transfers will take once routed, before they are routed: what
-the size guard of mapping and pricing (synth.schedule.algorithms.too_large) plans with.
+the size guard of mapping and pricing (synth.collectives.algorithms.too_large) plans with.
 
 Routing and pricing hold a few arrays per hop (the path's channel ids, the pricing's per-hop keys
 and weights), so their memory grows with the hops, not with the transfers: a million transfers
@@ -30,8 +30,8 @@ def mapped_hops(schedule, topology, router: str | None = None, routes: dict | No
         return int(len(src) * longest)
     if isinstance(topology, Xgft):
         return int(2 * _common_level(topology, src, dst).sum())
-    from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL
-    from synth.route.minimal import router_view
+    from synth.routing.direct_routers import DIRECT_ROUTERS, MINIMAL
+    from synth.routing.minimal import router_view
 
     view = router_view(topology)
     router = router or topology.default_router
@@ -52,8 +52,8 @@ def all_pairs_hops(topology, router: str | None = None, ranks_per_node: int = 1)
     if isinstance(topology, Xgft):
         span = topology.mt_span  # a leaf has span[l] - span[l - 1] others whose lowest common ancestor is at layer l
         return q * q * n * sum(2 * l * (span[l] - span[l - 1]) for l in range(1, topology.height + 1))
-    from synth.route.direct_routers import DIRECT_ROUTERS, MINIMAL
-    from synth.route.minimal import router_view
+    from synth.routing.direct_routers import DIRECT_ROUTERS, MINIMAL
+    from synth.routing.minimal import router_view
 
     view = router_view(topology)
     router = router or topology.default_router

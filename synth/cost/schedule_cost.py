@@ -36,8 +36,8 @@ import numpy as np
 from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of, message_ports, most_per_port, step_times
 from synth.cost.collective_bound import CollectiveBound, collective_bound
 from synth.cost.loads import weighted_counts
-from synth.route.paths import Paths, as_paths
-from synth.schedule.schedule import Schedule
+from synth.routing.paths import Paths, as_paths
+from synth.collectives.schedule import Schedule
 
 
 SIZE_BYTES = 8  # a block's size in a size exchange (one 64-bit count, 002's metadata)

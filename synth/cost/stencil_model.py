@@ -1,4 +1,4 @@
-"""Nearest-neighbour exchanges on dragonflies: the demand model of 003_fd372c8942ac4293.txt ch.5.
+"""Nearest-neighbour exchanges on dragonflies: the demand model of [Prisacari20] ch.5.
 
 A d-dimensional domain of alpha_1 x ... x alpha_d elements is split over a beta grid of tasks;
 every task exchanges with its two neighbours along each axis (periodic; eq. 5.7 read

@@ -28,6 +28,7 @@ from synth.execute.base import Executor, Session, TaskFailed
 WORKERS_TIMEOUT = 120  # seconds to wait for a joined cluster's first worker
 WORKERS_RECOUNT = 2.0  # seconds between counts of a session's workers
 POLL = 0.005  # seconds between looks for a finished item (results are fetched in the background meanwhile)
+CAUSE_WAIT = 2.0  # seconds a cancelled item waits for the error of the item that lost the workers
 
 try:
     import cloudpickle
@@ -106,12 +107,27 @@ class DaskSession(Session):
         future.release()
         if status == "finished":
             return key, result
-        if status == "cancelled" or not isinstance(result, tuple):  # cancelled by a lost scheduler, not by synth
-            raise TaskFailed(key, f"the Dask cluster cancelled it ({result})")
+        if status == "cancelled" or not isinstance(result, tuple):  # cancelled by the cluster, not by synth
+            # A cluster whose workers were all lost cancels what waits; the item that killed them
+            # is the cause to name, and its error may come a moment later.
+            raise self._lost_worker(CAUSE_WAIT) or TaskFailed(key, f"the Dask cluster cancelled it ({result})")
         _, exc, traceback = result
         if isinstance(exc, distributed.KilledWorker):
             raise TaskFailed(key, f"its worker was lost twice ({exc.last_worker.address} last)") from None
         raise exc.with_traceback(traceback)
+
+    def _lost_worker(self, wait: float) -> TaskFailed | None:
+        """An item in flight whose worker was lost twice, looked for during `wait` seconds."""
+        deadline = time.monotonic() + wait
+        while True:
+            for key, future in sorted(self.keys.values(), key=lambda item: item[0]):
+                if future.status == "error":
+                    exc = future.exception()
+                    if isinstance(exc, distributed.KilledWorker):
+                        return TaskFailed(key, f"its worker was lost twice ({exc.last_worker.address} last)")
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(POLL)
 
     def __exit__(self, exc_type, *rest) -> None:
         self.aborted = exc_type is not None

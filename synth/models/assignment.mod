@@ -4,7 +4,7 @@
    (item, candidate) pairs are chosen, each counted with its item's weight (1 unless the data
    gives weights; the bytes of a flow for path selection's bytes objective): lower <= count <=
    upper, or count <= upper + z for capped groups, and z >= 0 is minimized. The per-layer XGFT routing model of
-   003_fd372c8942ac4293.txt (eq. 3.6-3.15) is written this way by synth; with no capped group
+   [Prisacari20] (eq. 3.6-3.15) is written this way by synth; with no capped group
    the objective is constant and any feasible solution is optimal (optimality embedded in
    feasibility, as in the seed).
 

@@ -243,7 +243,7 @@ def evaluate_engine(tables: TableDir, engine: str) -> EngineResult:
 
 def synth_lanes(tables: TableDir) -> str:
     """The lanes of the routes: as recorded (synth vls, route --vls), else what the lane heuristic
-    gives them (synth.route.lanes), so that they stand next to what OpenSM's engines need."""
+    gives them (synth.routing.lanes), so that they stand next to what OpenSM's engines need."""
     phases = tables.doc["phases"]
     if phases and "vls" in phases[0]:
         return f"{max((max(p['vls'], default=-1) for p in phases), default=-1) + 1} (recorded)"

@@ -112,12 +112,12 @@ _SUMMARY = SUMMARY_COUNTS + ("statuses", FLOWS_DIGEST)
 SYNTHESIZING = ("layered", "monolithic", "paths")  # routers whose files carry `synthesis` and a `solver` report per phase
 _SYNTHESIS_STR = ("constraints", "construction", "solver", "consistency")
 _SYNTHESIS = _SYNTHESIS_STR + ("balance", "time_limit", "threads")
-# the path-selection router (synth.route.path_selection): its options and its per-phase report
+# the path-selection router (synth.routing.path_selection): its options and its per-phase report
 _PATHS_SYNTHESIS_STR = ("candidates", "solver", "consistency")
 _PATHS_SYNTHESIS = _PATHS_SYNTHESIS_STR + ("time_limit", "threads")
 _PATHS_SOLVER_COUNTS = ("choices", "lp_bound", "candidate_bound", "start_contention", "moves", "neighbourhoods", "timeouts")
 _PATHS_SOLVER_STR = ("lp_status", "start", "exact", "proven_by")
-# the layered router of dragonflies (synth.route.layered_dragonfly)
+# the layered router of dragonflies (synth.routing.layered_dragonfly)
 _DF_LAYERED_SYNTHESIS_STR = ("method", "solver")
 _DF_LAYERED_SYNTHESIS = _DF_LAYERED_SYNTHESIS_STR + ("time_limit", "threads")
 _DF_LAYERED_SOLVER_COUNTS = ("messages", "choices", "lp_bound", "system_bound", "target", "targets", "group_models",
@@ -157,7 +157,7 @@ def read_routes(path: str) -> dict:
     """Load a routes file and check its shape and types strictly: every required field present,
     no unknown field, integers that are integers (not bools, not floats) within int64. Anything
     else is a user error (exit code 2) naming the field; whether the values are right is what
-    synth.verify.routes decides."""
+    synth.checking.routes decides."""
     where = f"routes file '{path}'"
     doc = read_json(path, where, "routes file", MAX_FILE_BYTES, "; route fewer phases per file (--phase)")
     _check_shape(doc, where)
@@ -186,7 +186,7 @@ def _check_shape(doc, where: str) -> None:
     if "load_unit" in doc and doc["load_unit"] not in LOAD_UNITS:
         raise SynthError(f"{where}: load_unit is {show(doc['load_unit'])}, expected one of {', '.join(LOAD_UNITS)}")
     # A synthesizing run records its options, and then a solver report per phase; whether the
-    # router is one that synthesizes (or one synth knows) is synth.verify.routes's question.
+    # router is one that synthesizes (or one synth knows) is synth.checking.routes's question.
     if doc["router"] in SYNTHESIZING and "synthesis" not in doc:
         raise SynthError(f"{where}: router {show(doc['router'])} without its synthesis options")
     synthesizing = "synthesis" in doc
@@ -209,7 +209,7 @@ def _check_shape(doc, where: str) -> None:
 
 
 def _check_synthesis(synthesis, where: str, schema: _FlatSchema | None = None) -> None:
-    """Types only; whether the values are options synth has is synth.verify.routes's question."""
+    """Types only; whether the values are options synth has is synth.checking.routes's question."""
     require_table(synthesis, where)
     keys, strings = (schema.synthesis, schema.synthesis_str) if schema else (_SYNTHESIS, _SYNTHESIS_STR)
     optional = schema.synthesis_optional if schema else ()

@@ -17,8 +17,8 @@ from synth.core import memory
 from synth.core.errors import SynthError
 from synth.core.text import counted
 from synth.core.validate import INT64_MAX, check_keys, read_json, require_int, require_list, require_str, require_table, show
-from synth.schedule.schedule import COLLECTIVES, OPS, Schedule, ScheduleBuilder
-from synth.schedule.verify import verify_memory
+from synth.collectives.schedule import COLLECTIVES, OPS, Schedule, ScheduleBuilder
+from synth.collectives.verify import verify_memory
 
 FORMAT = "synth-schedule/1"
 MAX_FILE_BYTES = 2 << 30  # read whole: larger files are refused before reading
@@ -111,7 +111,7 @@ def read_memory(path: str) -> tuple[int, int]:
 
 def schedule_from_doc(doc, where: str) -> Schedule:
     """Shape and types checked strictly (exit 2 naming the field); whether the schedule is right is
-    synth.schedule.verify's question."""
+    synth.collectives.verify's question."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise SynthError(f"{where} is not a {FORMAT} file (its \"format\" field)")
     check_keys(doc, where, _TOP, _TOP_REQUIRED)

@@ -21,21 +21,21 @@ from synth.cost.fattree import LinkTimings, bmin_table, ideal_exchange_time
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.opensm.engines import EngineTables, engine_tables, given_tables
-from synth.route.layered import LayeredOptions
-from synth.route.paths import as_paths
+from synth.routing.layered import LayeredOptions
+from synth.routing.paths import as_paths
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
 from synth.traffic.patterns import Workload, parse_pattern
 from synth.execute import Executor
 from synth.workflow import route_phases, router_function
 
-# The exchanges of 003_fd372c8942ac4293.txt (sec. 2.3, 4.2) in the seed's order, with its names.
+# The exchanges of [Prisacari20] (sec. 2.3, 4.2) in the seed's order, with its names.
 PATTERNS = {"a2a-lin": "LIN", "a2a-xor": "XOR", "a2a-opt": "OPT", "a2a-ghe": "GHE", "a2a-bgh": "BGH"}
 LABELS = {**PATTERNS, "a2a-lat": "LAT"}  # (LAT: 003 ch.4's exchange of dragonflies)
 ROUTERS = {"dmodk": "d-mod-k", "smodk": "s-mod-k", "random": "random", "layered": "synth layered",
            "layered-consistent": "synth layered, dest.-consistent", "monolithic-consistent": "synth exact, dest.-consistent"}
 SYNTHESIZED = ("layered", "layered-consistent", "monolithic-consistent", "paths")  # their phases carry a status
-# Direct networks: the routers of synth.route.direct_routers, synth's own named as such.
+# Direct networks: the routers of synth.routing.direct_routers, synth's own named as such.
 DIRECT_LABELS = {"paths": "synth paths", "layered": "synth layered"}
 LANES_LIMIT = 15  # InfiniBand's data lanes: a routing that needs more is reported as such
 
@@ -75,7 +75,7 @@ def default_patterns(topology) -> list[str]:
 def default_routers(topology) -> str:
     if isinstance(topology, Xgft):
         return "dmodk,smodk,random,layered"
-    from synth.route.direct_routers import DIRECT_ROUTERS
+    from synth.routing.direct_routers import DIRECT_ROUTERS
 
     chosen = ["minimal", "valiant", "ugal", "paths", "layered"]
     return ",".join(r for r in chosen if DIRECT_ROUTERS[r].refusal(topology) is None)
@@ -151,7 +151,7 @@ class Report:
     timings: bool = False  # run times in the tables: then two runs differ; off by default (byte-identical reruns)
     bound_note: str = "subtree cut bound"
     facts: list[tuple[str, str]] = field(default_factory=list)  # direct networks: the family's facts
-    collectives: list = field(default_factory=list)  # synth.schedule.compare.Comparison per collective asked for
+    collectives: list = field(default_factory=list)  # synth.collectives.compare.Comparison per collective asked for
 
 
 def parse_patterns(text: str, num_ranks: int, topology=None) -> list[str]:
@@ -189,7 +189,7 @@ def _items(text: str, option: str) -> list[str]:
 def parse_routers(text: str, topology=None) -> list[str]:
     chosen = _items(text, "--routers")
     if topology is not None and not isinstance(topology, Xgft):
-        from synth.route.direct_routers import DIRECT_ROUTERS
+        from synth.routing.direct_routers import DIRECT_ROUTERS
 
         known = [name for name, router in DIRECT_ROUTERS.items() if router.refusal(topology) is None]
     else:
@@ -316,7 +316,7 @@ def build_report(
                                      _port_bound(network, workload, phases)))
     compared = []
     for name in collectives:
-        from synth.schedule.compare import compare
+        from synth.collectives.compare import compare
 
         progress(f"collective {name}: every algorithm generated, verified, routed and priced")
         compared.append(compare(name, xgft, list(collective_sizes), collective_router, cost.alpha, cost.bandwidth_bits))

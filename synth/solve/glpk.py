@@ -14,7 +14,7 @@ from synth.core.errors import SynthError
 from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoiceProblem, SolveResult
 
 MODEL = Path(__file__).resolve().parent.parent / "models" / "assignment.mod"
-# The options of the seed's runs (003_fd372c8942ac4293.txt, sec. 3.6), minus --exact (slow, and
+# The options of the seed's runs ([Prisacari20], sec. 3.6), minus --exact (slow, and
 # rational arithmetic buys nothing on a 0/1 model).
 DEFAULT_OPTIONS = ("--intopt", "--binarize", "--fpump")
 

@@ -1,5 +1,5 @@
 """Dragonflies (p, a, h): groups of a routers joined by a full mesh of local links, h global links
-per router between groups, p terminals per router (003_fd372c8942ac4293.txt ch.4-6; Kim et al.,
+per router between groups, p terminals per router ([Prisacari20] ch.4-6; Kim et al.,
 ISCA 2008).
 
 Spec: `dragonfly:P,A,H[:groups=G][:arrangement=absolute|relative|circulant]`.

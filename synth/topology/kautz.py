@@ -1,5 +1,5 @@
 """Kautz graphs K(D, K): directed, in- and out-degree D, diameter K, one terminal per node
-(000_159c61f3158781c2.txt; the seed uses K(D, 2), e.g. K(16,2) with 272 nodes).
+([Pham26]; the seed uses K(D, 2), e.g. K(16,2) with 272 nodes).
 
 Spec: `kautz:D[,K]`, K defaulting to 2 (and left out of the canonical spec when 2); D >= 1,
 1 <= K <= 64.

@@ -1,4 +1,4 @@
-"""Multi-Layer Full-Mesh h-MLFM (003_fd372c8942ac4293.txt sec. 7.2.2.3; Kathareios et al.): the
+"""Multi-Layer Full-Mesh h-MLFM ([Prisacari20] sec. 7.2.2.3; Kathareios et al.): the
 stacked single-path tree with r_2 = 2, in its single-radix form h = l = p.
 
 Spec: `mlfm:H`, H >= 1. H layers of H + 1 local routers with H terminals each, and H(H+1)/2

@@ -1,4 +1,4 @@
-"""Two-level Orthogonal Fat-Trees k-OFT (003_fd372c8942ac4293.txt sec. 7.2.2.4; Valerio et al.):
+"""Two-level Orthogonal Fat-Trees k-OFT ([Prisacari20] sec. 7.2.2.4; Valerio et al.):
 two single-path trees SPT(k, k) stacked on a shared top level.
 
 Spec: `oft:K`, K - 1 prime (K = 3, 4, 6, 8, 12, 14, ...: the k-ML3B construction below needs it).

@@ -1,5 +1,5 @@
 """Slim Fly: the McKay-Miller-Siran (MMS) graph of diameter two, p terminals per router
-(003_fd372c8942ac4293.txt sec. 7.2.1.2; Besta and Hoefler, SC14).
+([Prisacari20] sec. 7.2.1.2; Besta and Hoefler, SC14).
 
 Spec: `slimfly:Q[:p=P]`, Q a prime power q = 4w + delta with w >= 1 and delta in {-1, 0, 1}
 (every prime power but 2: q = 2 mod 4 only for q = 2). P defaults to ceil(r'/2); 003 also

@@ -1,4 +1,4 @@
-"""Tori (001_2dd7cd807e3388dc.txt: Swing allreduce on D-dimensional tori, 64x64, 128x8, 256x4,
+"""Tori ([DeSensi24]: Swing allreduce on D-dimensional tori, 64x64, 128x8, 256x4,
 8x8x8, 8x8x8x8, ...).
 
 Spec: `torus:D0,D1,...[:p=P]`, every D_k >= 2, P terminals per router (default 1). Routers at

@@ -1,4 +1,4 @@
-"""Extended generalized fat trees XGFT(H; M_1..M_H; W_1..W_H) (003_fd372c8942ac4293.txt, ch.3.3).
+"""Extended generalized fat trees XGFT(H; M_1..M_H; W_1..W_H) ([Prisacari20], ch.3.3).
 
 Addressing follows the seed's dual view. A layer-l node is the pair (MT node, WT node):
   * MT index  mt = leaf // Pi_l, the subtree of leaves it serves, Pi_l = M_1*...*M_l

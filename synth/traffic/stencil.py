@@ -1,4 +1,4 @@
-"""Nearest-neighbour (stencil) exchanges, 003_fd372c8942ac4293.txt ch.5.
+"""Nearest-neighbour (stencil) exchanges, [Prisacari20] ch.5.
 
 `stencil:A1xA2x...:B1xB2x...`: a domain of alpha = A1 x A2 x ... elements split over a beta =
 B1 x B2 x ... grid of tasks (B_k divides A_k); task x (dimension 1 least significant: x_1 + B1

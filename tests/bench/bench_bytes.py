@@ -23,10 +23,10 @@ import numpy as np
 from synth.cost.bounds import cut_bounds_batch
 from synth.cost.loads import bytes_over_bandwidth, weighted_counts
 from synth.cost.lp_bound import lp_bound
-from synth.route.minimal import minimal
-from synth.route.path_selection import PathsOptions, route_phase_paths
-from synth.route.ugal import ugal
-from synth.route.valiant import valiant
+from synth.routing.minimal import minimal
+from synth.routing.path_selection import PathsOptions, route_phase_paths
+from synth.routing.ugal import ugal
+from synth.routing.valiant import valiant
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 

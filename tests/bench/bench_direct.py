@@ -32,7 +32,7 @@ from scipy.sparse import coo_matrix, hstack
 
 from synth.cost.bounds import cut_bounds_batch
 from synth.cost.lp_bound import lp_bound
-from synth.route.minimal import minimal
+from synth.routing.minimal import minimal
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.workflow import route_phases

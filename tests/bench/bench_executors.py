@@ -57,7 +57,7 @@ from synth.execute.ordered import Part, ordered_results
 from synth.instance import resolve
 from synth.render import console
 from synth.render.routes_file import RoutesWriter, routes_header
-from synth.route.layered import LayeredOptions
+from synth.routing.layered import LayeredOptions
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.workflow import route_phases, router_function

@@ -3,7 +3,7 @@
     python tests/bench/bench_layered.py [--sizes 16,32,64,128,256,512] [--phases 8]
                                         [--glpk-cap 60] [--mono-cap 60] [--skip seed,mono]
 
-On the same OPT phases of the Table 3.1 XGFTs (003_fd372c8942ac4293.txt), one process, side by side:
+On the same OPT phases of the Table 3.1 XGFTs ([Prisacari20]), one process, side by side:
   synth     layered router, prime-factor splitting, strong conditions, CP-SAT (the default);
   seed      layered router with one model per WT node (the seed's per-layer ILP, strong
             conditions) solved by glpsol with the seed's options --intopt --binarize --fpump,
@@ -25,8 +25,8 @@ import numpy as np
 from synth.cost.bounds import lower_bound
 from synth.cost.loads import channel_loads
 from synth.core.errors import SynthError
-from synth.route.layered import LayeredOptions, route_phase
-from synth.route.monolithic import route_phase_monolithic
+from synth.routing.layered import LayeredOptions, route_phase
+from synth.routing.monolithic import route_phase_monolithic
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 

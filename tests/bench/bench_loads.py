@@ -19,7 +19,7 @@ import numpy as np
 
 from synth.cost.loads import channel_loads
 from synth.core.parallel import default_workers
-from synth.route.oblivious import dmodk
+from synth.routing.oblivious import dmodk
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.workflow import exchange_loads

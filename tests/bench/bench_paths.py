@@ -31,11 +31,11 @@ from synth.app.vls import lanes_for
 from synth.cost.lp_bound import lp_bound
 from synth.render.routes_file import MAX_VLS
 from synth.opensm.engines import engine_tables
-from synth.route.layered_dragonfly import DragonflyLayeredOptions, route_phase_layered
-from synth.route.minimal import minimal
-from synth.route.path_selection import PathsOptions, route_phase_paths
-from synth.route.ugal import ugal
-from synth.route.valiant import valiant
+from synth.routing.layered_dragonfly import DragonflyLayeredOptions, route_phase_layered
+from synth.routing.minimal import minimal
+from synth.routing.path_selection import PathsOptions, route_phase_paths
+from synth.routing.ugal import ugal
+from synth.routing.valiant import valiant
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 

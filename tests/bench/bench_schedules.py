@@ -34,13 +34,15 @@ CASES = {
 
 
 def run_case(name: str) -> dict:
+    from synth.core.memory import prefer_plain_pages
 
+    prefer_plain_pages()  # as the synth command does for its own process (before numpy loads)
     from synth.cost.alphabeta import beta_of
     from synth.cost.schedule_cost import costs, map_schedule
-    from synth.route.minimal import minimal
-    from synth.schedule.algorithms import ALGORITHMS, Request, grid_shape, load_all
-    from synth.schedule.sizes import parse_sizes
-    from synth.schedule.verify import expected_blocks, verify
+    from synth.routing.minimal import minimal
+    from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+    from synth.collectives.sizes import parse_sizes
+    from synth.collectives.verify import expected_blocks, verify
     from synth.topology import parse_topology
 
     load_all()

@@ -1,4 +1,4 @@
-"""Whole exchanges with the layered router (003_fd372c8942ac4293.txt ch.3), run by `make test-slow`.
+"""Whole exchanges with the layered router ([Prisacari20] ch.3), run by `make test-slow`.
 
 Every OPT phase of the Table 3.1 XGFTs with 16 to 512 leaves, and 8 phases spread over the
 exchange for 1024, 2048, 4096 and 8192 leaves, must reach the lower bound (contention 1); the
