@@ -28,7 +28,7 @@ from test_bad_inputs import assert_user_error
 from test_path_selection import Fabric, _phase_state
 from synth.opensm.engines import phase_contention
 from synth.routing.minimal import router_view
-from synth.routing.path_selection import PathsOptions, _State, route_phase_paths, whole_phase_problem
+from synth.routing.path_selection import PathsOptions, SelectionState, route_phase_paths, whole_phase_problem
 from synth.solve import SOLVERS, solve
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
@@ -108,7 +108,7 @@ def test_every_backend_agrees_on_a_weighted_phase(spec, kind, seed):
     router = router_view(topology).terminal_router
     crossing = np.flatnonzero(router[src] != router[dst])
     messages = _phase_state(spec, kind, src, dst)  # (its floor counts messages: the weighted state has none)
-    state = _State(messages.c, messages.pair, np.zeros_like(messages.floor_load), size[crossing])
+    state = SelectionState(messages.c, messages.pair, np.zeros_like(messages.floor_load), size[crossing])
     problem = whole_phase_problem(state)
     assert problem.weight is not None and np.gcd.reduce(problem.weight) == 1
     tops = set()

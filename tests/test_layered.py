@@ -237,7 +237,7 @@ def test_backtracking_recovers_when_a_layer_has_no_strong_solution():
     leaves a layer-2 WT node without a strong solution (the seed's conditions do not guarantee
     extendability); solving that layer-1 node again differently recovers contention 1. Without
     backtracking (budget 0, the control) layer 2 is relaxed and the phase needs contention 2."""
-    from synth.routing.layered import _Search
+    from synth.routing.layered import LayerSearch
 
     xgft = parse_topology(TABLE_3_1[256])
     workload = parse_pattern("a2a-opt", 256, xgft.hierarchy())
@@ -250,7 +250,7 @@ def test_backtracking_recovers_when_a_layer_has_no_strong_solution():
     delta = xgft.nca_layer(flows.src, flows.dst)
     unaided = np.zeros(len(flows.src), dtype=np.int64)
     layers = [layer for layer in range(xgft.height) if xgft.w[layer] > 1]
-    search = _Search(xgft, flows.src, flows.dst, delta, layers, unaided, options, backtracks=0)
+    search = LayerSearch(xgft, flows.src, flows.dst, delta, layers, unaided, options, backtracks=0)
     search.subtree(0, np.flatnonzero(delta > 0), has_parent=False)
     assert search.report.backtracks == 0 and search.report.relaxed_layers == [2]
     assert contention(xgft, flows.src, flows.dst, unaided) == 2

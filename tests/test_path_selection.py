@@ -23,7 +23,7 @@ import pytest
 from synth.routing import path_selection
 from synth.routing.candidates import build_candidates
 from synth.routing.minimal import minimal, router_view
-from synth.routing.path_selection import PathsOptions, _State, route_phase_paths, whole_phase_problem
+from synth.routing.path_selection import PathsOptions, SelectionState, route_phase_paths, whole_phase_problem
 from synth.routing.ugal import ugal
 from synth.routing.valiant import valiant
 from synth.solve import SOLVERS, solve
@@ -179,7 +179,7 @@ def _phase_state(spec: str, kind: str, src, dst):
     cands = build_candidates(topology, a[crossing], b[crossing], kind)
     r = len(view.distance)
     pair = np.searchsorted(cands.a * r + cands.b, a[crossing] * r + b[crossing])
-    return _State(cands, pair, floor)
+    return SelectionState(cands, pair, floor)
 
 
 @pytest.mark.parametrize("spec,kind,seed", [("dragonfly:2,4,2", "minimal", 1), ("slimfly:5", "minimal", 2),

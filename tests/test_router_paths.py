@@ -26,7 +26,7 @@ import synth.routing.consistent as consistent
 import synth.routing.layered as layered
 import synth.routing.monolithic as monolithic
 from synth.routing.consistent import route_consistent
-from synth.routing.layered import BACKTRACKS, LayeredOptions, _Search, conditions_hold, route_phase
+from synth.routing.layered import BACKTRACKS, LayeredOptions, LayerSearch, conditions_hold, route_phase
 from synth.routing.monolithic import (MAX_VARIABLES, MAX_VARIABLES_UNCAPPED, path_pairs, route_phase_monolithic)
 from synth.routing.monolithic_consistent import route_consistent_monolithic
 from synth.routing.oblivious import dmodk
@@ -108,13 +108,13 @@ def route_with_budget(xgft, src, dst, options, budget):
     delta = xgft.nca_layer(src, dst)
     choice = np.zeros(len(src), dtype=np.int64)
     layers = [l for l in range(xgft.height) if xgft.w[l] > 1]
-    search = _Search(xgft, src, dst, delta, layers, choice, options, backtracks=budget)
+    search = LayerSearch(xgft, src, dst, delta, layers, choice, options, backtracks=budget)
     search.subtree(0, np.flatnonzero(delta > 0), has_parent=False)
     return choice, search.report
 
 
 def test_layered_solves_a_parent_again_when_a_child_wt_node_has_no_strong_solution():
-    """Path: _Search.subtree, a child returns RETRY and its parent is solved again in another order."""
+    """Path: LayerSearch.subtree, a child returns RETRY and its parent is solved again in another order."""
     xgft, src, dst = case(BACKTRACK_CASE)
     choice, report = route_phase(xgft, src, dst, LayeredOptions())
     assert report.backtracks >= 1 and report.relaxed_layers == []
@@ -172,7 +172,7 @@ def layer0_excess(xgft, src, dst, assignments, phase=None):
 
 @pytest.mark.parametrize("construction", ["halving", "ilp"])
 def test_layered_takes_the_least_excess_when_a_layer_has_no_strong_solution(construction):
-    """Path: _Solver.direct's slack model (minimize z, count <= bound + z) when the strong model is
+    """Path: LayerSolver.direct's slack model (minimize z, count <= bound + z) when the strong model is
     infeasible, and the layer recorded in relaxed_layers."""
     xgft, src, dst = case(EXCESS_CASE)
     assert xgft.w[0] == 2
@@ -222,7 +222,7 @@ def proof_case(tmp_path):
 
 
 def test_layered_timeouts_are_counted_and_make_the_phase_status_timeout(monkeypatch, tmp_path):
-    """Path: a solver call ends without a solution (TIMEOUT): _Solver.run counts it, the direct model
+    """Path: a solver call ends without a solution (TIMEOUT): LayerSolver.run counts it, the direct model
     stops trying weaker models, the node falls back to spreading its messages over the links, and the
     phase (above the bound, as every routing of PROOF_DST is) is reported `timeout` (route_phases ->
     evaluate_batch), not `feasible`."""
@@ -409,7 +409,7 @@ def destination_consistent(xgft, src, dst, choice):
 
 
 def test_consistent_router_solves_a_parent_again_when_a_child_fails(monkeypatch):
-    """Path: the consistent router's WT nodes share _Search's backtracking (budget consistent.BACKTRACKS)."""
+    """Path: the consistent router's WT nodes share LayerSearch's backtracking (budget consistent.BACKTRACKS)."""
     xgft, src, dst, phase = phased(CONSISTENT_BACKTRACK)
     choice, report = route_consistent(xgft, src, dst, phase, LayeredOptions())
     assert report.backtracks >= 1 and report.relaxed_layers == []

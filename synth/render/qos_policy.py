@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.render.switch_tables import _guid, terminal_port_guids
+from synth.render.switch_tables import node_guid, terminal_port_guids
 from synth.topology.network import Network
 
 POLICY_FILE, OPTIONS_FILE = "qos-policy.conf", "opensm-qos.conf"
@@ -68,7 +68,7 @@ def render_policy(network: Network, pair_lanes: dict[tuple[int, int], int]) -> s
 
 
 def _group(name: str, guids: list[int]) -> str:
-    return f"    port-group\n        name: {name}\n        port-guid: {', '.join(_guid(g) for g in guids)}\n    end-port-group\n"
+    return f"    port-group\n        name: {name}\n        port-guid: {', '.join(node_guid(g) for g in guids)}\n    end-port-group\n"
 
 
 def sl2vl(lanes_used: int) -> list[int]:

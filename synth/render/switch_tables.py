@@ -43,7 +43,7 @@ def terminal_port_guids(network: Network) -> np.ndarray:
     return TERMINAL_GUID_BASE + TERMINAL_GUID_STEP * (1 + np.arange(network.num_terminals, dtype=np.int64)) + 1
 
 
-def _guid(value: int) -> str:
+def node_guid(value: int) -> str:
     return f"0x{int(value):016x}"
 
 
@@ -64,9 +64,9 @@ def render_fabric(network: Network) -> str:
     ports = [max((p["local"] for p in node_links), default=1) for node_links in links]
     t = network.num_terminals
     sw_guids, ca_guids = switch_guids(network).tolist(), (terminal_port_guids(network) - 1).tolist()
-    switches = [{"guid": _guid(sw_guids[i - t]), "ports": ports[i], "name": names[i], "links": links[i]}
+    switches = [{"guid": node_guid(sw_guids[i - t]), "ports": ports[i], "name": names[i], "links": links[i]}
                 for i in range(t, network.num_nodes) if not failed[i]]
-    terminals = [{"guid": _guid(ca_guids[i]), "ports": ports[i], "name": names[i], "links": links[i]}
+    terminals = [{"guid": node_guid(ca_guids[i]), "ports": ports[i], "name": names[i], "links": links[i]}
                  for i in range(t) if not failed[i]]
     return _templates().get_template("fabric.net.j2").render(
         title=f"{len(switches)} switches, {len(terminals)} terminals", spec=network.spec, switches=switches, terminals=terminals)
@@ -75,8 +75,8 @@ def render_fabric(network: Network) -> str:
 def render_guid2lid(network: Network, lids: LidPlan) -> str:
     base = lids.terminal_base(np.arange(network.num_terminals)).tolist()
     switch_lid = lids.switch_lid(np.arange(network.num_switches)).tolist()
-    lines = [f"{_guid(g)} 0x{b:04x} 0x{b + lids.block - 1:04x}\n\n" for g, b in zip(terminal_port_guids(network).tolist(), base)]
-    lines += [f"{_guid(g)} 0x{lid:04x} 0x{lid:04x}\n\n" for g, lid in zip(switch_guids(network).tolist(), switch_lid)]
+    lines = [f"{node_guid(g)} 0x{b:04x} 0x{b + lids.block - 1:04x}\n\n" for g, b in zip(terminal_port_guids(network).tolist(), base)]
+    lines += [f"{node_guid(g)} 0x{lid:04x} 0x{lid:04x}\n\n" for g, lid in zip(switch_guids(network).tolist(), switch_lid)]
     return "".join(lines)
 
 
@@ -86,7 +86,7 @@ def _switch_rows(tables: ForwardingTables):
     lids = tables.lids.switch_lid(np.arange(network.num_switches)).tolist()
     for k in range(network.num_switches):
         entry_lids, entry_ports = tables.entries(k)
-        yield {"name": network.node_names[network.num_terminals + k], "guid": _guid(guids[k]), "lid": lids[k],
+        yield {"name": network.node_names[network.num_terminals + k], "guid": node_guid(guids[k]), "lid": lids[k],
                "lids": entry_lids.tolist(), "ports": entry_ports.tolist()}
 
 

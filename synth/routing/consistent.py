@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.cost.loads import phase_channel_counts
-from synth.routing.layered import (LayeredOptions, LayerSets, PhaseReport, _prime_factors, _Search, _Solver, WholeWorkloadRouter,
+from synth.routing.layered import (LayeredOptions, LayerSets, PhaseReport, prime_factors, LayerSearch, LayerSolver, WholeWorkloadRouter,
                                   layer_sets, set_bounds)
 from synth.routing.oblivious import dmodk
 from synth.solve import ProblemBuilder
@@ -52,7 +52,7 @@ def _unit_sets(xgft: Xgft, layer: int, src, dst, delta, phase, unit, switch_mt) 
                      np.concatenate(sides), np.concatenate(ancestors), vertex, unit_delta)
 
 
-def _least_excess(sets: LayerSets, units: int, width: int, solver: _Solver, hint: np.ndarray):
+def _least_excess(sets: LayerSets, units: int, width: int, solver: LayerSolver, hint: np.ndarray):
     """The smallest uniform excess z over the strong bounds: count <= ceil(c / W_{l+1}) + z."""
     builder = ProblemBuilder(np.full(units, width, dtype=np.int64))
     sizes = sets.sizes
@@ -65,11 +65,11 @@ def _least_excess(sets: LayerSets, units: int, width: int, solver: _Solver, hint
 
 
 def _node_solver(phase: np.ndarray):
-    """A WT node's solver for synth.routing.layered._Search with units instead of messages: the
+    """A WT node's solver for synth.routing.layered.LayerSearch with units instead of messages: the
     links per flow of `order` (all flows of a unit alike), or (None, False) when the conditions
     fail and the caller may solve the parent again instead (not `fallback`)."""
 
-    def solve(xgft: Xgft, layer: int, order: np.ndarray, src, dst, delta, options: LayeredOptions, solver: _Solver,
+    def solve(xgft: Xgft, layer: int, order: np.ndarray, src, dst, delta, options: LayeredOptions, solver: LayerSolver,
               fallback: bool) -> tuple[np.ndarray | None, bool]:
         report = solver.report
         report.subproblems += 1
@@ -83,7 +83,7 @@ def _node_solver(phase: np.ndarray):
         sets = _unit_sets(xgft, layer, src[order], dst[order], delta[order], phase[order], unit, switch_mt)
         if options.construction == "halving":  # the per-flow router's splits, on units
             lower, upper = set_bounds(xgft, layer, sets, options.constraints, options.balance)
-            links = solver.split(np.arange(len(first)), sets, _prime_factors(width), lower, upper)
+            links = solver.split(np.arange(len(first)), sets, prime_factors(width), lower, upper)
             if links is not None:
                 report.split_solved += 1
                 return links[unit], True
@@ -102,7 +102,7 @@ def _node_solver(phase: np.ndarray):
 
 def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.ndarray, options: LayeredOptions) -> tuple[np.ndarray, PhaseReport]:
     """Path choices (WT index at the NCA layer) for all flows at once, consistent per destination.
-    Depth-first over the WT tree as the per-flow router (synth.routing.layered._Search): a node whose
+    Depth-first over the WT tree as the per-flow router (synth.routing.layered.LayerSearch): a node whose
     child has no strong solution is solved again in another order, up to BACKTRACKS times."""
     src, dst, phase = (np.asarray(a, dtype=np.int64) for a in (src, dst, phase))
     # The solvers see units in the order of the flows; the same flows listed in another order
@@ -117,7 +117,7 @@ def _route_canonical(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.nda
     delta = xgft.nca_layer(src, dst)
     choice = np.zeros(len(src), dtype=np.int64)
     layers = [l for l in range(xgft.height) if xgft.w[l] > 1]
-    search = _Search(xgft, src, dst, delta, layers, choice, options, _node_solver(phase), BACKTRACKS)
+    search = LayerSearch(xgft, src, dst, delta, layers, choice, options, _node_solver(phase), BACKTRACKS)
     climbing = np.flatnonzero(delta > 0)
     for node in np.unique(choice[climbing]):
         search.subtree(0, climbing[choice[climbing] == node], has_parent=False)

@@ -207,7 +207,7 @@ def conditions_hold(xgft: Xgft, layer: int, src, dst, delta, wt, choice_w, const
 
 # ----- solving one WT node ---------------------------------------------------------------------
 
-def _prime_factors(n: int) -> list[int]:
+def prime_factors(n: int) -> list[int]:
     factors, p = [], 2
     while n > 1:
         while n % p == 0:
@@ -291,7 +291,7 @@ def _symmetry_broken(n: int, parts: int) -> np.ndarray:
     return candidates
 
 
-class _Solver:
+class LayerSolver:
     def __init__(self, options: LayeredOptions, report: PhaseReport):
         self.options, self.report = options, report
 
@@ -395,7 +395,7 @@ class _Solver:
 
 
 def _solve_node(xgft: Xgft, layer: int, idx: np.ndarray, src, dst, delta, options: LayeredOptions,
-                solver: "_Solver", fallback: bool) -> tuple[np.ndarray | None, bool]:
+                solver: "LayerSolver", fallback: bool) -> tuple[np.ndarray | None, bool]:
     """w_{l+1} for the messages `idx` of one WT node at `layer`: (links, conditions met). Without
     `fallback` (the caller will solve the parent node again), (None, False) if the conditions
     have no solution."""
@@ -404,7 +404,7 @@ def _solve_node(xgft: Xgft, layer: int, idx: np.ndarray, src, dst, delta, option
     sets = layer_sets(xgft, layer, src[idx], dst[idx], delta[idx])
     if options.construction == "halving":
         lower, upper = set_bounds(xgft, layer, sets, options.constraints, options.balance)
-        links = solver.split(np.arange(len(idx)), sets, _prime_factors(xgft.w[layer]), lower, upper)
+        links = solver.split(np.arange(len(idx)), sets, prime_factors(xgft.w[layer]), lower, upper)
         if links is not None:
             report.split_solved += 1
             return links, True
@@ -415,7 +415,7 @@ def _solve_node(xgft: Xgft, layer: int, idx: np.ndarray, src, dst, delta, option
 OK, RELAXED, RETRY = "ok", "relaxed", "retry"
 
 
-class _Search:
+class LayerSearch:
     """Depth-first over the WT tree. The messages of a WT node at layer l only ever meet again
     in its own WT subtree, so the dynamic programming over layers is a tree: every node is solved,
     then its children at layer l + 1 (one per link). The seed's conditions do not make every
@@ -431,7 +431,7 @@ class _Search:
         self.xgft, self.src, self.dst, self.delta, self.layers = xgft, src, dst, delta, layers
         self.choice, self.options = choice, options
         self.report = PhaseReport()
-        self.solver = _Solver(options, self.report)
+        self.solver = LayerSolver(options, self.report)
         self.solve_node = solve_node or _solve_node  # (xgft, layer, order, src, dst, delta, options, solver, fallback)
         self.budget = backtracks
 
@@ -478,7 +478,7 @@ def route_phase(xgft: Xgft, src: np.ndarray, dst: np.ndarray, options: LayeredOp
                 start_layer: int = 0, start_choice: np.ndarray | None = None) -> tuple[np.ndarray, PhaseReport]:
     """Route one phase (any multiset of messages): the path choice per message and a report.
 
-    Dynamic programming over layers, depth-first over the WT tree (_Search): a WT node's solution
+    Dynamic programming over layers, depth-first over the WT tree (LayerSearch): a WT node's solution
     at layer l fixes the WT node each of its messages reaches at layer l + 1, which defines its
     children's subproblems. `start_layer` and `start_choice` (WT indices at that layer) continue
     from a given partial routing.
@@ -487,7 +487,7 @@ def route_phase(xgft: Xgft, src: np.ndarray, dst: np.ndarray, options: LayeredOp
     delta = xgft.nca_layer(src, dst)
     choice = np.zeros(len(src), dtype=np.int64) if start_choice is None else np.array(start_choice, dtype=np.int64)
     layers = [l for l in range(start_layer, xgft.height) if xgft.w[l] > 1]
-    search = _Search(xgft, src, dst, delta, layers, choice, options)
+    search = LayerSearch(xgft, src, dst, delta, layers, choice, options)
     climbing = np.flatnonzero(delta > start_layer)
     for node in np.unique(choice[climbing]):
         search.subtree(0, climbing[choice[climbing] == node], has_parent=False)

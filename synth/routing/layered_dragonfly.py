@@ -56,7 +56,7 @@ from synth.core.errors import SynthError
 from synth.cost.lp_bound import lp_bound
 from synth.routing.candidates import Candidates
 from synth.routing.minimal import router_view
-from synth.routing.path_selection import (PathsOptions, PathsReport, _descend, _grouped_by_channel, _Improver, _State,
+from synth.routing.path_selection import (PathsOptions, PathsReport, descend, grouped_by_channel, Improver, SelectionState,
                                         route_each_phase)
 from synth.routing.paths import Paths
 from synth.solve import ProblemBuilder, check_solver, solve
@@ -314,7 +314,7 @@ def _direct_candidates(layout: DragonflyLayout, system: _System, a: np.ndarray, 
     return Candidates(a, b, ptr, hops)
 
 
-def _greedy(state: _State) -> np.ndarray:
+def _greedy(state: SelectionState) -> np.ndarray:
     """Every message in turn on the candidate whose busiest channel is least loaded so far (ties:
     the first): a start for the descent."""
     load = np.append(state.floor_load, 0)
@@ -380,7 +380,7 @@ def _route_group(layout: DragonflyLayout, gi: int, seg: np.ndarray, target: int,
     item = np.repeat(np.arange(len(seg)), counts)
     k = np.arange(len(table)) - np.repeat(np.cumsum(counts) - counts, counts)
     builder = ProblemBuilder(counts)
-    for _, items, ks in _grouped_by_channel(table, item, k):
+    for _, items, ks in grouped_by_channel(table, item, k):
         builder.add(items, ks, upper=0, capped=True)
     first = np.cumsum(counts) - counts
     hint = np.zeros(len(seg), dtype=np.int64)  # the local links (first candidate) where there is one
@@ -461,12 +461,12 @@ def route_phase_layered(topology, src: np.ndarray, dst: np.ndarray, options: Dra
         # as they are (the strict form), greedy, then a descent and neighbourhoods on the busiest
         # channels (synth.routing.path_selection's machinery over these candidates).
         floor_load = np.bincount(terminal, minlength=network.num_channels) + fixed_local
-        state = _State(_direct_candidates(layout, system, a[inter], b[inter]), np.arange(len(inter)), floor_load)
+        state = SelectionState(_direct_candidates(layout, system, a[inter], b[inter]), np.arange(len(inter)), floor_load)
         state.set(_greedy(state))
-        report.moves = _descend(state, target)
+        report.moves = descend(state, target)
         if state.maximum > target:
             improver_report = PathsReport()
-            improver = _Improver(state, PathsOptions(solver=options.solver, time_limit=options.budget / 2,
+            improver = Improver(state, PathsOptions(solver=options.solver, time_limit=options.budget / 2,
                                                      threads=options.threads, glpk_options=options.glpk_options),
                                  improver_report, seed)
             improver.neighbourhoods(target)

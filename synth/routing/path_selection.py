@@ -165,7 +165,7 @@ class CandidatePricer:
         return best, paths
 
 
-class _State:
+class SelectionState:
     """A choice of candidate per crossing flow and the channel loads it gives. A flow weighs 1, or
     its bytes (`weight`)."""
 
@@ -272,7 +272,7 @@ def _rounded(pricer: CandidatePricer, candidates: Candidates, pair: np.ndarray) 
     return choice
 
 
-def _descend(state: _State, bound: int) -> int:
+def descend(state: SelectionState, bound: int) -> int:
     """Move flows off the busiest channels while a move keeps their new path below the maximum."""
     moves = 0
     while moves < MAX_DESCENT_MOVES:
@@ -305,7 +305,7 @@ def _enumerated(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return item, np.arange(len(item)) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
-def _grouped_by_channel(hops: np.ndarray, item: np.ndarray, k: np.ndarray):
+def grouped_by_channel(hops: np.ndarray, item: np.ndarray, k: np.ndarray):
     """(channel, items, candidates) for every channel the rows `hops` (one per (item, k)) cross."""
     entry = np.repeat(np.arange(len(item)), hops.shape[1])
     channel = hops.ravel()
@@ -318,7 +318,7 @@ def _grouped_by_channel(hops: np.ndarray, item: np.ndarray, k: np.ndarray):
         yield int(channel[lo]), item[entry[lo:hi]], k[entry[lo:hi]]
 
 
-def whole_phase_problem(state: _State):
+def whole_phase_problem(state: SelectionState):
     """The path-selection program of a phase in the one problem form: item f (a flow between
     different routers) chooses among its candidates; per router channel a capped group, count <=
     floor + z with floor the busiest terminal link's load; z minimized. Its optimum plus the floor
@@ -328,14 +328,14 @@ def whole_phase_problem(state: _State):
     floor = int(state.floor_load.max(initial=0)) // unit
     builder = ProblemBuilder(state.count, weight=weight)
     item, k = _enumerated(state.count)
-    for _, items, ks in _grouped_by_channel(state.c.hops[state.first_row[item] + k], item, k):
+    for _, items, ks in grouped_by_channel(state.c.hops[state.first_row[item] + k], item, k):
         builder.add(items, ks, upper=floor, capped=True)
     problem = builder.build()
     return replace(problem, z_upper=problem.objective(state.choice))
 
 
-class _Improver:
-    def __init__(self, state: _State, options: PathsOptions, report: PathsReport, seed: int):
+class Improver:
+    def __init__(self, state: SelectionState, options: PathsOptions, report: PathsReport, seed: int):
         self.state, self.options, self.report = state, options, report
         self.rng = np.random.default_rng(seed)
 
@@ -410,7 +410,7 @@ class _Improver:
         local_k = _enumerated(local_count)[1]
         weight, unit = s.problem_weights(freed)
         builder = ProblemBuilder(local_count, weight=weight)
-        for c, items, ks in _grouped_by_channel(s.c.hops[s.first_row[freed[item]] + k], item, local_k):
+        for c, items, ks in grouped_by_channel(s.c.hops[s.first_row[freed[item]] + k], item, local_k):
             if s.weight[freed[items]].sum() > cap[c]:
                 builder.add(items, ks, upper=int(cap[c]) // unit)
         result = self._solve(builder.build(), LNS_CALL_LIMIT)
@@ -448,7 +448,7 @@ def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: Paths
     routers = len(view.distance)
     pair = np.searchsorted(candidates.a * routers + candidates.b, a[crossing] * routers + b[crossing])
     flow_weight = None if weights is None else weights[crossing]
-    state = _State(candidates, pair, floor_load, flow_weight)
+    state = SelectionState(candidates, pair, floor_load, flow_weight)
     report.choices = int(state.count.sum())
 
     global_lp = lp_bound(network, src, dst, time_limit=LP_TIME_LIMIT, weights=weights)
@@ -475,9 +475,9 @@ def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: Paths
         best = (int(state.loads_of(state.choice).max(initial=0)), "first", state.choice)
     report.start_contention, report.start = best[0], best[1]
     state.set(best[2])
-    report.moves = _descend(state, bound)
+    report.moves = descend(state, bound)
     if state.maximum > bound:
-        improver = _Improver(state, options, report, seed)
+        improver = Improver(state, options, report, seed)
         if report.choices <= EXACT_CHOICES:
             improver.exact()
         else:
@@ -493,7 +493,7 @@ def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: Paths
     return _assemble(view, src, dst, crossing, state, base), report
 
 
-def _assemble(view: RouterView, src, dst, crossing, state: _State, base: Paths) -> Paths:
+def _assemble(view: RouterView, src, dst, crossing, state: SelectionState, base: Paths) -> Paths:
     """Injection, the chosen router hops, ejection for crossing flows; the minimal path otherwise."""
     width = state.c.hops.shape[1]
     rows = np.full((len(src), width + 2), -1, dtype=np.int64)
