@@ -99,17 +99,17 @@ def _load(args, any_family: bool = False) -> tuple[Instance, object, object]:
     return instance, topology, topology.network()
 
 
-def _workload(args, instance: Instance, xgft, network, kept: bool):
+def _workload(args, instance: Instance, topology, network, kept: bool):
     """The workload, the selection text as given and the selected phase numbers."""
     pattern = args.traffic if args.traffic is not None else instance.traffic.get("pattern")
     if not pattern:
         raise SynthError("no traffic given: use --traffic PATTERN (or a [traffic] pattern in the instance file)")
     size = args.bytes if args.bytes is not None else instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES)
     csv_rows = args.max_flows if args.max_flows is not None else (MAX_FLOWS_KEPT if kept else MAX_FLOWS_ANALYSIS)
-    workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), size, max_flows=min(csv_rows, MAX_FLOWS_KEPT),
-                             topology=xgft)
+    workload = parse_pattern(pattern, network.num_terminals, topology.hierarchy(), size, max_flows=min(csv_rows, MAX_FLOWS_KEPT),
+                             topology=topology)
     if args.placement is not None:
-        workload = workload.place(args.placement, network.num_terminals, xgft.hierarchy())
+        workload = workload.place(args.placement, network.num_terminals, topology.hierarchy())
     if network.failed_nodes is not None:  # a degraded network: flows whose ends no longer meet are dropped
         workload = workload.on_network(network)
     selection = (args.phase if args.phase is not None else instance.traffic.get("phases", "all")).strip()
@@ -151,9 +151,9 @@ def add_load_unit(p, what: str) -> None:
 def cmd_topology(args) -> int:
     if args.out is not None and args.format != "json":
         raise SynthError("--out writes the JSON form of the network: add --format json")
-    _, xgft, network = _load(args, any_family=True)
+    _, topology, network = _load(args, any_family=True)
     if args.format != "json":
-        print(console.topology_summary(xgft, network))
+        print(console.topology_summary(topology, network))
         return 0
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
@@ -166,19 +166,19 @@ def cmd_topology(args) -> int:
 
 
 def cmd_route(args) -> int:
-    instance, xgft, network = _load(args, any_family=True)
+    instance, topology, network = _load(args, any_family=True)
     if args.vls is not None and args.out is None:
         raise SynthError("--vls records virtual lanes in the routes file: add --out FILE")
     lanes_note = None
-    workload, selection, phases = _workload(args, instance, xgft, network, kept=args.out is not None)
+    workload, selection, phases = _workload(args, instance, topology, network, kept=args.out is not None)
     router = args.router if args.router is not None else instance.route.get("router")
     if not router:
         raise SynthError("no router given: use --router NAME (or a [route] router in the instance file)")
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     if args.candidates is not None and router != PATHS:
         raise SynthError(f"--candidates applies to --router paths, not to '{router}'")
-    _refuse_inapplicable_options(args.argv, router, xgft)
-    route = router_function(router, _layered_options(args), xgft, args.candidates, args.load_unit)
+    _refuse_inapplicable_options(args.argv, router, topology)
+    route = router_function(router, _layered_options(args), topology, args.candidates, args.load_unit)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
     # the paths router chooses among candidates, so it can keep to a lane budget (_write_routes)
     within_budget = args.vls is not None and isinstance(route, PathSelectionRouter)
@@ -188,8 +188,8 @@ def cmd_route(args) -> int:
         print("note: flow sizes differ; contention counts messages (--load-unit bytes weighs bytes over bandwidth)",
               file=sys.stderr)
     dropped = None if network.failed_nodes is None else dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
-    synthesis = synthesis_options(router, xgft, _layered_options(args), args.candidates)
-    header = routes_header(xgft, workload, selection, router, seed, args.load_unit,
+    synthesis = synthesis_options(router, topology, _layered_options(args), args.candidates)
+    header = routes_header(topology, workload, selection, router, seed, args.load_unit,
                            synthesis.describe() if synthesis is not None else None)
     with OutputSet() as outputs, executor:  # both targets checked (and reserved) before any routing
         outputs.protect(*_input_files(args.spec, workload.pattern))
@@ -201,42 +201,42 @@ def cmd_route(args) -> int:
         workers = executor.start()  # a cluster is reached (or started) before anything is printed
         if checkpoint is not None:
             checkpoint.create()
-        print(f"topology  {xgft.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
+        print(f"topology  {topology.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
         print(f"traffic   {workload.pattern}: {len(phases)} of {counted(workload.num_phases, 'phase')}, {workload.message_bytes} B per message")
-        print(f"router    {_router_label(router, args, seed, xgft)}")
+        print(f"router    {_router_label(router, args, seed, topology)}")
         if args.load_unit == "bytes":
             print("load      bytes over bandwidth per channel (contention, bounds and gaps in bytes)")
         sys.stdout.flush()
         progress = Progress(len(phases), enabled=not args.quiet)
         if args.executor is not None and not args.quiet:
             progress.say(f"  executor: {executor.label()}, {_workers(workers)}")
-        routed = route_phases(xgft, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
+        routed = route_phases(topology, network, workload, phases, route, seed, progress, keep_routes=routes_out is not None,
                               load_unit=args.load_unit, executor=executor, checkpoint=checkpoint)
 
         def reroute(needed: int | None):
             """The phases again, each path among the candidates the budget's lane orders admit
             (refused when these leave a router pair without a candidate)."""
             nonlocal route, progress
-            least = vls_command.least_budget(xgft, workload, phases, route.options.candidates)
+            least = vls_command.least_budget(topology, workload, phases, route.options.candidates)
             if least is None or least > args.vls:
                 raise SynthError(vls_command.budget_refusal(args.vls, needed, least, route.options.candidates))
             route = PathSelectionRouter(replace(route.options, lanes=args.vls))
             progress.close()
             progress = Progress(len(phases), enabled=not args.quiet)
             progress.say(f"  lanes: more than --vls {args.vls} needed: routing again within {args.vls} lane orders")
-            return route, route_phases(xgft, network, workload, phases, route, seed, progress, load_unit=args.load_unit,
+            return route, route_phases(topology, network, workload, phases, route, seed, progress, load_unit=args.load_unit,
                                        executor=executor, checkpoint=checkpoint, job="lanes")
 
         try:  # the routing stops (its workers released) before the executor closes
             with closing(routed):
                 if routes_out is not None:
-                    evaluations, lanes_note = _write_routes(routes_out, header, routed, xgft, network, dropped, args.vls,
+                    evaluations, lanes_note = _write_routes(routes_out, header, routed, topology, network, dropped, args.vls,
                                                             reroute if within_budget else None)
                 else:
                     evaluations = [phase.evaluation for phase in routed]
             progress.close()
             if loads_out is not None:
-                loads = exchange_loads(xgft, workload, phases, route, seed, with_bytes=True, executor=executor,
+                loads = exchange_loads(topology, workload, phases, route, seed, with_bytes=True, executor=executor,
                                        checkpoint=checkpoint)
                 with loads_out.open() as handle:
                     write_loads_csv(handle, network, loads)
@@ -247,13 +247,13 @@ def cmd_route(args) -> int:
         finally:
             progress.close()
     print()
-    _print_phases(evaluations, network, args.table, bound_names(xgft))
+    _print_phases(evaluations, network, args.table, bound_names(topology))
     print()
-    print(console.stage_lines(evaluations, network, bound_names(xgft)))
+    print(console.stage_lines(evaluations, network, bound_names(topology)))
     if lanes_note is not None:
         print("\n".join(f"{label:<10}{text}" for label, text in zip(("lanes", "budget"), lanes_note.split("\n"))))
     if dropped is not None:
-        print(f"unreachable {console.unreachable_line(xgft, workload, phases, dropped)}")
+        print(f"unreachable {console.unreachable_line(topology, workload, phases, dropped)}")
     for out in (args.out, args.loads):
         if out is not None:
             print(f"wrote {out}")
@@ -278,7 +278,7 @@ def _refuse_checkpoint_overlap(checkpoint: str | None, *outputs: str | None) -> 
                              "directory apart from the files the run writes")
 
 
-def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | None,
+def _write_routes(target, header: dict, routed, topology, network, dropped: dict | None,
                   vls: int | None, reroute=None) -> tuple[list[PhaseEvaluation], str | None]:
     """The routes file, streamed a phase at a time; with lanes (--vls), which span every phase
     (one set of tables), the records wait for them. When the routes need more lanes than --vls
@@ -290,7 +290,7 @@ def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | N
         records = []
         for phase in routed:
             evaluations.append(phase.evaluation)
-            records.append(_phase_record(xgft, phase, dropped))
+            records.append(_phase_record(topology, phase, dropped))
         try:
             lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, vls, option="--vls",
                                    hint="" if reroute is not None else
@@ -305,9 +305,9 @@ def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | N
                 for phase in again:
                     evaluations.append(phase.evaluation)
                     reports.append(phase.report)
-                    records.append(_phase_record(xgft, phase, dropped))
+                    records.append(_phase_record(topology, phase, dropped))
             header = {**header, "synthesis": router.options.describe()}
-            lanes, how = vls_command.budget_lanes(xgft, [p for r in records for p in r["paths"]], vls)
+            lanes, how = vls_command.budget_lanes(topology, [p for r in records for p in r["paths"]], vls)
             lanes_note = (lanes_line(lanes, len(records), how) + "\n"
                           + vls_command.budget_line(vls, exc.needed, without, evaluations, reports))
         bounds = np.cumsum([0] + [len(r["paths"]) for r in records])
@@ -317,7 +317,7 @@ def _write_routes(target, header: dict, routed, xgft, network, dropped: dict | N
         for phase in routed:
             if vls is None:
                 evaluations.append(phase.evaluation)
-                phase = _phase_record(xgft, phase, dropped)
+                phase = _phase_record(topology, phase, dropped)
             writer.add_phase(phase)
         writer.close(console.summary(evaluations))
     return evaluations, lanes_note
@@ -392,7 +392,7 @@ def _router_label(router: str, args, seed: int, topology) -> str:
     return f"{router} (seed {seed})"
 
 
-def _phase_record(xgft, phase, dropped: dict | None = None) -> dict:
+def _phase_record(topology, phase, dropped: dict | None = None) -> dict:
     e = phase.evaluation
     return {
         "phase": e.phase,
@@ -407,7 +407,7 @@ def _phase_record(xgft, phase, dropped: dict | None = None) -> dict:
         **({"solver": phase.report.as_dict()} if phase.report is not None else {}),
         **({"proven_by": phase.report.proven_by} if phase.report is not None and phase.report.proven_by else {}),
         "flows": phase.flows.rows(),
-        "paths": as_paths(xgft, phase.flows.src, phase.flows.dst, phase.choice).as_lists(),
+        "paths": as_paths(topology, phase.flows.src, phase.flows.dst, phase.choice).as_lists(),
     }
 
 
@@ -417,13 +417,13 @@ def cmd_bounds(args) -> int:
     if args.executor is not None and not args.lp:
         raise SynthError("--executor runs the LP bounds: add --lp (the cut bounds take a moment on this machine)")
     executor = parse_executor(args.executor)  # a bad --executor fails before any work
-    xgft, workload, phases = _load_workload(args)
-    network = xgft.network()
-    print(f"topology  {xgft.label()}: {network.num_terminals} terminals")
+    topology, workload, phases = _load_workload(args)
+    network = topology.network()
+    print(f"topology  {topology.label()}: {network.num_terminals} terminals")
     print(f"traffic   {workload.pattern}: {len(phases)} of {counted(workload.num_phases, 'phase')}, {workload.message_bytes} B per message")
     if network.failed_nodes is not None:
         dropped = dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
-        print(f"unreachable {console.unreachable_line(xgft, workload, phases, dropped, 'the bounds')}")
+        print(f"unreachable {console.unreachable_line(topology, workload, phases, dropped, 'the bounds')}")
     weighs_bytes = args.load_unit == "bytes"
     if weighs_bytes:
         print("load      bytes over bandwidth per channel (every bound in bytes)")
@@ -435,8 +435,8 @@ def cmd_bounds(args) -> int:
         idx, src, dst, size = workload.batch(batch)
         if weighs_bytes:
             check_byte_sums(idx, size, batch)
-        stage_bounds.append(cut_bounds_batch(xgft, idx, src, dst, len(batch), size if weighs_bytes else None))
-    bounds, names = np.concatenate(stage_bounds), bound_names(xgft)
+        stage_bounds.append(cut_bounds_batch(topology, idx, src, dst, len(batch), size if weighs_bytes else None))
+    bounds, names = np.concatenate(stage_bounds), bound_names(topology)
     lp_note = None
     if args.lp:
         limit = args.lp_time_limit if args.lp_time_limit is not None else LP_TIME_LIMIT
@@ -456,16 +456,16 @@ def cmd_bounds(args) -> int:
         counts = np.bincount(bounds.max(axis=1))
         rows = [[value, int(n)] for value, n in enumerate(counts) if n]
         print(console.table(["lower bound", "phases"], rows))
-    what = "per stage" if isinstance(xgft, Xgft) else "per cut"
+    what = "per stage" if isinstance(topology, Xgft) else "per cut"
     print(f"lower bound {what}, max over the phases: " + ", ".join(
         f"{name}: {int(v)}" for name, v in zip(names, bounds.max(axis=0))))
     if lp_note is not None:
         print(lp_note)
-    if workload.is_all_to_all and isinstance(xgft, Xgft) and not weighs_bytes:
+    if workload.is_all_to_all and isinstance(topology, Xgft) and not weighs_bytes:
         print()
         print("all-to-all bandwidth per layer (003, eq. 2.1): messages per phase a layer-l subtree's up links must carry")
-        print(console.bmin_lines(xgft))
-        ideal = ideal_exchange_time(xgft.m, workload.message_bytes)
+        print(console.bmin_lines(topology))
+        ideal = ideal_exchange_time(topology.m, workload.message_bytes)
         print()
         print(f"ideal exchange time (003, sec. 2.5.1; 10 Gb/s, 100 ns links, 50 ns switches, 500 ns adapters, 64 B flits): "
               f"{ideal * 1e6:.2f} us for {workload.message_bytes} B messages")
@@ -637,12 +637,12 @@ def cmd_report(args) -> int:
     for out in outs:
         if out.suffix.lower() not in (".html", ".htm", ".md"):
             raise SynthError(f"--out must name a .html or .md file, got '{out}'")
-    instance, xgft, network = _load(args, any_family=True)
+    instance, topology, network = _load(args, any_family=True)
     size = args.bytes if args.bytes is not None else instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES)
     bandwidth = 8.0 / args.beta if args.beta is not None else args.bandwidth * 1e9
     cost = CostModel(args.alpha, bandwidth, size)
-    patterns = parse_patterns(args.patterns, network.num_terminals, xgft)
-    routers = parse_routers(args.routers if args.routers is not None else default_routers(xgft), xgft)
+    patterns = parse_patterns(args.patterns, network.num_terminals, topology)
+    routers = parse_routers(args.routers if args.routers is not None else default_routers(topology), topology)
     engines = parse_engines(args.opensm)
     if engines:
         from synth.opensm.sim import find_tools
@@ -655,19 +655,19 @@ def cmd_report(args) -> int:
         given.append((name, directory))
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     for pattern in patterns:  # size guards before any routing
-        workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), size, topology=xgft)
+        workload = parse_pattern(pattern, network.num_terminals, topology.hierarchy(), size, topology=topology)
         for router in routers:
-            check_flow_limit(workload, workload.phase_numbers, report_router(router, _layered_options(args), xgft),
-                             not isinstance(xgft, Xgft), args.max_flows)
+            check_flow_limit(workload, workload.phase_numbers, report_router(router, _layered_options(args), topology),
+                             not isinstance(topology, Xgft), args.max_flows)
     collectives = [c.strip() for c in args.collectives.split(",") if c.strip()] if args.collectives else []
     for name in collectives:
         collective(name)  # an unknown name fails before any routing
     if not collectives and (args.collective_bytes is not None or args.collective_router is not None):
         raise SynthError("--collective-bytes and --collective-router apply to the collectives section: add --collectives LIST")
     collective_sizes = parse_sizes(args.collective_bytes or DEFAULT_COLLECTIVE_BYTES)
-    collective_router = args.collective_router or xgft.default_router
+    collective_router = args.collective_router or topology.default_router
     if collectives:
-        router_function(collective_router, topology=xgft)  # an unknown or inapplicable router fails before any routing
+        router_function(collective_router, topology=topology)  # an unknown or inapplicable router fails before any routing
     command = shlex.join(["synth", *args.argv])
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     executor = parse_executor(args.executor)
@@ -676,7 +676,7 @@ def cmd_report(args) -> int:
         workers = executor.start()
         if args.executor is not None:
             say(f"executor: {executor.label()}, {_workers(workers)}")
-        report = build_report(instance.name, instance.description, instance.source, xgft, cost, patterns, routers, engines,
+        report = build_report(instance.name, instance.description, instance.source, topology, cost, patterns, routers, engines,
                               _layered_options(args), seed, command, say, given, args.timings, collectives,
                               collective_sizes, executor, collective_router)
         files = {}

@@ -163,7 +163,7 @@ def _occurrences(workload: Workload, idx: np.ndarray, src: np.ndarray, dst: np.n
 
 
 def route_phases(
-    xgft,
+    topology,
     network: Network,
     workload: Workload,
     phases: np.ndarray,
@@ -180,16 +180,16 @@ def route_phases(
     """Route and evaluate the selected phases in order, parts spread over the executor's workers
     (default: `workers` local processes); loads in messages, or bytes over bandwidth (`load_unit`
     "bytes"). With a checkpoint, finished parts are kept as they arrive (as `job`) and read back on a rerun."""
-    router = router_function(router, topology=xgft) if isinstance(router, str) else router
+    router = router_function(router, topology=topology) if isinstance(router, str) else router
     per_batch = _phases_per_batch(workload, router)
     # Flows of kept routes stay in rank order; otherwise a scattered order speeds up the counts.
     ranks = None if keep_routes else scattered_ranks(workload.num_ranks)
 
     def route_task(task_phases: np.ndarray) -> list:
         results = []
-        for batch, idx, src, dst, size, choice, reports in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
+        for batch, idx, src, dst, size, choice, reports in _routed_batches(topology, workload, task_phases, router, seed, ranks):
             timed_out = {p for p, r in reports.items() if r.timeouts}
-            evaluations = evaluate_batch(xgft, network, batch, idx, src, dst, choice, None, timed_out,
+            evaluations = evaluate_batch(topology, network, batch, idx, src, dst, choice, None, timed_out,
                                          size if load_unit == "bytes" else None)
             for e in evaluations:
                 strengthen(e, reports.get(e.phase), e.phase in timed_out)
@@ -261,14 +261,14 @@ def _phases_per_batch(workload: Workload, router: Callable) -> int:
     return max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
 
 
-def _routed_batches(xgft, workload: Workload, phases: np.ndarray, router: Callable, seed: int, ranks):
+def _routed_batches(topology, workload: Workload, phases: np.ndarray, router: Callable, seed: int, ranks):
     """(batch, phase index, src, dst, bytes, choice, reports) for consecutive batches of the phases."""
     per_batch = _phases_per_batch(workload, router)
     for start in range(0, len(phases), per_batch):
         batch = phases[start : start + per_batch]
         idx, src, dst, size = workload.batch(batch, ranks)
         weighed = {"size": size} if getattr(router, "weighs_bytes", False) else {}
-        routed = router(xgft, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed, **weighed)
+        routed = router(topology, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed, **weighed)
         choice, reports = routed if isinstance(routed, tuple) else (routed, {})
         yield batch, idx, src, dst, size, choice, reports
 
@@ -323,7 +323,7 @@ class ExchangeLoads:
 
 
 def exchange_loads(
-    xgft,
+    topology,
     workload: Workload,
     phases: np.ndarray,
     router: Callable | str,
@@ -335,29 +335,29 @@ def exchange_loads(
 ) -> ExchangeLoads:
     """Route the selected phases and compute their channel loads, nothing else (no bounds):
     the inner loop of whole-exchange analyses, batched and spread over the executor's workers."""
-    router = router_function(router, topology=xgft) if isinstance(router, str) else router
+    router = router_function(router, topology=topology) if isinstance(router, str) else router
     per_batch = _phases_per_batch(workload, router)
     ranks = scattered_ranks(workload.num_ranks)
 
     def load_task(task_phases: np.ndarray):
         # A task runs many batches and returns per-channel totals: little crosses processes.
-        channels = xgft.network().num_channels
+        channels = topology.network().num_channels
         peaks, total, peak = [], np.zeros(channels, dtype=np.int64), np.zeros(channels, dtype=np.int64)
         total_bytes = np.zeros(channels, dtype=np.int64) if with_bytes else None
-        for batch, idx, src, dst, size, choice, _ in _routed_batches(xgft, workload, task_phases, router, seed, ranks):
-            counts = phase_channel_counts(xgft, idx, src, dst, choice, len(batch))
+        for batch, idx, src, dst, size, choice, _ in _routed_batches(topology, workload, task_phases, router, seed, ranks):
+            counts = phase_channel_counts(topology, idx, src, dst, choice, len(batch))
             peaks.append(counts.max(axis=1))
             total += counts.sum(axis=0)
             np.maximum(peak, counts.max(axis=0), out=peak)
             if with_bytes:
-                total_bytes += _channel_bytes(xgft, src, dst, size, choice, channels)
+                total_bytes += _channel_bytes(topology, src, dst, size, choice, channels)
         return np.concatenate(peaks), total, peak, total_bytes
 
-    peaks, channels = [], xgft.network().num_channels
+    peaks, channels = [], topology.network().num_channels
     total, peak = np.zeros(channels, dtype=np.int64), np.zeros(channels, dtype=np.int64)
     total_bytes = np.zeros(channels, dtype=np.int64) if with_bytes else None
     executor = executor if executor is not None else LocalExecutor(workers)
-    channels_of = xgft.network().num_channels
+    channels_of = topology.network().num_channels
     store = checkpoint.job("loads", lambda result, part: _loads_part_problem(result, part, channels_of, with_bytes)) \
         if checkpoint is not None else None
     for (task_peaks, task_total, task_peak, task_bytes), _ in run_parts(executor, load_task, phases, per_batch, False, store):

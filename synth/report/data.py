@@ -140,7 +140,7 @@ class Report:
     name: str
     description: str
     source: str
-    xgft: Xgft  # the network's topology (any family; the name is historical)
+    topology: object  # the network (any family)
     network: Network
     cost: CostModel
     patterns: list[PatternResult]
@@ -203,14 +203,14 @@ def parse_routers(text: str, topology=None) -> list[str]:
     return chosen
 
 
-def _routed_series(xgft, network: Network, workload: Workload, phases: np.ndarray, router: str,
+def _routed_series(topology, network: Network, workload: Workload, phases: np.ndarray, router: str,
                    options: LayeredOptions, seed: int, progress: Callable[[str], None],
                    executor: Executor | None = None) -> tuple[Series, np.ndarray]:
     """One routing of one pattern, and per phase the lower bound: the cut bounds, and on a direct
     network the LP bound where the synthesizing router computed it."""
     started = time.perf_counter()
-    direct = not isinstance(xgft, Xgft)
-    routed = list(route_phases(xgft, network, workload, phases, report_router(router, options, xgft), seed,
+    direct = not isinstance(topology, Xgft)
+    routed = list(route_phases(topology, network, workload, phases, report_router(router, options, topology), seed,
                                keep_routes=direct or not single_port(network), executor=executor))
     evaluations = [r.evaluation for r in routed]
     proofs = sorted({r.report.whole_run for r in routed if r.report is not None and getattr(r.report, "whole_run", None)})
@@ -219,15 +219,15 @@ def _routed_series(xgft, network: Network, workload: Workload, phases: np.ndarra
     bound = np.array([max(e.lower_bound, getattr(r.report, "lp_bound", 0) if r.report is not None else 0)
                       for e, r in zip(evaluations, routed)], dtype=np.int64)
     statuses = Counter(e.status for e in evaluations) if router in SYNTHESIZED else Counter()
-    lanes = _lanes([p for r in routed for p in as_paths(xgft, r.flows.src, r.flows.dst, r.choice).as_lists()],
+    lanes = _lanes([p for r in routed for p in as_paths(topology, r.flows.src, r.flows.dst, r.choice).as_lists()],
                    network) if direct else ""
     if single_port(network):
         ports = _source_messages(workload, phases)
     else:  # the start ports follow the routes (kept: `single_port` is false only on direct networks)
         ports = np.array([most_per_port(np.zeros(len(r.flows), dtype=np.int64),
-                                        message_ports(network, as_paths(xgft, r.flows.src, r.flows.dst, r.choice),
+                                        message_ports(network, as_paths(topology, r.flows.src, r.flows.dst, r.choice),
                                                       r.flows.src), 1)[0] for r in routed], dtype=np.int64)
-    label = router_label(router, xgft)
+    label = router_label(router, topology)
     progress(f"{pattern_label(workload.pattern)} {label}: max contention {contention.max(initial=0)}, "
              f"{int((contention > bound).sum())} of {len(phases)} phases above the bound known so far, {seconds:.1f} s")
     return Series(label, contention, seconds, statuses, "; ".join(proofs), lanes, ports), bound
@@ -274,7 +274,7 @@ def _cut_bounds(topology, workload: Workload, phases: np.ndarray) -> np.ndarray:
 
 
 def build_report(
-    name: str, description: str, source: str, xgft, cost: CostModel, patterns: list[str], routers: list[str],
+    name: str, description: str, source: str, topology, cost: CostModel, patterns: list[str], routers: list[str],
     engines: list[str], options: LayeredOptions, seed: int, command: str, progress: Callable[[str], None] = lambda _: None,
     given: list[tuple[str, str]] = (), timings: bool = False, collectives: list[str] = (), collective_sizes: list[int] = (),
     executor: Executor | None = None, collective_router: str | None = None,
@@ -282,9 +282,9 @@ def build_report(
     """`engines` are run by OpenSM on ibsim; `given` are (name, directory) of tables computed
     elsewhere for the network's fabric (synth.opensm.engines.given_tables). `xgft` is the
     network's topology, of any family. The phases of synth's routings run on `executor`."""
-    network = xgft.network()
+    network = topology.network()
     report_name = name  # (the collectives' loop below reuses `name`)
-    direct = not isinstance(xgft, Xgft)
+    direct = not isinstance(topology, Xgft)
     engine_runs, notes = [], []
     for label, directory in given:  # read first: a bad directory fails before any routing
         engine_runs.append((label, given_tables(network, label, directory)))
@@ -298,16 +298,16 @@ def build_report(
         progress(f"OpenSM {engine}: tables computed by OpenSM in {tables.seconds:.1f} s on ibsim{fallback}")
     results = []
     for pattern in patterns:
-        workload = parse_pattern(pattern, network.num_terminals, xgft.hierarchy(), cost.message_bytes, topology=xgft)
+        workload = parse_pattern(pattern, network.num_terminals, topology.hierarchy(), cost.message_bytes, topology=topology)
         phases = workload.phase_numbers.copy()
         if network.failed_nodes is not None:
             workload = workload.on_network(network)
             lost = int(workload.unreachable(phases).sum())
             notes.append(f"{pattern_label(pattern)}: {lost:,} flows left out, their ends no longer meet on the degraded "
                          f"network")
-        series, bound = [], _cut_bounds(xgft, workload, phases)
+        series, bound = [], _cut_bounds(topology, workload, phases)
         for router in routers:
-            routed, routed_bound = _routed_series(xgft, network, workload, phases, router, options, seed, progress,
+            routed, routed_bound = _routed_series(topology, network, workload, phases, router, options, seed, progress,
                                                   executor)
             series.append(routed)
             bound = np.maximum(bound, routed_bound)
@@ -319,14 +319,14 @@ def build_report(
         from synth.collectives.compare import compare
 
         progress(f"collective {name}: every algorithm generated, verified, routed and priced")
-        compared.append(compare(name, xgft, list(collective_sizes), collective_router, cost.alpha, cost.bandwidth_bits))
+        compared.append(compare(name, topology, list(collective_sizes), collective_router, cost.alpha, cost.bandwidth_bits))
     if direct:
         lp = any(r in ("paths", "layered") for r in routers)
-        bound_note = "the cut bounds (terminal links" + (", group cut" if xgft.router_groups() is not None else "") + ")" \
+        bound_note = "the cut bounds (terminal links" + (", group cut" if topology.router_groups() is not None else "") + ")" \
             + (" and the LP bound over all paths (computed by synth's path-selection and layered routers)" if lp else "")
-        return Report(report_name, description or xgft.label(), source, xgft, network, cost, results, None, [], command, notes, timings,
-                      bound_note, xgft.facts(), compared)
-    return Report(report_name, description, source, xgft, network, cost, results,
-                  ideal_exchange_time(xgft.m, cost.message_bytes, LinkTimings(link_bandwidth_bps=cost.bandwidth_bits)),
-                  bmin_table(xgft), command, notes, timings,
+        return Report(report_name, description or topology.label(), source, topology, network, cost, results, None, [], command, notes, timings,
+                      bound_note, topology.facts(), compared)
+    return Report(report_name, description, source, topology, network, cost, results,
+                  ideal_exchange_time(topology.m, cost.message_bytes, LinkTimings(link_bandwidth_bps=cost.bandwidth_bits)),
+                  bmin_table(topology), command, notes, timings,
                   collectives=compared)

@@ -73,14 +73,14 @@ def _title(report: Report) -> str:
 
 
 def _context(report: Report, images: dict[str, str]) -> dict:
-    xgft, network, cost = report.xgft, report.network, report.cost
+    topology, network, cost = report.topology, report.network, report.cost
     return {
         "title": _title(report),
         "name": report.name,
         "description": report.description,
         "source": report.source,
-        "label": xgft.label(),
-        "spec": xgft.spec,
+        "label": topology.label(),
+        "spec": topology.spec,
         "terminals": network.num_terminals,
         "switches": network.num_switches,
         "links": network.num_channels // 2,
@@ -135,7 +135,7 @@ def figures(report: Report) -> dict[str, bytes]:
     for result in report.patterns:
         out[result.label] = plots.png(plots.contention_figure(result))
     for result in report.collectives:
-        out[f"collective {result.collective}"] = plots.png(plots.collective_figure(result, report.xgft.label()))
+        out[f"collective {result.collective}"] = plots.png(plots.collective_figure(result, report.topology.label()))
     return out
 
 
