@@ -25,6 +25,7 @@ from synth.cost.path_hops import all_pairs_hops, mapped_hops
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.render.routes_file import read_routes
 from synth.render.schedule_file import read_schedule, write_schedule
+from synth.render.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
 from synth.collectives.algorithms import (ALGORITHMS, Algorithm, Request, expected_block_sends, grid_shape, load_all,
                                        sends_every_pair, too_large)
 from synth.collectives.schedule import COLLECTIVES, Collective, Schedule, collective
@@ -66,7 +67,8 @@ def add_parsers(sub) -> None:
                    help="seconds a port takes to start one message (default 1e-6)")
     p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
                    metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
-    p.add_argument("--out", metavar="FILE", help="write the schedule (synth-schedule/1 JSON, docs/formats.md)")
+    p.add_argument("--out", metavar="FILE", help="write the schedule (synth-schedule/1, docs/formats.md): JSON, or the "
+                   "compact HDF5 form for a FILE ending in .h5 or .hdf5 (synth verify reads both)")
     p.add_argument("--list", action="store_true", help="the algorithms and the collectives each one generates")
     p.set_defaults(func=cmd_schedule)
     p = sub.add_parser("verify", help="replay a schedule file symbolically: does it deliver what its collective promises?")
@@ -109,8 +111,11 @@ def cmd_schedule(args) -> int:
         print(f"verified  every send holds its blocks; {_promise(info.name)}")
         print(priced)
         if target is not None:
-            with target.open() as handle:
-                write_schedule(handle, schedule)
+            if wants_hdf5(args.out):  # the compact form (synth.render.schedule_hdf5)
+                write_schedule_hdf5(target.tmp, schedule)
+            else:
+                with target.open() as handle:
+                    write_schedule(handle, schedule)
             print(f"wrote {args.out}")
     return 0
 

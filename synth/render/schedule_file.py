@@ -82,6 +82,12 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
 
 
 def read_schedule(path: str) -> Schedule:
+    """A schedule file in either form: JSON, or the compact HDF5 form (synth.render.schedule_hdf5),
+    told apart by the file's first bytes."""
+    from synth.render.schedule_hdf5 import is_hdf5, read_schedule_hdf5
+
+    if is_hdf5(path):
+        return read_schedule_hdf5(path)
     where = f"schedule file '{path}'"
     size, need = read_memory(path)
     budget = memory.budget()

@@ -1,0 +1,197 @@
+"""The schedule file in its compact form: `synth-schedule/1` as HDF5 (docs/formats.md), for schedules too
+large for JSON to be practical (the Swing allreduce of a 64 x 64 torus is 733 MB of JSON).
+
+HDF5 rather than Parquet: a schedule is several arrays of different lengths (steps + 1 offsets, a
+transfer's source, destination and operation, its block list offsets, the block ids or runs, a size per
+block), which HDF5 keeps as datasets of one file, each read or written a slice at a time; Parquet holds
+one table of equal-length columns. The arrays are written as synth holds them (int32 block ids below 2^31
+blocks, BlockRuns as runs), chunked and compressed (shuffle + gzip level 1), and read back strictly:
+every shape, type and range is checked before the schedule is built (exit 2 naming the dataset), and
+the arrays' size is planned against the memory budget from the file's shapes before any is read.
+
+Files are byte-identical for the same schedule: no object timestamps (track_times=False).
+
+Layout: root attributes format, collective, algorithm, spec, ranks, ranks_per_node, blocks, root and
+peer (-1 for none); datasets step_ptr, src, dst, op, block_bytes, then either block_ptr and block_ids,
+or run_ptr, run_first, run_stride and run_count; size_exchange when the schedule has one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.core import memory
+from synth.core.errors import SynthError
+from synth.core.text import counted
+from synth.collectives.schedule import COLLECTIVES, OPS, BlockRuns, Schedule, id_type
+from synth.collectives.verify import verify_memory
+
+FORMAT = "synth-schedule/1"
+SIGNATURE = b"\x89HDF\r\n\x1a\n"  # the first bytes of every HDF5 file
+EXTENSIONS = (".h5", ".hdf5")
+CHUNK = 1 << 22  # entries written or read at a time (a signal is handled between slices)
+_ATTRIBUTES = ("format", "collective", "algorithm", "spec", "ranks", "ranks_per_node", "blocks", "root", "peer")
+MAX_RANKS, MAX_BLOCKS = 1 << 20, 1 << 32
+
+
+def is_hdf5(path: str) -> bool:
+    """Whether the file starts with HDF5's signature (False for a file that cannot be read)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(SIGNATURE)) == SIGNATURE
+    except OSError:
+        return False
+
+
+def wants_hdf5(path: str) -> bool:
+    """Whether an output path asks for the compact form (by its extension)."""
+    return str(path).lower().endswith(EXTENSIONS)
+
+
+def write_schedule_hdf5(path, s: Schedule) -> None:
+    """The schedule into a new HDF5 file at `path` (a reserved output's temporary)."""
+    import h5py
+
+    with h5py.File(path, "w", libver="earliest", track_order=False) as f:
+        for key, value in (("format", FORMAT), ("collective", s.collective), ("algorithm", s.algorithm), ("spec", s.spec),
+                           ("ranks", s.ranks), ("ranks_per_node", s.ranks_per_node), ("blocks", s.blocks),
+                           ("root", -1 if s.root is None else s.root), ("peer", -1 if s.peer is None else s.peer)):
+            f.attrs[key] = value
+        arrays = {"step_ptr": s.step_ptr, "src": s.src.astype(np.int32), "dst": s.dst.astype(np.int32), "op": s.op,
+                  "block_bytes": s.block_bytes}
+        if s.runs is None:
+            arrays |= {"block_ptr": s.block_ptr, "block_ids": s.block_ids}
+        else:
+            arrays |= {"run_ptr": s.runs.ptr, "run_first": s.runs.first, "run_stride": s.runs.stride,
+                       "run_count": s.runs.count}
+        if s.size_exchange is not None:
+            arrays["size_exchange"] = s.size_exchange
+        for name, array in arrays.items():
+            _write(f, name, np.ascontiguousarray(array))
+
+
+def _write(f, name: str, array: np.ndarray) -> None:
+    chunked = len(array) > 1024
+    dataset = f.create_dataset(name, shape=array.shape, dtype=array.dtype, track_times=False,
+                               chunks=(min(len(array), 1 << 18),) if chunked else None,
+                               compression="gzip" if chunked else None, compression_opts=1 if chunked else None,
+                               shuffle=chunked)
+    for start in range(0, len(array), CHUNK):
+        dataset[start : start + CHUNK] = array[start : start + CHUNK]
+
+
+def read_schedule_hdf5(path: str) -> Schedule:
+    """A compact schedule file, checked strictly (exit 2 naming the dataset or attribute)."""
+    import h5py
+
+    where = f"schedule file '{path}'"
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise SynthError(f"{where} is not a readable HDF5 file ({exc})") from None
+    with f:
+        attrs = {k: f.attrs[k] for k in f.attrs}
+        missing = [k for k in _ATTRIBUTES if k not in attrs]
+        if attrs.get("format") != FORMAT or missing:
+            raise SynthError(f"{where} is not a {FORMAT} file" + (f" (no attribute {missing[0]})" if missing else ""))
+        name, algorithm, spec = (_text(attrs[k], f"{where}: {k}") for k in ("collective", "algorithm", "spec"))
+        if name not in COLLECTIVES:
+            raise SynthError(f"{where}: collective '{name}' is not one synth knows ({', '.join(COLLECTIVES)})")
+        ranks = _integer(attrs["ranks"], f"{where}: ranks", 1, MAX_RANKS)
+        blocks = _integer(attrs["blocks"], f"{where}: blocks", 1, MAX_BLOCKS)
+        per_node = _integer(attrs["ranks_per_node"], f"{where}: ranks_per_node", 1, ranks)
+        root = _integer(attrs["root"], f"{where}: root", -1, ranks - 1)
+        peer = _integer(attrs["peer"], f"{where}: peer", -1, ranks - 1)
+        if COLLECTIVES[name].rooted != (root >= 0):
+            raise SynthError(f"{where}: {name} {'needs' if COLLECTIVES[name].rooted else 'has no'} root")
+        if (name == "p2p") != (peer >= 0):
+            raise SynthError(f"{where}: {'p2p needs a peer' if name == 'p2p' else f'{name} has no peer'}")
+        from synth.render.schedule_file import _check_network
+
+        _check_network(spec, ranks, per_node, where)
+        runs = "run_ptr" in f
+        names = ["step_ptr", "src", "dst", "op", "block_bytes"] + (
+            ["run_ptr", "run_first", "run_stride", "run_count"] if runs else ["block_ptr", "block_ids"])
+        for key in names:
+            if key not in f or not isinstance(f[key], h5py.Dataset) or f[key].ndim != 1 or f[key].dtype.kind not in "iu":
+                raise SynthError(f"{where}: no one-dimensional integer dataset '{key}'")
+        steps, transfers = f["step_ptr"].shape[0] - 1, f["src"].shape[0]
+        sends = int(f["run_count"].shape[0]) if runs else f["block_ids"].shape[0]
+        need, budget = verify_memory(ranks, blocks, max(steps, 0), transfers, sends), memory.budget()
+        if need > budget.bytes:  # from the shapes, before any array is read
+            raise SynthError(f"{where} declares {counted(ranks, 'rank')}, {counted(blocks, 'block')} and "
+                             f"{counted(max(steps, 0), 'step')} of {counted(transfers, 'transfer')}, which take about "
+                             f"{memory.gib(need)} to verify; synth plans with {budget} here")
+        read = {key: _read(f[key]) for key in names}
+        size_exchange = _read(f["size_exchange"]) if "size_exchange" in f else None
+    step_ptr = _offsets(read["step_ptr"], transfers, f"{where}: step_ptr", allow_equal=True)
+    for key, n in (("src", transfers), ("dst", transfers), ("op", transfers), ("block_bytes", blocks)):
+        if len(read[key]) != n:
+            raise SynthError(f"{where}: {key} has {len(read[key]):,} entries, expected {n:,}")
+    for key in ("src", "dst"):
+        _in_range(read[key], 0, ranks - 1, f"{where}: {key}")
+    _in_range(read["op"], 0, len(OPS) - 1, f"{where}: op")
+    _in_range(read["block_bytes"], 0, np.iinfo(np.int64).max, f"{where}: block_bytes")
+    if size_exchange is not None:
+        _in_range(size_exchange, 0, max(steps - 1, 0), f"{where}: size_exchange")
+    common = dict(collective=name, algorithm=algorithm, spec=spec, ranks=ranks, blocks=blocks,
+                  block_bytes=read["block_bytes"].astype(np.int64), step_ptr=step_ptr,
+                  src=read["src"].astype(np.int64), dst=read["dst"].astype(np.int64), op=read["op"].astype(np.int8),
+                  root=root if root >= 0 else None, peer=peer if peer >= 0 else None, ranks_per_node=per_node,
+                  size_exchange=None if size_exchange is None else np.unique(size_exchange.astype(np.int64)))
+    if runs:
+        ptr = _offsets(read["run_ptr"], len(read["run_first"]), f"{where}: run_ptr", allow_equal=False)
+        for key in ("run_stride", "run_count"):
+            if len(read[key]) != len(read["run_first"]):
+                raise SynthError(f"{where}: {key} has {len(read[key]):,} entries, run_first {len(read['run_first']):,}")
+        if len(ptr) != transfers + 1:
+            raise SynthError(f"{where}: run_ptr has {len(ptr):,} entries for {transfers:,} transfers")
+        # whether every run's blocks are in range and a transfer repeats none is verify's structure check
+        return Schedule(**common, block_ptr=None, block_ids=None,
+                        runs=BlockRuns(ptr, read["run_first"].astype(np.int64), read["run_stride"].astype(np.int64),
+                                       read["run_count"].astype(np.int64)))
+    block_ptr = _offsets(read["block_ptr"], len(read["block_ids"]), f"{where}: block_ptr", allow_equal=False)
+    if len(block_ptr) != transfers + 1:
+        raise SynthError(f"{where}: block_ptr has {len(block_ptr):,} entries for {transfers:,} transfers")
+    _in_range(read["block_ids"], 0, blocks - 1, f"{where}: block_ids")
+    return Schedule(**common, block_ptr=block_ptr, block_ids=read["block_ids"].astype(id_type(blocks), copy=False))
+
+
+def _read(dataset) -> np.ndarray:
+    out = np.empty(dataset.shape, dtype=dataset.dtype)
+    for start in range(0, len(out), CHUNK):
+        out[start : start + CHUNK] = dataset[start : start + CHUNK]
+    return out
+
+
+def _text(value, where: str) -> str:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        raise SynthError(f"{where} is not text")
+    return value
+
+
+def _integer(value, where: str, lo: int, hi: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not lo <= int(value) <= hi:
+        raise SynthError(f"{where} is {value!r}, expected an integer in {lo}..{hi}")
+    return int(value)
+
+
+def _in_range(values: np.ndarray, lo: int, hi: int, where: str) -> None:
+    for start in range(0, len(values), CHUNK):
+        part = values[start : start + CHUNK]
+        bad = np.flatnonzero((part < lo) | (part > hi))
+        if len(bad):
+            raise SynthError(f"{where}[{start + bad[0]}] is {part[bad[0]]}, expected {lo}..{hi}")
+
+
+def _offsets(values: np.ndarray, total: int, where: str, allow_equal: bool) -> np.ndarray:
+    """Offsets 0 = values[0] <= values[1] <= ... = total (strictly rising unless `allow_equal`)."""
+    values = values.astype(np.int64)
+    if len(values) == 0 or values[0] != 0 or values[-1] != total:
+        raise SynthError(f"{where} must run from 0 to {total:,}")
+    steps = np.diff(values)
+    if (steps < 0).any() or (not allow_equal and (steps == 0).any()):
+        raise SynthError(f"{where} must rise{'' if allow_equal else ' strictly (every transfer has a block)'}")
+    return values
