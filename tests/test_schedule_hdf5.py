@@ -114,3 +114,11 @@ def test_not_hdf5_after_the_signature_is_one_line(run, tmp_path):
     path.write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 100)
     code, out, err = run("verify", path)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "not a readable HDF5 file" in err
+
+
+def test_an_unwritable_compact_output_is_one_line_and_nothing_is_left(run, tmp_path):
+    (tmp_path / "file").write_text("")
+    code, out, err = run("schedule", "allreduce", "--algorithm", "swing-b", "--network", "torus:4,4",
+                         "--out", tmp_path / "file" / "s.h5")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "cannot write" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

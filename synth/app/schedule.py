@@ -112,7 +112,7 @@ def cmd_schedule(args) -> int:
         print(priced)
         if target is not None:
             if wants_hdf5(args.out):  # the compact form (synth.render.schedule_hdf5)
-                write_schedule_hdf5(target.tmp, schedule)
+                write_schedule_hdf5(target.tmp, schedule, shown=target.target)
             else:
                 with target.open() as handle:
                     write_schedule(handle, schedule)

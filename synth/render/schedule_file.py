@@ -145,7 +145,7 @@ def schedule_from_doc(doc, where: str) -> Schedule:
     else:
         require_int(sizes, f"{where}: block_bytes", 0, INT64_MAX)
     per_node = require_int(doc["ranks_per_node"], f"{where}: ranks_per_node", 1, ranks) if "ranks_per_node" in doc else 1
-    _check_network(spec, ranks, per_node, where)
+    check_network(spec, ranks, per_node, where)
     steps = require_list(doc["steps"], f"{where}: steps")
     transfers = sum(len(step) for step in steps if isinstance(step, list))
     sends = sum(len(t["blocks"]) for step in steps if isinstance(step, list) for t in step
@@ -179,7 +179,7 @@ def schedule_from_doc(doc, where: str) -> Schedule:
     return builder.build()
 
 
-def _check_network(spec: str, ranks: int, per_node: int, where: str) -> None:
+def check_network(spec: str, ranks: int, per_node: int, where: str) -> None:
     """The network the ranks sit on: a spec synth knows, whose terminals times ranks_per_node are
     the ranks (rank r on terminal r // ranks_per_node)."""
     from synth.topology import parse_topology

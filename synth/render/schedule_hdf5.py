@@ -48,26 +48,36 @@ def wants_hdf5(path: str) -> bool:
     return str(path).lower().endswith(EXTENSIONS)
 
 
-def write_schedule_hdf5(path, s: Schedule) -> None:
-    """The schedule into a new HDF5 file at `path` (a reserved output's temporary)."""
+def write_schedule_hdf5(path, s: Schedule, shown=None) -> None:
+    """The schedule into a new HDF5 file at `path` (a reserved output's temporary, named `shown` in
+    an error)."""
     import h5py
 
-    with h5py.File(path, "w", libver="earliest", track_order=False) as f:
-        for key, value in (("format", FORMAT), ("collective", s.collective), ("algorithm", s.algorithm), ("spec", s.spec),
-                           ("ranks", s.ranks), ("ranks_per_node", s.ranks_per_node), ("blocks", s.blocks),
-                           ("root", -1 if s.root is None else s.root), ("peer", -1 if s.peer is None else s.peer)):
-            f.attrs[key] = value
-        arrays = {"step_ptr": s.step_ptr, "src": s.src.astype(np.int32), "dst": s.dst.astype(np.int32), "op": s.op,
-                  "block_bytes": s.block_bytes}
-        if s.runs is None:
-            arrays |= {"block_ptr": s.block_ptr, "block_ids": s.block_ids}
-        else:
-            arrays |= {"run_ptr": s.runs.ptr, "run_first": s.runs.first, "run_stride": s.runs.stride,
-                       "run_count": s.runs.count}
-        if s.size_exchange is not None:
-            arrays["size_exchange"] = s.size_exchange
-        for name, array in arrays.items():
-            _write(f, name, np.ascontiguousarray(array))
+    try:
+        with h5py.File(path, "w", libver="earliest", track_order=False) as f:
+            _write_all(f, s)
+    except OSError as exc:  # a full disk, a vanished directory: one line, as every output
+        from synth.core.output import cannot_write
+
+        raise cannot_write(shown or path, exc.strerror or str(exc)) from None
+
+
+def _write_all(f, s: Schedule) -> None:
+    for key, value in (("format", FORMAT), ("collective", s.collective), ("algorithm", s.algorithm), ("spec", s.spec),
+                       ("ranks", s.ranks), ("ranks_per_node", s.ranks_per_node), ("blocks", s.blocks),
+                       ("root", -1 if s.root is None else s.root), ("peer", -1 if s.peer is None else s.peer)):
+        f.attrs[key] = value
+    arrays = {"step_ptr": s.step_ptr, "src": s.src.astype(np.int32), "dst": s.dst.astype(np.int32), "op": s.op,
+              "block_bytes": s.block_bytes}
+    if s.runs is None:
+        arrays |= {"block_ptr": s.block_ptr, "block_ids": s.block_ids}
+    else:
+        arrays |= {"run_ptr": s.runs.ptr, "run_first": s.runs.first, "run_stride": s.runs.stride,
+                   "run_count": s.runs.count}
+    if s.size_exchange is not None:
+        arrays["size_exchange"] = s.size_exchange
+    for name, array in arrays.items():
+        _write(f, name, np.ascontiguousarray(array))
 
 
 def _write(f, name: str, array: np.ndarray) -> None:
@@ -106,9 +116,9 @@ def read_schedule_hdf5(path: str) -> Schedule:
             raise SynthError(f"{where}: {name} {'needs' if COLLECTIVES[name].rooted else 'has no'} root")
         if (name == "p2p") != (peer >= 0):
             raise SynthError(f"{where}: {'p2p needs a peer' if name == 'p2p' else f'{name} has no peer'}")
-        from synth.render.schedule_file import _check_network
+        from synth.render.schedule_file import check_network
 
-        _check_network(spec, ranks, per_node, where)
+        check_network(spec, ranks, per_node, where)
         runs = "run_ptr" in f
         names = ["step_ptr", "src", "dst", "op", "block_bytes"] + (
             ["run_ptr", "run_first", "run_stride", "run_count"] if runs else ["block_ptr", "block_ids"])
