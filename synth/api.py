@@ -57,7 +57,7 @@ def network(spec: str):
     >>> network("torus:4,4").default_router
     'minimal'
     """
-    from synth.instance import load_instance
+    from synth.io.instance import load_instance
     from synth.topology import parse_topology
 
     if spec.endswith(".toml"):
@@ -368,7 +368,7 @@ def check(path: str):
         ``.ok``, ``.problems`` (one line each), ``.phases``, ``.paths``, ``.max_contention``,
         ``.note_lines()``.
     """
-    from synth.render.routes_file import read_routes
+    from synth.io.routes_file import read_routes
     from synth.checking.routes import check_routes
 
     return check_routes(read_routes(path))
@@ -424,7 +424,7 @@ def verify(schedule_):
     VerifyReport
         ``.ok``, ``.violation`` (the first one, or None), ``.steps``, ``.transfers``, ``.block_sends``.
     """
-    from synth.render.schedule_file import read_schedule
+    from synth.io.schedule_file import read_schedule
     from synth.collectives.verify import verify as replay
 
     return replay(read_schedule(schedule_) if isinstance(schedule_, str) else schedule_)

@@ -28,15 +28,15 @@ from synth.core import interrupt
 from synth.core.interrupt import Interrupted, install_handlers
 from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number, read_text
-from synth.instance import MAX_MESSAGE_BYTES, Instance, resolve
+from synth.io.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console
 from synth.cost.lp_bound import LP_TIME_LIMIT
-from synth.render.routes_file import COMMON_DATA_VLS, MAX_FILE_BYTES, MAX_VLS, RoutesWriter, read_routes, routes_header
+from synth.io.routes_file import COMMON_DATA_VLS, MAX_FILE_BYTES, MAX_VLS, RoutesWriter, read_routes, routes_header
 from synth.topology import Xgft, parse_topology, require_xgft
 from synth.topology.degraded import with_failures
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern_syntaxes
 from synth.checking.routes import MAX_LISTED_PROBLEMS, check_routes
-from synth.render.loads_csv import write_loads_csv
+from synth.io.loads_csv import write_loads_csv
 from synth.app.vls import lanes_for, lanes_line
 from synth.routing.layered import LayeredOptions
 from synth.routing.paths import as_paths
@@ -44,7 +44,7 @@ from synth.tables.forwarding import MAX_LMC
 from synth.routing.direct_routers import DIRECT_ROUTERS, PATHS
 from synth.routing.path_selection import PathSelectionRouter
 from synth.execute import EXECUTOR_SYNTAX, LocalExecutor, TaskFailed, parse_executor
-from synth.execute.checkpoint import Checkpoint, file_digest, phases_digest
+from synth.io.checkpoint import Checkpoint, file_digest, phases_digest
 from synth.render.progress import Progress
 from synth.workflow import (LOAD_UNITS, ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, check_flow_limit, exchange_loads,
                             paths_options, route_phases, router_function, run_parts,
@@ -530,8 +530,8 @@ def cmd_check(args) -> int:
 
 
 def cmd_tables(args) -> int:
-    from synth.render import qos_policy as qos
-    from synth.render import switch_tables as render
+    from synth.io import qos_policy as qos
+    from synth.io import switch_tables as render
     from synth.tables.forwarding import lmc_for
     from synth.tables.from_routes import tables_for_routes
 

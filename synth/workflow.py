@@ -15,7 +15,7 @@ from synth.cost.evaluate import PhaseEvaluation, evaluate_batch, strengthen
 from synth.cost.loads import phase_channel_counts
 from synth.core.errors import SynthError
 from synth.execute import Executor, LocalExecutor
-from synth.execute.checkpoint import Checkpoint, CheckpointJob
+from synth.io.checkpoint import Checkpoint, CheckpointJob
 from synth.execute.ordered import Part, ordered_results
 from synth.render.progress import Progress
 from synth.routing.consistent import ConsistentRouter

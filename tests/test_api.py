@@ -102,7 +102,7 @@ def test_bounds_schedule_price_and_compare_agree_with_the_command_line(run, tmp_
     code, out, _ = run("schedule", "allgather", "--algorithm", "ring", "--network", "torus:4,4", "--bytes", 4096,
                        "--out", tmp_path / "s.json")
     assert code == 0
-    from synth.render.schedule_file import read_schedule
+    from synth.io.schedule_file import read_schedule
 
     written = read_schedule(str(tmp_path / "s.json"))
     for name in ("step_ptr", "src", "dst", "op", "block_ptr", "block_ids", "block_bytes"):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import TABLE_3_1
-from synth.execute.checkpoint import MANIFEST
+from synth.io.checkpoint import MANIFEST
 from synth.workflow import plan_parts
 
 from test_bad_inputs import assert_user_error

@@ -237,7 +237,7 @@ def test_the_schedule_file_written_in_pieces_is_the_same_file(monkeypatch, tmp_p
     one written whole, and it is the format: one step per line, transfers as compact JSON."""
     import io
 
-    import synth.render.schedule_file as schedule_file
+    import synth.io.schedule_file as schedule_file
     from synth.collectives.algorithms import ALGORITHMS, Request, load_all
 
     load_all()
@@ -288,7 +288,7 @@ def test_property_verify_refuses_declared_blocks_above_the_budget(monkeypatch_mo
     refused (exit 2, one line naming the blocks) exactly when what it declares does not fit."""
     from synth.collectives.verify import verify_memory
 
-    from synth.render.schedule_file import read_memory
+    from synth.io.schedule_file import read_memory
 
     with monkeypatch_module.context() as patch, workspace() as (inputs, _):
         patch.setattr(memory, "budget", lambda: memory.Budget(budget, "a test's budget"))

@@ -97,7 +97,7 @@ def test_one_pair_on_two_lanes_cannot_become_a_policy():
     import numpy as np
 
     from synth.core.errors import SynthError
-    from synth.render.qos_policy import lanes_by_pair
+    from synth.io.qos_policy import lanes_by_pair
 
     assert lanes_by_pair(np.array([0, 0, 2]), np.array([1, 1, 2]), np.array([1, 1, 0])) == {(0, 1): 1}
     with pytest.raises(SynthError, match="a QoS policy gives one service level per pair of ports"):

@@ -77,8 +77,8 @@ def test_missing_qos_files_of_routes_with_lanes_are_refused(run, tmp_path):
 @given(st.dictionaries(st.tuples(st.integers(0, 15), st.integers(0, 15)).filter(lambda p: p[0] != p[1]),
                        st.integers(0, 14), min_size=1, max_size=40))
 def test_the_policy_never_has_an_empty_section_and_gives_each_pair_its_lane(pair_lanes):
-    from synth.render.qos_policy import parse_policy, render_policy
-    from synth.render.switch_tables import terminal_port_guids
+    from synth.io.qos_policy import parse_policy, render_policy
+    from synth.io.switch_tables import terminal_port_guids
     from synth.topology import parse_topology
 
     network = parse_topology(SPEC).network()

@@ -1,4 +1,4 @@
-"""The compact schedule file (synth-schedule/1 as HDF5, synth.render.schedule_hdf5; issue 23): every
+"""The compact schedule file (synth-schedule/1 as HDF5, synth.io.schedule_hdf5; issue 23): every
 algorithm's schedule reads back as the same arrays as from JSON, reruns are byte-identical, and a
 tampered file is refused in one line (exit 2) or fails verify (exit 1), never a traceback."""
 
@@ -10,7 +10,7 @@ import pytest
 h5py = pytest.importorskip("h5py")
 
 from synth.collectives.algorithms import ALGORITHMS, load_all  # noqa: E402
-from synth.render.schedule_file import read_schedule  # noqa: E402
+from synth.io.schedule_file import read_schedule  # noqa: E402
 
 load_all()
 FIELDS = ("step_ptr", "src", "dst", "op", "block_bytes", "root", "peer", "ranks_per_node", "collective", "algorithm",

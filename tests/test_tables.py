@@ -112,7 +112,7 @@ def test_a_path_over_a_missing_link_is_refused():
 
 
 def test_opensm_files_name_every_node_and_route_every_switch():
-    from synth.render.switch_tables import render_fabric, render_guid2lid, render_lfts
+    from synth.io.switch_tables import render_fabric, render_guid2lid, render_lfts
 
     xgft, network, src, dst, paths = exchange(TABLE_3_1[32], "layered", phases=[5])
     tables = build_tables(xgft, network, dst, route_hops(network, paths))

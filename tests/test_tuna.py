@@ -252,7 +252,7 @@ def test_runs_are_verified_priced_and_written_as_their_lists(tmp_path, monkeypat
     message of the replay of the listed blocks; broken runs are caught; bytes and the file are the
     listed schedule's."""
     import synth.collectives.verify as verify_module
-    from synth.render.schedule_file import read_schedule, write_schedule
+    from synth.io.schedule_file import read_schedule, write_schedule
 
     p = 12
     sizes = np.random.default_rng(5).integers(0, 1000, p * p, dtype=np.uint16)

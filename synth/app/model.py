@@ -21,7 +21,7 @@ from synth.core.validate import parse_int, parse_positive_number
 from synth.cost.diameter2_model import figure_7_3
 from synth.cost.dragonfly_demand import ROUTINGS, GroupTraffic
 from synth.cost.stencil_model import STRATEGIES, best_placements, evaluate, neighbour_shares, task_grids
-from synth.instance import resolve
+from synth.io.instance import resolve
 from synth.render.console import table
 from synth.topology import parse_topology
 from synth.topology.dragonfly import uniform_throughput_bound

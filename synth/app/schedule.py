@@ -23,9 +23,9 @@ from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of
 from synth.cost.closed_forms import closed_form
 from synth.cost.path_hops import all_pairs_hops, mapped_hops
 from synth.cost.schedule_cost import costs, map_schedule
-from synth.render.routes_file import read_routes
-from synth.render.schedule_file import read_schedule, write_schedule
-from synth.render.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
+from synth.io.routes_file import read_routes
+from synth.io.schedule_file import read_schedule, write_schedule
+from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
 from synth.collectives.algorithms import (ALGORITHMS, Algorithm, Request, expected_block_sends, grid_shape, load_all,
                                        sends_every_pair, too_large)
 from synth.collectives.schedule import COLLECTIVES, Collective, Schedule, collective
@@ -111,7 +111,7 @@ def cmd_schedule(args) -> int:
         print(f"verified  every send holds its blocks; {_promise(info.name)}")
         print(priced)
         if target is not None:
-            if wants_hdf5(args.out):  # the compact form (synth.render.schedule_hdf5)
+            if wants_hdf5(args.out):  # the compact form (synth.io.schedule_hdf5)
                 write_schedule_hdf5(target.tmp, schedule, shown=target.target)
             else:
                 with target.open() as handle:

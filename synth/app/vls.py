@@ -12,7 +12,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number
-from synth.render.routes_file import FORMAT, MAX_VLS, RoutesWriter, read_routes
+from synth.io.routes_file import FORMAT, MAX_VLS, RoutesWriter, read_routes
 from synth.routing.lane_orders import MAX_LANE_ORDERS, lane_orders, least_lanes, paths_lanes
 from synth.routing.lanes import TooManyLanes, assign_lanes, exact_lanes
 from synth.routing.minimal import router_view

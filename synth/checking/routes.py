@@ -1,6 +1,6 @@
 """Re-verify a routes file from scratch, trusting nothing the router computed or recorded.
 
-The file's shape and types were checked by synth.render.routes_file.read_routes. Here every
+The file's shape and types were checked by synth.io.routes_file.read_routes. Here every
 recorded value is recomputed and compared:
 
 - header: the ranks are the network's terminals; the pattern is regenerated (except `csv:`
@@ -34,7 +34,7 @@ from synth.cost.bounds import cut_bounds_batch
 from synth.cost.evaluate import LP_SOURCE, PROOF_SUFFIX, PhaseEvaluation, stage_maxima, status_of
 from synth.cost.loads import MAX_EXACT_BYTES, bytes_over_bandwidth, weighted_counts
 from synth.render.console import summary as summary_of
-from synth.render.routes_file import FLOWS_DIGEST, NODE_PATHS_FORMAT, SYNTHESIZING, add_flows_to_digest
+from synth.io.routes_file import FLOWS_DIGEST, NODE_PATHS_FORMAT, SYNTHESIZING, add_flows_to_digest
 from synth.routing.minimal import router_view
 from synth.routing.layered import LayeredOptions
 from synth.routing.layered_dragonfly import DragonflyLayeredOptions

@@ -3,7 +3,7 @@
 Every batch of independent work (the phases of `synth route`, the cells of `synth report`) goes
 through one interface: `ordered_results(executor, task, items)` (synth.execute.ordered) hands the
 items to an executor and yields the results in item order, with a bounded number in flight, and
-optionally keeps them in a checkpoint as they arrive (synth.execute.checkpoint).
+optionally keeps them in a checkpoint as they arrive (synth.io.checkpoint).
 
 An executor is chosen with `--executor`:
 - `local[:WORKERS]`: forked processes on this machine (default: one per core);

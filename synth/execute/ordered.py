@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from synth.execute.base import Executor, TaskFailed
-from synth.execute.checkpoint import CheckpointJob
+from synth.io.checkpoint import CheckpointJob
 
 WINDOW_PER_WORKER = 2  # items per worker in flight: one running, one queued behind it
 

@@ -14,9 +14,9 @@ from synth.core.validate import parse_int, read_text
 from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix
 from synth.opensm.sim import (Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, read_port_vls,
                               read_sl2vl, run_opensm)
-from synth.render import qos_policy as qos
-from synth.render.routes_file import read_routes
-from synth.render.switch_tables import DLID_HEADER, terminal_port_guids
+from synth.io import qos_policy as qos
+from synth.io.routes_file import read_routes
+from synth.io.switch_tables import DLID_HEADER, terminal_port_guids
 from synth.tables.forwarding import LidPlan, walk_channel_paths, walk_paths
 from synth.tables.from_routes import RoutedFlows, routed_flows
 from synth.topology import parse_topology
@@ -250,7 +250,7 @@ def synth_lanes(tables: TableDir) -> str:
     if tables.flows.channels is None:
         return "not computed (a synth-routes/1 file)"
     from synth.app.vls import lanes_for
-    from synth.render.routes_file import MAX_VLS
+    from synth.io.routes_file import MAX_VLS
 
     try:
         lanes, _ = lanes_for(tables.flows.channels, tables.network.num_channels, MAX_VLS)

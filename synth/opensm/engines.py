@@ -15,7 +15,7 @@ from synth.cost.alphabeta import most_per_port
 from synth.cost.loads import bytes_over_bandwidth, weighted_counts
 from synth.core.validate import read_text
 from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, run_opensm
-from synth.render.switch_tables import render_fabric, render_guid2lid, switch_guids, terminal_port_guids
+from synth.io.switch_tables import render_fabric, render_guid2lid, switch_guids, terminal_port_guids
 from synth.tables.forwarding import NO_PORT, LidPlan, walk_channels
 from synth.topology.network import Network
 

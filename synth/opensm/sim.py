@@ -167,7 +167,7 @@ class OpenSmRun:
 def run_opensm(sim: Simulator, engine: str, lmc: int, guid2lid: str | None = None, lfts: Path | None = None,
                qos: tuple[Path, Path] | None = None) -> OpenSmRun:
     """OpenSM once (`-o`) with the given routing engine; our LIDs when `guid2lid` is given; with
-    `qos` (options file, policy file) QoS enabled by them (synth.render.qos_policy)."""
+    `qos` (options file, policy file) QoS enabled by them (synth.io.qos_policy)."""
     cache = sim.dir / f"cache-{engine}"
     shutil.rmtree(cache, ignore_errors=True)
     cache.mkdir()

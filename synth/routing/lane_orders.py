@@ -32,7 +32,7 @@ from synth.core.errors import SynthError
 from synth.routing.candidates import MAX_CANDIDATE_HOPS, Candidates, build_candidates, minimal_paths
 from synth.routing.minimal import RouterView, router_view
 
-MAX_LANE_ORDERS = 15  # InfiniBand's data virtual lanes (synth.render.routes_file.MAX_VLS)
+MAX_LANE_ORDERS = 15  # InfiniBand's data virtual lanes (synth.io.routes_file.MAX_VLS)
 MAX_SCORED_PAIRS = 20_000  # router pairs whose minimal paths score the roots (a fixed sample beyond)
 MAX_SCORED_ROOTS = 128  # roots tried per lane (evenly spread router numbers beyond)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.render.routes_file import NODE_PATHS_FORMAT
+from synth.io.routes_file import NODE_PATHS_FORMAT
 from synth.tables.forwarding import ForwardingTables, build_tables, channel_hops, route_hops
 from synth.topology import Xgft, parse_topology
 

@@ -141,7 +141,7 @@ def build_every_instance() -> None:
     """The build time of every bundled instance's network (the target: under 1 s each)."""
     from pathlib import Path
 
-    from synth.instance import load_instance
+    from synth.io.instance import load_instance
 
     times = []
     for path in sorted(Path(__file__).resolve().parents[2].joinpath("instances").rglob("*.toml")):

@@ -9,7 +9,7 @@
 Everything runs in this process through synth's Python API, as `synth route SPEC --router layered --out FILE
 --executor WHERE` runs it: synth.workflow.route_phases (routes kept) on synth.execute.LocalExecutor(W) or
 synth.execute.dask_cluster.DaskExecutor, every phase turned into its routes file record (synth.cli._phase_record)
-and written by synth.render.routes_file.RoutesWriter to /dev/null. Four parts, side by side with the local pool
+and written by synth.io.routes_file.RoutesWriter to /dev/null. Four parts, side by side with the local pool
 measured in the same run:
 
 1. overhead: every OPT phase of small Table 3.1 XGFTs (one phase per task, phases of 0.01-0.1 s, where the cost
@@ -54,9 +54,9 @@ import numpy as np
 from synth.cli import _phase_record
 from synth.execute import LocalExecutor
 from synth.execute.ordered import Part, ordered_results
-from synth.instance import resolve
+from synth.io.instance import resolve
 from synth.render import console
-from synth.render.routes_file import RoutesWriter, routes_header
+from synth.io.routes_file import RoutesWriter, routes_header
 from synth.routing.layered import LayeredOptions
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern

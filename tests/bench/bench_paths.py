@@ -29,7 +29,7 @@ import numpy as np
 
 from synth.app.vls import lanes_for
 from synth.cost.lp_bound import lp_bound
-from synth.render.routes_file import MAX_VLS
+from synth.io.routes_file import MAX_VLS
 from synth.opensm.engines import engine_tables
 from synth.routing.layered_dragonfly import DragonflyLayeredOptions, route_phase_layered
 from synth.routing.minimal import minimal

@@ -27,8 +27,8 @@ def main() -> None:
     import numpy as np
 
     import synth
-    from synth.render.schedule_file import read_schedule, write_schedule
-    from synth.render.schedule_hdf5 import write_schedule_hdf5
+    from synth.io.schedule_file import read_schedule, write_schedule
+    from synth.io.schedule_hdf5 import write_schedule_hdf5
 
     schedule = synth.schedule(args.collective, args.network, args.algorithm)
     print(f"{args.collective} by {args.algorithm} on {args.network}: {schedule.num_transfers:,} transfers, "

@@ -30,7 +30,7 @@ TERMINAL_GUID_STEP = 0x10  # room for the port GUIDs (node GUID + port) between 
 
 @lru_cache(maxsize=1)
 def _templates() -> Environment:
-    return Environment(loader=PackageLoader("synth", "render/templates"), undefined=StrictUndefined,
+    return Environment(loader=PackageLoader("synth", "io/templates"), undefined=StrictUndefined,
                        keep_trailing_newline=True, autoescape=False)
 
 

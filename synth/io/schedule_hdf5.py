@@ -116,7 +116,7 @@ def read_schedule_hdf5(path: str) -> Schedule:
             raise SynthError(f"{where}: {name} {'needs' if COLLECTIVES[name].rooted else 'has no'} root")
         if (name == "p2p") != (peer >= 0):
             raise SynthError(f"{where}: {'p2p needs a peer' if name == 'p2p' else f'{name} has no peer'}")
-        from synth.render.schedule_file import check_network
+        from synth.io.schedule_file import check_network
 
         check_network(spec, ranks, per_node, where)
         runs = "run_ptr" in f

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.render.switch_tables import node_guid, terminal_port_guids
+from synth.io.switch_tables import node_guid, terminal_port_guids
 from synth.topology.network import Network
 
 POLICY_FILE, OPTIONS_FILE = "qos-policy.conf", "opensm-qos.conf"

@@ -82,9 +82,9 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
 
 
 def read_schedule(path: str) -> Schedule:
-    """A schedule file in either form: JSON, or the compact HDF5 form (synth.render.schedule_hdf5),
+    """A schedule file in either form: JSON, or the compact HDF5 form (synth.io.schedule_hdf5),
     told apart by the file's first bytes."""
-    from synth.render.schedule_hdf5 import is_hdf5, read_schedule_hdf5
+    from synth.io.schedule_hdf5 import is_hdf5, read_schedule_hdf5
 
     if is_hdf5(path):
         return read_schedule_hdf5(path)
