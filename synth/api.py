@@ -266,15 +266,15 @@ def route(net, traffic, router: str | None = None, *, phases: str = "all", messa
     >>> [(p.phase, p.max_contention, p.lower_bound, p.status) for p in r.phases]
     [(0, 1, 1, 'optimal'), (1, 1, 1, 'optimal'), (2, 1, 1, 'optimal'), (3, 1, 1, 'optimal')]
     """
-    from synth.routing.layered import LayeredOptions
     from synth.routing.paths import as_paths
-    from synth.workflow import check_flow_limit, route_phases, router_function
+    from synth.routing.registry import RouterOptions, make_router
+    from synth.workflow import check_flow_limit, route_phases
 
     topology = _topology(net)
     work = workload(topology, traffic, message_bytes=message_bytes) if isinstance(traffic, str) else traffic
     name = router or topology.default_router
-    function = router_function(name, LayeredOptions(solver=solver, time_limit=time_limit), topology, candidates,
-                               load_unit)
+    function = make_router(name, topology, RouterOptions(solver=solver, time_limit=time_limit, candidates=candidates,
+                                                         load_unit=load_unit))
     selected = work.select(phases)
     check_flow_limit(work, selected, function, True, None)
     out = []

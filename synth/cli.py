@@ -38,17 +38,14 @@ from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern
 from synth.checking.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.io.loads_csv import write_loads_csv
 from synth.app.vls import lanes_for, lanes_line
-from synth.routing.layered import LayeredOptions
 from synth.routing.paths import as_paths
+from synth.routing.registry import LOAD_UNITS, ROUTERS, DIRECT, XGFT, RouterOptions, make_router, refuse_options
 from synth.tables.forwarding import MAX_LMC
-from synth.routing.direct_routers import DIRECT_ROUTERS, PATHS
-from synth.routing.path_selection import PathSelectionRouter
 from synth.execute import EXECUTOR_SYNTAX, LocalExecutor, TaskFailed, parse_executor
 from synth.io.checkpoint import Checkpoint, file_digest, phases_digest
 from synth.render.progress import Progress
-from synth.workflow import (LOAD_UNITS, ROUTERS, FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, check_flow_limit, exchange_loads,
-                            paths_options, route_phases, router_function, run_parts,
-                            dragonfly_layered_options, synthesis_options)
+from synth.workflow import (FLOWS_PER_BATCH, MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, check_flow_limit, exchange_loads,
+                            route_phases, run_parts)
 
 
 def version() -> str:
@@ -126,7 +123,7 @@ def _load_workload(args) -> tuple[object, object, np.ndarray]:
     """The network and the selected phases of the workload, within the analysis flow limit."""
     instance, topology, network = _load(args, any_family=True)
     workload, _, phases = _workload(args, instance, topology, network, kept=False)
-    check_flow_limit(workload, phases, router_function("dmodk"), False, args.max_flows)
+    check_flow_limit(workload, phases, None, False, args.max_flows)
     return topology, workload, phases
 
 
@@ -175,22 +172,21 @@ def cmd_route(args) -> int:
     if not router:
         raise SynthError("no router given: use --router NAME (or a [route] router in the instance file)")
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
-    if args.candidates is not None and router != PATHS:
-        raise SynthError(f"--candidates applies to --router paths, not to '{router}'")
-    _refuse_inapplicable_options(args.argv, router, topology)
-    route = router_function(router, _layered_options(args), topology, args.candidates, args.load_unit)
+    options = _router_options(args)
+    refuse_options([a.split("=", 1)[0] for a in args.argv if a.startswith("--")], ROUTERS.get(router, topology),
+                   topology.family)
+    route = make_router(router, topology, options)
     check_flow_limit(workload, phases, route, args.out is not None, args.max_flows)
-    # the paths router chooses among candidates, so it can keep to a lane budget (_write_routes)
-    within_budget = args.vls is not None and isinstance(route, PathSelectionRouter)
+    # a router that chooses among candidates can keep to a lane budget (_write_routes)
+    within_budget = args.vls is not None and route.spec.lane_budget and options.consistency == "flow"
     executor = parse_executor(args.executor)
     _refuse_checkpoint_overlap(args.checkpoint, args.out, args.loads)
     if args.load_unit == "messages" and workload.sizes_differ(phases):
         print("note: flow sizes differ; contention counts messages (--load-unit bytes weighs bytes over bandwidth)",
               file=sys.stderr)
     dropped = None if network.failed_nodes is None else dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
-    synthesis = synthesis_options(router, topology, _layered_options(args), args.candidates)
     header = routes_header(topology, workload, selection, router, seed, args.load_unit,
-                           synthesis.describe() if synthesis is not None else None)
+                           route.spec.recorded_synthesis(options))
     with OutputSet() as outputs, executor:  # both targets checked (and reserved) before any routing
         outputs.protect(*_input_files(args.spec, workload.pattern))
         routes_out = outputs.reserve(args.out) if args.out is not None else None
@@ -203,7 +199,7 @@ def cmd_route(args) -> int:
             checkpoint.create()
         print(f"topology  {topology.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
         print(f"traffic   {workload.pattern}: {len(phases)} of {counted(workload.num_phases, 'phase')}, {workload.message_bytes} B per message")
-        print(f"router    {_router_label(router, args, seed, topology)}")
+        print(f"router    {route.spec.describe(options, seed)}")
         if args.load_unit == "bytes":
             print("load      bytes over bandwidth per channel (contention, bounds and gaps in bytes)")
         sys.stdout.flush()
@@ -220,7 +216,7 @@ def cmd_route(args) -> int:
             least = vls_command.least_budget(topology, workload, phases, route.options.candidates)
             if least is None or least > args.vls:
                 raise SynthError(vls_command.budget_refusal(args.vls, needed, least, route.options.candidates))
-            route = PathSelectionRouter(replace(route.options, lanes=args.vls))
+            route = route.with_lanes(args.vls)
             progress.close()
             progress = Progress(len(phases), enabled=not args.quiet)
             progress.say(f"  lanes: more than --vls {args.vls} needed: routing again within {args.vls} lane orders")
@@ -292,7 +288,7 @@ def _write_routes(target, header: dict, routed, topology, network, dropped: dict
             evaluations.append(phase.evaluation)
             records.append(_phase_record(topology, phase, dropped))
         try:
-            lanes, how = lanes_for([p for r in records for p in r["paths"]], network.num_channels, vls, option="--vls",
+            lanes, how = lanes_for([p for r in records for p in r["paths"].as_lists()], network.num_channels, vls, option="--vls",
                                    hint="" if reroute is not None else
                                    "; --router paths (with --consistency flow) routes within a lane budget")
             lanes_note = lanes_line(lanes, len(records), how)
@@ -307,13 +303,14 @@ def _write_routes(target, header: dict, routed, topology, network, dropped: dict
                     reports.append(phase.report)
                     records.append(_phase_record(topology, phase, dropped))
             header = {**header, "synthesis": router.options.describe()}
-            lanes, how = vls_command.budget_lanes(topology, [p for r in records for p in r["paths"]], vls)
+            lanes, how = vls_command.budget_lanes(topology, [p for r in records for p in r["paths"].as_lists()], vls)
             lanes_note = (lanes_line(lanes, len(records), how) + "\n"
                           + vls_command.budget_line(vls, exc.needed, without, evaluations, reports))
-        bounds = np.cumsum([0] + [len(r["paths"]) for r in records])
-        routed = ({**r, "vls": lanes[lo:hi].tolist()} for r, lo, hi in zip(records, bounds, bounds[1:]))
-    with target.open() as handle:
-        writer = RoutesWriter(handle, header)
+        bounds = np.cumsum([0] + [r["paths"].num_flows for r in records])
+        routed = ({**r, "vls": lanes[lo:hi]} for r, lo, hi in zip(records, bounds, bounds[1:]))
+    from synth.io.routes_file import open_routes_writer
+
+    with open_routes_writer(target, header) as writer:  # JSON, or the compact form for FILE.h5
         for phase in routed:
             if vls is None:
                 evaluations.append(phase.evaluation)
@@ -336,28 +333,8 @@ def _checkpoint_inputs(header: dict, workload, phases: np.ndarray, args) -> dict
     return inputs
 
 
-# The routers each solver option applies to: the XGFT layered router's model options, and the
-# options every synthesizing router shares (a fixed router takes none of them).
-XGFT_LAYERED_OPTIONS = ("--constraints", "--balance", "--no-balance", "--construction")
-SOLVER_OPTIONS = ("--solver", "--time-limit", "--threads", "--glpk-options")
-
-
-def _refuse_inapplicable_options(argv: list[str], router: str, topology) -> None:
-    """An option the chosen router ignores is a mistake to say, not to drop (--construction with
-    minimal routes nothing differently)."""
-    given = [a.split("=", 1)[0] for a in argv if a.startswith("--")]
-    xgft_layered = isinstance(topology, Xgft) and router == "layered"
-    synthesizing = router in ("layered", "monolithic", PATHS)
-    for option in given:
-        if option in XGFT_LAYERED_OPTIONS and not xgft_layered:
-            where = "the layered router of fat trees (--router layered on an xgft)"
-            raise SynthError(f"{option} applies to {where}, not to '{router}' on {topology.family}")
-        if option in SOLVER_OPTIONS and not synthesizing:
-            raise SynthError(f"{option} applies to the synthesizing routers (layered, monolithic, paths), not to '{router}'")
-
-
-def _layered_options(args) -> LayeredOptions:
-    return LayeredOptions(
+def _router_options(args) -> RouterOptions:
+    return RouterOptions(
         constraints=args.constraints,
         balance=args.balance,
         solver=args.solver,
@@ -366,30 +343,9 @@ def _layered_options(args) -> LayeredOptions:
         construction=args.construction,
         glpk_options=tuple(args.glpk_options.split()) if args.glpk_options else None,
         consistency=args.consistency,
+        candidates=getattr(args, "candidates", None),
+        load_unit=getattr(args, "load_unit", "messages"),
     )
-
-
-def _router_label(router: str, args, seed: int, topology) -> str:
-    if router == PATHS:
-        o = paths_options(_layered_options(args), args.candidates, args.load_unit)
-        budget = f"{o.time_limit:g} s" if o.time_limit else f"{o.budget:g} s (default)"
-        if o.consistency == "destination":
-            return "paths (destination-consistent: one minimal next hop per router and destination, greedy)"
-        return f"paths ({o.candidates} candidates, minimizing {o.objective}, solver {o.solver}, budget {budget} per phase)"
-    if router == "monolithic":
-        o = _layered_options(args)
-        limit = f", time limit {o.time_limit:g} s" if o.time_limit else ""
-        return f"monolithic (one model per phase, solver {o.solver}{limit})"
-    if router == "layered" and not isinstance(topology, Xgft):
-        o = dragonfly_layered_options(_layered_options(args))
-        budget = f"{o.time_limit:g} s" if o.time_limit else f"{o.budget:g} s (default)"
-        return f"layered (system layer: global links; group layer: local hops; solver {o.solver}, budget {budget} per phase)"
-    if router == "layered":
-        o = _layered_options(args)
-        limit = f", time limit {o.time_limit:g} s per solve" if o.time_limit else ""
-        return (f"layered ({o.construction}, {o.constraints} conditions{', balanced' if o.balance else ''}, "
-                f"solver {o.solver}{limit})")
-    return f"{router} (seed {seed})"
 
 
 def _phase_record(topology, phase, dropped: dict | None = None) -> dict:
@@ -406,8 +362,9 @@ def _phase_record(topology, phase, dropped: dict | None = None) -> dict:
         **({"unreachable": dropped[e.phase]} if dropped is not None else {}),
         **({"solver": phase.report.as_dict()} if phase.report is not None else {}),
         **({"proven_by": phase.report.proven_by} if phase.report is not None and phase.report.proven_by else {}),
-        "flows": phase.flows.rows(),
-        "paths": as_paths(topology, phase.flows.src, phase.flows.dst, phase.choice).as_lists(),
+        # arrays, not lists: the compact writer takes them as they are, the JSON writer lists them
+        "flows": np.stack([phase.flows.src, phase.flows.dst, phase.flows.bytes], axis=1).astype(np.int64, copy=False),
+        "paths": as_paths(topology, phase.flows.src, phase.flows.dst, phase.choice),
     }
 
 
@@ -506,7 +463,9 @@ def _lp_bounds(workload, phases: np.ndarray, network, quiet: bool, time_limit: f
 
 
 def cmd_check(args) -> int:
-    doc = read_routes(args.routes)
+    from synth.io.routes_file import read_routes_columnar
+
+    doc = read_routes_columnar(args.routes)  # either form; flows and paths as arrays
     report = check_routes(doc)
     if not report.ok:
         print(f"FAIL: {report.problems[0]}")  # the first difference, named first
@@ -534,8 +493,10 @@ def cmd_tables(args) -> int:
     from synth.io import switch_tables as render
     from synth.tables.forwarding import lmc_for
     from synth.tables.from_routes import tables_for_routes
+    from synth.io.routes_file import read_routes_columnar, routes_json_text
+    from synth.io.routes_hdf5 import is_hdf5
 
-    doc = read_routes(args.routes)
+    doc = read_routes_columnar(args.routes)  # either form; flows and paths as arrays
     verified = check_routes(doc)  # tables only for routes that re-verify, before anything is written
     if not verified.ok:
         raise SynthError(f"routes file '{args.routes}' does not pass synth check: {verified.problems[0]}")
@@ -553,9 +514,11 @@ def cmd_tables(args) -> int:
             texts |= {"fabric.net": render.render_fabric(tables.network),
                       "guid2lid": render.render_guid2lid(tables.network, tables.lids),
                       "lfts.dump": render.render_lfts(tables),
-                      "routes.json": read_text(args.routes, "routes file", MAX_FILE_BYTES)}
+                      # the routes as JSON: the file itself, or the JSON form of a compact one (the same bytes)
+                      "routes.json": routes_json_text(doc) if is_hdf5(args.routes) else
+                      read_text(args.routes, "routes file", MAX_FILE_BYTES)}
             if laned:
-                lanes = np.array([v for p in doc["phases"] for v in p["vls"]], dtype=np.int64)
+                lanes = np.concatenate([p["vls"] for p in doc["phases"]]).astype(np.int64)
                 pair_lanes = qos.lanes_by_pair(flows.src, flows.dst, lanes)
                 texts[qos.POLICY_FILE] = qos.render_policy(tables.network, pair_lanes)
                 texts[qos.OPTIONS_FILE] = qos.render_options(int(lanes.max(initial=0)) + 1)
@@ -657,8 +620,8 @@ def cmd_report(args) -> int:
     for pattern in patterns:  # size guards before any routing
         workload = parse_pattern(pattern, network.num_terminals, topology.hierarchy(), size, topology=topology)
         for router in routers:
-            check_flow_limit(workload, workload.phase_numbers, report_router(router, _layered_options(args), topology),
-                             not isinstance(topology, Xgft), args.max_flows)
+            check_flow_limit(workload, workload.phase_numbers, report_router(router, _router_options(args), topology),
+                             topology.routing_kind == DIRECT, args.max_flows)
     collectives = [c.strip() for c in args.collectives.split(",") if c.strip()] if args.collectives else []
     for name in collectives:
         collective(name)  # an unknown name fails before any routing
@@ -667,7 +630,7 @@ def cmd_report(args) -> int:
     collective_sizes = parse_sizes(args.collective_bytes or DEFAULT_COLLECTIVE_BYTES)
     collective_router = args.collective_router or topology.default_router
     if collectives:
-        router_function(collective_router, topology=topology)  # an unknown or inapplicable router fails before any routing
+        make_router(collective_router, topology)  # an unknown or inapplicable router fails before any routing
     command = shlex.join(["synth", *args.argv])
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     executor = parse_executor(args.executor)
@@ -677,7 +640,7 @@ def cmd_report(args) -> int:
         if args.executor is not None:
             say(f"executor: {executor.label()}, {_workers(workers)}")
         report = build_report(instance.name, instance.description, instance.source, topology, cost, patterns, routers, engines,
-                              _layered_options(args), seed, command, say, given, args.timings, collectives,
+                              _router_options(args), seed, command, say, given, args.timings, collectives,
                               collective_sizes, executor, collective_router)
         files = {}
         for out in outs:
@@ -741,8 +704,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("route", help="route a workload and report contention against the lower bound")
     add_spec(p)
     add_traffic(p)
-    p.add_argument("--router", metavar="NAME", help=f"xgft: {', '.join(ROUTERS)}; other families: "
-                   f"{DIRECT_ROUTERS.known()}")
+    p.add_argument("--router", metavar="NAME", help=f"xgft: {', '.join(ROUTERS.names(XGFT))}; other families: "
+                   f"{', '.join(ROUTERS.names(DIRECT))} (docs/routers.md)")
     p.add_argument("--seed", type=_integer("--seed"), help="seed of the random routers (default 0)")
     layered = p.add_argument_group("layered router (003, ch.3)")
     layered.add_argument("--constraints", default="strong", metavar="KIND",
@@ -766,7 +729,8 @@ def build_parser() -> argparse.ArgumentParser:
                            help="minimal (every minimal path), valiant (through one intermediate router), all (both; "
                                 "default); docs/formats.md")
     add_load_unit(p, "--router paths minimizes it")
-    p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/2 JSON, docs/formats.md)")
+    p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/2, docs/formats.md): JSON, or the "
+                   "compact HDF5 form for a FILE ending in .h5 or .hdf5 (synth check and synth tables read both)")
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
     p.add_argument("--vls", type=_integer("--vls", 1, MAX_VLS), metavar="N",
                    help="also give every path a virtual lane so that no lane can deadlock, with at most N lanes (as synth "

@@ -18,17 +18,10 @@ from synth.execute import Executor, LocalExecutor
 from synth.io.checkpoint import Checkpoint, CheckpointJob
 from synth.execute.ordered import Part, ordered_results
 from synth.render.progress import Progress
-from synth.routing.consistent import ConsistentRouter
-from synth.routing.layered import LayeredOptions, LayeredRouter, PhaseReport
-from synth.routing.monolithic import MonolithicRouter
-from synth.routing.monolithic_consistent import ConsistentMonolithicRouter
-from synth.routing.direct_routers import DIRECT_ROUTERS, LAYERED, PATHS
-from synth.routing.layered_dragonfly import DragonflyLayeredOptions, DragonflyLayeredRouter
-from synth.routing.path_selection import LOAD_UNITS, ConsistentPathsRouter, PathSelectionRouter, PathsOptions
-from synth.routing.oblivious import OBLIVIOUS_ROUTERS
+from synth.routing.layered_xgft import PhaseReport
 from synth.routing.paths import Paths
+from synth.routing.registry import Router, make_router
 from synth.topology.network import Network
-from synth.topology.xgft import Xgft
 from synth.traffic.flows import Flows
 from synth.traffic.patterns import Workload
 
@@ -53,96 +46,17 @@ MAX_FLOWS_ANALYSIS = 1 << 31
 MAX_FLOWS_KEPT = 1 << 22
 
 
-def check_flow_limit(workload: Workload, phases: np.ndarray, router: Callable, keep_routes: bool,
+def check_flow_limit(workload: Workload, phases: np.ndarray, router: Router | None, keep_routes: bool,
                      max_flows: int | None) -> None:
-    """Refuse a run whose flows would not fit memory or would run for many hours, before any is made."""
-    kept = keep_routes or _is_expensive(router)
+    """Refuse a run whose flows would not fit memory or would run for many hours, before any is made
+    (`router` None: load analysis or bounds, no synthesis)."""
+    kept = keep_routes or (router is not None and router.expensive)
     limit = max_flows if max_flows is not None else (MAX_FLOWS_KEPT if kept else MAX_FLOWS_ANALYSIS)
     flows = workload.flow_count(phases)
     if flows > limit:
         why = "routes synthesized or kept for a file" if kept else "load analysis"
         raise SynthError(f"the run has {flows:,} flows ({len(phases):,} phases of '{workload.pattern}'), more than the "
                          f"limit of {limit:,} for {why}; select fewer phases with --phase, or lift the limit with --max-flows N")
-
-
-ROUTERS = tuple(OBLIVIOUS_ROUTERS) + ("layered", "monolithic")
-MESSAGE_SYNTHESIZERS = ("layered", "monolithic")  # synthesizers whose models count messages
-
-
-def paths_options(layered: LayeredOptions | None, candidates: str | None = None, load_unit: str = "messages") -> PathsOptions:
-    """The path-selection router's options: the candidate set (default all; minimal with
-    destination consistency), the load it minimizes, and the solver options the synthesizing
-    routers share."""
-    o = layered or LayeredOptions()
-    if candidates is None:
-        candidates = "minimal" if o.consistency == "destination" else "all"
-    return PathsOptions(candidates=candidates, solver=o.solver, time_limit=o.time_limit, threads=o.threads,
-                        glpk_options=o.glpk_options, consistency=o.consistency, objective=load_unit)
-
-
-def dragonfly_layered_options(layered: LayeredOptions | None) -> DragonflyLayeredOptions:
-    """The dragonfly layered router's options: the solver options the synthesizing routers share."""
-    o = layered or LayeredOptions()
-    return DragonflyLayeredOptions(solver=o.solver, time_limit=o.time_limit, threads=o.threads,
-                                   glpk_options=o.glpk_options)
-
-
-def synthesis_options(router: str, topology, layered: LayeredOptions | None, candidates: str | None = None):
-    """The options a synthesizing router records in a routes file (`synthesis`), None for the others."""
-    o = layered or LayeredOptions()
-    if router == PATHS:
-        return paths_options(o, candidates)
-    if router == LAYERED and not isinstance(topology, Xgft):
-        return dragonfly_layered_options(o)
-    return o if router in ("layered", "monolithic") else None
-
-
-def router_function(name: str, layered: LayeredOptions | None = None, topology=None, candidates: str | None = None,
-                    load_unit: str = "messages") -> Callable:
-    """The router called as router(topology, src, dst, phase=, occurrence=, seed=) (and size=, the
-    bytes of every flow, when its `weighs_bytes` is true). It returns the routes (XGFT WT indices,
-    or Paths), or (routes, {phase: PhaseReport}) when it has more to say. With load_unit "bytes"
-    loads are bytes over bandwidth: the paths router minimizes them, and the routers that minimize
-    messages (layered, monolithic) are refused."""
-    if load_unit not in LOAD_UNITS:
-        raise SynthError(f"unknown load unit '{load_unit}' (known: {', '.join(LOAD_UNITS)})")
-    if load_unit == "bytes" and name in MESSAGE_SYNTHESIZERS:
-        raise SynthError(f"the {name} router minimizes messages per channel: with --load-unit bytes use --router paths "
-                         "(it minimizes bytes), or a fixed router")
-    if topology is not None and not isinstance(topology, Xgft):
-        router = DIRECT_ROUTERS.get(name, f"a {topology.family} network")
-        if layered is not None and layered.consistency == "destination" and name not in (PATHS, "minimal", "dor"):
-            raise SynthError(f"--consistency destination is implemented for the paths router on {topology.family} networks "
-                             f"(and minimal and dor are destination-consistent by definition), not for '{name}'")
-        refusal = router.refusal(topology)
-        if refusal is not None:
-            raise SynthError(refusal)
-        if name == PATHS:
-            options = paths_options(layered, candidates, load_unit)
-            return ConsistentPathsRouter(options) if options.consistency == "destination" else PathSelectionRouter(options)
-        if name == LAYERED:
-            return DragonflyLayeredRouter(dragonfly_layered_options(layered))
-        return router.route
-    if name == PATHS:
-        raise SynthError("the paths router is for direct networks; on an xgft the path-selection program over every "
-                         "minimal path is --router monolithic (and --router layered its decomposition)")
-    if name == "layered":
-        options = layered or LayeredOptions()
-        return ConsistentRouter(options) if options.consistency == "destination" else LayeredRouter(options)
-    if name == "monolithic":
-        options = layered or LayeredOptions()
-        return ConsistentMonolithicRouter(options) if options.consistency == "destination" else MonolithicRouter(options)
-    if layered is not None and layered.consistency == "destination" and name != "dmodk":  # d-mod-k is consistent
-        raise SynthError(f"--consistency destination is implemented for the layered and monolithic routers (and d-mod-k "
-                         f"is destination-consistent by definition), not for '{name}'")
-    try:
-        return OBLIVIOUS_ROUTERS[name]
-    except KeyError:
-        raise SynthError(f"unknown router '{name}' (known: {', '.join(ROUTERS)})") from None
-
-
-def _is_expensive(router: Callable) -> bool:
-    return getattr(router, "expensive", False)
 
 
 def repeat_ordinals(phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -167,7 +81,7 @@ def route_phases(
     network: Network,
     workload: Workload,
     phases: np.ndarray,
-    router: Callable | str,
+    router: Router | str,
     seed: int = 0,
     progress: Progress | None = None,
     workers: int | None = None,
@@ -180,7 +94,7 @@ def route_phases(
     """Route and evaluate the selected phases in order, parts spread over the executor's workers
     (default: `workers` local processes); loads in messages, or bytes over bandwidth (`load_unit`
     "bytes"). With a checkpoint, finished parts are kept as they arrive (as `job`) and read back on a rerun."""
-    router = router_function(router, topology=topology) if isinstance(router, str) else router
+    router = make_router(router, topology) if isinstance(router, str) else router
     per_batch = _phases_per_batch(workload, router)
     # Flows of kept routes stay in rank order; otherwise a scattered order speeds up the counts.
     ranks = None if keep_routes else scattered_ranks(workload.num_ranks)
@@ -197,7 +111,7 @@ def route_phases(
             results.append((evaluations, reports, (idx, src, dst, size, choice) if keep_routes else None))
         return results
 
-    large = keep_routes or _is_expensive(router)
+    large = keep_routes or router.expensive
     executor = executor if executor is not None else LocalExecutor(workers)
     store = checkpoint.job(job, lambda result, part: _route_part_problem(result, part, keep_routes)) \
         if checkpoint is not None else None
@@ -253,24 +167,23 @@ def _loads_part_problem(result, phases: np.ndarray, channels: int, with_bytes: b
     return None
 
 
-def _phases_per_batch(workload: Workload, router: Callable) -> int:
-    if getattr(router, "whole_workload", False):
+def _phases_per_batch(workload: Workload, router: Router) -> int:
+    if router.whole_workload:
         return workload.num_phases  # the phases share one solution (destination-consistent tables)
-    if _is_expensive(router):
+    if router.expensive:
         return 1  # synthesis: one phase per task keeps all workers busy
     return max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
 
 
-def _routed_batches(topology, workload: Workload, phases: np.ndarray, router: Callable, seed: int, ranks):
+def _routed_batches(topology, workload: Workload, phases: np.ndarray, router: Router, seed: int, ranks):
     """(batch, phase index, src, dst, bytes, choice, reports) for consecutive batches of the phases."""
     per_batch = _phases_per_batch(workload, router)
     for start in range(0, len(phases), per_batch):
         batch = phases[start : start + per_batch]
         idx, src, dst, size = workload.batch(batch, ranks)
-        weighed = {"size": size} if getattr(router, "weighs_bytes", False) else {}
-        routed = router(topology, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed, **weighed)
-        choice, reports = routed if isinstance(routed, tuple) else (routed, {})
-        yield batch, idx, src, dst, size, choice, reports
+        routed = router(topology, src, dst, phase=batch[idx], occurrence=_occurrences(workload, idx, src, dst), seed=seed,
+                        size=size)
+        yield batch, idx, src, dst, size, routed.routes, routed.reports
 
 
 def plan_parts(count: int, per_batch: int, large_results: bool, workers: int,
@@ -326,7 +239,7 @@ def exchange_loads(
     topology,
     workload: Workload,
     phases: np.ndarray,
-    router: Callable | str,
+    router: Router | str,
     seed: int = 0,
     workers: int | None = None,
     with_bytes: bool = False,
@@ -335,7 +248,7 @@ def exchange_loads(
 ) -> ExchangeLoads:
     """Route the selected phases and compute their channel loads, nothing else (no bounds):
     the inner loop of whole-exchange analyses, batched and spread over the executor's workers."""
-    router = router_function(router, topology=topology) if isinstance(router, str) else router
+    router = make_router(router, topology) if isinstance(router, str) else router
     per_batch = _phases_per_batch(workload, router)
     ranks = scattered_ranks(workload.num_ranks)
 

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from conftest import legacy_routes
-from synth.routing.oblivious import OBLIVIOUS_ROUTERS
+from synth.routing import oblivious
+
+OBLIVIOUS_ROUTERS = {spec.name: spec.build(None) for spec in oblivious.ROUTERS}  # the XGFT's fixed routers
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = "xgft:3:4,3,2:1,4,3"

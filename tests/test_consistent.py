@@ -5,7 +5,7 @@ import pytest
 
 from conftest import TABLE_3_1, xgft_and_network
 from synth.routing.consistent import route_consistent
-from synth.routing.layered import LayeredOptions
+from synth.routing.layered_xgft import LayeredOptions
 from synth.routing.monolithic_consistent import route_consistent_monolithic
 from synth.routing.oblivious import dmodk
 from synth.tables.forwarding import build_tables, route_hops
@@ -66,7 +66,7 @@ def test_monolithic_consistent_needs_cpsat_and_a_cap_when_large(run):
 
 def test_routes_do_not_depend_on_the_order_flows_are_listed():
     """The CLI lists flows by rank, load analyses and reports scatter them: the same routes either way."""
-    from synth.routing.layered import LayeredRouter
+    from synth.routing.layered_xgft import LayeredRouter
     from synth.workflow import scattered_ranks
 
     xgft, _ = xgft_and_network(TABLE_3_1[64])

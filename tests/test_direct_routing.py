@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 from synth.core.errors import SynthError
 from synth.cost.bounds import terminal_bounds_batch
 from synth.cost.loads import phase_channel_counts
-from synth.routing.direct_routers import DIRECT_ROUTERS
+from synth.routing.registry import ROUTERS
 from synth.routing.minimal import RouterView, minimal, minimal_random
 from synth.routing.valiant import valiant, valiant_any
 from synth.routing.paths import Paths
@@ -260,8 +260,8 @@ def test_valiant_on_groups_goes_through_another_group():
 
 def test_valiant_any_needs_groups():
     topology = GraphTopology(((0, 1), (1, 2), (2, 0)), 3, 1)
-    assert "needs a network with groups" in DIRECT_ROUTERS["valiant-any"].refusal(topology)
-    assert DIRECT_ROUTERS["valiant"].refusal(topology) is None
+    assert "needs a network with groups" in ROUTERS.by_id("valiant-any").refusal(topology)
+    assert ROUTERS.by_id("valiant").refusal(topology) is None
 
 
 def test_ugal_avoids_the_loaded_minimal_channel():
@@ -351,7 +351,7 @@ def test_dor_corrects_dimension_zero_first_and_is_minimal():
 
 
 def test_dor_needs_coordinates():
-    assert "router coordinates" in DIRECT_ROUTERS["dor"].refusal(GraphTopology(((0, 1),), 2, 1))
+    assert "router coordinates" in ROUTERS.by_id("dor").refusal(GraphTopology(((0, 1),), 2, 1))
 
 
 def test_group_cut_bound_recounted_naively():
@@ -468,7 +468,7 @@ def test_minimal_routing_on_groups_takes_one_global_hop(p, a, h):
 def test_check_policies_on_groups():
     """synth check's policy test (synth.checking.routes._policy): on a dragonfly a path through a third
     group (two global hops) is not minimal even when it is shorter than the L-G-L path."""
-    from synth.routing.direct_routers import MINIMAL, VIA_ONE
+    from synth.routing.registry import MINIMAL, VIA_ONE
     from synth.checking.routes import _policy
 
     topology = small_dragonfly(1, 3, 2)

@@ -33,7 +33,7 @@ from collections import Counter
 import networkx as nx
 import pytest
 
-from synth.routing.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_GROUP, VIA_ONE
+from synth.routing.registry import DIRECT, MINIMAL, ROUTERS, VIA_GROUP, VIA_ONE
 
 FAMILY_SPECS = {
     "dragonfly": ["dragonfly:1,2,1", "dragonfly:2,4,2", "dragonfly:1,4,2:groups=5",
@@ -274,10 +274,13 @@ def test_every_registered_family_is_covered(run):
 
 
 def test_router_registry_is_the_documented_one(run):
-    assert {name: router.policy for name, router in DIRECT_ROUTERS.items()} == POLICY
+    assert {spec.name: spec.policy for spec in ROUTERS.for_kind(DIRECT)} == POLICY
     code, out, err = run("route", DIRECT_SPECS[0], "--traffic", "a2a-lin", "--router", "nosuch", "--quiet")
     assert_user_error(code, out, err, "nosuch")
-    assert set(re.search(r"known: ([^)]*)\)", err).group(1).split(", ")) == set(POLICY)
+    from synth.topology import parse_topology
+
+    applicable = {name for name in POLICY if ROUTERS.find(name, DIRECT).applies(parse_topology(DIRECT_SPECS[0]))}
+    assert set(re.search(r"known: ([^)]*)\)", err).group(1).split(", ")) == applicable
     code, out, err = run("route", XGFT, "--traffic", "a2a-lin", "--router", "nosuch", "--quiet")
     assert_user_error(code, out, err, "nosuch")
     assert set(re.search(r"known: ([^)]*)\)", err).group(1).split(", ")) == set(XGFT_ROUTERS)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synth.routing.direct_routers import DIRECT_ROUTERS
+from synth.routing.registry import ROUTERS
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from tests.test_bad_inputs import assert_user_error
@@ -70,7 +70,7 @@ CASES = [
 
 def routers_for(spec: str) -> list[str]:
     topology = parse_topology(spec)
-    return [name for name, router in DIRECT_ROUTERS.items() if router.refusal(topology) is None]
+    return [spec.name for spec in ROUTERS.applicable(topology)]
 
 
 def _node_names(doc):

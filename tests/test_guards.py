@@ -191,7 +191,7 @@ def test_the_planned_hops_are_the_routed_ones(spec, router, per_node):
     from synth.routing.paths import as_paths
     from synth.collectives.algorithms import ALGORITHMS, Request, load_all
     from synth.topology import parse_topology
-    from synth.workflow import router_function
+    from synth.routing.registry import make_router
 
     load_all()
     topology = parse_topology(spec)
@@ -199,11 +199,10 @@ def test_the_planned_hops_are_the_routed_ones(spec, router, per_node):
     schedule = ALGORITHMS["pairwise"].generate(Request("alltoall", p, p * p, 8, topology.spec, ranks_per_node=per_node))
     nodes_src, nodes_dst = schedule.src // per_node, schedule.dst // per_node
     across = nodes_src != nodes_dst
-    routed = router_function(router, topology=topology)(topology, nodes_src[across], nodes_dst[across],
-                                                        phase=schedule.transfer_step()[across],
-                                                        occurrence=np.zeros(int(across.sum()), dtype=np.int64), seed=0)
-    hops = len(as_paths(topology, nodes_src[across], nodes_dst[across],
-                        routed[0] if isinstance(routed, tuple) else routed).channels)
+    routed = make_router(router, topology)(topology, nodes_src[across], nodes_dst[across],
+                                           phase=schedule.transfer_step()[across],
+                                           occurrence=np.zeros(int(across.sum()), dtype=np.int64), seed=0)
+    hops = len(as_paths(topology, nodes_src[across], nodes_dst[across], routed.routes).channels)
     planned, made = all_pairs_hops(topology, router, per_node), mapped_hops(schedule, topology, router)
     if router in ("minimal", "minimal-random", "dor", "dmodk"):
         assert planned == made == hops
@@ -216,7 +215,7 @@ def test_minimal_routes_walked_in_pieces_are_the_same_routes(monkeypatch):
     (the random choices of minimal-random and dor's choices included)."""
     import synth.routing.minimal as minimal
     from synth.topology import parse_topology
-    from synth.workflow import router_function
+    from synth.routing.registry import make_router
 
     for spec, router in (("torus:5,6", "minimal"), ("slimfly:5", "minimal-random"), ("hyperx:3,4", "dor"),
                          ("dragonfly:2,4,2", "ugal")):
@@ -224,10 +223,10 @@ def test_minimal_routes_walked_in_pieces_are_the_same_routes(monkeypatch):
         n = topology.num_terminals
         src, dst = np.divmod(np.arange(n * n), n)
         zero = np.zeros(n * n, dtype=np.int64)
-        route = router_function(router, topology=topology)
-        whole = route(topology, src, dst, phase=zero, occurrence=zero, seed=3)
+        route = make_router(router, topology)
+        whole = route(topology, src, dst, phase=zero, occurrence=zero, seed=3).routes
         monkeypatch.setattr(minimal, "WALK_CELLS", 7)
-        pieces = route(topology, src, dst, phase=zero, occurrence=zero, seed=3)
+        pieces = route(topology, src, dst, phase=zero, occurrence=zero, seed=3).routes
         monkeypatch.undo()
         assert (whole.offsets == pieces.offsets).all() and (whole.channels == pieces.channels).all(), spec
 

@@ -8,10 +8,13 @@ import pytest
 from conftest import hop_channels
 from synth.cost.evaluate import evaluate_batch
 from synth.cost.loads import analyse_loads, channel_loads, phase_channel_counts
-from synth.routing.oblivious import OBLIVIOUS_ROUTERS
+from synth.routing import oblivious
+
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.workflow import exchange_loads, route_phases, scattered_ranks
+
+OBLIVIOUS_ROUTERS = {spec.name: spec.build(None) for spec in oblivious.ROUTERS}  # the XGFT's fixed routers
 
 SPEC = "xgft:3:4,3,2:1,4,3"
 

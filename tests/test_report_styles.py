@@ -8,16 +8,16 @@ from hypothesis import given, settings, strategies as st
 
 from synth.opensm.engines import ENGINES
 from synth.report import plots
-from synth.report.data import DIRECT_LABELS, ROUTERS, PatternResult, Series
+from synth.report.data import PatternResult, Series
 from synth.report.styles import COLOURS, FIGURES, LINES, REGISTRY, style, styles_for
-from synth.routing.direct_routers import DIRECT_ROUTERS
+from synth.routing.registry import ROUTERS
 from synth.collectives.algorithms import ALGORITHMS, load_all
 
 
 def every_series_name() -> set[str]:
     """Every name a report or synth compare gives a series, from synth's own registries."""
     load_all()
-    routings = (set(ROUTERS.values()) | {DIRECT_LABELS.get(r, r) for r in DIRECT_ROUTERS}
+    routings = ({label for spec in ROUTERS.specs() for label, _ in spec.report.values()}
                 | {f"OpenSM {e}" for e in ENGINES})
     algorithms = {a for a in ALGORITHMS if a != "tuna"}  # TuNA by its radix's role: "tuna (smallest radix)"...
     return routings | algorithms | {f"tuna ({role} radix)" for role in ("smallest", "middle", "largest")}

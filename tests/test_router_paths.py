@@ -23,10 +23,10 @@ from synth.cost.bounds import lower_bound
 from synth.cost.evaluate import evaluate_batch, status_of
 from synth.cost.loads import channel_loads
 import synth.routing.consistent as consistent
-import synth.routing.layered as layered
+import synth.routing.layered_xgft as layered
 import synth.routing.monolithic as monolithic
 from synth.routing.consistent import route_consistent
-from synth.routing.layered import BACKTRACKS, LayeredOptions, LayerSearch, conditions_hold, route_phase
+from synth.routing.layered_xgft import BACKTRACKS, LayeredOptions, LayerSearch, conditions_hold, route_phase
 from synth.routing.monolithic import (MAX_VARIABLES, MAX_VARIABLES_UNCAPPED, path_pairs, route_phase_monolithic)
 from synth.routing.monolithic_consistent import route_consistent_monolithic
 from synth.routing.oblivious import dmodk
@@ -35,7 +35,8 @@ from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, SolveRes
 from synth.tables.forwarding import Hops, _greedy_colours, build_tables, colour_flows, route_hops
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
-from synth.workflow import route_phases, router_function
+from synth.routing.registry import RouterOptions, make_router
+from synth.workflow import route_phases
 
 
 def contention(xgft, src, dst, choice):
@@ -231,7 +232,7 @@ def test_layered_timeouts_are_counted_and_make_the_phase_status_timeout(monkeypa
     assert control.evaluation.status == "feasible" and control.report.timeouts == 0
     seen = []
     monkeypatch.setattr(layered, "solve", solver_returning(TIMEOUT, seen=seen))
-    phase = routed(xgft, workload, router_function("layered", LayeredOptions()))[0]
+    phase = routed(xgft, workload, make_router("layered", xgft))[0]
     assert phase.report.timeouts == len(seen) > 0 and phase.report.relaxed_layers
     assert not any(problem.has_objective for problem in seen)  # no slack model is tried on the clock
     assert valid_choices(xgft, phase.flows.src, phase.flows.dst, phase.choice)
@@ -261,7 +262,7 @@ def test_a_solver_proof_above_the_bound_makes_the_phase_optimal(solver, tmp_path
     phase's lower bound from the cut bound (1) to what the proof shows no routing beats (2), names
     it, and reports `optimal` with no gap: "optimal" never stands beside a gap."""
     xgft, src, dst, workload = proof_case(tmp_path)
-    phase = routed(xgft, workload, router_function("monolithic", LayeredOptions(solver=solver, time_limit=60)))[0]
+    phase = routed(xgft, workload, make_router("monolithic", xgft, RouterOptions(solver=solver, time_limit=60)))[0]
     assert phase.report.proven_by == solver
     assert max(phase.evaluation.stage_bounds) == 1  # the cut bound
     assert phase.evaluation.max_contention == 2 and phase.evaluation.lower_bound == 2 and phase.evaluation.gap == 0
@@ -274,7 +275,7 @@ def test_a_solution_without_a_proof_is_feasible(monkeypatch, tmp_path):
     no proven_by is recorded and the phase above the bound is `feasible`."""
     xgft, src, dst, workload = proof_case(tmp_path)
     monkeypatch.setattr(monolithic, "solve", solver_returning(FEASIBLE, keep_solution=True))
-    phase = routed(xgft, workload, router_function("monolithic", LayeredOptions()))[0]
+    phase = routed(xgft, workload, make_router("monolithic", xgft))[0]
     assert phase.report.proven_by is None and phase.report.timeouts == 0
     assert phase.evaluation.max_contention == 2 and phase.evaluation.status == "feasible"
 
@@ -287,7 +288,7 @@ def test_monolithic_timeout_keeps_dmodk_and_reports_timeout(monkeypatch, tmp_pat
     choice, report = route_phase_monolithic(xgft, src, dst, LayeredOptions(time_limit=5))
     assert np.array_equal(choice, dmodk(xgft, src, dst, None, None))
     assert report.timeouts == 1 and report.proven_by is None
-    phase = routed(xgft, workload, router_function("monolithic", LayeredOptions(time_limit=5)))[0]
+    phase = routed(xgft, workload, make_router("monolithic", xgft, RouterOptions(time_limit=5)))[0]
     assert phase.evaluation.max_contention == 2 and phase.evaluation.status == "timeout"
 
 

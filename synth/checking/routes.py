@@ -25,7 +25,6 @@ import hashlib
 from pathlib import Path
 
 from dataclasses import dataclass, field
-from itertools import chain
 
 import numpy as np
 
@@ -34,21 +33,18 @@ from synth.cost.bounds import cut_bounds_batch
 from synth.cost.evaluate import LP_SOURCE, PROOF_SUFFIX, PhaseEvaluation, stage_maxima, status_of
 from synth.cost.loads import MAX_EXACT_BYTES, bytes_over_bandwidth, weighted_counts
 from synth.render.console import summary as summary_of
-from synth.io.routes_file import FLOWS_DIGEST, NODE_PATHS_FORMAT, SYNTHESIZING, add_flows_to_digest
+from synth.io.routes_file import FLOWS_DIGEST, NODE_PATHS_FORMAT, add_flows_to_digest
 from synth.routing.minimal import router_view
-from synth.routing.layered import LayeredOptions
-from synth.routing.layered_dragonfly import DragonflyLayeredOptions
-from synth.routing.path_selection import PathsOptions
 from synth.solve import SOLVERS
 from synth.topology import Xgft, parse_topology
 from synth.traffic.patterns import parse_pattern
-from synth.routing.direct_routers import DIRECT_ROUTERS, MINIMAL, VIA_GROUP, VIA_ONE
-from synth.workflow import MESSAGE_SYNTHESIZERS, ROUTERS
+from synth.routing.registry import DIRECT, MINIMAL, ROUTERS, VIA_GROUP, VIA_ONE, RouterSpec
 from synth.routing.lanes import lane_cycle
-from synth.checking.deadlock import DependencyGraph, flatten
+from synth.checking.deadlock import DependencyGraph
+from synth.io.routes_file import columnar
+from synth.routing.paths import Paths
 
 MAX_LISTED_PROBLEMS = 20
-PROVING = ("monolithic", "paths")  # routers that record a solver's optimality proof per phase (and layered on a dragonfly)
 LP_PROOF = "lp"  # the path-selection router's proof: its contention equals the LP bound over its candidates
 
 
@@ -90,36 +86,47 @@ def _same_rows(a: np.ndarray, b: np.ndarray) -> bool:
     return np.array_equal(a[np.lexsort(a.T[::-1])], b[np.lexsort(b.T[::-1])])
 
 
-def _path_problems(network, src, dst, paths, expected_hops) -> tuple[list[str], list[np.ndarray]]:
-    """Check equal-length paths at once. Returns problems and the channel ids of valid paths."""
+def _by_length(paths: Paths):
+    """The flows grouped by path length, shortest first: (length, their indices ascending, their
+    paths as a (flows, length) int64 matrix), from the CSR arrays without a list per flow."""
+    lengths = paths.lengths()
+    for length in np.unique(lengths).tolist():
+        rows = np.flatnonzero(lengths == length)
+        ids = paths.channels[paths.offsets[rows][:, None] + np.arange(length)] if length else np.zeros((len(rows), 0))
+        yield length, rows, ids.astype(np.int64, copy=False)
+
+
+def _flagged(rows: np.ndarray, mask: np.ndarray):
+    """(position j, flow rows[j]) where mask[j], in order: a loop over the problems, not the flows."""
+    return ((j, rows[j]) for j in np.flatnonzero(mask).tolist())
+
+
+def _path_problems(network, src, dst, paths: Paths, expected_hops) -> tuple[list[str], list[np.ndarray]]:
+    """Check node paths (synth-routes/1), equal-length paths at once. Returns problems and the
+    channel ids of valid paths."""
     problems, channels = [], []
-    by_length: dict[int, list[int]] = {}
-    for i, path in enumerate(paths):
-        by_length.setdefault(len(path), []).append(i)
-    for length, rows in sorted(by_length.items()):
-        rows = np.asarray(rows)
+    for length, rows, nodes in _by_length(paths):
         if length == 0:
             problems += [f"flow {r}: empty path" for r in rows]
             continue
-        nodes = np.asarray([paths[r] for r in rows], dtype=np.int64)
         bad = (nodes[:, 0] != src[rows]) | (nodes[:, -1] != dst[rows])
-        problems += [f"flow {r}: path runs {nodes[j, 0]}->{nodes[j, -1]}, flow is {src[r]}->{dst[r]}" for j, r in enumerate(rows) if bad[j]]
+        problems += [f"flow {r}: path runs {nodes[j, 0]}->{nodes[j, -1]}, flow is {src[r]}->{dst[r]}" for j, r in _flagged(rows, bad)]
         out_of_range = ((nodes < 0) | (nodes >= network.num_nodes)).any(axis=1)
-        problems += [f"flow {r}: path names a node that does not exist" for j, r in enumerate(rows) if out_of_range[j]]
+        problems += [f"flow {r}: path names a node that does not exist" for j, r in _flagged(rows, out_of_range)]
         not_minimal = (length - 1) != expected_hops[rows]
-        problems += [f"flow {r}: path has {length - 1} hops, a minimal one has {expected_hops[r]}" for j, r in enumerate(rows) if not_minimal[j]]
+        problems += [f"flow {r}: path has {length - 1} hops, a minimal one has {expected_hops[r]}" for j, r in _flagged(rows, not_minimal)]
         if length == 1:
             continue
         safe = np.where(out_of_range[:, None], 0, nodes)
         hop = network.find_channels(safe[:, :-1], safe[:, 1:])
         missing = (hop < 0).any(axis=1) & ~out_of_range
-        problems += [f"flow {r}: hop {nodes[j, np.argmax(hop[j] < 0)]}->{nodes[j, np.argmax(hop[j] < 0) + 1]} is not a channel" for j, r in enumerate(rows) if missing[j]]
+        problems += [f"flow {r}: hop {nodes[j, np.argmax(hop[j] < 0)]}->{nodes[j, np.argmax(hop[j] < 0) + 1]} is not a channel" for j, r in _flagged(rows, missing)]
         good = ~(bad | out_of_range | missing | not_minimal)
         channels.append(hop[good].ravel())
     return problems, channels
 
 
-def _channel_path_problems(network, src, dst, paths, expected_channels, policy=None) -> tuple[list[str], list[np.ndarray]]:
+def _channel_path_problems(network, src, dst, paths: Paths, expected_channels, policy=None) -> tuple[list[str], list[np.ndarray]]:
     """Check channel paths (synth-routes/2), equal-length paths at once: every id an existing
     channel, the first leaving the source terminal, each entering the node the next one leaves,
     no terminal before the last, the last entering the destination terminal, and the router's
@@ -127,58 +134,51 @@ def _channel_path_problems(network, src, dst, paths, expected_channels, policy=N
     many channels as a minimal path has. Returns problems and the channel ids of valid paths."""
     problems, channels = [], []
     n, total = network.num_terminals, network.num_channels
-    by_length: dict[int, list[int]] = {}
-    for i, path in enumerate(paths):
-        by_length.setdefault(len(path), []).append(i)
-    for length, rows in sorted(by_length.items()):
-        rows = np.asarray(rows)
+    for length, rows, hops in _by_length(paths):
         if policy is None:
             not_minimal = length != expected_channels[rows]
             problems += [f"flow {r}: path has {length} channels, a minimal one has {expected_channels[r]}"
-                         for j, r in enumerate(rows) if not_minimal[j]]
+                         for j, r in _flagged(rows, not_minimal)]
         else:
             not_minimal = np.zeros(len(rows), dtype=bool)
         if length == 0:
             bad = src[rows] != dst[rows]
-            problems += [f"flow {r}: empty path from {src[r]} to {dst[r]}" for j, r in enumerate(rows) if bad[j] and not not_minimal[j]]
+            problems += [f"flow {r}: empty path from {src[r]} to {dst[r]}" for j, r in _flagged(rows, bad & ~not_minimal)]
             continue
-        hops = np.asarray([paths[r] for r in rows], dtype=np.int64)
         out_of_range = ((hops < 0) | (hops >= total)).any(axis=1)
-        problems += [f"flow {r}: path names a channel that does not exist" for j, r in enumerate(rows) if out_of_range[j]]
+        problems += [f"flow {r}: path names a channel that does not exist" for j, r in _flagged(rows, out_of_range)]
         safe = np.where(out_of_range[:, None], 0, hops)
         tails, heads = network.channel_src[safe], network.channel_dst[safe]
         ends = (tails[:, 0] != src[rows]) | (heads[:, -1] != dst[rows])
         broken = (heads[:, :-1] != tails[:, 1:]).any(axis=1)
         through_terminal = (heads[:, :-1] < n).any(axis=1)
-        for j, r in enumerate(rows):
-            if out_of_range[j]:
-                continue
+        for j, r in _flagged(rows, (ends | broken | through_terminal) & ~out_of_range):
             if ends[j]:
                 problems.append(f"flow {r}: path runs {tails[j, 0]}->{heads[j, -1]}, flow is {src[r]}->{dst[r]}")
             elif broken[j]:
                 k = int(np.argmax(heads[j, :-1] != tails[j, 1:]))
                 problems.append(f"flow {r}: channel {hops[j, k + 1]} does not leave node {heads[j, k]}, where channel "
                                 f"{hops[j, k]} arrives")
-            elif through_terminal[j]:
+            else:
                 problems.append(f"flow {r}: path passes through terminal {heads[j, np.argmax(heads[j, :-1] < n)]}")
         if policy is not None:
             valid = ~(ends | out_of_range | broken | through_terminal)
             kept, requirement = policy(heads[:, :-1] - n)
             to_itself = src[rows] == dst[rows]  # (without a policy the length test above catches these)
             problems += [f"flow {r}: a message to itself has a path of {length} channels, not an empty one"
-                         for j, r in enumerate(rows) if valid[j] and to_itself[j]]
+                         for j, r in _flagged(rows, valid & to_itself)]
             not_minimal = valid & (~kept | to_itself)
-            problems += [f"flow {r}: path is not {requirement}" for j, r in enumerate(rows)
-                         if not_minimal[j] and not to_itself[j]]
+            problems += [f"flow {r}: path is not {requirement}" for j, r in _flagged(rows, not_minimal & ~to_itself)]
         good = ~(ends | out_of_range | broken | through_terminal | not_minimal)
         channels.append(hops[good].ravel())
     return problems, channels
 
 
-def _check_lanes(network, phase_paths: list[list[list[int]]], phase_lanes: list[list[int]], report) -> str:
+def _check_lanes(network, phase_paths: list[Paths], phase_lanes: list[np.ndarray], report) -> str:
     """Every virtual lane's dependency graph acyclic (over all phases), else a problem naming a cycle."""
-    channels, lengths = flatten([p for phase in phase_paths for p in phase])
-    lanes = np.fromiter(chain.from_iterable(phase_lanes), dtype=np.int64)
+    both = Paths.concatenate(phase_paths)
+    channels, lengths = both.channels.astype(np.int64, copy=False), both.lengths()
+    lanes = np.concatenate(phase_lanes).astype(np.int64) if phase_lanes else np.zeros(0, dtype=np.int64)
     used = np.unique(lanes).tolist()
     for lane in used:
         cycle = lane_cycle(channels, lengths, lanes, network.num_channels, lane)
@@ -271,7 +271,7 @@ def _first_difference(expected: list[int], recorded: list[int]) -> str:
     return f"phase {recorded[len(expected)]} is one too many ({len(recorded)} phases, expected {len(expected)})"
 
 
-def _check_header(doc: dict, network, report: CheckReport, topology):
+def _check_header(doc: dict, network, report: CheckReport, topology, spec: RouterSpec | None):
     """The traffic header and the phase list; returns the regenerated workload (None for CSV)."""
     traffic = doc["traffic"]
     pattern, selection = traffic["pattern"], traffic["selection"]
@@ -279,11 +279,10 @@ def _check_header(doc: dict, network, report: CheckReport, topology):
     if traffic["ranks"] > network.num_terminals or ("placement" not in traffic and not pattern.startswith("stencil:")
                                                      and traffic["ranks"] != network.num_terminals):
         report.problem(f"traffic.ranks is {traffic['ranks']}, the network has {network.num_terminals} terminals")
-    registry = ROUTERS if isinstance(topology, Xgft) else tuple(DIRECT_ROUTERS)
-    if doc["router"] not in registry:  # (a direct router that does not apply is refused below, by name)
-        known = registry if isinstance(topology, Xgft) else [r for r in registry if DIRECT_ROUTERS[r].refusal(topology) is None]
+    if spec is None:  # (a router that does not apply is refused below, by name)
+        known = [s.name for s in ROUTERS.applicable(topology)]
         report.problem(f"router {doc['router']!r} is not one synth has for {topology.family} (known: {', '.join(known)})")
-    _check_synthesis(doc, report)
+    _check_synthesis(doc, spec, report)
     if not recorded:
         report.problem("the file has no phases")
     workload = None
@@ -315,21 +314,16 @@ def _check_header(doc: dict, network, report: CheckReport, topology):
     return workload
 
 
-def _check_synthesis(doc: dict, report: CheckReport) -> None:
+def _check_synthesis(doc: dict, spec: RouterSpec | None, report: CheckReport) -> None:
     """The reader made sure the synthesizing routers record `synthesis`, with its types."""
-    if "synthesis" not in doc:
+    if "synthesis" not in doc or spec is None:
         return
-    if doc["router"] not in SYNTHESIZING:
+    if not spec.synthesizes:
         report.problem(f"synthesis options recorded for router '{doc['router']}', which synthesizes nothing")
         return
     recorded = doc["synthesis"]
     try:
-        if doc["router"] == "paths":
-            options = PathsOptions(**recorded)
-        elif doc["router"] == "layered" and "method" in recorded:
-            options = DragonflyLayeredOptions(**recorded)
-        else:
-            options = LayeredOptions(**recorded)
+        options = spec.read_synthesis(recorded)
     except (TypeError, SynthError) as exc:
         report.problem(f"synthesis options are not valid: {str(exc).splitlines()[0]}")
         return
@@ -337,7 +331,7 @@ def _check_synthesis(doc: dict, report: CheckReport) -> None:
         report.problem(f"synthesis options {recorded} are not in synth's form {options.describe()}")
 
 
-def _check_bound(entry: dict, router: str, topology, achieved: int, cut: int, report: CheckReport) -> int:
+def _check_bound(entry: dict, spec: RouterSpec, achieved: int, cut: int, report: CheckReport) -> int:
     """The lower bound the phase should record: the recomputed cut bound, or what its `bound_source`
     names, checked against the solver report (the LP bound over all paths a router recorded, or a
     solver's proof over every routing, whose value is the contention it proved optimal)."""
@@ -353,7 +347,7 @@ def _check_bound(entry: dict, router: str, topology, achieved: int, cut: int, re
         report.note("lower bound from the LP bound over all paths the solver report records (not re-solved here)", phase)
         return lp
     proof = source.removesuffix(PROOF_SUFFIX)
-    if source.endswith(PROOF_SUFFIX) and proof in SOLVERS and isinstance(topology, Xgft) and router in PROVING \
+    if source.endswith(PROOF_SUFFIX) and proof in SOLVERS and spec.proof_raises_bound \
             and entry.get("proven_by") == proof and solver.get("proven_by") == proof and achieved > cut:
         report.note("lower bound from a solver's proof that no routing does better (not re-solved here)", phase)
         return achieved
@@ -362,18 +356,18 @@ def _check_bound(entry: dict, router: str, topology, achieved: int, cut: int, re
     return cut
 
 
-def _check_status(entry: dict, router: str, synthesis: dict, achieved: int, bound: int, report: CheckReport) -> str:
+def _check_status(entry: dict, spec: RouterSpec, synthesis: dict, achieved: int, bound: int, report: CheckReport) -> str:
     """The status the numbers imply (optimal only at the bound: a proof over every routing raised
     the bound already), with the recorded proof checked for consistency."""
     phase, solver = entry["phase"], entry.get("solver")
     proven_by = entry.get("proven_by")
-    lp_proof = proven_by == LP_PROOF and (router == "paths" or "system_bound" in (solver or {}))
-    lp_key = "candidate_bound" if router == "paths" else "lp_bound"  # the LP bound the proof stands on
+    lp_key = spec.lp_proof_key  # the field of the solver report holding the LP bound an `lp` proof stands on
+    lp_proof = proven_by == LP_PROOF and lp_key is not None
     if proven_by is not None:
         if proven_by not in SOLVERS and not lp_proof:
             report.problem(f"phase {phase}: proven_by names {proven_by!r}, not a solver synth has ({', '.join(SOLVERS)})")
-        elif router not in PROVING and not (router == "layered" and "method" in synthesis):  # (dragonfly layered proves)
-            report.problem(f"phase {phase}: proven_by recorded, but router '{router}' proves nothing per phase")
+        elif not spec.proves:
+            report.problem(f"phase {phase}: proven_by recorded, but router '{spec.name}' proves nothing per phase")
         elif solver is None or solver.get("proven_by") != proven_by:
             report.problem(f"phase {phase}: proven_by {proven_by!r} does not match the solver report")
         elif lp_proof and achieved > solver[lp_key]:
@@ -401,10 +395,10 @@ def _check_consistent(network, doc: dict, report: CheckReport) -> None:
     from synth.routing.consistent_direct import is_destination_consistent
     from synth.routing.paths import Paths
 
-    flows = np.array([f for entry in doc["phases"] for f in entry["flows"]], dtype=np.int64).reshape(-1, 3)
-    channels, lengths = flatten([p for entry in doc["phases"] for p in entry["paths"]])
+    flows = np.concatenate([entry["flows"] for entry in doc["phases"]]) if doc["phases"] else np.zeros((0, 3), np.int64)
+    paths = Paths.concatenate([entry["paths"] for entry in doc["phases"]])
     ok, why = is_destination_consistent(network, flows[:, 0], flows[:, 1],
-                                        Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), channels))
+                                        Paths(paths.offsets, paths.channels.astype(np.int64, copy=False)))
     if ok:
         report.policy += ", destination-consistent (one channel per node and destination)"
     else:
@@ -412,32 +406,33 @@ def _check_consistent(network, doc: dict, report: CheckReport) -> None:
 
 
 def check_routes(doc: dict) -> CheckReport:
+    """Re-verify a routes document (read_routes' or read_routes_columnar's, from either form of file);
+    per phase its flows and paths are checked as arrays (synth.io.routes_file.columnar)."""
+    doc = columnar(doc)
     report = CheckReport()
     topology = parse_topology(doc["topology"]["spec"])
     network = topology.network()
-    workload = _check_header(doc, network, report, topology)
+    spec = ROUTERS.find(doc["router"], topology.routing_kind)
+    workload = _check_header(doc, network, report, topology, spec)
+    if spec is None:
+        return report
     node_paths = doc["format"] == NODE_PATHS_FORMAT
-    router = DIRECT_ROUTERS[doc["router"]] if not isinstance(topology, Xgft) and doc["router"] in DIRECT_ROUTERS else None
-    refusal = router.refusal(topology) if router is not None else None
-    if router is not None and router.policy == VIA_ONE:
-        report.policy = "two minimal segments through one router (Valiant)"
-    if router is not None and router.policy == VIA_GROUP:
-        report.policy = VIA_GROUP_TEXT
+    synthesis = doc.get("synthesis") or {}
+    # the policy of the router's paths (on an XGFT every path is minimal up*/down*, checked by length)
+    declared = spec.policy_for(synthesis) if spec.networks == DIRECT else MINIMAL
+    report.policy = {VIA_ONE: "two minimal segments through one router (Valiant)", VIA_GROUP: VIA_GROUP_TEXT}.get(
+        declared, "minimal")
+    refusal = spec.refusal(topology)
     if refusal is not None:
         report.problem(f"router '{doc['router']}' does not apply: {refusal}")
         return report
-    declared = router.policy if router is not None else None
-    if doc["router"] == "paths" and (doc.get("synthesis") or {}).get("candidates") == "minimal":
-        declared = MINIMAL  # the path-selection router keeps the policy of its candidate set
-        report.policy = "minimal"
-    policy = None if router is None or (declared == MINIMAL and topology.router_groups() is None) \
+    policy = None if spec.networks != DIRECT or (declared == MINIMAL and topology.router_groups() is None) \
         else _policy(topology, declared)
-    if node_paths and router is not None and router.policy != MINIMAL:
+    if node_paths and spec.policy != MINIMAL:
         report.problem(f"a synth-routes/1 file of router '{doc['router']}': version 1 has minimal routers only")
         return report
-    synthesis = doc.get("synthesis") or {}
     weighs_bytes = doc.get("load_unit") == "bytes"
-    if weighs_bytes and doc["router"] in MESSAGE_SYNTHESIZERS:
+    if weighs_bytes and spec.minimizes_messages:
         report.problem(f"load_unit bytes recorded for router '{doc['router']}', which minimizes messages")
         return report
     if weighs_bytes and node_paths:
@@ -448,24 +443,24 @@ def check_routes(doc: dict) -> CheckReport:
     with_lanes = [entry for entry in doc["phases"] if "vls" in entry]
     if with_lanes and len(with_lanes) != len(doc["phases"]):
         report.problem(f"{len(with_lanes)} of {len(doc['phases'])} phases record virtual lanes (vls): all or none must")
-    budget = synthesis.get("lanes") if doc["router"] == "paths" else None
+    budget = synthesis.get("lanes") if spec.lane_budget else None
     if budget is not None and not with_lanes and doc["phases"]:
         report.problem(f"routed within a budget of {budget} virtual lanes (synthesis.lanes), but no phase records its lanes (vls)")
-    highest = [(entry["phase"], max(entry["vls"], default=0)) for entry in with_lanes]
+    highest = [(entry["phase"], int(entry["vls"].max(initial=0))) for entry in with_lanes]
     over = [(phase, lane) for phase, lane in highest if budget is not None and lane >= budget]
     if over:
         report.problem(f"phase {over[0][0]}: a path on VL{over[0][1]}, outside the budget of {budget} virtual lanes (VL0.."
                        f"VL{budget - 1}) the file was routed within (synthesis.lanes)")
-    lanes: list[list[int]] = []
-    flat_paths: list[list[int]] = []
+    lanes: list[np.ndarray] = []
+    flat_paths: list[Paths] = []
     for entry in doc["phases"]:
         phase = entry["phase"]
         report.phases += 1
-        flows = np.asarray(entry["flows"], dtype=np.int64).reshape(-1, 3)
+        flows = entry["flows"]  # (n, 3) int64
         src, dst = flows[:, 0], flows[:, 1]
-        paths = entry["paths"]
-        if len(paths) != len(flows):
-            report.problem(f"phase {phase}: {len(flows)} flows but {len(paths)} paths")
+        paths = entry["paths"]  # a Paths: offsets into one array of channel (or node) ids
+        if paths.num_flows != len(flows):
+            report.problem(f"phase {phase}: {len(flows)} flows but {paths.num_flows} paths")
             continue
         if ((src >= network.num_terminals) | (dst >= network.num_terminals)).any():
             report.problem(f"phase {phase}: a flow names a rank outside 0..{network.num_terminals - 1}")
@@ -487,12 +482,12 @@ def check_routes(doc: dict) -> CheckReport:
         else:
             problems, channels = _channel_path_problems(network, src, dst, paths, _minimal_channels(topology, src, dst),
                                                         policy)
-        report.paths += len(paths)
+        report.paths += paths.num_flows
         report.problems += [f"phase {phase}, {p}" for p in problems]
         if problems:
             continue
         if dependencies is not None:
-            dependencies.add_paths(*flatten(paths))
+            dependencies.add_paths(paths.channels.astype(np.int64, copy=False), paths.lengths())
         if "vls" in entry:
             lanes.append(entry["vls"])
             flat_paths.append(paths)
@@ -505,20 +500,20 @@ def check_routes(doc: dict) -> CheckReport:
             loads = np.bincount(used, minlength=network.num_channels)
         else:
             # (valid paths: `used` holds every path's channels, grouped by length; here in flow order)
-            flat, lengths = flatten(paths)
+            flat, lengths = paths.channels.astype(np.int64, copy=False), paths.lengths()
             per_hop = np.repeat(weights, lengths)
             loads = bytes_over_bandwidth(weighted_counts(flat, per_hop, network.num_channels), network.channel_bandwidth)
         achieved = int(loads.max(initial=0))
         report.max_contention = max(report.max_contention, achieved)
         stage_max = stage_maxima(network, loads[None, :])[0].tolist()
         stage_bounds = cut_bounds_batch(topology, np.zeros(len(src), dtype=np.int64), src, dst, 1, weights)[0].tolist()
-        bound = _check_bound(entry, doc["router"], topology, achieved, max(stage_bounds, default=0), report)
+        bound = _check_bound(entry, spec, achieved, max(stage_bounds, default=0), report)
         for name, recorded, value in (("max contention", entry["max_contention"], achieved), ("lower bound", entry["lower_bound"], bound),
                                       ("gap", entry["gap"], achieved - bound), ("stage_max", entry["stage_max"], stage_max),
                                       ("stage_bounds", entry["stage_bounds"], stage_bounds)):
             if recorded != value:
                 report.problem(f"phase {phase}: recorded {name} {recorded}, recomputed {value}")
-        status = _check_status(entry, doc["router"], synthesis, achieved, bound, report)
+        status = _check_status(entry, spec, synthesis, achieved, bound, report)
         evaluations.append(PhaseEvaluation(phase, achieved, bound, status, -1, stage_bounds, stage_max,
                                            entry.get("bound_source", "")))
     if dependencies is not None and report.ok:

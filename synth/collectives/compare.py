@@ -119,12 +119,12 @@ def _router_applies(topology, router: str, ranks: int) -> None:
     """One flow through the router before any schedule is made: a router that cannot route this
     network (too many routers for its tables, a family it does not take) is one line now, not
     after every algorithm's schedule was generated."""
-    from synth.workflow import router_function
+    from synth.routing.registry import make_router
 
     if ranks < 2:
         return
     one = np.zeros(1, dtype=np.int64)
-    router_function(router, topology=topology)(topology, one, one + 1, phase=one, occurrence=one, seed=0)
+    make_router(router, topology)(topology, one, one + 1, phase=one, occurrence=one, seed=0)
 
 
 def size_text(n: int) -> str:

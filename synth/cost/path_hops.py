@@ -30,12 +30,12 @@ def mapped_hops(schedule, topology, router: str | None = None, routes: dict | No
         return int(len(src) * longest)
     if isinstance(topology, Xgft):
         return int(2 * _common_level(topology, src, dst).sum())
-    from synth.routing.direct_routers import DIRECT_ROUTERS, MINIMAL
+    from synth.routing.registry import MINIMAL, ROUTERS
     from synth.routing.minimal import router_view
 
     view = router_view(topology)
     router = router or topology.default_router
-    spec = DIRECT_ROUTERS.get(router, f"a {topology.family} network") if router in DIRECT_ROUTERS else None
+    spec = ROUTERS.find(router, topology.routing_kind)
     if spec is not None and spec.policy == MINIMAL:
         a, b = view.terminal_router[src], view.terminal_router[dst]
         return int((view.distance[a, b].astype(np.int64) + 2).sum())
@@ -52,12 +52,12 @@ def all_pairs_hops(topology, router: str | None = None, ranks_per_node: int = 1)
     if isinstance(topology, Xgft):
         span = topology.mt_span  # a leaf has span[l] - span[l - 1] others whose lowest common ancestor is at layer l
         return q * q * n * sum(2 * l * (span[l] - span[l - 1]) for l in range(1, topology.height + 1))
-    from synth.routing.direct_routers import DIRECT_ROUTERS, MINIMAL
+    from synth.routing.registry import MINIMAL, ROUTERS
     from synth.routing.minimal import router_view
 
     view = router_view(topology)
     router = router or topology.default_router
-    spec = DIRECT_ROUTERS.get(router, f"a {topology.family} network") if router in DIRECT_ROUTERS else None
+    spec = ROUTERS.find(router, topology.routing_kind)
     if spec is None or spec.policy != MINIMAL:
         return q * q * n * (n - 1) * (2 * view.diameter + 6)
     per_router = np.bincount(view.terminal_router, minlength=len(view.distance)).astype(np.float64)

@@ -80,7 +80,7 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
     of a routes file `routes`, or along `paths`, one per transfer between nodes, in order) and
     measure every step. Transfers within a node (ranks_per_node > 1) move through memory: no
     channel, their sender's memory port."""
-    from synth.workflow import router_function
+    from synth.routing.registry import make_router
 
     network = topology.network()
     q = schedule.ranks_per_node
@@ -90,9 +90,9 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
     if paths is None and routes is not None:
         paths = paths_from_routes(routes, topology, src, dst)
     elif paths is None:
-        route = router_function(router or topology.default_router, topology=topology)
+        route = make_router(router or topology.default_router, topology)
         routed = route(topology, src, dst, phase=step_across, occurrence=np.zeros(len(src), dtype=np.int64), seed=seed)
-        paths = as_paths(topology, src, dst, routed[0] if isinstance(routed, tuple) else routed)
+        paths = as_paths(topology, src, dst, routed.routes)
     size = schedule.transfer_bytes()
     n = schedule.num_steps
     channel_bytes, flows = _busiest(network, paths, step_across, size[across], n)

@@ -17,20 +17,30 @@ Paths are the channel ids of `synth topology --format json` for the same spec, i
 Files of the first version, `synth-routes/1`, whose paths list node ids, are still read. The
 writer streams into a temporary file of synth.core.output, so a failed run leaves no partial
 file; nothing in the file depends on the clock, so a rerun writes the same bytes.
+
+The same content has a compact form, HDF5 (synth.io.routes_hdf5), written for an output named
+.h5 or .hdf5 (open_routes_writer) and recognized by its first bytes. Both readers give the
+columnar document (read_routes_columnar): the JSON file's fields, with every phase's flows as an
+(n, 3) int64 array, its paths as a synth.routing.paths.Paths (CSR: offsets into one array of
+channel ids) and its lanes as an array, which synth check and synth tables consume without a
+Python object per flow; read_routes gives the JSON form (lists) of either file.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import hashlib
+import io
 import json
+from contextlib import contextmanager
+from itertools import chain
 from typing import IO
 
 import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.validate import INT64_MAX, check_keys, read_json, require_int, require_list, require_str, require_table, show
+from synth.routing.paths import Paths
 
 FORMAT = "synth-routes/2"
 NODE_PATHS_FORMAT = "synth-routes/1"  # paths as node ids: read, no longer written
@@ -75,23 +85,66 @@ class RoutesWriter:
         handle.write('"phases": [\n')
 
     def add_phase(self, record: dict) -> None:
-        """`record` holds phase, flows, paths and the evaluation fields; paths go one per line."""
+        """`record` holds phase, flows (an (n, 3) array or [[src, dst, bytes], ...]), paths (a Paths or
+        lists of channel ids), vls (optional: an array or a list) and the evaluation fields; paths go
+        one per line."""
         fields = {k: v for k, v in record.items() if k not in ("flows", "paths", "vls")}
-        add_flows_to_digest(self._flows, record["phase"], record["flows"])
+        flows, paths = record["flows"], record["paths"]
+        add_flows_to_digest(self._flows, record["phase"], flows)
+        flows = flows.tolist() if isinstance(flows, np.ndarray) else flows
+        paths = paths.as_lists() if isinstance(paths, Paths) else paths
         body = ", ".join(f"{_dump(k)}: {_dump(v)}" for k, v in fields.items())
         self._handle.write("" if self._first else ",\n")
         self._first = False
-        self._handle.write("{" + body + ',\n "flows": ' + _dump(record["flows"]) + ',\n "paths": [')
-        self._handle.write(",\n  ".join(_dump(p) for p in record["paths"]))
-        self._handle.write("]" + (',\n "vls": ' + _dump(record["vls"]) if "vls" in record else "") + "}")
+        self._handle.write("{" + body + ',\n "flows": ' + _dump(flows) + ',\n "paths": [')
+        self._handle.write(",\n  ".join(_dump(p) for p in paths))
+        lanes = record.get("vls")
+        lanes = lanes.tolist() if isinstance(lanes, np.ndarray) else lanes
+        self._handle.write("]" + (',\n "vls": ' + _dump(lanes) if "vls" in record else "") + "}")
 
     def close(self, summary: dict) -> None:
         summary = {**summary, FLOWS_DIGEST: self._flows.hexdigest()}
         self._handle.write(f'\n],\n"summary": {_dump(summary)}\n}}\n')
 
 
-# A routes file is parsed whole (about 1 KiB of memory per flow); larger files are refused before reading.
+@contextmanager
+def open_routes_writer(target, header: dict):
+    """The writer of a reserved output (synth.core.output.Output, written into its temporary): the
+    compact HDF5 form (synth.io.routes_hdf5) for a target named .h5 or .hdf5, JSON otherwise. Both
+    take `add_phase(record)` and `close(summary)` and write the same content, flows digest included."""
+    from synth.io.routes_hdf5 import RoutesHdf5Writer, wants_hdf5
+
+    if wants_hdf5(target.target):
+        writer = RoutesHdf5Writer(target.tmp, header, shown=target.target)
+        try:
+            yield writer
+        finally:
+            writer.release()
+    else:
+        with target.open() as handle:
+            yield RoutesWriter(handle, header)
+
+
+def write_routes_json(handle: IO[str], doc: dict) -> None:
+    """A routes document (either form, e.g. read from a compact file) as the JSON file: the bytes
+    `synth route --out FILE.json` writes for the same routes."""
+    writer = RoutesWriter(handle, {k: v for k, v in doc.items() if k not in ("format", "phases", "summary")})
+    for record in doc["phases"]:
+        writer.add_phase(record)
+    writer.close(doc["summary"])
+
+
+def routes_json_text(doc: dict) -> str:
+    handle = io.StringIO()
+    write_routes_json(handle, doc)
+    return handle.getvalue()
+
+
+# A JSON routes file is parsed whole (about 1 KiB of memory per flow); larger files are refused before
+# reading. The compact form (synth.io.routes_hdf5) has no such limit: its reader plans the memory of
+# its arrays (about 200 bytes per flow to read and check) from their shapes.
 MAX_FILE_BYTES = 2 << 30
+TOO_BIG_HINT = "; route fewer phases per file (--phase), or write the compact form (--out FILE.h5)"
 
 _TOP = ("format", "topology", "traffic", "router", "seed", "load_unit", "synthesis", "phases", "summary")
 LOAD_UNITS = ("messages", "bytes")  # load_unit: what contention counts (absent: messages)
@@ -103,65 +156,103 @@ _PHASE = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max"
 MAX_VLS = 15  # InfiniBand's data virtual lanes: VL0..VL14 (VL15 carries subnet management)
 COMMON_DATA_VLS = 8  # what switches commonly run (ibsim's ports: VL0-7)
 _PHASE_REQUIRED = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "flows", "paths")
-_SOLVER_COUNTS = ("subproblems", "split_solved", "direct_solved", "timeouts", "backtracks")
-_SOLVER = _SOLVER_COUNTS + ("relaxed_layers", "proven_by", "whole_run")
 SUMMARY_COUNTS = ("phases", "max_contention", "worst_phase", "max_lower_bound", "phases_at_bound", "phases_above_bound",
                   "max_gap", "sum_max_contention", "sum_lower_bound")
 FLOWS_DIGEST = "flows_sha256"  # of every phase's flows as written (add_flows_to_digest)
 _SUMMARY = SUMMARY_COUNTS + ("statuses", FLOWS_DIGEST)
-SYNTHESIZING = ("layered", "monolithic", "paths")  # routers whose files carry `synthesis` and a `solver` report per phase
-_SYNTHESIS_STR = ("constraints", "construction", "solver", "consistency")
-_SYNTHESIS = _SYNTHESIS_STR + ("balance", "time_limit", "threads")
-# the path-selection router (synth.routing.path_selection): its options and its per-phase report
-_PATHS_SYNTHESIS_STR = ("candidates", "solver", "consistency")
-_PATHS_SYNTHESIS = _PATHS_SYNTHESIS_STR + ("time_limit", "threads")
-_PATHS_SOLVER_COUNTS = ("choices", "lp_bound", "candidate_bound", "start_contention", "moves", "neighbourhoods", "timeouts")
-_PATHS_SOLVER_STR = ("lp_status", "start", "exact", "proven_by")
-# the layered router of dragonflies (synth.routing.layered_dragonfly)
-_DF_LAYERED_SYNTHESIS_STR = ("method", "solver")
-_DF_LAYERED_SYNTHESIS = _DF_LAYERED_SYNTHESIS_STR + ("time_limit", "threads")
-_DF_LAYERED_SOLVER_COUNTS = ("messages", "choices", "lp_bound", "system_bound", "target", "targets", "group_models",
-                             "detours", "timeouts")
 
 
-@dataclass(frozen=True)
-class _FlatSchema:
-    """A synthesizing router's `synthesis` options and flat per-phase `solver` report."""
+def _router_spec(doc: dict):
+    """The registry's entry of the file's router on its network (None when either is unknown:
+    synth.checking.routes says so)."""
+    from synth.routing.registry import ROUTERS
+    from synth.topology import parse_topology
 
-    synthesis: tuple[str, ...]
-    synthesis_str: tuple[str, ...]
-    counts: tuple[str, ...]
-    strings: tuple[str, ...]  # optional unless in `required`
-    required: tuple[str, ...]
-    flags: tuple[str, ...] = ()
-    synthesis_optional: tuple[str, ...] = ()  # integer options recorded only when used
-
-
-_PATHS_SCHEMA = _FlatSchema(_PATHS_SYNTHESIS, _PATHS_SYNTHESIS_STR, _PATHS_SOLVER_COUNTS, _PATHS_SOLVER_STR,
-                            ("lp_status", "start"), synthesis_optional=("lanes",))  # lanes: the --vls budget routed within
-_DF_LAYERED_SCHEMA = _FlatSchema(_DF_LAYERED_SYNTHESIS, _DF_LAYERED_SYNTHESIS_STR, _DF_LAYERED_SOLVER_COUNTS,
-                                 ("proven_by",), ())
-
-
-def _flat_schema(doc: dict) -> _FlatSchema | None:
-    """The schema of the file's router: paths, layered on a direct network (a dragonfly), or None
-    for the XGFT routers (layered, monolithic)."""
-    if doc["router"] == "paths":
-        return _PATHS_SCHEMA
-    if doc["router"] == "layered" and not doc["topology"]["spec"].startswith("xgft"):
-        return _DF_LAYERED_SCHEMA
-    return None
+    try:
+        kind = parse_topology(doc["topology"]["spec"]).routing_kind
+    except SynthError:
+        return None
+    return ROUTERS.find(doc["router"], kind)
 
 
 def read_routes(path: str) -> dict:
-    """Load a routes file and check its shape and types strictly: every required field present,
-    no unknown field, integers that are integers (not bools, not floats) within int64. Anything
-    else is a user error (exit code 2) naming the field; whether the values are right is what
-    synth.checking.routes decides."""
+    """Load a routes file (either form) and check its shape and types strictly: every required field
+    present, no unknown field, integers that are integers (not bools, not floats) within int64.
+    Anything else is a user error (exit code 2) naming the field; whether the values are right is
+    what synth.checking.routes decides. Flows, paths and lanes as the JSON file lists them (a
+    compact file's arrays made lists: read_routes_columnar keeps them arrays)."""
+    from synth.io.routes_hdf5 import LIST_BYTES_PER_FLOW, is_hdf5
+
+    if is_hdf5(path):
+        return as_lists(_read_compact(path, LIST_BYTES_PER_FLOW))
     where = f"routes file '{path}'"
-    doc = read_json(path, where, "routes file", MAX_FILE_BYTES, "; route fewer phases per file (--phase)")
+    doc = read_json(path, where, "routes file", MAX_FILE_BYTES, TOO_BIG_HINT)
     _check_shape(doc, where)
     return doc
+
+
+def read_routes_columnar(path: str) -> dict:
+    """A routes file in either form, checked as read_routes checks it, as the columnar document
+    (see columnar): what `synth check` and `synth tables` read."""
+    from synth.io.routes_hdf5 import is_hdf5
+
+    if is_hdf5(path):
+        return _read_compact(path)
+    where = f"routes file '{path}'"
+    doc = read_json(path, where, "routes file", MAX_FILE_BYTES, TOO_BIG_HINT)
+    _check_shape(doc, where)
+    for i, record in enumerate(doc["phases"]):  # (in place: each phase's lists are freed as it is converted)
+        doc["phases"][i] = _columnar_phase(record)
+    return doc
+
+
+def _read_compact(path: str, bytes_per_flow: int = 0) -> dict:
+    from synth.io.routes_hdf5 import read_routes_hdf5
+
+    where = f"routes file '{path}'"
+    doc = read_routes_hdf5(path, where, bytes_per_flow)  # the arrays checked there, the fields here
+    _check_shape(doc, where)
+    return doc
+
+
+def is_columnar(doc: dict) -> bool:
+    return all(isinstance(record["paths"], Paths) for record in doc["phases"])
+
+
+def columnar(doc: dict) -> dict:
+    """A shape-checked routes document with every phase's flows as an (n, 3) int64 array, its paths
+    as a Paths (offsets into one array of ids: channel ids, node ids in synth-routes/1) and its
+    lanes (vls) as an int8 array; the other fields as they are. A document in that form already is
+    returned as it is, another converted into a new one (the caller's lists are left alone)."""
+    if is_columnar(doc):
+        return doc
+    return {**doc, "phases": [_columnar_phase(record) for record in doc["phases"]]}
+
+
+def _columnar_phase(record: dict) -> dict:
+    if isinstance(record["paths"], Paths):
+        return record
+    paths = record["paths"]
+    lengths = np.fromiter(map(len, paths), dtype=np.int64, count=len(paths))
+    ids = np.fromiter(chain.from_iterable(paths), dtype=np.int64, count=int(lengths.sum()))
+    out = {**record, "flows": np.asarray(record["flows"], dtype=np.int64).reshape(-1, 3),
+           "paths": Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), ids)}
+    if "vls" in record:
+        out["vls"] = np.asarray(record["vls"], dtype=np.int8)
+    return out
+
+
+def as_lists(doc: dict) -> dict:
+    """A columnar document in the JSON file's form: flows, paths and vls as lists."""
+    def listed(record: dict) -> dict:
+        if not isinstance(record["paths"], Paths):
+            return record
+        out = {**record, "flows": record["flows"].tolist(), "paths": record["paths"].as_lists()}
+        if "vls" in record:
+            out["vls"] = record["vls"].tolist()
+        return out
+
+    return {**doc, "phases": [listed(record) for record in doc["phases"]]}
 
 
 def _check_shape(doc, where: str) -> None:
@@ -187,11 +278,12 @@ def _check_shape(doc, where: str) -> None:
         raise SynthError(f"{where}: load_unit is {show(doc['load_unit'])}, expected one of {', '.join(LOAD_UNITS)}")
     # A synthesizing run records its options, and then a solver report per phase; whether the
     # router is one that synthesizes (or one synth knows) is synth.checking.routes's question.
-    if doc["router"] in SYNTHESIZING and "synthesis" not in doc:
+    spec = _router_spec(doc)
+    if spec is not None and spec.synthesizes and "synthesis" not in doc:
         raise SynthError(f"{where}: router {show(doc['router'])} without its synthesis options")
     synthesizing = "synthesis" in doc
-    schema = _flat_schema(doc)
-    if synthesizing:
+    schema = spec.file_schema if spec is not None else None
+    if synthesizing and schema is not None:
         _check_synthesis(doc["synthesis"], f"{where}: synthesis", schema)
     for i, record in enumerate(require_list(doc["phases"], f"{where}: phases")):
         _check_phase(record, f"{where}: phases[{i}]", synthesizing, doc["format"] == NODE_PATHS_FORMAT, schema)
@@ -208,29 +300,30 @@ def _check_shape(doc, where: str) -> None:
         require_int(count, f"{where}: summary.statuses.{status}")
 
 
-def _check_synthesis(synthesis, where: str, schema: _FlatSchema | None = None) -> None:
-    """Types only; whether the values are options synth has is synth.checking.routes's question."""
+def _check_synthesis(synthesis, where: str, schema) -> None:
+    """Types only (the router's FileSchema, synth.routing.registry); whether the values are options
+    synth has is synth.checking.routes's question."""
     require_table(synthesis, where)
-    keys, strings = (schema.synthesis, schema.synthesis_str) if schema else (_SYNTHESIS, _SYNTHESIS_STR)
-    optional = schema.synthesis_optional if schema else ()
+    keys, optional = schema.synthesis, schema.synthesis_optional
     check_keys(synthesis, where, keys + optional, keys)
     for key in optional:
         if key in synthesis:
             require_int(synthesis[key], f"{where}.{key}", 1, MAX_VLS)
-    for key in strings:
+    for key in schema.synthesis_str:
         require_str(synthesis[key], f"{where}.{key}")
-    if schema is None and type(synthesis["balance"]) is not bool:
-        raise SynthError(f"{where}.balance must be true or false, got {show(synthesis['balance'])}")
+    for key in schema.synthesis_flags:
+        if type(synthesis[key]) is not bool:
+            raise SynthError(f"{where}.{key} must be true or false, got {show(synthesis[key])}")
     require_int(synthesis["threads"], f"{where}.threads", None)
     limit = synthesis["time_limit"]
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))):
         raise SynthError(f"{where}.time_limit must be a number of seconds or null, got {show(limit)}")
 
 
-def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, schema: _FlatSchema | None = None) -> None:
+def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, schema=None) -> None:
     require_table(record, where)
     # a phase without flows (every flow cut off by failures) asked no solver anything
-    solved = synthesizing and isinstance(record, dict) and bool(record.get("flows"))
+    solved = synthesizing and isinstance(record, dict) and _has_flows(record.get("flows"))
     check_keys(record, where, _PHASE, _PHASE_REQUIRED + (("solver",) if solved else ()))
     if "solver" in record and not synthesizing:
         raise SynthError(f"{where}: a solver report in a file without synthesis options")
@@ -248,28 +341,24 @@ def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, schem
         require_str(record["proven_by"], f"{where}.proven_by")
     if "bound_source" in record:
         require_str(record["bound_source"], f"{where}.bound_source")
-    if "solver" in record and schema is not None:
+    if "solver" in record:
         solver = require_table(record["solver"], f"{where}.solver")
-        check_keys(solver, f"{where}.solver", schema.counts + schema.strings + schema.flags,
+    if "solver" in record and schema is not None:  # (a router synth does not have: synth check says so)
+        check_keys(solver, f"{where}.solver", schema.counts + schema.strings + schema.flags + schema.lists,
                    schema.counts + schema.required)
         for key in schema.counts:
             require_int(solver[key], f"{where}.solver.{key}")
         for key in schema.strings:
-            if key in solver:
+            if key in solver and key not in schema.lists:
                 require_str(solver[key], f"{where}.solver.{key}")
         for key in schema.flags:
             if key in solver and type(solver[key]) is not bool:
                 raise SynthError(f"{where}.solver.{key} must be true or false, got {show(solver[key])}")
-    elif "solver" in record:
-        solver = require_table(record["solver"], f"{where}.solver")
-        check_keys(solver, f"{where}.solver", _SOLVER, _SOLVER_COUNTS + ("relaxed_layers",))
-        for key in _SOLVER_COUNTS:
-            require_int(solver[key], f"{where}.solver.{key}")
-        for k, layer in enumerate(require_list(solver["relaxed_layers"], f"{where}.solver.relaxed_layers")):
-            require_int(layer, f"{where}.solver.relaxed_layers[{k}]")
-        for key in ("proven_by", "whole_run"):
-            if key in solver:
-                require_str(solver[key], f"{where}.solver.{key}")
+        for key in schema.lists:
+            for k, value in enumerate(require_list(solver[key], f"{where}.solver.{key}")):
+                require_int(value, f"{where}.solver.{key}[{k}]")
+    if isinstance(record["flows"], np.ndarray):  # a compact file's arrays: checked by synth.io.routes_hdf5
+        return
     flows = require_list(record["flows"], f"{where}.flows")
     for k, flow in enumerate(flows):
         if type(flow) is not list or len(flow) != 3 or not all(type(v) is int and 0 <= v <= INT64_MAX for v in flow):
@@ -288,3 +377,7 @@ def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, schem
         for k, lane in enumerate(vls):
             if type(lane) is not int or not 0 <= lane < MAX_VLS:
                 raise SynthError(f"{where}.vls[{k}] must be a virtual lane 0..{MAX_VLS - 1}, got {show(lane)}")
+
+
+def _has_flows(flows) -> bool:
+    return len(flows) > 0 if isinstance(flows, np.ndarray) else bool(flows)

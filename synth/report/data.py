@@ -21,36 +21,36 @@ from synth.cost.fattree import LinkTimings, bmin_table, ideal_exchange_time
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.opensm.engines import EngineTables, engine_tables, given_tables
-from synth.routing.layered import LayeredOptions
+from synth.routing.registry import ROUTERS, RouterCall, RouterOptions, RouterSpec, make_router
 from synth.routing.paths import as_paths
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
 from synth.traffic.patterns import Workload, parse_pattern
 from synth.execute import Executor
-from synth.workflow import route_phases, router_function
+from synth.workflow import route_phases
 
 # The exchanges of [Prisacari20] (sec. 2.3, 4.2) in the seed's order, with its names.
 PATTERNS = {"a2a-lin": "LIN", "a2a-xor": "XOR", "a2a-opt": "OPT", "a2a-ghe": "GHE", "a2a-bgh": "BGH"}
 LABELS = {**PATTERNS, "a2a-lat": "LAT"}  # (LAT: 003 ch.4's exchange of dragonflies)
-ROUTERS = {"dmodk": "d-mod-k", "smodk": "s-mod-k", "random": "random", "layered": "synth layered",
-           "layered-consistent": "synth layered, dest.-consistent", "monolithic-consistent": "synth exact, dest.-consistent"}
-SYNTHESIZED = ("layered", "layered-consistent", "monolithic-consistent", "paths")  # their phases carry a status
-# Direct networks: the routers of synth.routing.direct_routers, synth's own named as such.
-DIRECT_LABELS = {"paths": "synth paths", "layered": "synth layered"}
 LANES_LIMIT = 15  # InfiniBand's data lanes: a routing that needs more is reported as such
 
 
-def report_router(name: str, options: LayeredOptions, topology=None) -> Callable:
-    """A report's routing name as synth.workflow's router: `-consistent` routes every flow to one
-    destination alike at each switch (tables without LMC), all phases of the pattern together."""
-    if topology is not None and not isinstance(topology, Xgft):
-        return router_function(name, options, topology)
-    base, _, consistent = name.partition("-")
-    return router_function(base, replace(options, consistency="destination" if consistent else "flow"))
+def report_routings(topology) -> dict[str, RouterSpec]:
+    """The routings a report can compare on `topology`, by name: every applicable router's report
+    columns (synth.routing.registry), e.g. `layered-consistent` for destination-consistent routes."""
+    return {name: spec for spec in ROUTERS.applicable(topology) for name in spec.report}
+
+
+def report_router(name: str, options: RouterOptions, topology) -> RouterCall:
+    """A report's routing as the router synth route runs (with the column's consistency: a
+    `-consistent` column routes every flow to one destination alike at each switch, all phases of
+    the pattern together)."""
+    spec = report_routings(topology)[name]
+    return make_router(spec.name, topology, replace(options, consistency=spec.report[name][1]))
 
 
 def router_label(name: str, topology) -> str:
-    return ROUTERS[name] if isinstance(topology, Xgft) else DIRECT_LABELS.get(name, name)
+    return report_routings(topology)[name].report[name][0]
 
 
 def pattern_label(pattern: str) -> str:
@@ -73,12 +73,8 @@ def default_patterns(topology) -> list[str]:
 
 
 def default_routers(topology) -> str:
-    if isinstance(topology, Xgft):
-        return "dmodk,smodk,random,layered"
-    from synth.routing.direct_routers import DIRECT_ROUTERS
-
-    chosen = ["minimal", "valiant", "ugal", "paths", "layered"]
-    return ",".join(r for r in chosen if DIRECT_ROUTERS[r].refusal(topology) is None)
+    """The routers a report compares unless told: the ones marked for it that apply."""
+    return ",".join(next(iter(spec.report)) for spec in ROUTERS.applicable(topology) if spec.report_default)
 
 
 @dataclass(frozen=True)
@@ -186,25 +182,19 @@ def _items(text: str, option: str) -> list[str]:
     return items
 
 
-def parse_routers(text: str, topology=None) -> list[str]:
+def parse_routers(text: str, topology) -> list[str]:
     chosen = _items(text, "--routers")
-    if topology is not None and not isinstance(topology, Xgft):
-        from synth.routing.direct_routers import DIRECT_ROUTERS
-
-        known = [name for name, router in DIRECT_ROUTERS.items() if router.refusal(topology) is None]
-    else:
-        known = list(ROUTERS)
+    known = list(report_routings(topology))
     unknown = [n for n in chosen if n not in known]
     if unknown:
-        raise SynthError(f"unknown router '{unknown[0]}' for a report on {topology.family if topology else 'xgft'} "
-                         f"(known: {', '.join(known)})")
+        raise SynthError(f"unknown router '{unknown[0]}' for a report on {topology.family} (known: {', '.join(known)})")
     if len(set(chosen)) != len(chosen):
         raise SynthError(f"--routers {show(text)} names a router twice")
     return chosen
 
 
 def _routed_series(topology, network: Network, workload: Workload, phases: np.ndarray, router: str,
-                   options: LayeredOptions, seed: int, progress: Callable[[str], None],
+                   options: RouterOptions, seed: int, progress: Callable[[str], None],
                    executor: Executor | None = None) -> tuple[Series, np.ndarray]:
     """One routing of one pattern, and per phase the lower bound: the cut bounds, and on a direct
     network the LP bound where the synthesizing router computed it."""
@@ -218,7 +208,7 @@ def _routed_series(topology, network: Network, workload: Workload, phases: np.nd
     contention = np.array([e.max_contention for e in evaluations], dtype=np.int64)
     bound = np.array([max(e.lower_bound, getattr(r.report, "lp_bound", 0) if r.report is not None else 0)
                       for e, r in zip(evaluations, routed)], dtype=np.int64)
-    statuses = Counter(e.status for e in evaluations) if router in SYNTHESIZED else Counter()
+    statuses = Counter(e.status for e in evaluations) if report_routings(topology)[router].synthesizes else Counter()
     lanes = _lanes([p for r in routed for p in as_paths(topology, r.flows.src, r.flows.dst, r.choice).as_lists()],
                    network) if direct else ""
     if single_port(network):
@@ -275,7 +265,7 @@ def _cut_bounds(topology, workload: Workload, phases: np.ndarray) -> np.ndarray:
 
 def build_report(
     name: str, description: str, source: str, topology, cost: CostModel, patterns: list[str], routers: list[str],
-    engines: list[str], options: LayeredOptions, seed: int, command: str, progress: Callable[[str], None] = lambda _: None,
+    engines: list[str], options: RouterOptions, seed: int, command: str, progress: Callable[[str], None] = lambda _: None,
     given: list[tuple[str, str]] = (), timings: bool = False, collectives: list[str] = (), collective_sizes: list[int] = (),
     executor: Executor | None = None, collective_router: str | None = None,
 ) -> Report:
@@ -321,7 +311,7 @@ def build_report(
         progress(f"collective {name}: every algorithm generated, verified, routed and priced")
         compared.append(compare(name, topology, list(collective_sizes), collective_router, cost.alpha, cost.bandwidth_bits))
     if direct:
-        lp = any(r in ("paths", "layered") for r in routers)
+        lp = any(report_routings(topology)[r].records_lp_bound for r in routers)
         bound_note = "the cut bounds (terminal links" + (", group cut" if topology.router_groups() is not None else "") + ")" \
             + (" and the LP bound over all paths (computed by synth's path-selection and layered routers)" if lp else "")
         return Report(report_name, description or topology.label(), source, topology, network, cost, results, None, [], command, notes, timings,

@@ -16,6 +16,7 @@ import numpy as np
 
 from synth.routing.minimal import router_view
 from synth.routing.paths import Paths
+from synth.routing.registry import DIRECT, RouterSpec, fixed
 
 
 def dor(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:
@@ -42,3 +43,9 @@ def dor(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:
         return np.where(allowed.any(axis=1), chosen, view.next_channel[at, target].astype(np.int64))
 
     return view.walk(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), pick)
+
+
+ROUTERS = (
+    RouterSpec("dor", DIRECT, "dimension order: dimension 0 first, the shorter way in each (torus, HyperX)", fixed(dor),
+               needs="coordinates", consistent=True, report={"dor": ("dor", "flow")}),
+)

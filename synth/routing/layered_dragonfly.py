@@ -59,6 +59,7 @@ from synth.routing.minimal import router_view
 from synth.routing.path_selection import (PathsOptions, PathsReport, descend, grouped_by_channel, Improver, SelectionState,
                                         route_each_phase)
 from synth.routing.paths import Paths
+from synth.routing.registry import DIRECT, SOLVER_OPTIONS, VIA_GROUP, FileSchema, RouterOptions, RouterSpec
 from synth.solve import ProblemBuilder, check_solver, solve
 from synth.solve.problem import INFEASIBLE, OPTIMAL, TIMEOUT
 
@@ -560,3 +561,29 @@ class DragonflyLayeredRouter:
 
     def __call__(self, topology, src, dst, phase=None, occurrence=None, seed=0):
         return route_each_phase(route_phase_layered, self.options, topology, src, dst, phase, seed)
+
+
+def _options(options: RouterOptions) -> DragonflyLayeredOptions:
+    return DragonflyLayeredOptions(solver=options.solver, time_limit=options.time_limit, threads=options.threads,
+                                   glpk_options=options.glpk_options)
+
+
+def _label(options: RouterOptions, seed: int) -> str:
+    o = _options(options)
+    budget = f"{o.time_limit:g} s" if o.time_limit else f"{o.budget:g} s (default)"
+    return f"layered (system layer: global links; group layer: local hops; solver {o.solver}, budget {budget} per phase)"
+
+
+ROUTERS = (
+    RouterSpec("layered", DIRECT, "synthesized by layers ([Prisacari20] ch.3 on ch.4's hierarchy): the system layer "
+               "chooses every message's global links (direct or through one intermediate group), the group layer its "
+               "local hops (the local link or a two-hop detour)", lambda options: DragonflyLayeredRouter(_options(options)),
+               key="layered-dragonfly", policy=VIA_GROUP, needs="groups", takes=SOLVER_OPTIONS, minimizes_messages=True,
+               synthesis=_options, label=_label, proves=True, lp_proof_key="lp_bound", records_lp_bound=True,
+               file_schema=FileSchema(
+                   synthesis=("method", "solver", "time_limit", "threads"), synthesis_str=("method", "solver"),
+                   counts=("messages", "choices", "lp_bound", "system_bound", "target", "targets", "group_models",
+                           "detours", "timeouts"),
+                   strings=("proven_by",)),
+               report={"layered": ("synth layered", "flow")}, report_default=True),
+)

@@ -28,6 +28,7 @@ from scipy.sparse.csgraph import shortest_path
 
 from synth.core import memory
 from synth.core.errors import SynthError
+from synth.routing.registry import DIRECT, RouterSpec, fixed
 from synth.core.interrupt import stoppable
 from synth.routing.oblivious import mix64
 from synth.routing.paths import Paths
@@ -226,3 +227,11 @@ def _next_channels(out, head, distance, groups, grouped):
                     table[at, target] = channel
                     break
     return table
+
+
+ROUTERS = (
+    RouterSpec("minimal", DIRECT, "a shortest path, the lowest-numbered channel at every router", fixed(minimal),
+               consistent=True, report={"minimal": ("minimal", "flow")}, report_default=True),
+    RouterSpec("minimal-random", DIRECT, "a shortest path, a seeded choice per pair at every router",
+               fixed(minimal_random), report={"minimal-random": ("minimal-random", "flow")}),
+)

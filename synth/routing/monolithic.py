@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.routing.layered import LayeredOptions, PerPhaseRouter, PhaseReport
+from synth.routing.layered_xgft import FILE_SCHEMA, LayeredOptions, PerPhaseRouter, PhaseReport
 from synth.routing.oblivious import dmodk
+from synth.routing.registry import SOLVER_OPTIONS, XGFT, RouterSpec
 from synth.solve import ProblemBuilder, solve
 from synth.solve.problem import OPTIMAL, TIMEOUT
 from synth.topology.xgft import Xgft
@@ -75,3 +76,24 @@ def route_phase_monolithic(xgft: Xgft, src, dst, options: LayeredOptions) -> tup
 
 def MonolithicRouter(options: LayeredOptions) -> PerPhaseRouter:
     return PerPhaseRouter(route_phase_monolithic, options)
+
+
+def _build(options):
+    from synth.routing.monolithic_consistent import ConsistentMonolithicRouter
+
+    o = options.layered()
+    return ConsistentMonolithicRouter(o) if o.consistency == "destination" else MonolithicRouter(o)
+
+
+def _label(options, seed: int) -> str:
+    limit = f", time limit {options.time_limit:g} s" if options.time_limit else ""
+    return f"monolithic (one model per phase, solver {options.solver}{limit})"
+
+
+ROUTERS = (
+    RouterSpec("monolithic", XGFT, "one path-selection model per phase over every minimal path (a certificate on small "
+               "instances)", _build, takes=("consistency",) + SOLVER_OPTIONS, minimizes_messages=True,
+               synthesis=lambda options: options.layered(), label=_label, file_schema=FILE_SCHEMA, proves=True,
+               proof_raises_bound=True,
+               report={"monolithic-consistent": ("synth exact, dest.-consistent", "destination")}),
+)

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.routing.layered import LayeredOptions, PhaseReport, WholeWorkloadRouter
+from synth.routing.layered_xgft import LayeredOptions, PhaseReport, WholeWorkloadRouter
 from synth.routing.monolithic import path_pairs
 from synth.routing.oblivious import dmodk
 from synth.topology.xgft import Xgft

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from synth.routing.registry import XGFT, RouterSpec, fixed
 from synth.topology.xgft import Xgft
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -63,9 +64,16 @@ def random_per_message(xgft: Xgft, src, dst, phase, occurrence, seed=0):
     return _hash_choice(xgft, pair ^ message, seed, dst, src)
 
 
-OBLIVIOUS_ROUTERS = {
-    "dmodk": dmodk,
-    "smodk": smodk,
-    "random": random_per_pair,
-    "random-msg": random_per_message,
-}
+def _report(name: str, label: str) -> dict:
+    return {name: (label, "flow")}
+
+
+ROUTERS = (
+    RouterSpec("dmodk", XGFT, "destination-mod-k: up link floor(dst / (W_1...W_l)) mod W_(l+1) at layer l "
+               "([Prisacari20] sec. 2.3)", fixed(dmodk), consistent=True, report=_report("dmodk", "d-mod-k"), report_default=True),
+    RouterSpec("smodk", XGFT, "source-mod-k: the same digits taken from the source", fixed(smodk),
+               report=_report("smodk", "s-mod-k"), report_default=True),
+    RouterSpec("random", XGFT, "one seeded random path per (source, destination) pair", fixed(random_per_pair),
+               report=_report("random", "random"), report_default=True),
+    RouterSpec("random-msg", XGFT, "an independent seeded random path per message", fixed(random_per_message)),
+)

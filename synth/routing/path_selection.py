@@ -48,6 +48,7 @@ from synth.routing.lane_orders import check_budget, within_lanes
 from synth.routing.minimal import RouterView, minimal, router_view
 from synth.routing.oblivious import mix64
 from synth.routing.paths import Paths
+from synth.routing.registry import DIRECT, SOLVER_OPTIONS, VIA_ONE, FileSchema, RouterOptions, RouterSpec
 from synth.routing.ugal import ugal
 from synth.routing.valiant import valiant
 from synth.solve import ProblemBuilder, check_solver, solve
@@ -565,3 +566,44 @@ def _in_flow_order(count: int, routed: list[tuple[np.ndarray, Paths]]) -> Paths:
     position = np.empty(count, dtype=np.int64)
     position[flows] = np.arange(count)
     return together.select(position)
+
+
+def paths_options(options: RouterOptions) -> PathsOptions:
+    """The path-selection router's options from a run's: the candidate set (default all; minimal
+    with destination consistency), the load it minimizes, the solver options."""
+    candidates = options.candidates
+    if candidates is None:
+        candidates = "minimal" if options.consistency == "destination" else "all"
+    return PathsOptions(candidates=candidates, solver=options.solver, time_limit=options.time_limit,
+                        threads=options.threads, glpk_options=options.glpk_options, consistency=options.consistency,
+                        objective=options.load_unit)
+
+
+def _build(options: RouterOptions):
+    o = paths_options(options)
+    return ConsistentPathsRouter(o) if o.consistency == "destination" else PathSelectionRouter(o)
+
+
+def _label(options: RouterOptions, seed: int) -> str:
+    o = paths_options(options)
+    budget = f"{o.time_limit:g} s" if o.time_limit else f"{o.budget:g} s (default)"
+    if o.consistency == "destination":
+        return "paths (destination-consistent: one minimal next hop per router and destination, greedy)"
+    return f"paths ({o.candidates} candidates, minimizing {o.objective}, solver {o.solver}, budget {budget} per phase)"
+
+
+ROUTERS = (
+    RouterSpec("paths", DIRECT, "synthesized: per flow one of its candidate paths (--candidates minimal|valiant|all) so "
+               "that the busiest channel carries the fewest messages (an integer program per phase; minimal paths only "
+               "with --candidates minimal)", _build, policy=VIA_ONE, takes=("candidates", "consistency") + SOLVER_OPTIONS,
+               synthesis=paths_options, synthesis_type=PathsOptions, label=_label, proves=True,
+               lp_proof_key="candidate_bound", records_lp_bound=True, lane_budget=True, minimal_candidates=True,
+               file_schema=FileSchema(
+                   synthesis=("candidates", "solver", "consistency", "time_limit", "threads"),
+                   synthesis_str=("candidates", "solver", "consistency"),
+                   counts=("choices", "lp_bound", "candidate_bound", "start_contention", "moves", "neighbourhoods",
+                           "timeouts"),
+                   strings=("lp_status", "start", "exact", "proven_by"), required=("lp_status", "start"),
+                   synthesis_optional=("lanes",)),  # lanes: the --vls budget routed within
+               report={"paths": ("synth paths", "flow")}, report_default=True),
+)

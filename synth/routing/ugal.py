@@ -17,6 +17,7 @@ import numpy as np
 
 from synth.routing.minimal import router_view
 from synth.routing.paths import Paths
+from synth.routing.registry import DIRECT, VIA_ONE, RouterSpec, fixed
 from synth.routing.valiant import valiant
 
 CANDIDATES = 4  # n: Valiant candidates per message besides the minimal path
@@ -83,3 +84,10 @@ def _combine(options: list[Paths], chosen: np.ndarray) -> Paths:
         target = np.repeat(offsets[:-1][flows] - part.offsets[:-1], part.lengths()) + np.arange(len(part.channels))
         channels[target] = part.channels
     return Paths(offsets, channels)
+
+
+ROUTERS = (
+    RouterSpec("ugal", DIRECT, f"per message the minimal path or the cheapest of {CANDIDATES} Valiant candidates under "
+               "the load placed so far ([Prisacari20] ch.7's UGAL-L cost)", fixed(ugal), policy=VIA_ONE,
+               report={"ugal": ("ugal", "flow")}, report_default=True),
+)

@@ -22,6 +22,7 @@ import numpy as np
 from synth.routing.minimal import router_view
 from synth.routing.oblivious import mix64
 from synth.routing.paths import Paths
+from synth.routing.registry import DIRECT, VIA_ONE, RouterSpec, fixed
 
 _SALT = np.uint64(0xD1B54A32D192ED03)
 
@@ -95,3 +96,13 @@ def valiant(topology, src, dst, phase=None, occurrence=None, seed=0, any_router:
 
 def valiant_any(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:
     return valiant(topology, src, dst, phase, occurrence, seed, any_router=True)
+
+
+ROUTERS = (
+    RouterSpec("valiant", DIRECT, "minimally to a random intermediate group (dragonfly) or router, then minimally to "
+               "the destination ([Prisacari20] ch.5-7)", fixed(valiant), policy=VIA_ONE,
+               report={"valiant": ("valiant", "flow")}, report_default=True),
+    RouterSpec("valiant-any", DIRECT, "as valiant, through any router of the intermediate group ([Prisacari20] ch.6, "
+               "dragonfly)", fixed(valiant_any), policy=VIA_ONE, needs="groups",
+               report={"valiant-any": ("valiant-any", "flow")}),
+)

@@ -36,6 +36,9 @@ class Topology(ABC):
     # The router that schedules, comparisons and reports use unless told otherwise: a fixed, fast
     # routing every command knows (minimal on direct networks; the XGFT family declares d-mod-k).
     default_router: ClassVar[str] = "minimal"
+    # which routers apply (synth.routing.registry): "direct" (channel paths between routers), or
+    # "xgft" (minimal up*/down* paths, one integer per flow)
+    routing_kind: ClassVar[str] = "direct"
 
     @property
     @abstractmethod

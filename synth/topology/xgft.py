@@ -42,6 +42,7 @@ MAX_RADIX = 1 << 16  # M or W of one layer
 class Xgft(Topology):
     family = "xgft"
     default_router = "dmodk"  # 003 sec. 2.3: the fat trees' standard destination-mod-k routing
+    routing_kind = "xgft"
     m: tuple[int, ...]  # M_1..M_H: children of a layer-l node
     w: tuple[int, ...]  # W_1..W_H: parents of a layer-(l-1) node
 

@@ -57,10 +57,11 @@ from synth.execute.ordered import Part, ordered_results
 from synth.io.instance import resolve
 from synth.render import console
 from synth.io.routes_file import RoutesWriter, routes_header
-from synth.routing.layered import LayeredOptions
+from synth.routing.layered_xgft import LayeredOptions
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
-from synth.workflow import route_phases, router_function
+from synth.routing.registry import make_router
+from synth.workflow import route_phases
 
 INSTANCES = "instances/table3.1/xgft{}.toml"
 # A scheduler started with dashboard_address=None still serves its HTTP routes on port 8787 (Dask's
@@ -82,7 +83,7 @@ class Case:
         self.workload = parse_pattern(traffic.get("pattern", "a2a-opt"), self.network.num_terminals,
                                       self.topology.hierarchy(), traffic.get("bytes", 4096), topology=self.topology)
         self.options = LayeredOptions()
-        self.router = router_function("layered", self.options, self.topology)
+        self.router = make_router("layered", self.topology)
         self.header = routes_header(self.topology, self.workload, "bench", "layered", 0, synthesis=self.options.describe())
 
     def sample(self, count: int | None) -> np.ndarray:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.routing.registry import SOLVER_OPTIONS, XGFT, FileSchema, RouterSpec
 from synth.solve import ProblemBuilder, check_solver, solve
 from synth.solve.problem import INFEASIBLE, TIMEOUT
 from synth.topology.xgft import Xgft
@@ -534,3 +535,34 @@ class WholeWorkloadRouter:
 
 def LayeredRouter(options: LayeredOptions) -> PerPhaseRouter:
     return PerPhaseRouter(route_phase, options)
+
+
+def _build(options):
+    from synth.routing.consistent import ConsistentRouter
+
+    o = options.layered()
+    return ConsistentRouter(o) if o.consistency == "destination" else LayeredRouter(o)
+
+
+def _label(options, seed: int) -> str:
+    o = options.layered()
+    limit = f", time limit {o.time_limit:g} s per solve" if o.time_limit else ""
+    return (f"layered ({o.construction}, {o.constraints} conditions{', balanced' if o.balance else ''}, "
+            f"solver {o.solver}{limit})")
+
+
+SOLVER_COUNTS = ("subproblems", "split_solved", "direct_solved", "timeouts", "backtracks")
+# What a routes file of the XGFT's synthesizers (layered, monolithic) records: LayeredOptions, PhaseReport.
+FILE_SCHEMA = FileSchema(
+    synthesis=("constraints", "construction", "solver", "consistency", "balance", "time_limit", "threads"),
+    synthesis_str=("constraints", "construction", "solver", "consistency"), synthesis_flags=("balance",),
+    counts=SOLVER_COUNTS, strings=("proven_by", "whole_run"), required=("relaxed_layers",), lists=("relaxed_layers",))
+
+ROUTERS = (
+    RouterSpec("layered", XGFT, "synthesized by layers ([Prisacari20] ch.3): per layer an integer program for the "
+               "up links, prime-factor splitting, combined by a depth-first search over the WT tree", _build,
+               key="layered-xgft", takes=("constraints", "balance", "construction", "consistency") + SOLVER_OPTIONS,
+               minimizes_messages=True, synthesis=lambda options: options.layered(), label=_label,
+               file_schema=FILE_SCHEMA, report_default=True, report={"layered": ("synth layered", "flow"),
+                                               "layered-consistent": ("synth layered, dest.-consistent", "destination")}),
+)
