@@ -142,7 +142,7 @@ def routes_json_text(doc: dict) -> str:
 
 # A JSON routes file is parsed whole (about 1 KiB of memory per flow); larger files are refused before
 # reading. The compact form (synth.io.routes_hdf5) has no such limit: its reader plans the memory of
-# its arrays (about 200 bytes per flow to read and check) from their shapes.
+# its arrays (a few hundred bytes per flow with its path, to read and check) from their shapes.
 MAX_FILE_BYTES = 2 << 30
 TOO_BIG_HINT = "; route fewer phases per file (--phase), or write the compact form (--out FILE.h5)"
 

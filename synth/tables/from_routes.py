@@ -1,14 +1,20 @@
-"""Forwarding tables for the flows of a routes file (`synth tables`)."""
+"""Forwarding tables for the flows of a routes file (`synth tables`).
+
+The routes are read as arrays (synth.io.routes_file.columnar: per phase an (n, 3) flows array and a
+Paths), so a large file's flows are never a Python object each; the lists `paths` and `channels`
+are made only for the callers that ask for them (synth opensm-check)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.io.routes_file import NODE_PATHS_FORMAT
-from synth.tables.forwarding import ForwardingTables, build_tables, channel_hops, route_hops
+from synth.io.routes_file import NODE_PATHS_FORMAT, columnar
+from synth.routing.paths import Paths
+from synth.tables.forwarding import ForwardingTables, Hops, build_tables
 from synth.topology import Xgft, parse_topology
 
 
@@ -17,36 +23,92 @@ class RoutedFlows:
     src: np.ndarray
     dst: np.ndarray
     phase: np.ndarray
-    paths: list[list[int]]  # node ids, from the source terminal
-    channels: list[list[int]] | None = None  # channel ids (synth-routes/2 files): parallel links told apart
+    node_paths: Paths  # node ids, from the source terminal
+    channel_paths: Paths | None = None  # channel ids (synth-routes/2 files): parallel links told apart
     bytes: np.ndarray | None = None  # per flow
+
+    @cached_property
+    def paths(self) -> list[list[int]]:
+        """Every path as a list of node ids."""
+        return self.node_paths.as_lists()
+
+    @cached_property
+    def channels(self) -> list[list[int]] | None:
+        """Every path as a list of channel ids (None in a synth-routes/1 file)."""
+        return None if self.channel_paths is None else self.channel_paths.as_lists()
 
 
 def routed_flows(doc: dict, network) -> RoutedFlows:
     """Every flow of every phase of a (shape-checked) routes document, in file order, with its path
     as node ids (synth-routes/2 records channel ids: each becomes the node it enters)."""
-    src, dst, phase, paths, channels, size = [], [], [], [], [], []
-    for record in doc["phases"]:
-        flows = record["flows"]
-        if len(flows) != len(record["paths"]):
-            raise SynthError(f"routes file: phase {record['phase']} has {len(flows)} flows but {len(record['paths'])} paths")
-        src += [int(f[0]) for f in flows]
-        dst += [int(f[1]) for f in flows]
-        size += [int(f[2]) for f in flows]
-        phase += [int(record["phase"])] * len(flows)
-        paths += (record["paths"] if doc["format"] == NODE_PATHS_FORMAT else
-                  _node_paths(network, record["paths"], [f[0] for f in flows]))
-        channels += record["paths"]
-    as_array = lambda values: np.asarray(values, dtype=np.int64)  # noqa: E731
-    return RoutedFlows(as_array(src), as_array(dst), as_array(phase), paths,
-                       None if doc["format"] == NODE_PATHS_FORMAT else channels, as_array(size))
+    doc = columnar(doc)
+    records = doc["phases"]
+    for record in records:
+        if record["paths"].num_flows != len(record["flows"]):
+            raise SynthError(f"routes file: phase {record['phase']} has {len(record['flows'])} flows but "
+                             f"{record['paths'].num_flows} paths")
+    flows = np.concatenate([r["flows"] for r in records]) if records else np.zeros((0, 3), dtype=np.int64)
+    phase = np.repeat(np.asarray([r["phase"] for r in records], dtype=np.int64),
+                      np.asarray([len(r["flows"]) for r in records], dtype=np.int64))
+    paths = Paths.concatenate([r["paths"] for r in records])
+    paths = Paths(paths.offsets, paths.channels.astype(np.int64, copy=False))
+    src = flows[:, 0].copy()
+    if doc["format"] == NODE_PATHS_FORMAT:
+        return RoutedFlows(src, flows[:, 1].copy(), phase, paths, None, flows[:, 2].copy())
+    return RoutedFlows(src, flows[:, 1].copy(), phase, _node_paths(network, paths, src), paths, flows[:, 2].copy())
 
 
-def _node_paths(network, channel_paths: list[list[int]], sources: list[int]) -> list[list[int]]:
-    heads, total = network.channel_dst.tolist(), network.num_channels
-    if any(c < 0 or c >= total for path in channel_paths for c in path):
+def _node_paths(network, channel_paths: Paths, sources: np.ndarray) -> Paths:
+    """Channel paths as node paths: the source, then the node each channel enters."""
+    total = network.num_channels
+    channels = channel_paths.channels
+    if len(channels) and (channels.min() < 0 or channels.max() >= total):
         raise SynthError(f"routes file: a path names a channel outside 0..{total - 1}")
-    return [[s] + [heads[c] for c in path] for s, path in zip(sources, channel_paths)]
+    offsets = channel_paths.offsets + np.arange(len(channel_paths.offsets), dtype=np.int64)
+    nodes = np.empty(int(offsets[-1]), dtype=np.int64)
+    first = offsets[:-1]
+    nodes[first] = sources
+    rest = np.ones(len(nodes), dtype=bool)
+    rest[first] = False
+    nodes[rest] = network.channel_dst[channels]
+    return Paths(offsets, nodes)
+
+
+def _padded(paths: Paths) -> np.ndarray:
+    """The paths as one (paths, longest) matrix padded with -1."""
+    lengths = paths.lengths()
+    out = np.full((paths.num_flows, int(lengths.max(initial=1))), -1, dtype=np.int64)
+    if paths.num_flows:
+        rows = np.repeat(np.arange(paths.num_flows), lengths)
+        cols = np.arange(int(lengths.sum())) - np.repeat(paths.offsets[:-1], lengths)
+        out[rows, cols] = paths.channels
+    return out
+
+
+def _route_hops(network, paths: Paths) -> Hops:
+    """The (switch, out port) of every hop of every node path; a hop the network lacks is an error
+    (synth.tables.forwarding.route_hops on the arrays)."""
+    nodes = _padded(paths)
+    here, there = nodes[:, :-1], nodes[:, 1:]
+    used = there >= 0
+    channel = network.find_channels(here, there)
+    broken = used & (channel < 0)
+    if broken.any():
+        flow = int(np.argwhere(broken)[0][0])
+        raise SynthError(f"path of flow {flow} ({paths.path(flow).tolist()}) uses a link that network {network.spec} lacks")
+    at_switch = used & (here >= network.num_terminals)
+    switch = np.where(at_switch, here, -1)
+    port = np.where(at_switch, network.channel_src_port[np.maximum(channel, 0)], -1)
+    return Hops(switch, port)
+
+
+def _channel_hops(network, paths: Paths) -> Hops:
+    """The switch each channel leaves and its port (synth.tables.forwarding.channel_hops on the
+    arrays): exact where parallel links join two switches."""
+    channel = _padded(paths)
+    tail = np.where(channel >= 0, network.channel_src[np.maximum(channel, 0)], -1)
+    at_switch = tail >= network.num_terminals
+    return Hops(np.where(at_switch, tail, -1), np.where(at_switch, network.channel_src_port[np.maximum(channel, 0)], -1))
 
 
 def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTables, RoutedFlows]:
@@ -59,9 +121,14 @@ def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTabl
     bad = (flows.src < 0) | (flows.src >= network.num_terminals) | (flows.dst < 0) | (flows.dst >= network.num_terminals)
     if bad.any():
         raise SynthError(f"routes file: flow {int(np.argmax(bad))} names a rank outside 0..{network.num_terminals - 1}")
-    ends_ok = [len(p) > 0 and p[0] == s and p[-1] == d for p, s, d in zip(flows.paths, flows.src.tolist(), flows.dst.tolist())]
-    if not all(ends_ok):
-        k = ends_ok.index(False)
+    nodes = flows.node_paths
+    lengths = nodes.lengths()
+    last = nodes.channels[np.maximum(nodes.offsets[1:] - 1, 0)] if len(nodes.channels) else np.zeros(len(lengths), np.int64)
+    first = nodes.channels[np.minimum(nodes.offsets[:-1], max(len(nodes.channels) - 1, 0))] if len(nodes.channels) \
+        else np.zeros(len(lengths), np.int64)
+    ends_bad = (lengths == 0) | (first != flows.src) | (last != flows.dst)
+    if ends_bad.any():
+        k = int(np.argmax(ends_bad))
         raise SynthError(f"routes file: the path of flow {k} does not run from rank {flows.src[k]} to rank {flows.dst[k]}")
-    hops = route_hops(network, flows.paths) if flows.channels is None else channel_hops(network, flows.channels)
+    hops = _route_hops(network, nodes) if flows.channel_paths is None else _channel_hops(network, flows.channel_paths)
     return build_tables(topology, network, flows.dst, hops, lmc), flows
