@@ -332,23 +332,16 @@ def bounds(net, traffic, *, phases: str = "all", message_bytes: int = DEFAULT_ME
     >>> [(b.phase, b.lower_bound) for b in bounds("dragonfly:2,4,2", "randperm:3", lp=True)]
     [(0, 2)]
     """
-    from synth.cost.bounds import bound_names, cut_bounds_batch
-    from synth.cost.lp_bound import LP_TIME_LIMIT, lp_bound
+    from synth.app.bounds import phase_bounds
+    from synth.execute import LocalExecutor
 
     topology = _topology(net)
     work = workload(topology, traffic, message_bytes=message_bytes) if isinstance(traffic, str) else traffic
-    selected = work.select(phases)
-    names = bound_names(topology)
-    out = []
-    for phase in selected.tolist():
-        idx, src, dst, _ = work.batch(np.array([phase]))
-        cuts = cut_bounds_batch(topology, idx, src, dst, 1, None)[0]
-        lp_value = None
-        if lp:
-            lp_value = lp_bound(topology.network(), src, dst, time_limit=lp_time_limit or LP_TIME_LIMIT).bound
-        strongest = max(int(cuts.max(initial=0)), lp_value or 0)
-        out.append(PhaseBounds(phase, strongest, dict(zip(names, (int(v) for v in cuts))), lp_value))
-    return out
+    table = phase_bounds(topology, work, work.select(phases), lp=lp, lp_time_limit=lp_time_limit,
+                         executor=LocalExecutor(1))
+    cut_names = table.names[:-1] if lp else table.names
+    return [PhaseBounds(int(phase), int(row.max(initial=0)), dict(zip(cut_names, (int(v) for v in row))),
+                        int(row[-1]) if lp else None) for phase, row in zip(table.phases, table.values)]
 
 
 def check(path: str):

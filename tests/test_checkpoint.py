@@ -162,11 +162,11 @@ def test_parts_of_a_run_without_a_checkpoint_are_as_before():
 
 def test_a_checkpoint_of_another_synth_version_is_refused(run, tmp_path, monkeypatch):
     import synth
-    import synth.cli
+    import synth.app.route
 
     argv = [*EXCHANGE, "--router", "dmodk", "--checkpoint", tmp_path / "ck"]
     assert run(*argv)[0] == 0
-    monkeypatch.setattr(synth.cli, "__version__", "9.9.9")
+    monkeypatch.setattr(synth.app.route, "__version__", "9.9.9")
     assert_user_error(run(*argv), all_of=(f"synth_version: \"{synth.__version__}\" there, \"9.9.9\" now",))
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import synth.app.route
 import synth.cli
 from conftest import TABLE_3_1
 
@@ -26,7 +27,7 @@ def test_an_internal_error_is_one_line_exit_70_and_the_traceback_only_with_debug
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a deliberate bug")
 
-    monkeypatch.setattr(synth.cli, "check_flow_limit", broken)
+    monkeypatch.setattr(synth.app.route, "check_flow_limit", broken)
     code, _, err = run("route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "0")
     assert code == 70
     assert err.strip().splitlines() == ["synth: internal error (a bug in synth; please report it with the command): "
@@ -313,7 +314,7 @@ def test_sigterm_stops_the_paths_router_and_leaves_nothing(tmp_path):
 def test_a_signal_that_an_extension_turns_into_its_own_error_is_still_an_interrupt(run, monkeypatch):
     """OR-Tools, loaded lazily, turns a KeyboardInterrupt during its initialization into
     `ImportError: initialization failed`: still an interrupted run (130), not a bug (70)."""
-    import synth.cli
+    import synth.cli.topology
     from synth.core import interrupt
 
     def loading_an_extension(args):
@@ -322,7 +323,7 @@ def test_a_signal_that_an_extension_turns_into_its_own_error_is_still_an_interru
         except KeyboardInterrupt:
             raise ImportError("initialization failed") from None
 
-    monkeypatch.setattr(synth.cli, "cmd_topology", loading_an_extension)
+    monkeypatch.setattr(synth.cli.topology, "cmd_topology", loading_an_extension)
     code, out, err = run("topology", "xgft:2:4,4:1,4")
     assert (code, out, err) == (130, "", "synth: interrupted (SIGINT); no output written\n")
     assert interrupt.received == signal.SIGINT

@@ -16,108 +16,20 @@ import sys
 from dataclasses import dataclass
 
 from synth.core.errors import SynthError
-from synth.core.output import OutputSet
 from synth.core.text import counted
-from synth.core.validate import parse_int, parse_positive_number
-from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of
+from synth.cost.alphabeta import beta_of
 from synth.cost.closed_forms import closed_form
 from synth.cost.path_hops import all_pairs_hops, mapped_hops
 from synth.cost.schedule_cost import costs, map_schedule
 from synth.io.routes_file import read_routes
-from synth.io.schedule_file import read_schedule, write_schedule
-from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
-from synth.collectives.algorithms import (ALGORITHMS, Algorithm, Request, expected_block_sends, grid_shape, load_all,
+from synth.collectives.algorithms import (ALGORITHMS, Algorithm, Request, grid_shape, load_all,
                                        sends_every_pair, too_large)
 from synth.collectives.schedule import COLLECTIVES, Collective, Schedule, collective
 from synth.collectives.sizes import parse_sizes
 from synth.collectives.verify import expected_blocks, verify
-from synth.topology import parse_topology
 
 DEFAULT_BYTES = 1 << 20
 MAX_BYTES = 1 << 40
-
-
-def add_parsers(sub) -> None:
-    p = sub.add_parser("schedule", help="generate and verify a collective's step schedule (synth-schedule/1)")
-    p.add_argument("collective", nargs="?", metavar="COLLECTIVE", help=", ".join(COLLECTIVES))
-    p.add_argument("--algorithm", metavar="NAME", help="the generator (synth schedule --list)")
-    p.add_argument("--network", metavar="SPEC", help="the network whose terminals are the ranks")
-    p.add_argument("--bytes", type=lambda t: parse_int(t, "--bytes", 0, MAX_BYTES), default=DEFAULT_BYTES, metavar="N",
-                   help=f"the message per rank in bytes (default {DEFAULT_BYTES})")
-    p.add_argument("--blocks", type=lambda t: parse_int(t, "--blocks", 1, 1 << 20), metavar="B",
-                   help="blocks of a freely split message (broadcast, reduce, allreduce; default one per rank)")
-    p.add_argument("--root", type=lambda t: parse_int(t, "--root", 0), default=0, metavar="R",
-                   help="the root of a rooted collective (default 0)")
-    p.add_argument("--peer", type=lambda t: parse_int(t, "--peer", 0), metavar="Q", help="p2p: the destination rank")
-    p.add_argument("--radix", type=lambda t: parse_int(t, "--radix", 2), metavar="R", help="TuNA's radix (tuna, tuna-*)")
-    p.add_argument("--batch", type=lambda t: parse_int(t, "--batch", 1), metavar="B",
-                   help="hierarchical TuNA: inter-node rounds (coalesced) or messages (staggered) per step (default 1)")
-    p.add_argument("--ranks-per-node", type=lambda t: parse_int(t, "--ranks-per-node", 1, 1 << 16), default=1, metavar="Q",
-                   help="ranks per terminal (node): P = Q x terminals, rank r on terminal r // Q; transfers within a "
-                        "node move through memory (default 1)")
-    p.add_argument("--sizes", metavar="SPEC", help="alltoallv block sizes: random:S:SEED (uniform in [0, S] bytes) or "
-                   "csv:PATH (a P x P matrix)")
-    p.add_argument("--router", metavar="NAME",
-                   help="routes the transfers take (default: the family's, dmodk on fat trees, minimal on direct "
-                        "networks; any router of synth route)")
-    p.add_argument("--routes", metavar="ROUTES.json", help="take the transfers' paths from a routes file (synth route "
-                   "--out, for the same network) instead of --router")
-    p.add_argument("--seed", type=lambda t: parse_int(t, "--seed", 0), default=0, help="seed of a random router")
-    p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
-                   help="seconds a port takes to start one message (default 1e-6)")
-    p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
-                   metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
-    p.add_argument("--out", metavar="FILE", help="write the schedule (synth-schedule/1, docs/formats.md): JSON, or the "
-                   "compact HDF5 form for a FILE ending in .h5 or .hdf5 (synth verify reads both)")
-    p.add_argument("--list", action="store_true", help="the algorithms and the collectives each one generates")
-    p.set_defaults(func=cmd_schedule)
-    p = sub.add_parser("verify", help="replay a schedule file symbolically: does it deliver what its collective promises?")
-    p.add_argument("schedule", metavar="SCHEDULE.json", help="a synth-schedule/1 file (synth schedule --out; "
-                   "docs/formats.md): exit 0 when it delivers, 1 with the first violation")
-    p.set_defaults(func=cmd_verify)
-
-
-def cmd_schedule(args) -> int:
-    load_all()
-    if args.list:
-        from synth.render.console import table
-
-        rows = [[name, ", ".join(algorithm.collectives), algorithm.summary] for name, algorithm in ALGORITHMS.items()]
-        print(table(["algorithm", "collectives", "what it does"], rows, "lll"))
-        return 0
-    for option, value in (("COLLECTIVE", args.collective), ("--algorithm", args.algorithm), ("--network", args.network)):
-        if value is None:
-            raise SynthError(f"synth schedule needs {option} (or --list)")
-    plan = plan_schedule(args.collective, args.algorithm, parse_topology(args.network), message_bytes=args.bytes,
-                         blocks=args.blocks, root=args.root, peer=args.peer, radix=args.radix, batch=args.batch,
-                         ranks_per_node=args.ranks_per_node, sizes=args.sizes, router=args.router,
-                         routes_path=args.routes)
-    info, algorithm, topology, request, routes = plan.info, plan.algorithm, plan.topology, plan.request, plan.routes
-    ranks, per_block, rounding = request.ranks, request.block_bytes, plan.rounding
-    say = _progress(expected_block_sends(algorithm, request) >= PROGRESS_BLOCK_SENDS)
-    with OutputSet() as outputs:
-        target = outputs.reserve(args.out) if args.out is not None else None
-        schedule = make_schedule(plan, args.router, say)
-        say(f"routing and pricing {schedule.num_transfers:,} transfers")
-        priced = cost_lines(schedule, topology, args.router, args.seed, args.alpha, args.bandwidth * 1e9, routes)
-        where = "rank i on terminal i" if args.ranks_per_node == 1 else f"{args.ranks_per_node} per terminal, rank r on terminal r // {args.ranks_per_node}"
-        print(f"network   {topology.label()}: {ranks} ranks ({where})")
-        print(f"schedule  {info.name} by {algorithm.name}: {counted(schedule.num_steps, 'step')}, "
-              f"{counted(schedule.num_transfers, 'transfer')}, "
-              f"{schedule.num_block_sends:,} block sends, {schedule.blocks:,} blocks of "
-              + (f"{per_block:,} B" if request.sizes is None else f"{int(request.sizes.min()):,}-{int(request.sizes.max()):,} B ({args.sizes})")
-              + (f"; {len(schedule.size_exchange)} size exchanges" if schedule.size_exchange is not None else "")
-              + rounding)
-        print(f"verified  every send holds its blocks; {_promise(info.name)}")
-        print(priced)
-        if target is not None:
-            if wants_hdf5(args.out):  # the compact form (synth.io.schedule_hdf5)
-                write_schedule_hdf5(target.tmp, schedule, shown=target.target)
-            else:
-                with target.open() as handle:
-                    write_schedule(handle, schedule)
-            print(f"wrote {args.out}")
-    return 0
 
 
 @dataclass(frozen=True)
@@ -224,7 +136,7 @@ def _checked_routes(path: str) -> dict:
 PROGRESS_BLOCK_SENDS = 1 << 22  # schedules from which the stages are announced on stderr (seconds of work)
 
 
-def _progress(enabled: bool):
+def progress_printer(enabled: bool):
     """A function printing a timed line on stderr (or nothing for small schedules)."""
     import time
 
@@ -271,21 +183,8 @@ def _runs(values: list[int]) -> str:
     return " ".join(map(str, values)) if len(values) <= 24 else " ".join(map(str, values[:24])) + " ..."
 
 
-def _promise(name: str) -> str:
+def promise(name: str) -> str:
+    """What a verified schedule of collective `name` delivers, in words."""
     if COLLECTIVES[name].reduction:
         return "every promised block reduced over all ranks, each contribution once"
     return "every rank ends with the blocks the collective promises"
-
-
-def cmd_verify(args) -> int:
-    schedule = read_schedule(args.schedule)
-    report = verify(schedule)
-    what = f"{schedule.collective} by {schedule.algorithm} on {schedule.ranks} ranks"
-    if not report.ok:
-        print(f"FAIL: {report.violation}")
-        print(f"FAILED: {what}")
-        return 1
-    print(f"OK: {what}: {report.steps} steps, {report.transfers:,} transfers, {report.block_sends:,} block sends; "
-          f"{_promise(schedule.collective)}")
-    sys.stdout.flush()
-    return 0

@@ -8,7 +8,7 @@
 
 Everything runs in this process through synth's Python API, as `synth route SPEC --router layered --out FILE
 --executor WHERE` runs it: synth.workflow.route_phases (routes kept) on synth.execute.LocalExecutor(W) or
-synth.execute.dask_cluster.DaskExecutor, every phase turned into its routes file record (synth.cli._phase_record)
+synth.execute.dask_cluster.DaskExecutor, every phase turned into its routes file record (synth.app.route.phase_record)
 and written by synth.io.routes_file.RoutesWriter to /dev/null. Four parts, side by side with the local pool
 measured in the same run:
 
@@ -51,7 +51,7 @@ from contextlib import closing, contextmanager
 
 import numpy as np
 
-from synth.cli import _phase_record
+from synth.app.route import phase_record
 from synth.execute import LocalExecutor
 from synth.execute.ordered import Part, ordered_results
 from synth.io.instance import resolve
@@ -116,7 +116,7 @@ def route_run(case: Case, phases: np.ndarray, executor, label: str, workers: int
         with closing(routed):
             for phase in routed:
                 t0 = time.perf_counter()
-                writer.add_phase(_phase_record(case.topology, phase))
+                writer.add_phase(phase_record(case.topology, phase))
                 client += time.perf_counter() - t0
                 evaluations.append(phase.evaluation)
                 contention.append(int(phase.evaluation.max_contention))
@@ -274,7 +274,7 @@ def client_costs(case: Case, routed: list) -> dict:
             t0 = time.perf_counter()
             pickle.loads(payload)
             t1 = time.perf_counter()
-            rec = _phase_record(case.topology, phase)
+            rec = phase_record(case.topology, phase)
             t2 = time.perf_counter()
             writer.add_phase(rec)
             t3 = time.perf_counter()
@@ -303,7 +303,7 @@ def part_client(case: Case, runs: list[Run]) -> dict:
     print(f"\n3. Client cost per phase, {case.name} ({len(routed)} routed phases, {costs['flows']:.0f} flows each, "
           f"result pickle {costs['pickle'] / 1024:.0f} KiB, record {costs['bytes'] / 1024:.0f} KiB of JSON)")
     print(f"{'step':<44} {'ms/phase':>9}")
-    for key, text in (("receive", "receive (unpickle a result of that size)"), ("record", "record (_phase_record)"),
+    for key, text in (("receive", "receive (unpickle a result of that size)"), ("record", "record (phase_record)"),
                       ("write", "write (RoutesWriter.add_phase, /dev/null)"), ("total", "total (mean)"),
                       ("max", "total (slowest phase)")):
         print(f"{text:<44} {ms(costs[key]):>9}")

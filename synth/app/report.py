@@ -1,0 +1,88 @@
+"""`synth report`'s use case: every choice of a report checked before any routing (patterns,
+routings, OpenSM's engines and tools, tables given by directory, size guards, the collectives
+section), then the report built (synth.report.data) and rendered (synth.report.render)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from synth.collectives.compare import parse_sizes
+from synth.collectives.schedule import collective
+from synth.core.errors import SynthError
+from synth.opensm.engines import parse_engines
+from synth.report.data import CostModel, build_report, default_routers, parse_patterns, parse_routers, report_router
+from synth.report.render import render_html, render_markdown
+from synth.routing.registry import DIRECT, RouterOptions, make_router
+from synth.traffic.patterns import parse_pattern
+from synth.workflow import check_flow_limit
+
+DEFAULT_COLLECTIVE_BYTES = "1KiB..64MiB"
+PAGE_SUFFIXES = (".html", ".htm", ".md")
+
+
+@dataclass
+class ReportPlan:
+    topology: object
+    cost: CostModel
+    patterns: list[str]
+    routers: list[str]
+    engines: list[str]
+    given: list[tuple[str, str]]  # (name, directory) of tables computed elsewhere
+    options: RouterOptions
+    seed: int
+    collectives: list[str] = field(default_factory=list)
+    collective_sizes: list[int] = field(default_factory=list)
+    collective_router: str | None = None
+
+
+def check_pages(outs: list[Path]) -> None:
+    for out in outs:
+        if out.suffix.lower() not in PAGE_SUFFIXES:
+            raise SynthError(f"--out must name a .html or .md file, got '{out}'")
+
+
+def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, opensm: str, lfts: list[str],
+                options: RouterOptions, seed: int, max_flows: int | None, collectives: str | None,
+                collective_bytes: str | None, collective_router: str | None) -> ReportPlan:
+    network = topology.network()
+    chosen_patterns = parse_patterns(patterns, network.num_terminals, topology)
+    chosen = parse_routers(routers if routers is not None else default_routers(topology), topology)
+    engines = parse_engines(opensm)
+    if engines:
+        from synth.opensm.sim import find_tools
+        find_tools()  # fail before any routing when OpenSM is missing
+    given = []
+    for text in lfts:
+        name, equals, directory = text.partition("=")
+        if not equals or not name or not directory:
+            raise SynthError(f"--lfts takes NAME=DIR, got '{text}'")
+        given.append((name, directory))
+    for pattern in chosen_patterns:  # size guards before any routing
+        workload = parse_pattern(pattern, network.num_terminals, topology.hierarchy(), cost.message_bytes,
+                                 topology=topology)
+        for router in chosen:
+            check_flow_limit(workload, workload.phase_numbers, report_router(router, options, topology),
+                             topology.routing_kind == DIRECT, max_flows)
+    names = [c.strip() for c in collectives.split(",") if c.strip()] if collectives else []
+    for name in names:
+        collective(name)  # an unknown name fails before any routing
+    if not names and (collective_bytes is not None or collective_router is not None):
+        raise SynthError("--collective-bytes and --collective-router apply to the collectives section: add --collectives LIST")
+    sizes = parse_sizes(collective_bytes or DEFAULT_COLLECTIVE_BYTES)
+    transfers = collective_router or topology.default_router
+    if names:
+        make_router(transfers, topology)  # an unknown or inapplicable router fails before any routing
+    return ReportPlan(topology, cost, chosen_patterns, chosen, engines, given, options, seed, names, sizes, transfers)
+
+
+def make_report(plan: ReportPlan, name: str, description: str, source: str, command: str, say, timings: bool,
+                executor, outs: list[Path]):
+    """The report and its files (path -> content), every one rendered before any is written."""
+    report = build_report(name, description, source, plan.topology, plan.cost, plan.patterns, plan.routers, plan.engines,
+                          plan.options, plan.seed, command, say, plan.given, timings, plan.collectives,
+                          plan.collective_sizes, executor, plan.collective_router)
+    files = {}
+    for out in outs:
+        files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}
+    return report, files

@@ -1,0 +1,75 @@
+"""`synth tables`'s use case: the switch tables of a routes file that re-verifies, rendered in one
+format (OpenSM's files with the QoS policy of its lanes, JSON or CSV), every file in memory before
+any is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.checking.routes import check_routes
+from synth.core.errors import SynthError
+from synth.core.validate import read_text
+from synth.io import qos_policy as qos
+from synth.io import switch_tables as render
+from synth.io.routes_file import MAX_FILE_BYTES, read_routes, routes_json_text
+from synth.io.routes_hdf5 import is_hdf5
+from synth.tables.forwarding import ForwardingTables, lmc_for
+from synth.tables.from_routes import tables_for_routes
+
+FORMATS = ("opensm", "json", "csv")
+
+
+@dataclass
+class RenderedTables:
+    tables: ForwardingTables
+    texts: dict[str, str]  # file name -> content
+    lanes_used: int | None  # virtual lanes of the routes (OpenSM files of a routes file with lanes)
+
+    @property
+    def least_lmc(self) -> bool:
+        return lmc_for(self.tables.colours_bound) == self.tables.lids.lmc
+
+
+def read_verified(path: str) -> dict:
+    """A routes file that passes synth check (tables only for routes that re-verify)."""
+    doc = read_routes(path)
+    verified = check_routes(doc)
+    if not verified.ok:
+        raise SynthError(f"routes file '{path}' does not pass synth check: {verified.problems[0]}")
+    return doc
+
+
+def file_names(doc: dict, fmt: str) -> list[str]:
+    """The files `fmt` writes for the routes `doc` (reserved before any work)."""
+    names = {"opensm": ["fabric.net", "guid2lid", "lfts.dump", "routes.json"], "json": ["tables.json"],
+             "csv": ["tables.csv"]}[fmt] + ["dlid.csv"]
+    return names + ([qos.POLICY_FILE, qos.OPTIONS_FILE] if _laned(doc, fmt) else [])
+
+
+def _laned(doc: dict, fmt: str) -> bool:
+    return bool(doc["phases"]) and "vls" in doc["phases"][0] and fmt == "opensm"
+
+
+def render_tables(doc: dict, path: str, fmt: str, lmc: int | None) -> RenderedTables:
+    tables, flows = tables_for_routes(doc, lmc)
+    texts = {"dlid.csv": render.render_dlid_csv(flows.src, flows.dst, tables.dlid, flows.phase)}
+    lanes_used = None
+    if fmt == "opensm":
+        texts |= {"fabric.net": render.render_fabric(tables.network),
+                  "guid2lid": render.render_guid2lid(tables.network, tables.lids),
+                  "lfts.dump": render.render_lfts(tables),
+                  # the routes as JSON (a compact file rendered back: the bytes its JSON form has)
+                  "routes.json": routes_json_text(doc) if is_hdf5(path) else read_text(path, "routes file", MAX_FILE_BYTES)}
+        if _laned(doc, fmt):
+            lanes = np.array([v for p in doc["phases"] for v in p["vls"]], dtype=np.int64)
+            pair_lanes = qos.lanes_by_pair(flows.src, flows.dst, lanes)
+            lanes_used = int(lanes.max(initial=0)) + 1
+            texts[qos.POLICY_FILE] = qos.render_policy(tables.network, pair_lanes)
+            texts[qos.OPTIONS_FILE] = qos.render_options(lanes_used)
+    elif fmt == "json":
+        texts["tables.json"] = render.render_json(tables)
+    else:
+        texts["tables.csv"] = render.render_csv(tables)
+    return RenderedTables(tables, texts, lanes_used)

@@ -1,0 +1,131 @@
+"""What the subcommands share: the parser class, option types, option groups, and loading a
+network and a workload from the options (the spec, --fail, --traffic, --phase, --placement)."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.core.validate import parse_int, parse_positive_number
+from synth.cost.evaluate import PhaseEvaluation
+from synth.execute import EXECUTOR_SYNTAX
+from synth.io.instance import MAX_MESSAGE_BYTES, Instance, resolve
+from synth.render import console
+from synth.routing.registry import LOAD_UNITS, RouterOptions
+from synth.topology import parse_topology
+from synth.topology.degraded import with_failures
+from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern_syntaxes
+from synth.workflow import MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, check_flow_limit
+
+# Option values are checked by synth.core.validate: ASCII digits, no '8_0', no truncated floats,
+# within 64-bit integers and the documented range; the message names the option.
+MAX_THREADS = 256
+MAX_TIME_LIMIT = 1e6  # seconds: about 11 days per solver call
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit code 2
+        raise SynthError(f"{self.prog}: {message}")
+
+
+def integer(option: str, minimum: int = 0, maximum: int | None = None):
+    return lambda text: parse_int(text, option, minimum, maximum)
+
+
+def positive(option: str, maximum: float | None = None):
+    return lambda text: parse_positive_number(text, option, maximum)
+
+
+def add_spec(p) -> None:
+    p.add_argument("spec", metavar="SPEC", help="network spec such as xgft:3:8,4,2:1,8,2, or an instance .toml file")
+    p.add_argument("--fail", metavar="ITEMS", help="a degraded network: failed links A-B, switches A, or random:K:SEED "
+                   "(K random router links), joined by + (the spec then reads SPEC@fail=ITEMS; docs/formats.md)")
+
+
+def add_max_flows(p) -> None:
+    p.add_argument("--max-flows", type=integer("--max-flows", 1), metavar="N",
+                   help=f"refuse runs with more flows (default {MAX_FLOWS_KEPT:,} when routes are synthesized or "
+                        f"written, {MAX_FLOWS_ANALYSIS:,} for load analysis)")
+
+
+def add_executor(p) -> None:
+    p.add_argument("--executor", metavar="WHERE", help=f"where the phases run: {EXECUTOR_SYNTAX}")
+
+
+def add_workload(p) -> None:
+    """The options that select a workload (also for `synth model demand`, via load_workload)."""
+    p.add_argument("--traffic", metavar="PATTERN", help=pattern_syntaxes())
+    p.add_argument("--phase", metavar="SEL", help="all (default), P, P1,P2,... or A-B")
+    p.add_argument("--placement", metavar="HOW", help="which terminal runs each task: contiguous (default, task i on "
+                   "terminal i), random:SEED, or cartesian:G1xG2x... (a stencil's blocks of tasks per group)")
+    add_max_flows(p)
+    p.set_defaults(bytes=None, load_workload=load_workload)
+
+
+def add_traffic(p) -> None:
+    add_workload(p)
+    p.add_argument("--bytes", type=integer("--bytes", 0, MAX_MESSAGE_BYTES),
+                   help=f"message size in bytes (default {DEFAULT_MESSAGE_BYTES})")
+    p.add_argument("--table", action="store_true", help=f"a row per phase even beyond {console.TABLE_PHASES} phases")
+
+
+def add_load_unit(p, what: str) -> None:
+    p.add_argument("--load-unit", choices=LOAD_UNITS, default="messages",
+                   help="what a channel's load counts: messages (default), or bytes over the link's bandwidth (flows of "
+                        f"different sizes, e.g. a csv: matrix); {what}")
+
+
+def router_options(args) -> RouterOptions:
+    return RouterOptions(
+        constraints=args.constraints, balance=args.balance, solver=args.solver, time_limit=args.time_limit,
+        threads=args.threads, construction=args.construction, consistency=args.consistency,
+        glpk_options=tuple(args.glpk_options.split()) if args.glpk_options else None,
+        candidates=getattr(args, "candidates", None), load_unit=getattr(args, "load_unit", "messages"))
+
+
+def load(args) -> tuple[Instance, object, object]:
+    """The instance (or a bare spec), its topology (degraded by --fail) and network."""
+    instance = resolve(args.spec)
+    topology = parse_topology(with_failures(instance.spec, getattr(args, "fail", None)))
+    return instance, topology, topology.network()
+
+
+def workload_of(args, instance: Instance, topology, network, kept: bool):
+    """The workload, the selection text as given and the selected phase numbers."""
+    pattern = args.traffic if args.traffic is not None else instance.traffic.get("pattern")
+    if not pattern:
+        raise SynthError("no traffic given: use --traffic PATTERN (or a [traffic] pattern in the instance file)")
+    size = args.bytes if args.bytes is not None else instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES)
+    csv_rows = args.max_flows if args.max_flows is not None else (MAX_FLOWS_KEPT if kept else MAX_FLOWS_ANALYSIS)
+    workload = parse_pattern(pattern, network.num_terminals, topology.hierarchy(), size, max_flows=min(csv_rows, MAX_FLOWS_KEPT),
+                             topology=topology)
+    if args.placement is not None:
+        workload = workload.place(args.placement, network.num_terminals, topology.hierarchy())
+    if network.failed_nodes is not None:  # a degraded network: flows whose ends no longer meet are dropped
+        workload = workload.on_network(network)
+    selection = (args.phase if args.phase is not None else instance.traffic.get("phases", "all")).strip()
+    return workload, selection, workload.select(selection)
+
+
+def load_workload(args) -> tuple[object, object, np.ndarray]:
+    """The network and the selected phases of the workload, within the analysis flow limit."""
+    instance, topology, network = load(args)
+    workload, _, phases = workload_of(args, instance, topology, network, kept=False)
+    check_flow_limit(workload, phases, None, False, args.max_flows)
+    return topology, workload, phases
+
+
+def print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool, names: tuple[str, ...]) -> dict:
+    if full_table or len(evaluations) <= console.TABLE_PHASES:
+        print(console.phase_rows(evaluations, network, names))
+    else:
+        print(console.distribution_lines(evaluations))
+    totals = console.summary(evaluations)
+    print(console.summary_line(totals))
+    return totals
+
+
+def workers_text(count: int) -> str:
+    return f"{count} worker{'s' * (count != 1)}"
