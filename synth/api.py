@@ -266,7 +266,7 @@ def route(net, traffic, router: str | None = None, *, phases: str = "all", messa
     >>> [(p.phase, p.max_contention, p.lower_bound, p.status) for p in r.phases]
     [(0, 1, 1, 'optimal'), (1, 1, 1, 'optimal'), (2, 1, 1, 'optimal'), (3, 1, 1, 'optimal')]
     """
-    from synth.routing.paths import as_paths
+    from synth.topology.paths import as_paths
     from synth.routing.registry import RouterOptions, make_router
     from synth.workflow import check_flow_limit, route_phases
 
@@ -456,7 +456,7 @@ def price(schedule_, net=None, *, router: str | None = None, alpha: float = 1e-6
     >>> c.time >= c.lower_bound
     True
     """
-    from synth.cost.schedule_cost import costs, map_schedule
+    from synth.pricing.schedule_cost import costs, map_schedule
 
     topology = _topology(net) if net is not None else network(schedule_.spec)
     mapped = map_schedule(schedule_, topology, router, seed)
@@ -492,7 +492,7 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     >>> bool((c.times.min(axis=1) >= c.bounds).all())
     True
     """
-    from synth.collectives.compare import compare as compare_all
-    from synth.collectives.compare import parse_sizes
+    from synth.pricing.compare import compare as compare_all
+    from synth.pricing.compare import parse_sizes
 
     return compare_all(collective, _topology(net), parse_sizes(sizes), router, alpha, bandwidth)

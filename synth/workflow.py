@@ -11,15 +11,15 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from synth.cost.evaluate import PhaseEvaluation, evaluate_batch, strengthen
-from synth.cost.loads import phase_channel_counts
+from synth.measure.evaluate import PhaseEvaluation, evaluate_batch, strengthen
+from synth.measure.loads import phase_channel_counts
 from synth.core.errors import SynthError
 from synth.execute import Executor, LocalExecutor
 from synth.io.checkpoint import Checkpoint, CheckpointJob
 from synth.execute.ordered import Part, ordered_results
 from synth.render.progress import Progress
 from synth.routing.layered_xgft import PhaseReport
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 from synth.routing.registry import Router, make_router
 from synth.topology.network import Network
 from synth.traffic.flows import Flows

@@ -3,7 +3,7 @@ beta = 8e-11 s/byte for 100 Gb/s)."""
 
 import pytest
 
-from synth.cost.alphabeta import beta_of, exchange_time, phase_times
+from synth.pricing.alphabeta import beta_of, exchange_time, phase_times
 
 
 def test_seed_parameters():

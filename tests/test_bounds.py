@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from conftest import TABLE_2_1, TABLE_3_1
-from synth.cost.bounds import lower_bound, stage_lower_bounds, stage_lower_bounds_batch
-from synth.cost.fattree import bmin, bmin_table, full_bisection_w, ideal_exchange_time, top_halving_savings
+from synth.measure.bounds import lower_bound, stage_lower_bounds, stage_lower_bounds_batch
+from synth.pricing.fattree import bmin, bmin_table, full_bisection_w, ideal_exchange_time, top_halving_savings
 from synth.topology import parse_topology
 from synth.topology.xgft import Xgft
 from synth.traffic.patterns import parse_pattern

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from conftest import legacy_routes
 from synth.cli import main
-from synth.cost.evaluate import PhaseEvaluation
+from synth.measure.evaluate import PhaseEvaluation
 from synth.render.console import summary as summary_of
 from synth.topology import parse_topology
 

@@ -10,7 +10,7 @@ from synth.routing.monolithic_consistent import route_consistent_monolithic
 from synth.routing.oblivious import dmodk
 from synth.tables.forwarding import build_tables, route_hops
 from synth.traffic.patterns import parse_pattern
-from synth.cost.loads import channel_loads
+from synth.measure.loads import channel_loads
 
 
 def per_phase_contention(xgft, src, dst, phase, choice):

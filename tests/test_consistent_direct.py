@@ -61,7 +61,7 @@ def test_a_node_forwarding_one_destination_two_ways_is_found():
     """Two flows to terminal 3 that leave router r0 by different channels (hyperx 4x4: r0 -> r1
     and r0 -> r4 both lead towards r5; routers are named by coordinates, r0.0 first)."""
     from synth.routing.consistent_direct import is_destination_consistent
-    from synth.routing.paths import Paths
+    from synth.topology.paths import Paths
 
     network = parse_topology("hyperx:4,4").network()
     n = network.num_terminals

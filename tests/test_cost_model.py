@@ -1,5 +1,5 @@
-"""synth's one cost model (synth.cost.alphabeta) and the bound of any schedule under it
-(synth.cost.collective_bound), across every family, collective, algorithm and size:
+"""synth's one cost model (synth.pricing.alphabeta) and the bound of any schedule under it
+(synth.pricing.collective_bound), across every family, collective, algorithm and size:
 
 - every collective x every applicable algorithm x one network of every family: `synth schedule`
   generates, verifies and prices it on the family's default router, and no printed estimate (the
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synth.cost.alphabeta import node_ports, step_times
+from synth.pricing.alphabeta import node_ports, step_times
 from synth.collectives.algorithms import ALGORITHMS, load_all
 from synth.collectives.schedule import COLLECTIVES
 from synth.topology import parse_topology
@@ -161,7 +161,7 @@ def test_step_times_are_the_model():
 # ----- the bound, recomputed --------------------------------------------------------------------
 
 def _schedule(spec, name, algorithm, size, extra=()):
-    from synth.cost.schedule_cost import map_schedule
+    from synth.pricing.schedule_cost import map_schedule
     from synth.collectives.algorithms import Request, grid_shape
     from synth.collectives.verify import expected_blocks
 
@@ -274,7 +274,7 @@ def test_several_ranks_per_node_stay_above_the_bound(run, spec, name, algorithm)
 
 def test_compare_figure_marks_crossovers_on_a_size_axis():
     from synth.report.plots import collective_figure
-    from synth.collectives.compare import compare, size_text
+    from synth.pricing.compare import compare, size_text
 
     topology = parse_topology("dragonfly:2,4,2")
     sizes = [32 << k for k in range(0, 25, 2)]
@@ -297,7 +297,7 @@ def test_compare_figure_marks_crossovers_on_a_size_axis():
 @given(nodes=st.integers(1, 7), q=st.integers(1, 3), parts=st.integers(1, 2), seed=st.integers(0, 2 ** 32 - 1))
 def test_alltoall_bytes_that_must_move_counted_naively(nodes, q, parts, seed):
     """Per node the bytes of blocks to and from other nodes, counted here block by block."""
-    from synth.cost.collective_bound import _alltoall_moves
+    from synth.pricing.collective_bound import _alltoall_moves
 
     p = nodes * q
     sizes = np.random.default_rng(seed).integers(0, 3, parts * p * p)

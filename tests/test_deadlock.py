@@ -1,4 +1,4 @@
-"""The channel dependency graph (synth.checking.deadlock) against networkx, and `synth check`'s line
+"""The channel dependency graph (synth.routing.dependencies) against networkx, and `synth check`'s line
 about it: acyclic for up*/down* routes on an XGFT, a named cycle for minimal routes on a ring."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from synth.checking.deadlock import DependencyGraph
+from synth.routing.dependencies import DependencyGraph
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,4 +1,4 @@
-"""003 ch.7's closed forms for low-diameter topologies (synth.cost.diameter2_model), with the
+"""003 ch.7's closed forms for low-diameter topologies (synth.pricing.diameter2_model), with the
 seed's numbers (sec. 7.2, digest ../shared/spec/hierarchical-dragonfly-diameter2.md)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from synth.cost.diameter2_model import fat_tree, figure_7_3, hyperx_2d, mlfm, oft, slim_fly, slim_fly_for
+from synth.pricing.diameter2_model import fat_tree, figure_7_3, hyperx_2d, mlfm, oft, slim_fly, slim_fly_for
 from synth.topology import parse_topology
 
 

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from synth.core.errors import SynthError
-from synth.cost.bounds import terminal_bounds_batch
-from synth.cost.loads import phase_channel_counts
+from synth.measure.bounds import terminal_bounds_batch
+from synth.measure.loads import phase_channel_counts
 from synth.routing.registry import ROUTERS
 from synth.routing.minimal import RouterView, minimal, minimal_random
 from synth.routing.valiant import valiant, valiant_any
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 from synth.topology.direct import RouterGraph, build_direct_network
 from synth.topology.family import Topology
 
@@ -355,7 +355,7 @@ def test_dor_needs_coordinates():
 
 
 def test_group_cut_bound_recounted_naively():
-    from synth.cost.bounds import cut_bounds_batch, group_cut_bounds_batch
+    from synth.measure.bounds import cut_bounds_batch, group_cut_bounds_batch
 
     # Three groups of two routers (full mesh inside, one link between every two groups), 2 terminals each.
     edges = ((0, 1), (2, 3), (4, 5), (1, 2), (3, 4), (5, 0))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import TABLE_3_1
-from synth.cost.evaluate import PhaseEvaluation
+from synth.measure.evaluate import PhaseEvaluation
 from synth.execute import LocalExecutor, parse_executor
 from synth.execute.base import Executor, Session
 from synth.execute.ordered import WINDOW_PER_WORKER, Part, ordered_results

@@ -229,7 +229,7 @@ def test_hyperx_diameter_and_minimal_paths(spec, paths):
 @pytest.mark.parametrize("r", [3, 6, 12, 24, 27, 30, 36])
 def test_hyperx_ch7_sizes(r):
     """003 ch.7: the 2D HyperX of router radix r has p = r/3, R = (r/3+1)^2 routers, N = (r/3)(r/3+1)^2."""
-    from synth.cost.diameter2_model import hyperx_2d
+    from synth.pricing.diameter2_model import hyperx_2d
 
     p = r // 3
     topology = parse_topology(f"hyperx:{p + 1},{p + 1}:p={p}")

@@ -187,8 +187,8 @@ def test_under_an_address_space_limit_what_the_guard_accepts_runs(argv, ranks):
 def test_the_planned_hops_are_the_routed_ones(spec, router, per_node):
     """Exact for minimal and fat-tree routes, an upper bound for the others: the all-pairs count
     before the schedule exists, and the count of a made schedule's transfers (pairwise all-to-all)."""
-    from synth.cost.path_hops import all_pairs_hops, mapped_hops
-    from synth.routing.paths import as_paths
+    from synth.pricing.path_hops import all_pairs_hops, mapped_hops
+    from synth.topology.paths import as_paths
     from synth.collectives.algorithms import ALGORITHMS, Request, load_all
     from synth.topology import parse_topology
     from synth.routing.registry import make_router

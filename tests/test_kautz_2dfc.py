@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pytest
 
-from synth.cost.schedule_cost import costs, map_schedule
+from synth.pricing.schedule_cost import costs, map_schedule
 from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
 from synth.collectives.algorithms.multitree import build_trees, two_level_trees
 from synth.collectives.algorithms.rank_graph import rank_graph

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from conftest import TABLE_2_1, TABLE_3_1
-from synth.cost.bounds import lower_bound, stage_lower_bounds
-from synth.cost.evaluate import stage_maxima
-from synth.cost.loads import channel_loads
+from synth.measure.bounds import lower_bound, stage_lower_bounds
+from synth.measure.evaluate import stage_maxima
+from synth.measure.loads import channel_loads
 from synth.routing.layered_xgft import LayeredOptions, conditions_hold, route_phase
 from synth.routing.monolithic import route_phase_monolithic
 from synth.topology import parse_topology

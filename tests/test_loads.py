@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from conftest import hop_channels
-from synth.cost.evaluate import evaluate_batch
-from synth.cost.loads import analyse_loads, channel_loads, phase_channel_counts
+from synth.measure.evaluate import evaluate_batch
+from synth.measure.loads import analyse_loads, channel_loads, phase_channel_counts
 from synth.routing import oblivious
 
 from synth.topology import parse_topology

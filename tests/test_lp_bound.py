@@ -1,4 +1,4 @@
-"""The LP bound (synth.cost.lp_bound) against an independent LP, routers and brute force.
+"""The LP bound (synth.measure.lp_bound) against an independent LP, routers and brute force.
 
 The independent LP has one commodity per message (not per destination router) and is built
 from a networkx graph with dense matrices; both must have the same optimum (flow
@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 from scipy.optimize import linprog
 
-from synth.cost.lp_bound import lp_bound
+from synth.measure.lp_bound import lp_bound
 from synth.routing.minimal import minimal, minimal_random
 from test_direct_routing import GraphTopology, connected_graphs
 

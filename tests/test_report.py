@@ -15,7 +15,7 @@ import pytest
 
 from conftest import TABLE_3_1
 from synth.cli import main
-from synth.cost.alphabeta import exchange_time
+from synth.pricing.alphabeta import exchange_time
 from synth.report import plots
 from synth.report.data import PATTERNS, CostModel, PatternResult, Series
 from synth.report.styles import style

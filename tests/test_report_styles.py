@@ -93,7 +93,7 @@ def test_a_series_looks_the_same_in_every_figure():
 
 def test_compare_figure_uses_the_registry():
     """synth compare's figure (plots.collective_figure): each algorithm's line in its registered style."""
-    from synth.collectives.compare import compare
+    from synth.pricing.compare import compare
     from synth.topology import parse_topology
 
     result = compare("allreduce", parse_topology("torus:4,4"), [1024, 1 << 20], "minimal", 1e-6, 100e9)

@@ -19,9 +19,9 @@ import pytest
 
 from conftest import TABLE_2_1, TABLE_3_1, xgft_and_network
 from synth.core.errors import SynthError
-from synth.cost.bounds import lower_bound
-from synth.cost.evaluate import evaluate_batch, status_of
-from synth.cost.loads import channel_loads
+from synth.measure.bounds import lower_bound
+from synth.measure.evaluate import evaluate_batch, status_of
+from synth.measure.loads import channel_loads
 import synth.routing.consistent as consistent
 import synth.routing.layered_xgft as layered
 import synth.routing.monolithic as monolithic

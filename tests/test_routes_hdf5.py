@@ -13,7 +13,7 @@ import pytest
 h5py = pytest.importorskip("h5py")
 
 from synth.io.routes_file import read_routes, read_routes_columnar, routes_json_text  # noqa: E402
-from synth.routing.paths import Paths  # noqa: E402
+from synth.topology.paths import Paths  # noqa: E402
 from synth.topology import parse_topology  # noqa: E402
 
 CASES = {  # name: the arguments of `synth route` (every router kind, lanes, failures, bytes)

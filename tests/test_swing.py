@@ -22,8 +22,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from synth.cost.deficiency import rectangular_xi, swing_b_xi, swing_b_xi_limit, table2
-from synth.cost.schedule_cost import costs, map_schedule
+from synth.pricing.deficiency import rectangular_xi, swing_b_xi, swing_b_xi_limit, table2
+from synth.pricing.schedule_cost import costs, map_schedule
 from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
 from synth.collectives.algorithms.swing import peers, rho, send_sets
 from synth.collectives.schedule import REDUCE

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from synth.cost.schedule_cost import SIZE_BYTES, costs, map_schedule
+from synth.pricing.schedule_cost import SIZE_BYTES, costs, map_schedule
 from synth.collectives.algorithms import ALGORITHMS, Request, load_all
 from synth.collectives.algorithms.tuna import round_offsets, rounds
 from synth.collectives.schedule import BlockRuns
@@ -295,7 +295,7 @@ def test_runs_are_verified_priced_and_written_as_their_lists(tmp_path, monkeypat
 def test_loads_in_groups_of_steps_equal_one_matrix(monkeypatch):
     """Pricing takes the steps in groups whose (step, channel) matrix fits DENSE_LOADS cells: tiny
     groups give the very numbers of one matrix (TuNA with its size exchanges, on a torus)."""
-    import synth.cost.schedule_cost as cost
+    import synth.pricing.schedule_cost as cost
 
     topology = parse_topology("torus:4,4")
     sizes = np.random.default_rng(2).integers(0, 100, 256, dtype=np.uint16)

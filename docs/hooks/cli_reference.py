@@ -1,5 +1,6 @@
-"""MkDocs hook: the command-line reference (docs/cli.md) is the parser's own help, made at build
-time from synth.cli.build_parser, so it cannot drift from what `synth COMMAND --help` prints."""
+"""MkDocs hook: pages made at build time from synth's own registries, so that they cannot drift:
+the command-line reference (docs/cli.md) is the parser's own help (synth.cli.build_parser), and the
+routers page (docs/routers.md) is the router registry (synth.routing.registry)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,26 @@ def _help_of_every_command() -> str:
     return "\n".join(parts)
 
 
+ROUTERS_MARK = "<!-- the router registry, made at build time -->"
+
+
+def _router_table() -> str:
+    from synth.routing.registry import ROUTERS, XGFT
+
+    rows = ["| router | networks | key | path policy (`synth check`) | options | synthesizes | what it does |",
+            "|---|---|---|---|---|---|---|"]
+    for spec in ROUTERS.specs():
+        networks = "xgft" if spec.networks == XGFT else "direct" + (f" (needs {spec.needs})" if spec.needs else "")
+        policy = spec.policy if isinstance(spec.policy, str) else spec.policy.name
+        takes = ", ".join(f"`{option}`" for option in spec.takes) or "-"
+        rows.append(f"| `{spec.name}` | {networks} | `{spec.id}` | {policy} | {takes} | "
+                    f"{'yes' if spec.synthesizes else 'no'} | {spec.summary} |")
+    return "\n".join(rows)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
     if page.file.src_uri == "cli.md":
         return markdown.replace(MARK, _help_of_every_command())
+    if page.file.src_uri == "routers.md":
+        return markdown.replace(ROUTERS_MARK, _router_table())
     return markdown

@@ -8,9 +8,9 @@ from typing import Callable
 
 import numpy as np
 
-from synth.cost.bounds import bound_names, cut_bounds_batch
-from synth.cost.loads import check_byte_sums
-from synth.cost.lp_bound import LP_TIME_LIMIT
+from synth.measure.bounds import bound_names, cut_bounds_batch
+from synth.measure.loads import check_byte_sums
+from synth.measure.lp_bound import LP_TIME_LIMIT
 from synth.execute import Executor, LocalExecutor
 from synth.traffic.patterns import Workload
 from synth.workflow import FLOWS_PER_BATCH, run_parts
@@ -33,7 +33,7 @@ def phase_bounds(topology, workload: Workload, phases: np.ndarray, weighs_bytes:
                  lp_time_limit: float | None = None, executor: Executor | None = None,
                  say: Callable[[str], None] = lambda text: None) -> PhaseBoundsTable:
     """The cut bounds of every selected phase (in batches of about FLOWS_PER_BATCH flows), and with
-    `lp` the LP bound of each (synth.cost.lp_bound; independent solves on the executor)."""
+    `lp` the LP bound of each (synth.measure.lp_bound; independent solves on the executor)."""
     per_batch = max(1, FLOWS_PER_BATCH // max(1, workload.num_ranks))
     stage_bounds = []
     for start in range(0, len(phases), per_batch):
@@ -53,7 +53,7 @@ def phase_bounds(topology, workload: Workload, phases: np.ndarray, weighs_bytes:
 
 def _lp_bounds(network, workload: Workload, phases: np.ndarray, time_limit: float, weighs_bytes: bool,
                executor: Executor | None, say: Callable[[str], None]) -> tuple[np.ndarray, list[int]]:
-    from synth.cost.lp_bound import lp_bound
+    from synth.measure.lp_bound import lp_bound
 
     def bound_task(part: np.ndarray) -> list[tuple[int, int, str]]:
         results = []

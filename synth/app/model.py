@@ -1,6 +1,6 @@
 """`synth model`'s use cases: the seeds' analytical models, checked and computed (synth.cli.model prints them).
 
-    diameter2 --radix R          [Prisacari20] ch.7: Figure 7.3 for one router radix (synth.cost.diameter2_model)
+    diameter2 --radix R          [Prisacari20] ch.7: Figure 7.3 for one router radix (synth.pricing.diameter2_model)
     uniform SPEC                 ch.6: uniform-traffic bound T and balance of a dragonfly
     stencil SPEC --alpha ...     ch.5: nearest-neighbour demand on a dragonfly
     demand SPEC --traffic ...    ch.5: any workload's global-link demand on a dragonfly
@@ -13,8 +13,8 @@ from math import prod
 
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, parse_positive_number
-from synth.cost.dragonfly_demand import ROUTINGS, GroupTraffic
-from synth.cost.stencil_model import STRATEGIES, best_placements, evaluate, neighbour_shares, task_grids
+from synth.pricing.dragonfly_demand import ROUTINGS, GroupTraffic
+from synth.pricing.stencil_model import STRATEGIES, best_placements, evaluate, neighbour_shares, task_grids
 from synth.io.instance import resolve
 from synth.topology import parse_topology
 from synth.topology.dragonfly import uniform_throughput_bound
@@ -59,7 +59,7 @@ class StencilModel:
     alpha: tuple[int, ...]
     beta: tuple[int, ...] | None
     gamma: tuple[int, ...] | None
-    results: dict  # strategy -> synth.cost.stencil_model result, or None when none fits
+    results: dict  # strategy -> synth.pricing.stencil_model result, or None when none fits
 
     def shares(self) -> list[float] | None:
         return neighbour_shares(self.alpha, self.beta) if self.beta is not None else None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from synth.collectives.compare import parse_sizes
+from synth.pricing.compare import parse_sizes
 from synth.collectives.schedule import collective
 from synth.core.errors import SynthError
 from synth.opensm.engines import parse_engines

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 
 from synth import __version__
-from synth.app import vls as lanes
+from synth.routing import lane_budget as lanes
 from synth.core.errors import SynthError
 from synth.core.interrupt import Interrupted
-from synth.cost.evaluate import PhaseEvaluation
+from synth.measure.evaluate import PhaseEvaluation
 from synth.execute import TaskFailed
 from synth.io.checkpoint import Checkpoint, file_digest, phases_digest
 from synth.io.loads_csv import write_loads_csv
@@ -22,7 +22,7 @@ from synth.io.routes_file import open_routes_writer, routes_header
 from synth.io.routes_hdf5 import wants_hdf5
 from synth.render import console
 from synth.render.progress import Progress
-from synth.routing.paths import as_paths
+from synth.topology.paths import as_paths
 from synth.routing.registry import ROUTERS, RouterCall, RouterOptions, make_router, refuse_options
 from synth.traffic.patterns import Workload
 from synth.workflow import check_flow_limit, exchange_loads, route_phases

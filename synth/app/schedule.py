@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 from synth.core.errors import SynthError
 from synth.core.text import counted
-from synth.cost.alphabeta import beta_of
-from synth.cost.closed_forms import closed_form
-from synth.cost.path_hops import all_pairs_hops, mapped_hops
-from synth.cost.schedule_cost import costs, map_schedule
+from synth.pricing.alphabeta import beta_of
+from synth.pricing.closed_forms import closed_form
+from synth.pricing.path_hops import all_pairs_hops, mapped_hops
+from synth.pricing.schedule_cost import costs, map_schedule
 from synth.io.routes_file import read_routes
-from synth.collectives.algorithms import (ALGORITHMS, Algorithm, Request, grid_shape, load_all,
+from synth.collectives.algorithms import (ALGORITHMS, Algorithm, Request, grid_shape, load_all, refuse_options,
                                        sends_every_pair, too_large)
 from synth.collectives.schedule import COLLECTIVES, Collective, Schedule, collective
 from synth.collectives.sizes import parse_sizes
@@ -85,10 +85,7 @@ def plan_schedule(collective_name: str, algorithm_name: str, topology, *, messag
                 "bytes), the size priced" if per_block * divisor != message_bytes and sizes is None else "")
     if sizes is not None and info.name != "alltoallv":
         raise SynthError(f"--sizes gives the block sizes of an alltoallv, not of {info.name}")
-    if batch is not None and not algorithm.name.startswith("tuna-"):
-        raise SynthError(f"--batch applies to tuna-coalesced and tuna-staggered, not to {algorithm.name}")
-    if radix is not None and not algorithm.name.startswith("tuna"):
-        raise SynthError(f"--radix applies to the TuNA algorithms, not to {algorithm.name}")
+    refuse_options(algorithm, {"batch": batch, "radix": radix})
     if ranks_per_node > 1 and dims:
         dims = ()  # several ranks per router: the ranks are no longer the router grid
     request = Request(info.name, ranks, blocks, per_block, topology.spec, root, dims, radix, batch, ranks_per_node, None,
@@ -150,7 +147,7 @@ def progress_printer(enabled: bool):
 
 def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, bandwidth_bits: float, routes=None) -> str:
     """The schedule mapped onto `router`'s routes (by default the family's, or a routes file's),
-    priced by synth's cost model (synth.cost.alphabeta) next to the bound of any schedule under the
+    priced by synth's cost model (synth.pricing.alphabeta) next to the bound of any schedule under the
     same model; allreduce also by 001's deficiency model, and the seed's closed form where one exists."""
     router = router or topology.default_router
     mapped = map_schedule(schedule, topology, router, seed, routes)

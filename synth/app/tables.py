@@ -16,7 +16,7 @@ from synth.io import switch_tables as render
 from synth.io.routes_file import MAX_FILE_BYTES, read_routes, routes_json_text
 from synth.io.routes_hdf5 import is_hdf5
 from synth.tables.forwarding import ForwardingTables, lmc_for
-from synth.tables.from_routes import tables_for_routes
+from synth.io.routes_tables import tables_for_routes
 
 FORMATS = ("opensm", "json", "csv")
 

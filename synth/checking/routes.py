@@ -29,20 +29,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.cost.bounds import cut_bounds_batch
-from synth.cost.evaluate import LP_SOURCE, PROOF_SUFFIX, PhaseEvaluation, stage_maxima, status_of
-from synth.cost.loads import MAX_EXACT_BYTES, bytes_over_bandwidth, weighted_counts
+from synth.measure.bounds import cut_bounds_batch
+from synth.measure.evaluate import LP_SOURCE, PROOF_SUFFIX, PhaseEvaluation, stage_maxima, status_of
+from synth.measure.loads import MAX_EXACT_BYTES, bytes_over_bandwidth, weighted_counts
 from synth.render.console import summary as summary_of
 from synth.io.routes_file import FLOWS_DIGEST, NODE_PATHS_FORMAT, add_flows_to_digest
 from synth.routing.minimal import router_view
 from synth.solve import SOLVERS
 from synth.topology import Xgft, parse_topology
 from synth.traffic.patterns import parse_pattern
-from synth.routing.registry import DIRECT, MINIMAL, ROUTERS, VIA_GROUP, VIA_ONE, RouterSpec
+from synth.routing.registry import DIRECT, MINIMAL, ROUTERS, VIA_GROUP, VIA_ONE, PathPolicy, RouterSpec
 from synth.routing.lanes import lane_cycle
-from synth.checking.deadlock import DependencyGraph
+from synth.routing.dependencies import DependencyGraph
 from synth.io.routes_file import columnar
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 
 MAX_LISTED_PROBLEMS = 20
 LP_PROOF = "lp"  # the path-selection router's proof: its contention equals the LP bound over its candidates
@@ -215,7 +215,10 @@ def _policy(topology, policy: str):
     """The check of a direct network router's policy on the routers a path visits, r_0..r_k:
     `minimal`: k = d(r_0, r_k); `via-one` (Valiant): some r_i with d(r_0, r_i) = i and
     d(r_i, r_k) = k - i (both segments shortest). d is the network's minimal distance; with
-    groups (dragonflies) a minimal segment also crosses between groups at most once."""
+    groups (dragonflies) a minimal segment also crosses between groups at most once. A router's
+    own policy (PathPolicy, synth.routing.registry) brings its own check."""
+    if isinstance(policy, PathPolicy):
+        return policy.check(topology)
     view = router_view(topology)
     distance, groups = view.distance, view.groups
 
@@ -393,7 +396,7 @@ def _check_consistent(network, doc: dict, report: CheckReport) -> None:
     """Destination-consistent routes: every node forwards all flows to one destination, in every
     phase, by one channel (what one LID per terminal can hold)."""
     from synth.routing.consistent_direct import is_destination_consistent
-    from synth.routing.paths import Paths
+    from synth.topology.paths import Paths
 
     flows = np.concatenate([entry["flows"] for entry in doc["phases"]]) if doc["phases"] else np.zeros((0, 3), np.int64)
     paths = Paths.concatenate([entry["paths"] for entry in doc["phases"]])
@@ -420,8 +423,8 @@ def check_routes(doc: dict) -> CheckReport:
     synthesis = doc.get("synthesis") or {}
     # the policy of the router's paths (on an XGFT every path is minimal up*/down*, checked by length)
     declared = spec.policy_for(synthesis) if spec.networks == DIRECT else MINIMAL
-    report.policy = {VIA_ONE: "two minimal segments through one router (Valiant)", VIA_GROUP: VIA_GROUP_TEXT}.get(
-        declared, "minimal")
+    report.policy = declared.text if isinstance(declared, PathPolicy) else {
+        VIA_ONE: "two minimal segments through one router (Valiant)", VIA_GROUP: VIA_GROUP_TEXT}.get(declared, "minimal")
     refusal = spec.refusal(topology)
     if refusal is not None:
         report.problem(f"router '{doc['router']}' does not apply: {refusal}")

@@ -10,8 +10,8 @@ from synth.app.bounds import lp_line, phase_bounds
 from synth.cli import options as o
 from synth.core.errors import SynthError
 from synth.core.text import counted
-from synth.cost.fattree import ideal_exchange_time
-from synth.cost.lp_bound import LP_TIME_LIMIT
+from synth.pricing.fattree import ideal_exchange_time
+from synth.measure.lp_bound import LP_TIME_LIMIT
 from synth.execute import parse_executor
 from synth.render import console
 from synth.routing.registry import XGFT

@@ -1,14 +1,14 @@
 """`synth compare COLLECTIVE --network SPEC [--bytes 32B..512MiB] [--out FIGURE.png]`: every algorithm
 that generates the collective on the network, priced over message sizes by the alpha-beta model on
-routed schedules (synth.collectives.compare), with the best per size and the sizes where the best
+routed schedules (synth.pricing.compare), with the best per size and the sizes where the best
 changes (crossovers), as a table and a figure."""
 
 from __future__ import annotations
 
 from synth.core.output import OutputSet
 from synth.core.validate import parse_positive_number
-from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
-from synth.collectives.compare import Comparison, compare, parse_sizes, size_text
+from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
+from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
 from synth.topology import parse_topology
 
 

@@ -7,8 +7,8 @@ import numpy as np
 from synth.app.model import MAX_RADIX, MAX_TASKS, bandwidth, demand_model, stencil_model, uniform_model
 from synth.cli import options as o
 from synth.core.text import counted
-from synth.cost.diameter2_model import figure_7_3
-from synth.cost.dragonfly_demand import ROUTINGS
+from synth.pricing.diameter2_model import figure_7_3
+from synth.pricing.dragonfly_demand import ROUTINGS
 from synth.render.console import table
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, parse_positive_number
-from synth.cost.evaluate import PhaseEvaluation
+from synth.measure.evaluate import PhaseEvaluation
 from synth.execute import EXECUTOR_SYNTAX
 from synth.io.instance import MAX_MESSAGE_BYTES, Instance, resolve
 from synth.render import console

@@ -10,7 +10,7 @@ from synth.cli import options as o
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
-from synth.cost.bounds import bound_names
+from synth.measure.bounds import bound_names
 from synth.execute import parse_executor
 from synth.io.checkpoint import Checkpoint
 from synth.io.routes_file import MAX_VLS

@@ -11,7 +11,7 @@ from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
 from synth.core.validate import parse_int, parse_positive_number
-from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
+from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
 from synth.io.schedule_file import write_schedule
 from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
 from synth.topology import parse_topology

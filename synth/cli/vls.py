@@ -1,8 +1,8 @@
-"""`synth vls ROUTES.json --out FILE [--max-vls N] [--exact]`: virtual lanes for a routes file (synth.app.vls)."""
+"""`synth vls ROUTES.json --out FILE [--max-vls N] [--exact]`: virtual lanes for a routes file (synth.routing.lane_budget)."""
 
 from __future__ import annotations
 
-from synth.app.vls import DEFAULT_VLS, lanes_for, lanes_line
+from synth.routing.lane_budget import DEFAULT_VLS, lanes_for, lanes_line
 from synth.checking.routes import check_routes
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet

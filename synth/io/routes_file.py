@@ -21,7 +21,7 @@ file; nothing in the file depends on the clock, so a rerun writes the same bytes
 The same content has a compact form, HDF5 (synth.io.routes_hdf5), written for an output named
 .h5 or .hdf5 (open_routes_writer) and recognized by its first bytes. Both readers give the
 columnar document (read_routes_columnar): the JSON file's fields, with every phase's flows as an
-(n, 3) int64 array, its paths as a synth.routing.paths.Paths (CSR: offsets into one array of
+(n, 3) int64 array, its paths as a synth.topology.paths.Paths (CSR: offsets into one array of
 channel ids) and its lanes as an array, which synth check and synth tables consume without a
 Python object per flow; read_routes gives the JSON form (lists) of either file.
 """
@@ -39,8 +39,9 @@ from typing import IO
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.routing.lanes import COMMON_DATA_VLS, MAX_VLS  # noqa: F401  (the lanes a file may record)
 from synth.core.validate import INT64_MAX, check_keys, read_json, require_int, require_list, require_str, require_table, show
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 
 FORMAT = "synth-routes/2"
 NODE_PATHS_FORMAT = "synth-routes/1"  # paths as node ids: read, no longer written
@@ -153,8 +154,6 @@ _TRAFFIC_REQUIRED = ("pattern", "ranks", "phases", "message_bytes", "selection")
 _TRAFFIC = _TRAFFIC_REQUIRED + ("placement",)
 _PHASE = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "bound_source",
           "solver", "proven_by", "unreachable", "flows", "paths", "vls")
-MAX_VLS = 15  # InfiniBand's data virtual lanes: VL0..VL14 (VL15 carries subnet management)
-COMMON_DATA_VLS = 8  # what switches commonly run (ibsim's ports: VL0-7)
 _PHASE_REQUIRED = ("phase", "max_contention", "lower_bound", "gap", "status", "stage_max", "stage_bounds", "flows", "paths")
 SUMMARY_COUNTS = ("phases", "max_contention", "worst_phase", "max_lower_bound", "phases_at_bound", "phases_above_bound",
                   "max_gap", "sum_max_contention", "sum_lower_bound")

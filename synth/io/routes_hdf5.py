@@ -6,7 +6,7 @@ The same content as the JSON file: what varies with the router (the header's syn
 phase's evaluation fields and solver report) stays JSON text, a few hundred bytes per phase, checked by
 the same reader code as the JSON file's (synth.io.routes_file); the per-flow data, nearly all of the file,
 are arrays concatenated over the phases: the flows as int64 columns, the paths in CSR form (offsets into
-one array of channel ids, the layout of synth.routing.paths.Paths), the lanes when the routes have them.
+one array of channel ids, the layout of synth.topology.paths.Paths), the lanes when the routes have them.
 
 Layout (every name below is required, `vls` only with lanes; nothing else may be in the file):
 
@@ -41,7 +41,7 @@ from synth.core import memory
 from synth.core.errors import SynthError
 from synth.core.text import counted
 from synth.io.routes_file import FLOWS_DIGEST, FORMAT, MAX_VLS, add_flows_to_digest
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 
 SIGNATURE = b"\x89HDF\r\n\x1a\n"  # the first bytes of every HDF5 file
 EXTENSIONS = (".h5", ".hdf5")

@@ -18,7 +18,7 @@ from synth.io import qos_policy as qos
 from synth.io.routes_file import read_routes
 from synth.io.switch_tables import DLID_HEADER, terminal_port_guids
 from synth.tables.forwarding import LidPlan, walk_channel_paths, walk_paths
-from synth.tables.from_routes import RoutedFlows, routed_flows
+from synth.io.routes_tables import RoutedFlows, routed_flows
 from synth.topology import parse_topology
 from synth.topology.network import Network
 
@@ -249,7 +249,7 @@ def synth_lanes(tables: TableDir) -> str:
         return f"{max((max(p['vls'], default=-1) for p in phases), default=-1) + 1} (recorded)"
     if tables.flows.channels is None:
         return "not computed (a synth-routes/1 file)"
-    from synth.app.vls import lanes_for
+    from synth.routing.lane_budget import lanes_for
     from synth.io.routes_file import MAX_VLS
 
     try:

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.cost.alphabeta import most_per_port
-from synth.cost.loads import bytes_over_bandwidth, weighted_counts
+from synth.pricing.alphabeta import most_per_port
+from synth.measure.loads import bytes_over_bandwidth, weighted_counts
 from synth.core.validate import read_text
 from synth.opensm.sim import Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, run_opensm
 from synth.io.switch_tables import render_fabric, render_guid2lid, switch_guids, terminal_port_guids
@@ -67,7 +67,7 @@ class EngineTables:
 
     def phase_port_messages(self, network: Network, src: np.ndarray, dst: np.ndarray, phase_index: np.ndarray,
                             num_phases: int) -> np.ndarray:
-        """Per phase, the most messages one port starts (synth.cost.alphabeta) on these tables' paths."""
+        """Per phase, the most messages one port starts (synth.pricing.alphabeta) on these tables' paths."""
         channels, _ = walk_channels(network, self.out_port, src, dst, self.terminal_lid[np.asarray(dst)])
         hop = 1 if network.nodes_are_routers else 0
         first = channels[:, hop] if channels.shape[1] > hop else np.full(len(channels), -1)

@@ -9,8 +9,8 @@ import numpy as np
 
 from synth.core.text import counted
 
-from synth.cost.evaluate import PhaseEvaluation
-from synth.cost.fattree import bmin_table, top_halving_savings
+from synth.measure.evaluate import PhaseEvaluation
+from synth.pricing.fattree import bmin_table, top_halving_savings
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
 

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import TextIO
 
 from synth.core.text import counted
-from synth.cost.evaluate import OPTIMAL, PhaseEvaluation
+from synth.measure.evaluate import OPTIMAL, PhaseEvaluation
 
 LOG_INTERVAL = 10.0  # seconds between plain progress lines (a log of a day-long run stays readable)
 

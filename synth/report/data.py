@@ -15,14 +15,14 @@ from typing import Callable
 
 import numpy as np
 
-from synth.cost.alphabeta import beta_of, message_ports, most_per_port, node_ports, phase_times, single_port
-from synth.cost.bounds import cut_bounds_batch
-from synth.cost.fattree import LinkTimings, bmin_table, ideal_exchange_time
+from synth.pricing.alphabeta import beta_of, message_ports, most_per_port, node_ports, phase_times, single_port
+from synth.measure.bounds import cut_bounds_batch
+from synth.pricing.fattree import LinkTimings, bmin_table, ideal_exchange_time
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.opensm.engines import EngineTables, engine_tables, given_tables
 from synth.routing.registry import ROUTERS, RouterCall, RouterOptions, RouterSpec, make_router
-from synth.routing.paths import as_paths
+from synth.topology.paths import as_paths
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
 from synth.traffic.patterns import Workload, parse_pattern
@@ -80,7 +80,7 @@ def default_routers(topology) -> str:
 @dataclass(frozen=True)
 class CostModel:
     """Per phase alpha x (most messages one port starts) + beta x message bytes x max contention
-    (synth.cost.alphabeta, the one model)."""
+    (synth.pricing.alphabeta, the one model)."""
 
     alpha: float
     bandwidth_bits: float
@@ -147,7 +147,7 @@ class Report:
     timings: bool = False  # run times in the tables: then two runs differ; off by default (byte-identical reruns)
     bound_note: str = "subtree cut bound"
     facts: list[tuple[str, str]] = field(default_factory=list)  # direct networks: the family's facts
-    collectives: list = field(default_factory=list)  # synth.collectives.compare.Comparison per collective asked for
+    collectives: list = field(default_factory=list)  # synth.pricing.compare.Comparison per collective asked for
 
 
 def parse_patterns(text: str, num_ranks: int, topology=None) -> list[str]:
@@ -238,7 +238,7 @@ def _port_bound(network: Network, workload: Workload, phases: np.ndarray) -> np.
 def _lanes(paths: list[list[int]], network: Network) -> str:
     """Lanes that make every lane's channel dependencies acyclic over all of a pattern's paths (one
     set of tables): the layered heuristic's count, an upper bound on the least."""
-    from synth.app.vls import lanes_for
+    from synth.routing.lane_budget import lanes_for
 
     try:
         lanes, _ = lanes_for(paths, network.num_channels, LANES_LIMIT)
@@ -306,7 +306,7 @@ def build_report(
                                      _port_bound(network, workload, phases)))
     compared = []
     for name in collectives:
-        from synth.collectives.compare import compare
+        from synth.pricing.compare import compare
 
         progress(f"collective {name}: every algorithm generated, verified, routed and priced")
         compared.append(compare(name, topology, list(collective_sizes), collective_router, cost.alpha, cost.bandwidth_bits))

@@ -92,12 +92,12 @@ def _contention_bars(result: PatternResult) -> Figure:
 
 
 def collective_figure(result, label: str) -> Figure:
-    """A collective's algorithms over message sizes (synth.collectives.compare.Comparison): time per size,
+    """A collective's algorithms over message sizes (synth.pricing.compare.Comparison): time per size,
     log-log, with the bound no schedule beats under the same model, the sizes on a B/KiB/MiB axis,
     and every crossover (where the best algorithm changes) marked and named."""
     from matplotlib.ticker import FixedLocator, NullLocator
 
-    from synth.collectives.compare import size_text
+    from synth.pricing.compare import size_text
 
     figure, axes = plt.subplots(figsize=(9.5, 4.5), dpi=100)
     styles = styles_for([c.label for c in result.candidates])  # one look per algorithm in every figure

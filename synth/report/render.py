@@ -113,7 +113,7 @@ def _context(report: Report, images: dict[str, str]) -> dict:
 
 
 def _collective(result, images: dict[str, str]) -> dict:
-    from synth.collectives.compare import size_text
+    from synth.pricing.compare import size_text
 
     best = result.best
     return {

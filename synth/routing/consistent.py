@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.cost.loads import phase_channel_counts
+from synth.measure.loads import phase_channel_counts
 from synth.routing.layered_xgft import (LayeredOptions, LayerSets, PhaseReport, prime_factors, LayerSearch, LayerSolver, WholeWorkloadRouter,
                                   layer_sets, set_bounds)
 from synth.routing.oblivious import dmodk

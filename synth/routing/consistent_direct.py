@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.routing.minimal import minimal, router_view
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 
 
 def route_consistent(topology, src: np.ndarray, dst: np.ndarray, phase: np.ndarray) -> tuple[Paths, str]:

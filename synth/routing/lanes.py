@@ -1,5 +1,5 @@
 """Virtual lanes that make routes deadlock-free: each path gets a lane so that, lane by lane, the
-channel dependency graph (synth.checking.deadlock) of the paths on it is acyclic.
+channel dependency graph (synth.routing.dependencies) of the paths on it is acyclic.
 
 The heuristic is layered in the spirit of DFSSSP (Domke, Hoefler and Nagel, IPDPS 2011): every path
 starts on lane 0; while the paths of lane l have a dependency cycle, the edge of that cycle which
@@ -15,7 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.checking.deadlock import DependencyGraph, dependencies, find_cycle
+from synth.routing.dependencies import DependencyGraph, dependencies, find_cycle
+
+MAX_VLS = 15  # InfiniBand's data virtual lanes: VL0..VL14 (VL15 carries subnet management)
+COMMON_DATA_VLS = 8  # what switches commonly run (ibsim's ports: VL0-7)
 
 
 class TooManyLanes(SynthError):

@@ -24,7 +24,7 @@ Layers, per phase:
    when every segment takes its local link: what the group layer will have to absorb with
    detours (0: nothing). When the model is infeasible at T, no routing of the path space reaches
    T (a proof, also when a fixed load alone exceeds a bound); targets rise from the LP bound over
-   all paths (synth.cost.lp_bound).
+   all paths (synth.measure.lp_bound).
    The search starts from a routing that needs no group layer: the system layer's routes with
    every segment on its local link, greedy, then a descent and neighbourhoods on the busiest
    channels (synth.routing.path_selection's machinery over these candidates). Its contention is
@@ -53,12 +53,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.cost.lp_bound import lp_bound
+from synth.measure.lp_bound import lp_bound
 from synth.routing.candidates import Candidates
 from synth.routing.minimal import router_view
 from synth.routing.path_selection import (PathsOptions, PathsReport, descend, grouped_by_channel, Improver, SelectionState,
                                         route_each_phase)
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 from synth.routing.registry import DIRECT, SOLVER_OPTIONS, VIA_GROUP, FileSchema, RouterOptions, RouterSpec
 from synth.solve import ProblemBuilder, check_solver, solve
 from synth.solve.problem import INFEASIBLE, OPTIMAL, TIMEOUT

@@ -31,7 +31,7 @@ from synth.core.errors import SynthError
 from synth.routing.registry import DIRECT, RouterSpec, fixed
 from synth.core.interrupt import stoppable
 from synth.routing.oblivious import mix64
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 from synth.topology.distances import hop_distances
 
 # The distance and next-channel tables take 6 bytes per router pair: 8192 routers are 400 MB.

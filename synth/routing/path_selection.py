@@ -8,7 +8,7 @@ capped groups), so every backend (cpsat, cbc, highs, glpk) solves it. Terminal l
 same messages whatever is chosen: their busiest one is a floor under z.
 
 Phases are independent (one task each). Within a phase:
-1. bound: the LP bound over all paths (synth.cost.lp_bound) and the load-spreading stage of the same
+1. bound: the LP bound over all paths (synth.measure.lp_bound) and the load-spreading stage of the same
    LP priced over the candidate list instead of by Dijkstra; with the busiest terminal link they
    give the candidate bound, which no choice of candidates beats. Where the routing found ends
    above it, the candidates' LP runs to the end (column generation) and may raise it;
@@ -41,13 +41,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.cost.loads import bytes_over_bandwidth, weighted_counts
-from synth.cost.lp_bound import byte_granule, lp_bound, solve_congestion_lp
+from synth.measure.loads import bytes_over_bandwidth, weighted_counts
+from synth.measure.lp_bound import byte_granule, lp_bound, solve_congestion_lp
 from synth.routing.candidates import Candidates, build_candidates, check_candidate_set, without_loops
 from synth.routing.lane_orders import check_budget, within_lanes
 from synth.routing.minimal import RouterView, minimal, router_view
 from synth.routing.oblivious import mix64
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 from synth.routing.registry import DIRECT, SOLVER_OPTIONS, VIA_ONE, FileSchema, RouterOptions, RouterSpec
 from synth.routing.ugal import ugal
 from synth.routing.valiant import valiant
@@ -106,9 +106,9 @@ class PathsReport:
     """How a phase was routed; `as_dict` is what the routes file records (no timings)."""
 
     choices: int = 0  # flow-candidate pairs of the phase
-    lp_bound: int = 0  # the LP bound over all paths (synth.cost.lp_bound): no routing at all does better
+    lp_bound: int = 0  # the LP bound over all paths (synth.measure.lp_bound): no routing at all does better
     candidate_bound: int = 0  # no choice among the candidates does better
-    lp_status: str = "optimal"  # of the candidate LP (synth.cost.lp_bound.LpBound.status)
+    lp_status: str = "optimal"  # of the candidate LP (synth.measure.lp_bound.LpBound.status)
     start: str = ""  # which starting routing was best
     start_contention: int = 0
     moves: int = 0  # descent moves
@@ -133,7 +133,7 @@ class PathsReport:
 
 
 class CandidatePricer:
-    """The candidate paths as the path space of synth.cost.lp_bound's LP: the cheapest candidate of
+    """The candidate paths as the path space of synth.measure.lp_bound's LP: the cheapest candidate of
     every pair under channel lengths (one gather and sum over all candidates)."""
 
     hop_slack = 0.0

@@ -3,7 +3,8 @@
 A router is one module that declares `ROUTERS = (RouterSpec(...), ...)` plus its module name in
 `ROUTER_MODULES` below. Its spec says everything the rest of synth needs to know about it: the
 name users type (`--router NAME`, recorded in routes files), the networks it applies to, the
-options it takes, the path policy `synth check` verifies, what a routes file records for it
+options it takes, the path policy `synth check` verifies (a named one, or a PathPolicy bringing its
+own check), why it refuses a network beyond what it `needs` (`refuses`), what a routes file records for it
 (its synthesis options and per-phase solver report), its report columns and the line `synth
 route` prints. Nothing else lists routers: an "unknown router" message, the CLI help, the
 report's choices and the checker's policies all come from here.
@@ -11,7 +12,7 @@ report's choices and the checker's policies all come from here.
 A router is called through `Router` (the protocol of synth.workflow's batches):
 router(topology, src, dst, phase=, occurrence=, seed=, size=) -> Routed, with per flow its route:
 channel paths (`Paths`) or, on an XGFT, the compact encoding of its minimal up*/down* paths (the
-WT index at the flow's NCA layer, expanded by synth.routing.paths.as_paths).
+WT index at the flow's NCA layer, expanded by synth.topology.paths.as_paths).
 
 Two routers share the name `layered`: the XGFT one ([Prisacari20] ch.3, synth.routing.layered_xgft,
 key `layered-xgft`) and the dragonfly one (ch.3's layers on ch.4's hierarchy,
@@ -44,6 +45,7 @@ ROUTER_MODULES = (
     "synth.routing.ugal",
     "synth.routing.path_selection",
     "synth.routing.layered_dragonfly",
+    "synth.routing.updown",
 )
 
 
@@ -86,6 +88,19 @@ SOLVER_OPTIONS = ("solver", "time_limit", "threads", "glpk_options")
 
 
 @dataclass(frozen=True)
+class PathPolicy:
+    """A path policy of a router's own, beyond MINIMAL, VIA_ONE and VIA_GROUP (RouterSpec.policy):
+    `synth check` verifies every path of a routes file of that router with it."""
+
+    name: str
+    text: str  # what `check` says the paths were verified to be ("N paths valid and TEXT")
+    # check(topology) -> verify; verify(routers) -> (ok per row, what a path must be), routers a
+    # (paths, k + 1) array of the routers each path of k router hops visits (contiguity, ends and
+    # terminals are checked before)
+    check: Callable
+
+
+@dataclass(frozen=True)
 class FileSchema:
     """What a routes file records for a synthesizing router (synth.io.routes_file checks it): its
     `synthesis` options and its per-phase `solver` report, by type."""
@@ -106,7 +121,7 @@ class Routed:
     """What a router returns for a batch of flows: their routes (Paths, or on an XGFT the WT index
     of every flow at its NCA layer) and, from a synthesizing router, how it got there per phase."""
 
-    routes: object  # np.ndarray | synth.routing.paths.Paths
+    routes: object  # np.ndarray | synth.topology.paths.Paths
     reports: dict = field(default_factory=dict)
 
 
@@ -130,9 +145,10 @@ class RouterSpec:
     networks: str  # XGFT or DIRECT
     summary: str  # one line for help texts and the docs
     build: Callable[[RouterOptions], Callable]  # the routing function for these options
-    policy: str = MINIMAL  # the path policy `check` verifies (direct networks; XGFT paths are minimal)
+    policy: str | PathPolicy = MINIMAL  # the path policy `check` verifies (direct networks; XGFT paths are minimal)
     key: str = ""  # unique among all routers (default: the name)
     needs: str | None = None  # "coordinates" (router coordinates) or "groups" (router groups), if any
+    refuses: Callable[[object], str | None] | None = None  # its own reason not to apply to a topology (one line), or None
     takes: tuple[str, ...] = ()  # RouterOptions fields beyond consistency and load_unit
     consistent: bool = False  # destination-consistent by definition (tables without LMC as it is)
     minimizes_messages: bool = False  # a synthesizer whose models count messages: refuses load_unit bytes
@@ -171,9 +187,9 @@ class RouterSpec:
             return f"{self.name} needs a network with router coordinates (torus, hyperx, 2dfc), not {topology.family}"
         if self.needs == "groups" and topology.router_groups() is None:
             return f"{self.name} needs a network with groups (dragonfly), not {topology.family}"
-        return None
+        return self.refuses(topology) if self.refuses is not None else None
 
-    def policy_for(self, synthesis: dict | None) -> str:
+    def policy_for(self, synthesis: dict | None) -> str | PathPolicy:
         """The policy of a file's paths, given its recorded synthesis options."""
         if self.minimal_candidates and (synthesis or {}).get("candidates") == "minimal":
             return MINIMAL

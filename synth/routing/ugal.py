@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.routing.minimal import router_view
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 from synth.routing.registry import DIRECT, VIA_ONE, RouterSpec, fixed
 from synth.routing.valiant import valiant
 

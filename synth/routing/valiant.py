@@ -21,7 +21,7 @@ import numpy as np
 
 from synth.routing.minimal import router_view
 from synth.routing.oblivious import mix64
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 from synth.routing.registry import DIRECT, VIA_ONE, RouterSpec, fixed
 
 _SALT = np.uint64(0xD1B54A32D192ED03)

@@ -33,7 +33,7 @@ class Network:
     failed_nodes: np.ndarray | None = None  # degraded networks (synth.topology.degraded): nodes no flow reaches
     # One terminal per router whose link has the router's total bandwidth: the node is its own
     # router (000's Kautz and 2dfc nodes, 001's torus nodes), and its messages start on the
-    # router's ports (synth.cost.alphabeta).
+    # router's ports (synth.pricing.alphabeta).
     nodes_are_routers: bool = False
     _channel_keys: np.ndarray | None = field(default=None, repr=False)
     _channel_order: np.ndarray | None = field(default=None, repr=False)

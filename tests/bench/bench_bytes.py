@@ -8,7 +8,7 @@ Per spec (default: dragonfly (3,6,3) and Slim Fly q = 7) and per phase (K random
 and the family's adversarial pattern: the dragonfly group shift, Slim Fly's ch.7 worst case), the
 message sizes are drawn two ways: uniform in [0, 1 MiB] (as in 002's alltoallv evaluation) and
 skewed (one message in four 16 times the others). Columns: the phase's bound in bytes (the cut
-bounds and the LP bound over all paths, synth.cost.lp_bound with weights), then the busiest
+bounds and the LP bound over all paths, synth.measure.lp_bound with weights), then the busiest
 channel's bytes under minimal, valiant, ugal, paths minimizing messages, and paths minimizing
 bytes, with the time the latter took in this process.
 """
@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from synth.cost.bounds import cut_bounds_batch
-from synth.cost.loads import bytes_over_bandwidth, weighted_counts
-from synth.cost.lp_bound import lp_bound
+from synth.measure.bounds import cut_bounds_batch
+from synth.measure.loads import bytes_over_bandwidth, weighted_counts
+from synth.measure.lp_bound import lp_bound
 from synth.routing.minimal import minimal
 from synth.routing.path_selection import PathsOptions, route_phase_paths
 from synth.routing.ugal import ugal

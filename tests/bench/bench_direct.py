@@ -30,8 +30,8 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix, hstack
 
-from synth.cost.bounds import cut_bounds_batch
-from synth.cost.lp_bound import lp_bound
+from synth.measure.bounds import cut_bounds_batch
+from synth.measure.lp_bound import lp_bound
 from synth.routing.minimal import minimal
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern

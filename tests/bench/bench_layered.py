@@ -22,8 +22,8 @@ import time
 
 import numpy as np
 
-from synth.cost.bounds import lower_bound
-from synth.cost.loads import channel_loads
+from synth.measure.bounds import lower_bound
+from synth.measure.loads import channel_loads
 from synth.core.errors import SynthError
 from synth.routing.layered_xgft import LayeredOptions, route_phase
 from synth.routing.monolithic import route_phase_monolithic

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from synth.cost.loads import channel_loads
+from synth.measure.loads import channel_loads
 from synth.core.parallel import default_workers
 from synth.routing.oblivious import dmodk
 from synth.topology import parse_topology

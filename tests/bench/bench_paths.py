@@ -9,7 +9,7 @@ q = 7; Slim Fly q = 13 with p = 9) and every phase of K random permutations (ran
 adversarial patterns (Slim Fly: 003 ch.7's worst case, every phase; dragonfly: the group shift,
 every terminal to the same terminal of the next group, shift:a*p), it prints side by side the
 maximum contention of minimal, valiant, ugal and paths, the LP bound over all paths
-(synth.cost.lp_bound, ceil(lambda*)), and the time paths took for the phase in this process
+(synth.measure.lp_bound, ceil(lambda*)), and the time paths took for the phase in this process
 (candidates, both LPs, starts, descent, solver). Targets (issue 11): paths never above the others;
 at the LP bound's ceiling in at least 90% of the phases; a 1056-node dragonfly phase within 30 s
 and a Slim Fly q = 13 phase within 60 s. The layered router's time is per phase as well.
@@ -27,8 +27,8 @@ import time
 
 import numpy as np
 
-from synth.app.vls import lanes_for
-from synth.cost.lp_bound import lp_bound
+from synth.routing.lane_budget import lanes_for
+from synth.measure.lp_bound import lp_bound
 from synth.io.routes_file import MAX_VLS
 from synth.opensm.engines import engine_tables
 from synth.routing.layered_dragonfly import DragonflyLayeredOptions, route_phase_layered

@@ -37,8 +37,8 @@ def run_case(name: str) -> dict:
     from synth.core.memory import prefer_plain_pages
 
     prefer_plain_pages()  # as the synth command does for its own process (before numpy loads)
-    from synth.cost.alphabeta import beta_of
-    from synth.cost.schedule_cost import costs, map_schedule
+    from synth.pricing.alphabeta import beta_of
+    from synth.pricing.schedule_cost import costs, map_schedule
     from synth.routing.minimal import minimal
     from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
     from synth.collectives.sizes import parse_sizes

@@ -60,6 +60,7 @@ class Algorithm:
     block_sends: Callable[[Request], int] | None = None  # how many the schedule will have, for the size guard
     transfers: Callable[[Request], int] | None = None  # likewise its transfers, where known
     runs: bool = False  # generates its blocks as runs (BlockRuns), not lists
+    options: tuple[str, ...] = ()  # the Request fields of its own it takes (radix, batch): refused for the others
 
 
 # Memory of one schedule from generation to pricing (measured with tests/bench/bench_schedules.py
@@ -99,7 +100,7 @@ def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = 
     """Why the schedule would not fit the memory this process may use (synth.core.memory), or
     None: checked before it is made (from the block sends and transfers the algorithm says), and
     once made, before its replay and pricing (with its `block_sends`, `transfers` and the channel
-    `hops` its routed transfers will take, synth.cost.path_hops)."""
+    `hops` its routed transfers will take, synth.pricing.path_hops)."""
     sends = expected_block_sends(algorithm, request) if block_sends is None else block_sends
     if block_sends is None and algorithm.transfers is not None:
         transfers = algorithm.transfers(request)
@@ -115,7 +116,7 @@ def too_large(algorithm: Algorithm, request: Request, block_sends: int | None = 
 
 def sends_every_pair(algorithm: Algorithm) -> bool:
     """Whether the algorithm's transfers are one per ordered pair of ranks (their routes' hops are
-    then known before the schedule is made: synth.cost.path_hops.all_pairs_hops)."""
+    then known before the schedule is made: synth.pricing.path_hops.all_pairs_hops)."""
     return algorithm.transfers is one_transfer_per_block
 
 
@@ -142,9 +143,24 @@ def power_of_two_only(name: str) -> Callable[[Request], str | None]:
 
 
 def load_all() -> None:
-    """Import every generator module (each registers itself)."""
-    from synth.collectives.algorithms import (binomial, bruck, bucket, halving_doubling, pairwise, recursive_doubling, ring,  # noqa: F401
-                                           kautz, multipath, multitree, phased, spread_out, swing, tuna, twodfc)
+    """Import every generator module of this package (each registers itself): a new algorithm is
+    one new module."""
+    import importlib
+    import pkgutil
+
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        importlib.import_module(f"{__name__}.{module}")
+
+
+def refuse_options(algorithm: Algorithm, given: dict[str, object]) -> None:
+    """An option (`given`: name -> value, None when not given) the algorithm does not take is a
+    mistake to say: one line naming the algorithms that take it."""
+    from synth.core.errors import SynthError
+
+    for option, value in given.items():
+        if value is not None and option not in algorithm.options:
+            takers = [name for name, a in ALGORITHMS.items() if option in a.options]
+            raise SynthError(f"--{option} applies to {', '.join(takers)}, not to {algorithm.name}")
 
 
 def grid_shape(topology) -> tuple[int, ...]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 from synth.topology.network import Network
 
 

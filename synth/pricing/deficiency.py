@@ -1,5 +1,5 @@
 """Closed forms of [DeSensi24]'s deficiency model (eq. 1), next to which synth prints
-the values it measures on a mapped schedule (synth.cost.schedule_cost).
+the values it measures on a mapped schedule (synth.pricing.schedule_cost).
 
 Table 2 (D >= 2 dimensions, p nodes): latency deficiency Lambda, bandwidth deficiency Psi and
 congestion deficiency Xi of every algorithm. Swing(B)'s Xi is the sum over its reduce-scatter

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from synth.cost.deficiency import table2
+from synth.pricing.deficiency import table2
 from synth.collectives.schedule import Schedule
 
 TABLE_2 = ("ring", "rd-l", "rd-b", "bucket", "swing-l", "swing-b")

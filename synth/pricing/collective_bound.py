@@ -1,8 +1,8 @@
-"""A lower bound on any schedule of a collective under synth's cost model (synth.cost.alphabeta):
+"""A lower bound on any schedule of a collective under synth's cost model (synth.pricing.alphabeta):
 no schedule of the same blocks on the same network costs less, so no printed estimate falls below it.
 
 Latency: the messages started at one port, summed over the steps. A rank starts at most k
-messages per alpha (its node's ports, synth.cost.alphabeta.node_ports), so in a step whose busiest
+messages per alpha (its node's ports, synth.pricing.alphabeta.node_ports), so in a step whose busiest
 port starts L messages the ranks holding anything derived from one rank's data grow at most by a
 factor 1 + kL <= (1 + k)^L. Where one rank's data must reach every rank (broadcast, scatter,
 allgather, reduce-scatter, allreduce, alltoall with every block non-empty) the sum of L over the
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.core.text import counted
-from synth.cost.alphabeta import beta_of, node_ports
+from synth.pricing.alphabeta import beta_of, node_ports
 
 SPREADING = ("broadcast", "scatter", "allgather", "reduce-scatter", "allreduce", "alltoall", "alltoallv")
 

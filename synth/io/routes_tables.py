@@ -13,7 +13,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.io.routes_file import NODE_PATHS_FORMAT, columnar
-from synth.routing.paths import Paths
+from synth.topology.paths import Paths
 from synth.tables.forwarding import ForwardingTables, Hops, build_tables
 from synth.topology import Xgft, parse_topology
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.cost.bounds import cut_bounds_batch
-from synth.cost.loads import check_byte_sums, phase_channel_counts
+from synth.measure.bounds import cut_bounds_batch
+from synth.measure.loads import check_byte_sums, phase_channel_counts
 from synth.topology.network import Network
 
 OPTIMAL, FEASIBLE, TIMEOUT = "optimal", "feasible", "timeout"
@@ -25,7 +25,7 @@ class PhaseEvaluation:
     lower_bound: int
     status: str  # optimal: equals the bound or proven by a solver; feasible: a valid routing with a gap
     hottest_channel: int  # -1 when no channel is used
-    stage_bounds: list[int]  # cut bound per kind (XGFT: subtree cut per stage 1..H; synth.cost.bounds.bound_names)
+    stage_bounds: list[int]  # cut bound per kind (XGFT: subtree cut per stage 1..H; synth.measure.bounds.bound_names)
     stage_max: list[int]  # achieved maximum per channel class (XGFT: stage 1..H, up and down channels)
     # What lower_bound is when more than the cut bounds: "LP" (the LP bound over all paths a
     # synthesizing router computed) or "SOLVER proof" (a solver proved no routing does better);
@@ -86,7 +86,7 @@ def evaluate_batch(
     weights: np.ndarray | None = None,
 ) -> list[PhaseEvaluation]:
     """Evaluate the flows of several phases; `phase_index` says which entry of `phases` owns a flow.
-    `routing` is Paths, or an XGFT's WT indices (synth.cost.loads.phase_channel_counts). With
+    `routing` is Paths, or an XGFT's WT indices (synth.measure.loads.phase_channel_counts). With
     per-flow `weights` (bytes) every load, bound and maximum is in bytes over bandwidth."""
     phases = np.asarray(phases)
     num = phases.shape[0]

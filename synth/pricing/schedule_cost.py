@@ -4,15 +4,15 @@ messages at every port, and what the cost models make of them.
 Mapping: every transfer (src rank -> dst rank, rank r on terminal r // Q) takes the path a router of
 synth gives it (default: the family's, Topology.default_router; the transfers of step s are routed
 as phase s). Per step, a channel carries the bytes of the transfers crossing it, over its bandwidth,
-and a port starts the transfers that leave through it (synth.cost.alphabeta: the cost model, with
+and a port starts the transfers that leave through it (synth.pricing.alphabeta: the cost model, with
 the ports of a node). A transfer within a node moves through memory: no channel, its sender's
 memory port.
 
-alpha-beta (synth.cost.alphabeta, the one model): a step takes alpha x (most messages started at
+alpha-beta (synth.pricing.alphabeta, the one model): a step takes alpha x (most messages started at
 one port) + beta x (most bytes over bandwidth on one channel), the schedule the sum of its steps. A
 step preceded by a size exchange (TuNA's metadata: 8 bytes per block, on the transfers' paths) is
 one more step of the same messages. The lower bound of any schedule of the collective under the
-same model is synth.cost.collective_bound.
+same model is synth.pricing.collective_bound.
 
 Deficiency model (001 eq. 1, allreduce): T(n) = log2(p) alpha Lambda + (n / D) beta Psi Xi, with n
 the vector (a rank's buffer) and 2D the ports of a node (a torus's dimensions; otherwise half the
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.cost.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of, message_ports, most_per_port, step_times
-from synth.cost.collective_bound import CollectiveBound, collective_bound
-from synth.cost.loads import weighted_counts
-from synth.routing.paths import Paths, as_paths
+from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of, message_ports, most_per_port, step_times
+from synth.pricing.collective_bound import CollectiveBound, collective_bound
+from synth.measure.loads import weighted_counts
+from synth.topology.paths import Paths, as_paths
 from synth.collectives.schedule import Schedule
 
 
@@ -56,7 +56,7 @@ class MappedSchedule:
     size_bytes: np.ndarray  # per step: the busiest channel's bytes of the size exchange before it (0 without one)
     port_messages: np.ndarray  # per step: the most messages started at one port (the model's alpha terms)
     size_port_messages: np.ndarray  # per step: the same for the size exchange before it (0 without one)
-    bound: CollectiveBound  # no schedule of these blocks on this network costs less (synth.cost.collective_bound)
+    bound: CollectiveBound  # no schedule of these blocks on this network costs less (synth.pricing.collective_bound)
 
     @property
     def size_exchanges(self) -> int:

@@ -18,9 +18,9 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.validate import show
-from synth.cost.alphabeta import beta_of
-from synth.cost.path_hops import all_pairs_hops, mapped_hops
-from synth.cost.schedule_cost import MappedSchedule, map_schedule
+from synth.pricing.alphabeta import beta_of
+from synth.pricing.path_hops import all_pairs_hops, mapped_hops
+from synth.pricing.schedule_cost import MappedSchedule, map_schedule
 from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all, sends_every_pair, too_large
 from synth.collectives.schedule import collective
 from synth.collectives.verify import expected_blocks, verify
@@ -141,7 +141,7 @@ class Comparison:
     candidates: list[Candidate]
     times: np.ndarray  # (sizes, candidates) seconds
     skipped: list[str]
-    bounds: np.ndarray  # (sizes,) seconds: no schedule of the collective costs less (synth.cost.collective_bound)
+    bounds: np.ndarray  # (sizes,) seconds: no schedule of the collective costs less (synth.pricing.collective_bound)
     router: str  # the routes the transfers took
 
     @property

@@ -10,11 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.io.routes_file import MAX_VLS
 from synth.routing.lane_orders import MAX_LANE_ORDERS, lane_orders, least_lanes, paths_lanes
-from synth.routing.lanes import TooManyLanes, assign_lanes, exact_lanes
+from synth.routing.lanes import MAX_VLS, TooManyLanes, assign_lanes, exact_lanes
 from synth.routing.minimal import router_view
-from synth.checking.deadlock import flatten
+from synth.routing.dependencies import flatten
 
 DEFAULT_VLS = 8  # data VLs of common InfiniBand switches
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.cost.loads import bytes_over_bandwidth, weighted_counts
+from synth.measure.loads import bytes_over_bandwidth, weighted_counts
 from synth.topology.xgft import Xgft
 
 
