@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.routing.minimal import minimal, router_view
+from synth.routing.path_selection import PathsOptions, PathsReport
 from synth.topology.paths import Paths
 
 
@@ -102,3 +103,20 @@ def is_destination_consistent(network, src, dst, paths: Paths) -> tuple[bool, st
         return False, (f"flows to terminal {d} leave {network.node_names[node]} by channels {int(c[i])} and "
                        f"{int(c[i + 1])}")
     return True, ""
+
+
+class ConsistentPathsRouter:
+    """Router interface of synth.workflow for `--consistency destination`: every selected phase in
+    one call (the phases share one set of tables), synth.routing.consistent_direct."""
+
+    expensive = True
+    whole_workload = True
+
+    def __init__(self, options: PathsOptions):
+        self.options = options
+
+    def __call__(self, topology, src, dst, phase=None, occurrence=None, seed=0):
+        phase = np.zeros(len(src), dtype=np.int64) if phase is None else np.asarray(phase, dtype=np.int64)
+        paths, construction = route_consistent(topology, src, dst, phase)
+        report = PathsReport(lp_status="none", start=construction)
+        return paths, {int(p): report for p in np.unique(phase)}

@@ -507,25 +507,6 @@ def _assemble(view: RouterView, src, dst, crossing, state: SelectionState, base:
     return Paths.from_padded(rows)
 
 
-class ConsistentPathsRouter:
-    """Router interface of synth.workflow for `--consistency destination`: every selected phase in
-    one call (the phases share one set of tables), synth.routing.consistent_direct."""
-
-    expensive = True
-    whole_workload = True
-
-    def __init__(self, options: PathsOptions):
-        self.options = options
-
-    def __call__(self, topology, src, dst, phase=None, occurrence=None, seed=0):
-        from synth.routing.consistent_direct import route_consistent
-
-        phase = np.zeros(len(src), dtype=np.int64) if phase is None else np.asarray(phase, dtype=np.int64)
-        paths, construction = route_consistent(topology, src, dst, phase)
-        report = PathsReport(lp_status="none", start=construction)
-        return paths, {int(p): report for p in np.unique(phase)}
-
-
 class PathSelectionRouter:
     """Router interface of synth.workflow: one phase at a time (one task per phase)."""
 
@@ -580,6 +561,8 @@ def paths_options(options: RouterOptions) -> PathsOptions:
 
 
 def _build(options: RouterOptions):
+    from synth.routing.consistent_direct import ConsistentPathsRouter
+
     o = paths_options(options)
     return ConsistentPathsRouter(o) if o.consistency == "destination" else PathSelectionRouter(o)
 
