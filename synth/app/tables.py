@@ -13,7 +13,7 @@ from synth.core.errors import SynthError
 from synth.core.validate import read_text
 from synth.io import qos_policy as qos
 from synth.io import switch_tables as render
-from synth.io.routes_file import MAX_FILE_BYTES, read_routes, routes_json_text
+from synth.io.routes_file import MAX_FILE_BYTES, read_routes_columnar, routes_json_text
 from synth.io.routes_hdf5 import is_hdf5
 from synth.tables.forwarding import ForwardingTables, lmc_for
 from synth.io.routes_tables import tables_for_routes
@@ -34,7 +34,7 @@ class RenderedTables:
 
 def read_verified(path: str) -> dict:
     """A routes file that passes synth check (tables only for routes that re-verify)."""
-    doc = read_routes(path)
+    doc = read_routes_columnar(path)  # either form; per phase flows and paths as arrays
     verified = check_routes(doc)
     if not verified.ok:
         raise SynthError(f"routes file '{path}' does not pass synth check: {verified.problems[0]}")
@@ -63,7 +63,7 @@ def render_tables(doc: dict, path: str, fmt: str, lmc: int | None) -> RenderedTa
                   # the routes as JSON (a compact file rendered back: the bytes its JSON form has)
                   "routes.json": routes_json_text(doc) if is_hdf5(path) else read_text(path, "routes file", MAX_FILE_BYTES)}
         if _laned(doc, fmt):
-            lanes = np.array([v for p in doc["phases"] for v in p["vls"]], dtype=np.int64)
+            lanes = np.concatenate([p["vls"] for p in doc["phases"]]).astype(np.int64)
             pair_lanes = qos.lanes_by_pair(flows.src, flows.dst, lanes)
             lanes_used = int(lanes.max(initial=0)) + 1
             texts[qos.POLICY_FILE] = qos.render_policy(tables.network, pair_lanes)

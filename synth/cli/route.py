@@ -48,7 +48,8 @@ def add_parser(sub) -> None:
                            help="minimal (every minimal path), valiant (through one intermediate router), all (both; "
                                 "default); docs/formats.md")
     o.add_load_unit(p, "--router paths minimizes it")
-    p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/2 JSON, docs/formats.md)")
+    p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/2, docs/formats.md): JSON, or the "
+                   "compact HDF5 form for a FILE ending in .h5 or .hdf5 (synth check and synth tables read both)")
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
     p.add_argument("--vls", type=o.integer("--vls", 1, MAX_VLS), metavar="N",
                    help="also give every path a virtual lane so that no lane can deadlock, with at most N lanes (as synth "
