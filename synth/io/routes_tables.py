@@ -14,7 +14,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.io.routes_file import NODE_PATHS_FORMAT, columnar
 from synth.topology.paths import Paths
-from synth.tables.forwarding import ForwardingTables, Hops, build_tables
+from synth.tables.forwarding import ForwardingTables, build_tables, channel_hops, route_hops
 from synth.topology import Xgft, parse_topology
 
 
@@ -74,43 +74,6 @@ def _node_paths(network, channel_paths: Paths, sources: np.ndarray) -> Paths:
     return Paths(offsets, nodes)
 
 
-def _padded(paths: Paths) -> np.ndarray:
-    """The paths as one (paths, longest) matrix padded with -1."""
-    lengths = paths.lengths()
-    out = np.full((paths.num_flows, int(lengths.max(initial=1))), -1, dtype=np.int64)
-    if paths.num_flows:
-        rows = np.repeat(np.arange(paths.num_flows), lengths)
-        cols = np.arange(int(lengths.sum())) - np.repeat(paths.offsets[:-1], lengths)
-        out[rows, cols] = paths.channels
-    return out
-
-
-def _route_hops(network, paths: Paths) -> Hops:
-    """The (switch, out port) of every hop of every node path; a hop the network lacks is an error
-    (synth.tables.forwarding.route_hops on the arrays)."""
-    nodes = _padded(paths)
-    here, there = nodes[:, :-1], nodes[:, 1:]
-    used = there >= 0
-    channel = network.find_channels(here, there)
-    broken = used & (channel < 0)
-    if broken.any():
-        flow = int(np.argwhere(broken)[0][0])
-        raise SynthError(f"path of flow {flow} ({paths.path(flow).tolist()}) uses a link that network {network.spec} lacks")
-    at_switch = used & (here >= network.num_terminals)
-    switch = np.where(at_switch, here, -1)
-    port = np.where(at_switch, network.channel_src_port[np.maximum(channel, 0)], -1)
-    return Hops(switch, port)
-
-
-def _channel_hops(network, paths: Paths) -> Hops:
-    """The switch each channel leaves and its port (synth.tables.forwarding.channel_hops on the
-    arrays): exact where parallel links join two switches."""
-    channel = _padded(paths)
-    tail = np.where(channel >= 0, network.channel_src[np.maximum(channel, 0)], -1)
-    at_switch = tail >= network.num_terminals
-    return Hops(np.where(at_switch, tail, -1), np.where(at_switch, network.channel_src_port[np.maximum(channel, 0)], -1))
-
-
 def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTables, RoutedFlows]:
     topology = parse_topology(doc["topology"]["spec"])
     if isinstance(topology, Xgft) and topology.w[0] != 1:
@@ -130,5 +93,5 @@ def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTabl
     if ends_bad.any():
         k = int(np.argmax(ends_bad))
         raise SynthError(f"routes file: the path of flow {k} does not run from rank {flows.src[k]} to rank {flows.dst[k]}")
-    hops = _route_hops(network, nodes) if flows.channel_paths is None else _channel_hops(network, flows.channel_paths)
+    hops = route_hops(network, nodes) if flows.channel_paths is None else channel_hops(network, flows.channel_paths)
     return build_tables(topology, network, flows.dst, hops, lmc), flows

@@ -24,6 +24,7 @@ from scipy.sparse.csgraph import shortest_path
 from synth.core.errors import SynthError
 from synth.core.interrupt import native
 from synth.topology.network import Network
+from synth.topology.paths import Paths
 from synth.topology.xgft import Xgft
 
 MAX_LMC = 7  # OpenSM's limit (lmc 0-7)
@@ -40,19 +41,19 @@ class Hops:
     port: np.ndarray
 
 
-def _padded(paths: list[list[int]]) -> np.ndarray:
-    """Lists of ids as one (paths, longest) matrix padded with -1."""
-    lengths = np.array([len(p) for p in paths], dtype=np.int64)
-    out = np.full((len(paths), int(lengths.max(initial=1))), -1, dtype=np.int64)
-    if len(paths):
-        rows = np.repeat(np.arange(len(paths)), lengths)
-        cols = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        out[rows, cols] = np.concatenate([np.asarray(p, dtype=np.int64) for p in paths])
+def _padded(paths: Paths) -> np.ndarray:
+    """The paths as one (paths, longest) matrix padded with -1."""
+    lengths = paths.lengths()
+    out = np.full((paths.num_flows, int(lengths.max(initial=1))), -1, dtype=np.int64)
+    if paths.num_flows:
+        rows = np.repeat(np.arange(paths.num_flows), lengths)
+        cols = np.arange(int(lengths.sum())) - np.repeat(paths.offsets[:-1], lengths)
+        out[rows, cols] = paths.channels
     return out
 
 
-def route_hops(network: Network, paths: list[list[int]]) -> Hops:
-    """The (switch, out port) of every hop of every path; a hop the network lacks is an error."""
+def route_hops(network: Network, paths: Paths) -> Hops:
+    """The (switch, out port) of every hop of every node path; a hop the network lacks is an error."""
     nodes = _padded(paths)
     here, there = nodes[:, :-1], nodes[:, 1:]
     used = there >= 0
@@ -60,7 +61,7 @@ def route_hops(network: Network, paths: list[list[int]]) -> Hops:
     broken = used & (channel < 0)
     if broken.any():
         flow = int(np.argwhere(broken)[0][0])
-        raise SynthError(f"path of flow {flow} ({paths[flow]}) uses a link that network {network.spec} lacks")
+        raise SynthError(f"path of flow {flow} ({paths.path(flow).tolist()}) uses a link that network {network.spec} lacks")
     at_switch = used & (here >= network.num_terminals)
     switch = np.where(at_switch, here, -1)
     port = np.where(at_switch, network.channel_src_port[np.maximum(channel, 0)], -1)
@@ -302,7 +303,7 @@ def min_hop_ports(network: Network, targets: np.ndarray, chunk: int = 256) -> np
     return ports
 
 
-def channel_hops(network: Network, paths: list[list[int]]) -> Hops:
+def channel_hops(network: Network, paths: Paths) -> Hops:
     """route_hops for channel paths (synth-routes/2): the switch each channel leaves and its port,
     exact where parallel links join two switches."""
     channel = _padded(paths)
