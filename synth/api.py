@@ -237,7 +237,7 @@ def route(net, traffic, router: str | None = None, *, phases: str = "all", messa
     router : str, optional
         Any router of ``synth route --router``: ``dmodk``, ``smodk``, ``random``, ``random-msg``,
         ``layered`` and ``monolithic`` on XGFTs; ``minimal``, ``minimal-random``, ``dor``, ``valiant``,
-        ``valiant-any``, ``ugal``, ``paths`` and (dragonflies) ``layered`` on direct networks.
+        ``valiant-any``, ``ugal``, ``paths``, ``updown`` and (dragonflies) ``layered`` on direct networks.
         Default: the family's (``dmodk`` on XGFTs, ``minimal`` elsewhere).
     phases : str, optional
         ``all`` (default), ``P``, ``P1,P2,...`` or ranges ``A-B``.
