@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.registry import Registry
 from synth.pricing.alphabeta import most_per_port
 from synth.measure.loads import bytes_over_bandwidth, weighted_counts
 from synth.core.validate import read_text
@@ -19,8 +20,17 @@ from synth.io.switch_tables import render_fabric, render_guid2lid, switch_guids,
 from synth.tables.forwarding import NO_PORT, LidPlan, walk_channels
 from synth.topology.network import Network
 
-# OpenSM's engines that route a fat tree (torus-2QoS needs a torus and QoS; see docs/opensm-notes.md).
-ENGINES = ("minhop", "updn", "dnup", "ftree", "dfsssp", "sssp", "nue", "lash", "dor")
+# OpenSM's routing engines synth runs on ibsim for comparison (torus-2QoS needs a torus and QoS; see
+# docs/opensm-notes.md), by OpenSM's name for them (`opensm -R NAME`).
+ENGINES: Registry[str] = Registry("OpenSM engine")
+for _name, _what in (
+    ("minhop", "min-hop, balanced over ports"), ("updn", "up*/down* from its detected roots (min-hop without them)"),
+    ("dnup", "down*/up*"), ("ftree", "fat-tree routing (fat trees only; falls back otherwise)"),
+    ("dfsssp", "deadlock-free SSSP: shortest paths balanced by weights, virtual lanes for deadlock freedom"),
+    ("sssp", "SSSP: shortest paths balanced by weights"), ("nue", "Nue: deadlock-free within the lanes given"),
+    ("lash", "LASH: shortest paths, lanes by layered acyclic subgraphs"), ("dor", "dimension-order (meshes, tori)"),
+):
+    ENGINES.register(_name, _what)
 
 
 def parse_engines(text: str) -> list[str]:

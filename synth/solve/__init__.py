@@ -2,17 +2,56 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.registry import Registry
 from synth.solve.problem import ChoiceProblem, ProblemBuilder, SolveResult
 
-SOLVERS = ("cpsat", "cbc", "highs", "glpk")
+@dataclass(frozen=True)
+class Backend:
+    """A solver backend: run(problem, time_limit, threads, hint, glpk_options, seed) -> SolveResult."""
+
+    name: str
+    summary: str
+    run: Callable
+
+
+def _cpsat(problem, time_limit, threads, hint, glpk_options, seed):
+    from synth.solve.cpsat import solve_cpsat
+    return solve_cpsat(problem, time_limit, threads, hint, seed)
+
+
+def _cbc(problem, time_limit, threads, hint, glpk_options, seed):
+    from synth.solve.pulp_backend import solve_pulp
+    return solve_pulp(problem, "cbc", time_limit, threads)
+
+
+def _highs(problem, time_limit, threads, hint, glpk_options, seed):
+    return _solve_highs_isolated(problem, time_limit, threads)
+
+
+def _glpk(problem, time_limit, threads, hint, glpk_options, seed):
+    from synth.solve.glpk import solve_glpk
+    return solve_glpk(problem, time_limit, glpk_options)
+
+
+# The backends, in the order help texts list them; a new one is one entry here and its module.
+SOLVERS: Registry[Backend] = Registry("solver")
+for _backend in (
+    Backend("cpsat", "OR-Tools CP-SAT (deterministic time limits, interleaved threads, hints)", _cpsat),
+    Backend("cbc", "COIN-OR CBC through PuLP", _cbc),
+    Backend("highs", "HiGHS through PuLP, in a helper process (OR-Tools links its own HiGHS)", _highs),
+    Backend("glpk", "GLPK's glpsol on a MathProg model (models/assignment.mod)", _glpk),
+):
+    SOLVERS.register(_backend.name, _backend)
 
 
 def check_solver(name: str) -> str:
-    if name not in SOLVERS:
-        raise SynthError(f"unknown solver '{name}' (known: {', '.join(SOLVERS)})")
+    SOLVERS.get(name)  # one line naming the known ones when it is not
     return name
 
 
@@ -26,17 +65,7 @@ def solve(
     seed: int = 0,
 ) -> SolveResult:
     """Solve with one backend; every backend returns the same SolveResult shape and statuses."""
-    check_solver(solver)
-    if solver == "cpsat":
-        from synth.solve.cpsat import solve_cpsat
-        return solve_cpsat(problem, time_limit, threads, hint, seed)
-    if solver == "cbc":
-        from synth.solve.pulp_backend import solve_pulp
-        return solve_pulp(problem, solver, time_limit, threads)
-    if solver == "highs":
-        return _solve_highs_isolated(problem, time_limit, threads)
-    from synth.solve.glpk import solve_glpk
-    return solve_glpk(problem, time_limit, glpk_options)
+    return SOLVERS.get(solver).run(problem, time_limit, threads, hint, glpk_options, seed)
 
 
 def _solve_highs_isolated(problem: ChoiceProblem, time_limit: float | None, threads: int) -> SolveResult:
@@ -55,4 +84,4 @@ def _solve_highs_isolated(problem: ChoiceProblem, time_limit: float | None, thre
     return pickle.loads(run.stdout)
 
 
-__all__ = ["SOLVERS", "ChoiceProblem", "ProblemBuilder", "SolveResult", "check_solver", "solve"]
+__all__ = ["SOLVERS", "Backend", "ChoiceProblem", "ProblemBuilder", "SolveResult", "check_solver", "solve"]
