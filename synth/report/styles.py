@@ -38,7 +38,7 @@ ENGINES = ("OpenSM minhop", "OpenSM updn", "OpenSM dfsssp", "OpenSM nue", "OpenS
            "OpenSM ftree", "OpenSM sssp", "OpenSM dnup")
 FIGURES = {
     "direct network": ("minimal", "valiant", "ugal", "synth paths", "synth layered", *ENGINES[:5], "minimal-random",
-                       "dor", "valiant-any", *ENGINES[5:]),
+                       "dor", "valiant-any", *ENGINES[5:], "updown"),
     "fat tree": ("d-mod-k", "s-mod-k", "random", "synth layered", "synth layered, dest.-consistent",
                  "synth exact, dest.-consistent", *ENGINES),
     # The algorithms every network has first: the family-specific ones (Kautz, multitree, 2dfc's do
@@ -74,6 +74,9 @@ class Style:
                 "linewidth": 0.0 if not self.hatch else 0.6}
 
 
+# Series added after reports were committed: styled last, so that no earlier series' style moves.
+LATE = ("updown",)
+
 # A report's default series, styled first: a direct network's routers and the five engines its
 # committed reports run, a fat tree's four routers and OpenSM's four fat-tree engines.
 FIRST = ("minimal", "valiant", "ugal", "synth paths", "synth layered", *ENGINES[:5],
@@ -90,7 +93,7 @@ def _registry() -> dict[str, Style]:
         for name in names:
             partners.setdefault(name, set()).update(names)
     out: dict[str, Style] = {}
-    for name in dict.fromkeys([*FIRST, *(n for names in FIGURES.values() for n in names)]):
+    for name in dict.fromkeys([*FIRST, *(n for names in FIGURES.values() for n in names if n not in LATE), *LATE]):
         near = [out[n] for n in partners[name] if n in out]
         taken = {(st.colour, st.line) for st in near}
         free = [(c, line) for line in LINES for c in COLOURS if (c, line) not in taken]
