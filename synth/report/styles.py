@@ -38,7 +38,7 @@ ENGINES = ("OpenSM minhop", "OpenSM updn", "OpenSM dfsssp", "OpenSM nue", "OpenS
            "OpenSM ftree", "OpenSM sssp", "OpenSM dnup")
 FIGURES = {
     "direct network": ("minimal", "valiant", "ugal", "synth paths", "synth layered", *ENGINES[:5], "minimal-random",
-                       "dor", "valiant-any", *ENGINES[5:], "updown"),
+                       "dor", "valiant-any", *ENGINES[5:]),
     "fat tree": ("d-mod-k", "s-mod-k", "random", "synth layered", "synth layered, dest.-consistent",
                  "synth exact, dest.-consistent", *ENGINES),
     # The algorithms every network has first: the family-specific ones (Kautz, multitree, 2dfc's do
@@ -74,13 +74,27 @@ class Style:
                 "linewidth": 0.0 if not self.hatch else 0.6}
 
 
-# Series added after reports were committed: styled last, so that no earlier series' style moves.
-LATE = ("updown",)
-
 # A report's default series, styled first: a direct network's routers and the five engines its
 # committed reports run, a fat tree's four routers and OpenSM's four fat-tree engines.
 FIRST = ("minimal", "valiant", "ugal", "synth paths", "synth layered", *ENGINES[:5],
          "d-mod-k", "s-mod-k", "random", "OpenSM ftree")
+
+
+def _with_new_routers() -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """FIGURES with every report column of the router registry that FIGURES does not name (a router
+    added since) in its networks' figure, and those names: they are styled last, so that adding a
+    router moves no other series' style."""
+    from synth.routing.registry import ROUTERS, XGFT
+
+    named = {n for names in FIGURES.values() for n in names}
+    figures, late = dict(FIGURES), []
+    for spec in ROUTERS.specs():
+        figure = "fat tree" if spec.networks == XGFT else "direct network"
+        for label, _ in spec.report.values():
+            if label not in named:
+                figures[figure] += (label,)
+                late.append(label)
+    return figures, late
 
 
 def _registry() -> dict[str, Style]:
@@ -88,12 +102,13 @@ def _registry() -> dict[str, Style]:
     style that no name sharing a figure with it has, of those the one whose colour the fewest such
     names have; then the first marker (from a start that turns with the count) that makes colour,
     line and marker unlike every other name's."""
+    figures, late = _with_new_routers()
     partners: dict[str, set[str]] = {}
-    for names in FIGURES.values():
+    for names in figures.values():
         for name in names:
             partners.setdefault(name, set()).update(names)
     out: dict[str, Style] = {}
-    for name in dict.fromkeys([*FIRST, *(n for names in FIGURES.values() for n in names if n not in LATE), *LATE]):
+    for name in dict.fromkeys([*FIRST, *(n for names in FIGURES.values() for n in names), *late]):
         near = [out[n] for n in partners[name] if n in out]
         taken = {(st.colour, st.line) for st in near}
         free = [(c, line) for line in LINES for c in COLOURS if (c, line) not in taken]
