@@ -30,8 +30,8 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
 BOUND_COLOUR = "black"  # the lower bound: never a series colour
 BOUND_FILL = "0.86"
 
-# Series that can share a figure, as the reports label them (synth.report.data: ROUTERS,
-# DIRECT_LABELS, "OpenSM " + engine) and as synth compare labels algorithms, each list in order of
+# Series that can share a figure, as the reports label them (the router registry's report columns,
+# "OpenSM " + engine) and as synth compare labels algorithms, each list in order of
 # how often it is drawn (a report's defaults first). TuNA's radices depend on the ranks: "tuna r=K"
 # takes the style of its role in the figure (smallest, middle, largest radix), see styles_for.
 ENGINES = ("OpenSM minhop", "OpenSM updn", "OpenSM dfsssp", "OpenSM nue", "OpenSM lash", "OpenSM dor",
