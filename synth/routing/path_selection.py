@@ -588,5 +588,7 @@ ROUTERS = (
                            "timeouts"),
                    strings=("lp_status", "start", "exact", "proven_by"), required=("lp_status", "start"),
                    synthesis_optional=("lanes",)),  # lanes: the --vls budget routed within
-               report={"paths": ("synth paths", "flow")}, report_default=True),
+               report={"paths": ("synth paths", "flow")}, report_default=True,
+               elsewhere="on an xgft the path-selection program over every minimal path is --router monolithic (and "
+                         "--router layered its decomposition)"),
 )

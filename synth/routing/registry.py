@@ -158,6 +158,7 @@ class RouterSpec:
     label: Callable[[RouterOptions, int], str] | None = None  # `route`'s router line; default "NAME (seed S)"
     report: dict = field(default_factory=dict)  # report routing name -> (column label, consistency)
     report_default: bool = False  # its first report column is among a report's default routings
+    elsewhere: str = ""  # what to use instead on the networks it does not apply to (one clause)
     proves: bool = False  # records per phase a solver's (or its LP's) proof over its own model
     proof_raises_bound: bool = False  # that proof is over every routing: it may raise the phase's lower bound
     lp_proof_key: str | None = None  # the solver report's field holding the LP bound an `lp` proof stands on
@@ -182,7 +183,7 @@ class RouterSpec:
         refuses such a run and `check` a file that claims it."""
         if topology.routing_kind != self.networks:
             kind = "fat trees (xgft)" if self.networks == XGFT else "direct networks"
-            return f"{self.name} is a router of {kind}, not of {topology.family}"
+            return f"the {self.name} router is for {kind}, not {topology.family}" + (f"; {self.elsewhere}" if self.elsewhere else "")
         if self.needs == "coordinates" and topology.router_coordinates() is None:
             return f"{self.name} needs a network with router coordinates (torus, hyperx, 2dfc), not {topology.family}"
         if self.needs == "groups" and topology.router_groups() is None:
@@ -242,6 +243,9 @@ class _Registry:
         """The router `name` on `topology`: one line naming the routers that apply when it is unknown
         or does not apply."""
         spec = self.find(name, topology.routing_kind)
+        other = next((s for s in self.specs() if s.name == name and s.networks != topology.routing_kind), None)
+        if spec is None and other is not None:  # a router of the other kind of network
+            raise SynthError(other.refusal(topology))
         if spec is None:
             known = ", ".join(s.name for s in self.applicable(topology))
             raise SynthError(f"unknown router {show(name)} for {topology.family} networks (known: {known})")
