@@ -21,3 +21,25 @@ def test_the_import_contracts_hold():
                           timeout=240, env={"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "broken" not in done.stdout.lower().replace("0 broken", ""), done.stdout
+
+
+# Where the XGFT's own class may be named: its family module and the routers that exist only for it.
+XGFT_OWN = ("topology", "routing/oblivious.py", "routing/layered_xgft.py", "routing/monolithic.py",
+            "routing/monolithic_consistent.py", "routing/consistent.py")
+
+
+def test_no_module_asks_whether_a_network_is_an_xgft_by_its_class():
+    """Family-specific choices are Topology capabilities (routing_kind, report_patterns, ...), not
+    isinstance(..., Xgft) (issue 23, item 2): a scan of every module outside the XGFT's own."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "synth").rglob("*.py")):
+        relative = path.relative_to(ROOT / "synth").as_posix()
+        if relative.startswith(XGFT_OWN):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance"
+                    and len(node.args) == 2 and isinstance(node.args[1], ast.Name) and node.args[1].id == "Xgft"):
+                found.append(f"{relative}:{node.lineno}")
+    assert not found, f"isinstance(..., Xgft) outside the XGFT's own modules: {found}"

@@ -390,12 +390,14 @@ def test_direct_report_reruns_are_byte_identical(tmp_path, monkeypatch):
     ("dragonfly:2,4,2", ["a2a-lin", "a2a-lat", "randperm:1", "shift:8"]),  # 8 terminals per group
     ("slimfly:5", ["a2a-lin", "randperm:1", "worst-case"]),
     ("hyperx:5,5:p=4", ["a2a-lin", "randperm:1", "shift:4"]),  # 4 terminals per router
+    ("mlfm:3", ["a2a-lin", "randperm:1", "worst-case"]),
+    ("dragonfly:2,4,2@fail=g1r2", ["a2a-lin", "a2a-lat", "randperm:1", "shift:8"]),  # a degraded one: its family's
 ])
 def test_default_patterns_of_each_family(spec, expected):
-    from synth.report.data import default_patterns
+    """Each family's report patterns are its own (Topology.report_patterns)."""
     from synth.topology import parse_topology
 
-    assert default_patterns(parse_topology(spec)) == expected
+    assert parse_topology(spec).report_patterns() == expected
 
 
 @pytest.mark.parametrize("argv, message", [

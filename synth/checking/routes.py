@@ -36,13 +36,14 @@ from synth.render.console import summary as summary_of
 from synth.io.routes_file import FLOWS_DIGEST, NODE_PATHS_FORMAT, add_flows_to_digest
 from synth.routing.minimal import router_view
 from synth.solve import SOLVERS
-from synth.topology import Xgft, parse_topology
+from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.routing.registry import DIRECT, MINIMAL, ROUTERS, VIA_GROUP, VIA_ONE, PathPolicy, RouterSpec
 from synth.routing.lanes import lane_cycle
 from synth.routing.dependencies import DependencyGraph
 from synth.io.routes_file import columnar
 from synth.topology.paths import Paths
+from synth.topology.family import XGFT
 
 MAX_LISTED_PROBLEMS = 20
 LP_PROOF = "lp"  # the path-selection router's proof: its contention equals the LP bound over its candidates
@@ -204,7 +205,7 @@ def _minimal_channels(topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Channels on a minimal path of every flow, from the network's structure: an XGFT path climbs
     to the nearest common ancestor and back (2 x its layer); a direct network's crosses the
     injection link, the router hops of the shortest router path, and the ejection link."""
-    if isinstance(topology, Xgft):
+    if topology.routing_kind == XGFT:
         return 2 * topology.nca_layer(src, dst)
     view = router_view(topology)
     hops = view.distance[view.terminal_router[src], view.terminal_router[dst]].astype(np.int64)
@@ -523,7 +524,7 @@ def check_routes(doc: dict) -> CheckReport:
         report.dependencies = _describe_cycle(network, dependencies.cycle())
         if with_lanes and report.ok:
             report.dependencies += "; " + _check_lanes(network, flat_paths, lanes, report)
-    if report.ok and not isinstance(topology, Xgft) and synthesis.get("consistency") == "destination":
+    if report.ok and topology.routing_kind != XGFT and synthesis.get("consistency") == "destination":
         _check_consistent(network, doc, report)
     if FLOWS_DIGEST in doc["summary"]:
         digest = hashlib.sha256()

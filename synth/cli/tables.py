@@ -5,7 +5,7 @@ from __future__ import annotations
 from synth.app.tables import FORMATS, file_names, read_verified, render_tables
 from synth.cli import options as o
 from synth.core.output import OutputSet
-from synth.io.routes_file import COMMON_DATA_VLS
+from synth.routing.lanes import COMMON_DATA_VLS
 from synth.tables.forwarding import MAX_LMC
 
 

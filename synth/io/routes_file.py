@@ -33,13 +33,12 @@ import hashlib
 import io
 import json
 from contextlib import contextmanager
-from itertools import chain
 from typing import IO
 
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.routing.lanes import COMMON_DATA_VLS, MAX_VLS  # noqa: F401  (the lanes a file may record)
+from synth.routing.lanes import MAX_VLS  # the lanes a file may record
 from synth.core.validate import INT64_MAX, check_keys, read_json, require_int, require_list, require_str, require_table, show
 from synth.topology.paths import Paths
 
@@ -231,11 +230,8 @@ def columnar(doc: dict) -> dict:
 def _columnar_phase(record: dict) -> dict:
     if isinstance(record["paths"], Paths):
         return record
-    paths = record["paths"]
-    lengths = np.fromiter(map(len, paths), dtype=np.int64, count=len(paths))
-    ids = np.fromiter(chain.from_iterable(paths), dtype=np.int64, count=int(lengths.sum()))
     out = {**record, "flows": np.asarray(record["flows"], dtype=np.int64).reshape(-1, 3),
-           "paths": Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), ids)}
+           "paths": Paths.from_lists(record["paths"])}
     if "vls" in record:
         out["vls"] = np.asarray(record["vls"], dtype=np.int8)
     return out

@@ -151,9 +151,7 @@ class RoutesHdf5Writer:
         flows = np.asarray(record["flows"], dtype=np.int64).reshape(-1, 3)
         paths = record["paths"]
         if not isinstance(paths, Paths):
-            lengths = np.fromiter(map(len, paths), dtype=np.int64, count=len(paths))
-            channels = np.fromiter((c for p in paths for c in p), dtype=np.int64, count=int(lengths.sum()))
-            paths = Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), channels)
+            paths = Paths.from_lists(paths)
         if paths.num_flows != len(flows):
             raise ValueError(f"phase {record['phase']}: {len(flows)} flows but {paths.num_flows} paths")
         if len(paths.channels) and int(paths.channels.max()) > _INT32_MAX:

@@ -15,7 +15,8 @@ from synth.core.errors import SynthError
 from synth.io.routes_file import NODE_PATHS_FORMAT, columnar
 from synth.topology.paths import Paths
 from synth.tables.forwarding import ForwardingTables, build_tables, channel_hops, route_hops
-from synth.topology import Xgft, parse_topology
+from synth.topology import parse_topology
+from synth.topology.family import XGFT
 
 
 @dataclass
@@ -76,7 +77,7 @@ def _node_paths(network, channel_paths: Paths, sources: np.ndarray) -> Paths:
 
 def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTables, RoutedFlows]:
     topology = parse_topology(doc["topology"]["spec"])
-    if isinstance(topology, Xgft) and topology.w[0] != 1:
+    if topology.routing_kind == XGFT and topology.w[0] != 1:
         raise SynthError(f"{topology.spec}: terminals with {topology.w[0]} ports (W_1 > 1) cannot be rendered as "
                          "one-port InfiniBand CAs; tables need W_1 = 1")
     network = topology.network()

@@ -18,6 +18,7 @@ import numpy as np
 
 from synth.measure.loads import bytes_over_bandwidth, weighted_counts
 from synth.topology.xgft import Xgft
+from synth.topology.family import XGFT
 
 
 def _ceil_div(a: np.ndarray, b: int) -> np.ndarray:
@@ -138,7 +139,7 @@ def cut_bounds_batch(topology, phase_index: np.ndarray, src: np.ndarray, dst: np
                      weights: np.ndarray | None = None) -> np.ndarray:
     """The family's cut bounds per (phase, cut kind); bound_names(topology) names the columns.
     With per-message `weights` (bytes) the bounds are on bytes over bandwidth."""
-    if isinstance(topology, Xgft):
+    if topology.routing_kind == XGFT:
         return stage_lower_bounds_batch(topology, phase_index, src, dst, num_phases, weights)
     network = topology.network()
     columns = [terminal_bounds_batch(phase_index, src, dst, topology.num_terminals, num_phases, weights, network)]
@@ -149,6 +150,6 @@ def cut_bounds_batch(topology, phase_index: np.ndarray, src: np.ndarray, dst: np
 
 
 def bound_names(topology) -> tuple[str, ...]:
-    if isinstance(topology, Xgft):
+    if topology.routing_kind == XGFT:
         return tuple(f"stage {k}" for k in range(1, topology.height + 1))
     return ("terminal",) + (("group cut",) if topology.router_groups() is not None else ())

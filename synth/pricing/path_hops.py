@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.topology.xgft import Xgft
+from synth.topology.family import XGFT
 
 
 def mapped_hops(schedule, topology, router: str | None = None, routes: dict | None = None) -> int:
@@ -28,7 +29,7 @@ def mapped_hops(schedule, topology, router: str | None = None, routes: dict | No
     if routes is not None:
         longest = max((len(path) for phase in routes.get("phases", []) for path in phase.get("paths", [])), default=0)
         return int(len(src) * longest)
-    if isinstance(topology, Xgft):
+    if topology.routing_kind == XGFT:
         return int(2 * _common_level(topology, src, dst).sum())
     from synth.routing.registry import MINIMAL, ROUTERS
     from synth.routing.minimal import router_view
@@ -49,7 +50,7 @@ def all_pairs_hops(topology, router: str | None = None, ranks_per_node: int = 1)
     n, q = topology.num_terminals, ranks_per_node
     if n < 2:
         return 0
-    if isinstance(topology, Xgft):
+    if topology.routing_kind == XGFT:
         span = topology.mt_span  # a leaf has span[l] - span[l - 1] others whose lowest common ancestor is at layer l
         return q * q * n * sum(2 * l * (span[l] - span[l - 1]) for l in range(1, topology.height + 1))
     from synth.routing.registry import MINIMAL, ROUTERS

@@ -13,6 +13,7 @@ from synth.measure.evaluate import PhaseEvaluation
 from synth.pricing.fattree import bmin_table, top_halving_savings
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
+from synth.topology.family import XGFT
 
 # Up to this many phases a per-phase table is printed by default; beyond it, a distribution.
 TABLE_PHASES = 64
@@ -36,7 +37,7 @@ def percent(x: float) -> str:
 
 def topology_summary(topology, network: Network) -> str:
     """Counts per channel class and the family's facts; XGFTs get their layer table."""
-    if isinstance(topology, Xgft):
+    if topology.routing_kind == XGFT:
         return _xgft_summary(topology, network)
     classes = np.bincount(network.channel_class, minlength=len(network.class_names))
     rows = [[name, int(count), _bandwidths(network.channel_bandwidth[network.channel_class == k])]

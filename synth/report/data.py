@@ -24,10 +24,10 @@ from synth.opensm.engines import EngineTables, engine_tables, given_tables
 from synth.routing.registry import ROUTERS, RouterCall, RouterOptions, RouterSpec, make_router
 from synth.topology.paths import as_paths
 from synth.topology.network import Network
-from synth.topology.xgft import Xgft
 from synth.traffic.patterns import Workload, parse_pattern
 from synth.execute import Executor
 from synth.workflow import route_phases
+from synth.topology.family import XGFT
 
 # The exchanges of [Prisacari20] (sec. 2.3, 4.2) in the seed's order, with its names.
 PATTERNS = {"a2a-lin": "LIN", "a2a-xor": "XOR", "a2a-opt": "OPT", "a2a-ghe": "GHE", "a2a-bgh": "BGH"}
@@ -55,21 +55,6 @@ def router_label(name: str, topology) -> str:
 
 def pattern_label(pattern: str) -> str:
     return LABELS.get(pattern, pattern)
-
-
-def default_patterns(topology) -> list[str]:
-    """A direct network's report: the linear all-to-all, a random permutation and the family's
-    adversarial pattern (dragonfly: LAT too, and every terminal to its peer in the next group;
-    Slim Fly, MLFM, OFT: 003 ch.7's worst case; the others: every terminal to its peer on the next
-    router)."""
-    network = topology.network()
-    per_router = int(np.bincount(network.channel_dst[: 2 * network.num_terminals : 2]).max())
-    if topology.family == "dragonfly":
-        per_group = network.num_terminals // (int(topology.router_groups().max()) + 1)
-        return ["a2a-lin", "a2a-lat", "randperm:1", f"shift:{per_group}"]
-    if topology.family in ("slimfly", "mlfm", "oft"):
-        return ["a2a-lin", "randperm:1", "worst-case"]
-    return ["a2a-lin", "randperm:1", f"shift:{per_router}"]
 
 
 def default_routers(topology) -> str:
@@ -153,9 +138,9 @@ class Report:
 def parse_patterns(text: str, num_ranks: int, topology=None) -> list[str]:
     """XGFT: all, or names such as opt,lin / a2a-opt,a2a-lin (the seed's exchanges only); `all`
     leaves XOR out when the number of ranks is not a power of two (it needs one). Direct networks:
-    all (default_patterns), or any traffic patterns, comma-separated."""
-    if topology is not None and not isinstance(topology, Xgft):
-        chosen = default_patterns(topology) if text == "all" else _items(text, "--patterns")
+    all (the family's Topology.report_patterns), or any traffic patterns, comma-separated."""
+    if topology is not None and topology.routing_kind != XGFT:
+        chosen = topology.report_patterns() if text == "all" else _items(text, "--patterns")
         for pattern in chosen:
             parse_pattern(pattern, topology.num_terminals, topology.hierarchy(), topology=topology)  # one line if bad
         if len(set(chosen)) != len(chosen):
@@ -199,7 +184,7 @@ def _routed_series(topology, network: Network, workload: Workload, phases: np.nd
     """One routing of one pattern, and per phase the lower bound: the cut bounds, and on a direct
     network the LP bound where the synthesizing router computed it."""
     started = time.perf_counter()
-    direct = not isinstance(topology, Xgft)
+    direct = topology.routing_kind != XGFT
     routed = list(route_phases(topology, network, workload, phases, report_router(router, options, topology), seed,
                                keep_routes=direct or not single_port(network), executor=executor))
     evaluations = [r.evaluation for r in routed]
@@ -274,7 +259,7 @@ def build_report(
     network's topology, of any family. The phases of synth's routings run on `executor`."""
     network = topology.network()
     report_name = name  # (the collectives' loop below reuses `name`)
-    direct = not isinstance(topology, Xgft)
+    direct = topology.routing_kind != XGFT
     engine_runs, notes = [], []
     for label, directory in given:  # read first: a bad directory fails before any routing
         engine_runs.append((label, given_tables(network, label, directory)))

@@ -28,10 +28,10 @@ from typing import Callable, Protocol
 
 from synth.core.errors import SynthError
 from synth.core.validate import show
+from synth.topology.family import DIRECT, XGFT  # the networks a router applies to: Topology.routing_kind
 
 # The path policies `synth check` verifies on a router's paths (synth.checking.routes).
 MINIMAL, VIA_ONE, VIA_GROUP = "minimal", "via-one", "via-group"
-XGFT, DIRECT = "xgft", "direct"  # the networks a router applies to: Topology.routing_kind
 LOAD_UNITS = ("messages", "bytes")
 
 # One module per router (or per family of routers); the order is the order of help texts and lists.

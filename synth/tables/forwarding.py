@@ -26,6 +26,7 @@ from synth.core.interrupt import native
 from synth.topology.network import Network
 from synth.topology.paths import Paths
 from synth.topology.xgft import Xgft
+from synth.topology.family import XGFT
 
 MAX_LMC = 7  # OpenSM's limit (lmc 0-7)
 MAX_UNICAST_LID = 0xBFFF
@@ -41,8 +42,9 @@ class Hops:
     port: np.ndarray
 
 
-def _padded(paths: Paths) -> np.ndarray:
-    """The paths as one (paths, longest) matrix padded with -1."""
+def _padded(paths: Paths | list[list[int]]) -> np.ndarray:
+    """The paths (Paths, or lists of ids) as one (paths, longest) matrix padded with -1."""
+    paths = paths if isinstance(paths, Paths) else Paths.from_lists(paths)
     lengths = paths.lengths()
     out = np.full((paths.num_flows, int(lengths.max(initial=1))), -1, dtype=np.int64)
     if paths.num_flows:
@@ -52,8 +54,9 @@ def _padded(paths: Paths) -> np.ndarray:
     return out
 
 
-def route_hops(network: Network, paths: Paths) -> Hops:
+def route_hops(network: Network, paths: Paths | list[list[int]]) -> Hops:
     """The (switch, out port) of every hop of every node path; a hop the network lacks is an error."""
+    paths = paths if isinstance(paths, Paths) else Paths.from_lists(paths)
     nodes = _padded(paths)
     here, there = nodes[:, :-1], nodes[:, 1:]
     used = there >= 0
@@ -303,7 +306,7 @@ def min_hop_ports(network: Network, targets: np.ndarray, chunk: int = 256) -> np
     return ports
 
 
-def channel_hops(network: Network, paths: Paths) -> Hops:
+def channel_hops(network: Network, paths: Paths | list[list[int]]) -> Hops:
     """route_hops for channel paths (synth-routes/2): the switch each channel leaves and its port,
     exact where parallel links join two switches."""
     channel = _padded(paths)
@@ -326,7 +329,7 @@ def build_tables(topology, network: Network, dst: np.ndarray, hops: Hops, lmc: i
     lids = LidPlan(network.num_terminals, network.num_switches, lmc)
     switches = np.arange(network.num_terminals, network.num_nodes)
     out_port = np.full((len(switches), lids.max_lid + 1), NO_PORT, dtype=np.uint8)
-    if isinstance(topology, Xgft):
+    if topology.routing_kind == XGFT:
         terminal_default = dmodk_ports(topology, switches)
     else:
         terminal_default = min_hop_ports(network, np.arange(network.num_terminals))

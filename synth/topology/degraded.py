@@ -102,6 +102,9 @@ class DegradedTopology(Topology):
     def router_coordinates(self):
         return self.base.router_coordinates()
 
+    def report_patterns(self) -> list[str]:
+        return type(self.base).report_patterns(self)  # the family's patterns, on the degraded network
+
     def facts(self) -> list[tuple[str, str]]:
         failed = self.failed
         names = self.base.network().node_names

@@ -278,6 +278,12 @@ class Dragonfly(Topology):
         reaching_back = reaching[np.searchsorted(pair_groups, reverse)]  # every pair has links both ways
         return 3 if ((reaching < self.a) & (reaching_back < self.a)).any() else 2
 
+    def report_patterns(self) -> list[str]:
+        """LAT ([Prisacari20] ch.4's exchange) too, and every terminal to its peer in the next group."""
+        network = self.network()
+        per_group = network.num_terminals // (int(self.router_groups().max()) + 1)
+        return ["a2a-lin", "a2a-lat", "randperm:1", f"shift:{per_group}"]
+
     def facts(self) -> list[tuple[str, str]]:
         g, a, h, p = self.groups, self.a, self.h, self.p
         per_pair = np.unique(self.links_per_offset()[1:]).tolist()

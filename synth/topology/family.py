@@ -17,9 +17,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, ClassVar
 
+import numpy as np
+
 from synth.core.errors import SynthError
 from synth.core.registry import Registry
 from synth.core.validate import parse_int, show
+
+XGFT, DIRECT = "xgft", "direct"  # Topology.routing_kind
 
 # Size guards, checked from a family's parameters before anything is allocated. The network's
 # arrays take about 100 bytes per channel and node names are made per node: 2^22 nodes and 2^25
@@ -36,9 +40,9 @@ class Topology(ABC):
     # The router that schedules, comparisons and reports use unless told otherwise: a fixed, fast
     # routing every command knows (minimal on direct networks; the XGFT family declares d-mod-k).
     default_router: ClassVar[str] = "minimal"
-    # which routers apply (synth.routing.registry): "direct" (channel paths between routers), or
-    # "xgft" (minimal up*/down* paths, one integer per flow)
-    routing_kind: ClassVar[str] = "direct"
+    # which routers apply (synth.routing.registry) and how routes are held: DIRECT (channel paths
+    # between routers), or XGFT (minimal up*/down* paths, one integer per flow: synth.topology.paths.as_paths)
+    routing_kind: ClassVar[str] = DIRECT
 
     @property
     @abstractmethod
@@ -79,6 +83,14 @@ class Topology(ABC):
         dimension 0 first, whose links of dimension k have the channel class "dim k": what
         dimension-order routing needs. None for the others."""
         return None
+
+    def report_patterns(self) -> list[str]:
+        """The workloads a report shows unless told (`synth report --patterns all` on a direct network):
+        the linear all-to-all, a random permutation and the family's adversarial pattern; here every
+        terminal to its peer on the next router (families with a worse one override this)."""
+        network = self.network()
+        per_router = int(np.bincount(network.channel_dst[: 2 * network.num_terminals : 2]).max())
+        return ["a2a-lin", "randperm:1", f"shift:{per_router}"]
 
     @abstractmethod
     def facts(self) -> list[tuple[str, str]]:

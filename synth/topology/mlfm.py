@@ -128,6 +128,10 @@ class Mlfm(Topology):
         router is 3 hops from the global router of the other two indices; h = 1 is a star."""
         return 4 if self.h >= 3 else self.h + 1
 
+    def report_patterns(self) -> list[str]:
+        """[Prisacari20] sec. 7.4's worst case is this family's adversarial pattern."""
+        return ["a2a-lin", "randperm:1", "worst-case"]
+
     def facts(self) -> list[tuple[str, str]]:
         h = self.h
         return [("h (= layers l = terminals per local router p)", str(h)),

@@ -151,6 +151,10 @@ class Oft(Topology):
         return build_direct_network(self.spec, self.family, graph)
 
     # ----- facts ------------------------------------------------------------------------------
+    def report_patterns(self) -> list[str]:
+        """[Prisacari20] sec. 7.4's worst case is this family's adversarial pattern."""
+        return ["a2a-lin", "randperm:1", "worst-case"]
+
     def facts(self) -> list[tuple[str, str]]:
         k, rl = self.k, self.routers_per_level
         return [("k", f"{k} (k - 1 = {k - 1}, prime)"),

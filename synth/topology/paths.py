@@ -59,6 +59,13 @@ class Paths:
         return self.channels + np.repeat(np.asarray(offset, dtype=np.int64), self.lengths())
 
     @staticmethod
+    def from_lists(paths: list[list[int]]) -> "Paths":
+        """From a list of id lists (a routes file's JSON form)."""
+        lengths = np.fromiter(map(len, paths), dtype=np.int64, count=len(paths))
+        ids = np.fromiter((i for path in paths for i in path), dtype=np.int64, count=int(lengths.sum()))
+        return Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), ids)
+
+    @staticmethod
     def from_padded(hops: np.ndarray) -> "Paths":
         """From an (n, K) matrix of channel ids in travel order; entries of -1 (anywhere) are skipped."""
         hops = np.asarray(hops)

@@ -178,6 +178,10 @@ class SlimFly(Topology):
         diameter = 1 if pairs == 0 else 2 if smallest >= 1 else 3  # 3: "more than 2"
         return diameter, total / max(pairs, 1), largest, smallest
 
+    def report_patterns(self) -> list[str]:
+        """[Prisacari20] sec. 7.4's worst case is this family's adversarial pattern."""
+        return ["a2a-lin", "randperm:1", "worst-case"]
+
     def facts(self) -> list[tuple[str, str]]:
         q, w, delta, f = self.q, self.w, self.delta, self.field
         x_set, x_prime_set = generator_sets(q, f)

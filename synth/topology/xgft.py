@@ -31,7 +31,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, show
 from synth.core.intmath import div, mod, mul
-from synth.topology.family import Family, Topology, register_family
+from synth.topology.family import XGFT, Family, Topology, register_family
 from synth.topology.network import Network
 
 MAX_HEIGHT = 16
@@ -42,7 +42,7 @@ MAX_RADIX = 1 << 16  # M or W of one layer
 class Xgft(Topology):
     family = "xgft"
     default_router = "dmodk"  # 003 sec. 2.3: the fat trees' standard destination-mod-k routing
-    routing_kind = "xgft"
+    routing_kind = XGFT
     m: tuple[int, ...]  # M_1..M_H: children of a layer-l node
     w: tuple[int, ...]  # W_1..W_H: parents of a layer-(l-1) node
 
