@@ -52,7 +52,7 @@ def test_route_refuses_what_the_router_ignores_before_routing():
     with pytest.raises(SynthError, match="--constraints applies to --router layered"):
         plan_route(topology, workload, "all", workload.select("all"), "minimal", 0, RouterOptions(), ["--constraints"],
                    False, None)
-    with pytest.raises(SynthError, match="unknown router 'dmodk' for dragonfly"):
+    with pytest.raises(SynthError, match="the dmodk router is for fat trees \\(xgft\\), not dragonfly"):
         plan_route(topology, workload, "all", workload.select("all"), "dmodk", 0, RouterOptions(), [], False, None)
 
 
