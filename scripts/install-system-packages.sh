@@ -3,7 +3,7 @@
 #   glpsol (glpk-utils): the GLPK backend, the MathProg model's runner;
 #   opensm, ibsim (ibsim-utils, with the umad2sim preload library libumad2sim0) and dump_fts
 #   (infiniband-diags): `synth opensm-check`, which loads tables into OpenSM on a simulated fabric;
-#   chromium: the tests lay out `synth report`'s HTML page in headless Chromium (tests/test_report_browser.py).
+#   chromium: the tests lay out `synth report`'s HTML page in headless Chromium (tests/integration/test_report_browser.py).
 set -euo pipefail
 missing=()
 command -v glpsol >/dev/null 2>&1 || missing+=(glpk-utils)

@@ -20,9 +20,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from synth.core.memory import prefer_plain_pages
 
-from conftest import TABLE_3_1  # noqa: E402
+prefer_plain_pages()  # as the synth command and the test run do, before numpy (the peak memory below is this process's)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for tests/helpers.py
+
+from helpers import TABLE_3_1  # noqa: E402
 from synth.cli import main  # noqa: E402
 from synth.opensm.engines import engine_tables  # noqa: E402
 from synth.topology import parse_topology  # noqa: E402

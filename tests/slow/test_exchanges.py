@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import TABLE_3_1  # tests/conftest.py, which also provides the `run` fixture
+from helpers import TABLE_3_1  # tests/helpers.py; tests/conftest.py provides the `run` fixture
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.workflow import exchange_loads

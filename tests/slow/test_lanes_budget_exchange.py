@@ -1,6 +1,6 @@
 """The whole a2a-lin exchange on dragonfly:2,4,2 routed by the paths router within 8, 4, 2 and 1
 virtual lanes (issue 22: unrestricted, its routes need 10 by the layered heuristic). Each routes
-file is verified independently (tests/test_lanes_budget.py: per-lane dependency graphs acyclic by
+file is verified independently (tests/helpers.py, as in tests/unit/routing/test_lane_budget.py: per-lane dependency graphs acyclic by
 networkx, paths walked, loads recounted) and by `synth check`; the budget's cost is read from the
 `budget` line and checked against the recount. Solver time 1 s per phase keeps it near 30 s a run.
 """
@@ -9,16 +9,16 @@ import json
 
 import pytest
 
-from test_lanes_budget import budget_figures, route, verify  # tests/ is on the path (conftest's directory)
+from helpers import budget_figures, route_with_lanes, verify_lanes  # tests/ is on the path (conftest's directory)
 
 
 @pytest.mark.parametrize("budget", [8, 4, 2, 1])
 def test_the_exchange_fits_the_budget(run, tmp_path, budget):
     out = tmp_path / "r.json"
-    code, text, err = route(out, "--vls", budget)
+    code, text, err = route_with_lanes(out, "--vls", budget)
     assert code == 0, err
     doc = json.loads(out.read_text())
-    contention = verify(doc, budget)
+    contention = verify_lanes(doc, budget)
     assert doc["synthesis"]["lanes"] == budget
     assert "unrestricted, the routes need 10 lanes" in text
     figures = budget_figures(text)
