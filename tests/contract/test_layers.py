@@ -34,8 +34,8 @@ def test_no_module_asks_whether_a_network_is_an_xgft_by_its_class():
     import ast
 
     found = []
-    for path in sorted((ROOT / "synth").rglob("*.py")):
-        relative = path.relative_to(ROOT / "synth").as_posix()
+    for path in sorted((REPO / "synth").rglob("*.py")):
+        relative = path.relative_to(REPO / "synth").as_posix()
         if relative.startswith(XGFT_OWN):
             continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
