@@ -76,7 +76,15 @@ def reference(tmp_path_factory) -> bytes:
 def _start(command: list[str]) -> subprocess.Popen:
     # SIGINT as from a terminal (a background test run has it ignored, and children inherit that)
     return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            start_new_session=True, preexec_fn=_as_from_a_terminal)
+
+
+def _as_from_a_terminal() -> None:
+    """The child's signals as a shell gives them: default dispositions, none blocked (the pytest
+    process's own may differ, and a child inherits both)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def _after_phases(process: subprocess.Popen, count: int) -> None:
