@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv  # known before parsing, so that errors in parsing honour it too
     previous, previous_int = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    previous_unraisable = sys.unraisablehook
     install_handlers()
     try:
         parser = build_parser()
@@ -102,3 +103,4 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
+        sys.unraisablehook = previous_unraisable

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
+from synth.core import interrupt
 from synth.core.errors import SynthError
 
 
@@ -105,7 +106,9 @@ class OutputSet:
             self._made_dirs.append(parent)
 
     def commit(self) -> None:
-        """Rename every temporary into place; signals wait until all are (all, not some)."""
+        """Rename every temporary into place; signals wait until all are (all, not some). Not
+        after an interrupt that Python swallowed on its way (interrupt.check)."""
+        interrupt.check()
         blocked = {signal.SIGINT, signal.SIGTERM}
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
         try:

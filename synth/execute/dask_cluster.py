@@ -20,6 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
+from synth.core import interrupt
 from synth.core.errors import SynthError
 from synth.core.parallel import default_workers
 from synth.core.validate import show
@@ -101,6 +102,7 @@ class DaskSession(Session):
                 raise TaskFailed(next(iter(self.keys.values()))[0], "the Dask cluster went away (the client lost its "
                                  "scheduler)")
             time.sleep(POLL)
+            interrupt.check()
         future, result = next(self.completed)
         key, _ = self.keys.pop(future.key)
         status = future.status

@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from synth.core import interrupt
 from synth.execute.base import Executor, TaskFailed
 from synth.io.checkpoint import CheckpointJob
 
@@ -64,6 +65,7 @@ def ordered_results(executor: Executor, task: Callable, parts: list[Part], store
             while i not in waiting:
                 try:
                     key, result = session.next_result()
+                    interrupt.check()
                 except TaskFailed as exc:
                     raise TaskFailed(exc.key, f"{parts[exc.key].describe()} could not be done: {exc.reason}") from None
                 if store is not None:
