@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from synth.measure.bounds import bound_names, cut_bounds_batch
+from synth.measure.bounds import cut_bounds_batch
 from synth.measure.loads import check_byte_sums
 from synth.measure.lp_bound import LP_TIME_LIMIT
 from synth.execute import Executor, LocalExecutor
@@ -42,8 +42,8 @@ def phase_bounds(topology, workload: Workload, phases: np.ndarray, weighs_bytes:
         if weighs_bytes:
             check_byte_sums(idx, size, batch)
         stage_bounds.append(cut_bounds_batch(topology, idx, src, dst, len(batch), size if weighs_bytes else None))
-    values = np.concatenate(stage_bounds) if stage_bounds else np.zeros((0, len(bound_names(topology))), dtype=np.int64)
-    names, short = bound_names(topology), []
+    values = np.concatenate(stage_bounds) if stage_bounds else np.zeros((0, len(topology.bound_names())), dtype=np.int64)
+    names, short = topology.bound_names(), []
     if lp:
         column, short = _lp_bounds(topology.network(), workload, phases, lp_time_limit or LP_TIME_LIMIT, weighs_bytes,
                                    executor, say)

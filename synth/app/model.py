@@ -18,6 +18,7 @@ from synth.pricing.stencil_model import STRATEGIES, best_placements, evaluate, n
 from synth.io.instance import resolve
 from synth.topology import parse_topology
 from synth.topology.dragonfly import uniform_throughput_bound
+from synth.topology.family import DRAGONFLY_STENCIL_FORMS, DRAGONFLY_UNIFORM_FORMS
 
 MAX_RADIX = 256  # router radix of the Figure 7.3 table
 MAX_DIMENSIONS = 6
@@ -44,12 +45,13 @@ def _grid(text: str, option: str, dimensions: int | None = None) -> tuple[int, .
     return values
 
 
-def _intact_dragonfly(spec: str, fail: str | None, model: str, chapter: str):
+def _intact_dragonfly(spec: str, fail: str | None, model: str, forms: str):
+    """The network of a dragonfly model whose closed forms (`forms`, e.g. DRAGONFLY_STENCIL_FORMS) hold on it."""
     if fail:
         raise SynthError(f"--fail does not apply to the {model} model: its closed forms (003) are for the intact network")
     topology = parse_topology(resolve(spec).spec)
-    if topology.family != "dragonfly" or topology.hierarchy() is None:
-        raise SynthError(f"the {model} model is for dragonflies (003 {chapter}), not {topology.family}")
+    if forms not in topology.closed_forms() or topology.hierarchy() is None:
+        raise SynthError(f"the {model} model is for dragonflies ({forms}), not {topology.family}")
     return topology
 
 
@@ -75,7 +77,7 @@ def stencil_model(spec: str, fail: str | None, alpha_text: str, tasks: int | Non
                   gamma_text: str | None) -> StencilModel:
     """[Prisacari20] ch.5's Cartesian nearest-neighbour exchange: the best task grid and group
     blocks per strategy (--tasks), or the given grid (--beta) and block (--gamma)."""
-    topology = _intact_dragonfly(spec, fail, "stencil", "ch.5")
+    topology = _intact_dragonfly(spec, fail, "stencil", DRAGONFLY_STENCIL_FORMS)
     p, a, groups = topology.hierarchy()
     alpha = _grid(alpha_text, "--alpha")
     beta = gamma = None
@@ -126,7 +128,7 @@ def demand_model(topology, workload, phases):
 
 def uniform_model(spec: str, fail: str | None, b_l: float, b_r: float, b_p: float):
     """[Prisacari20] eq. 6.1-6.8 on a maximum-size dragonfly: the topology and its bound."""
-    topology = _intact_dragonfly(spec, fail, "uniform-traffic", "ch.6")
+    topology = _intact_dragonfly(spec, fail, "uniform-traffic", DRAGONFLY_UNIFORM_FORMS)
     if not topology.is_maximum:
         raise SynthError(f"{topology.spec}: eq. 6.1-6.8 are for the maximum size, a h + 1 = {topology.max_groups} "
                          f"groups, not {topology.groups}")

@@ -13,7 +13,7 @@ from synth.core.errors import SynthError
 from synth.opensm.engines import parse_engines
 from synth.report.data import CostModel, build_report, default_routers, parse_patterns, parse_routers, report_router
 from synth.report.render import render_html, render_markdown
-from synth.routing.registry import DIRECT, RouterOptions, make_router
+from synth.routing.registry import RouterOptions, make_router
 from synth.traffic.patterns import parse_pattern
 from synth.workflow import check_flow_limit
 
@@ -63,7 +63,7 @@ def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, o
                                  topology=topology)
         for router in chosen:
             check_flow_limit(workload, workload.phase_numbers, report_router(router, options, topology),
-                             topology.routing_kind == DIRECT, max_flows)
+                             not topology.compact_routes, max_flows)
     names = [c.strip() for c in collectives.split(",") if c.strip()] if collectives else []
     for name in names:
         collective(name)  # an unknown name fails before any routing

@@ -43,7 +43,6 @@ from synth.routing.lanes import lane_cycle
 from synth.routing.dependencies import DependencyGraph
 from synth.io.routes_file import columnar
 from synth.topology.paths import Paths
-from synth.topology.family import XGFT
 
 MAX_LISTED_PROBLEMS = 20
 LP_PROOF = "lp"  # the path-selection router's proof: its contention equals the LP bound over its candidates
@@ -202,11 +201,12 @@ def _cycle_text(network, cycle: list[int], shown: int = 6) -> str:
 
 
 def _minimal_channels(topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Channels on a minimal path of every flow, from the network's structure: an XGFT path climbs
-    to the nearest common ancestor and back (2 x its layer); a direct network's crosses the
-    injection link, the router hops of the shortest router path, and the ejection link."""
-    if topology.routing_kind == XGFT:
-        return 2 * topology.nca_layer(src, dst)
+    """Channels on a minimal path of every flow, from the network's structure: in closed form
+    where the family gives one (an XGFT path climbs to the nearest common ancestor and back, 2 x its
+    layer); else the injection link, the router hops of the shortest router path, the ejection link."""
+    closed = topology.minimal_channels(src, dst)
+    if closed is not None:
+        return closed
     view = router_view(topology)
     hops = view.distance[view.terminal_router[src], view.terminal_router[dst]].astype(np.int64)
     return np.where(src == dst, 0, hops + 2)
@@ -524,7 +524,7 @@ def check_routes(doc: dict) -> CheckReport:
         report.dependencies = _describe_cycle(network, dependencies.cycle())
         if with_lanes and report.ok:
             report.dependencies += "; " + _check_lanes(network, flat_paths, lanes, report)
-    if report.ok and topology.routing_kind != XGFT and synthesis.get("consistency") == "destination":
+    if report.ok and spec.networks == DIRECT and synthesis.get("consistency") == "destination":
         _check_consistent(network, doc, report)
     if FLOWS_DIGEST in doc["summary"]:
         digest = hashlib.sha256()

@@ -14,7 +14,7 @@ from synth.pricing.fattree import ideal_exchange_time
 from synth.measure.lp_bound import LP_TIME_LIMIT
 from synth.execute import parse_executor
 from synth.render import console
-from synth.routing.registry import XGFT
+from synth.topology.family import FAT_TREE_FORMS
 
 
 def add_parser(sub) -> None:
@@ -65,12 +65,12 @@ def cmd_bounds(args) -> int:
     else:
         counts = np.bincount(lower)
         print(console.table(["lower bound", "phases"], [[value, int(n)] for value, n in enumerate(counts) if n]))
-    what = "per stage" if topology.routing_kind == XGFT else "per cut"
+    what = "per stage" if topology.bounds_per_stage else "per cut"
     print(f"lower bound {what}, max over the phases: " + ", ".join(
         f"{name}: {int(v)}" for name, v in zip(names, bounds.max(axis=0))))
     if args.lp:
         print(lp_line(table, limit))
-    if workload.is_all_to_all and topology.routing_kind == XGFT and not weighs_bytes:
+    if workload.is_all_to_all and FAT_TREE_FORMS in topology.closed_forms() and not weighs_bytes:
         print()
         print("all-to-all bandwidth per layer (003, eq. 2.1): messages per phase a layer-l subtree's up links must carry")
         print(console.bmin_lines(topology))

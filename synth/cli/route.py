@@ -10,7 +10,6 @@ from synth.cli import options as o
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
-from synth.measure.bounds import bound_names
 from synth.execute import parse_executor
 from synth.io.checkpoint import Checkpoint
 from synth.io.routes_file import MAX_VLS
@@ -101,7 +100,7 @@ def cmd_route(args) -> int:
         if args.executor is not None and not args.quiet:
             progress.say(f"  executor: {executor.label()}, {o.workers_text(workers)}")
         result = run_route(plan, routes_out, loads_out, executor, checkpoint, progress, args.quiet)
-    evaluations, names = result.evaluations, bound_names(topology)
+    evaluations, names = result.evaluations, topology.bound_names()
     print()
     o.print_phases(evaluations, network, args.table, names)
     print()

@@ -13,7 +13,7 @@ def write_loads_csv(handle: IO[str], network: Network, loads) -> None:
     families: the channel class, e.g. `local`, `global`, `dim 0`, `terminal`), the messages summed
     over the phases, the largest load in a single phase, and the bytes summed over the phases."""
     writer = csv.writer(handle, lineterminator="\n")
-    if network.family == "xgft":
+    if network.staged:
         stage, up = network.channel_stage().tolist(), network.channel_is_up().tolist()
         header, place = ["stage", "direction"], [[s, "up" if u else "down"] for s, u in zip(stage, up)]
     else:

@@ -16,7 +16,6 @@ from synth.io.routes_file import NODE_PATHS_FORMAT, columnar
 from synth.topology.paths import Paths
 from synth.tables.forwarding import ForwardingTables, build_tables, channel_hops, route_hops
 from synth.topology import parse_topology
-from synth.topology.family import XGFT
 
 
 @dataclass
@@ -77,8 +76,8 @@ def _node_paths(network, channel_paths: Paths, sources: np.ndarray) -> Paths:
 
 def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTables, RoutedFlows]:
     topology = parse_topology(doc["topology"]["spec"])
-    if topology.routing_kind == XGFT and topology.w[0] != 1:
-        raise SynthError(f"{topology.spec}: terminals with {topology.w[0]} ports (W_1 > 1) cannot be rendered as "
+    if topology.ports_per_terminal != 1:  # (only an XGFT's terminals have several: W_1 of them)
+        raise SynthError(f"{topology.spec}: terminals with {topology.ports_per_terminal} ports (W_1 > 1) cannot be rendered as "
                          "one-port InfiniBand CAs; tables need W_1 = 1")
     network = topology.network()
     flows = routed_flows(doc, network)

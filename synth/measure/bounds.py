@@ -18,7 +18,6 @@ import numpy as np
 
 from synth.measure.loads import bytes_over_bandwidth, weighted_counts
 from synth.topology.xgft import Xgft
-from synth.topology.family import XGFT
 
 
 def _ceil_div(a: np.ndarray, b: int) -> np.ndarray:
@@ -137,9 +136,9 @@ def group_cut_bounds_batch(network, groups: np.ndarray, phase_index: np.ndarray,
 
 def cut_bounds_batch(topology, phase_index: np.ndarray, src: np.ndarray, dst: np.ndarray, num_phases: int,
                      weights: np.ndarray | None = None) -> np.ndarray:
-    """The family's cut bounds per (phase, cut kind); bound_names(topology) names the columns.
+    """The family's cut bounds per (phase, cut kind); topology.bound_names() names the columns.
     With per-message `weights` (bytes) the bounds are on bytes over bandwidth."""
-    if topology.routing_kind == XGFT:
+    if topology.bounds_per_stage:
         return stage_lower_bounds_batch(topology, phase_index, src, dst, num_phases, weights)
     network = topology.network()
     columns = [terminal_bounds_batch(phase_index, src, dst, topology.num_terminals, num_phases, weights, network)]
@@ -147,9 +146,3 @@ def cut_bounds_batch(topology, phase_index: np.ndarray, src: np.ndarray, dst: np
     if groups is not None:
         columns.append(group_cut_bounds_batch(network, groups, phase_index, src, dst, num_phases, weights))
     return np.hstack(columns)
-
-
-def bound_names(topology) -> tuple[str, ...]:
-    if topology.routing_kind == XGFT:
-        return tuple(f"stage {k}" for k in range(1, topology.height + 1))
-    return ("terminal",) + (("group cut",) if topology.router_groups() is not None else ())

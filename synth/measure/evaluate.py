@@ -25,7 +25,7 @@ class PhaseEvaluation:
     lower_bound: int
     status: str  # optimal: equals the bound or proven by a solver; feasible: a valid routing with a gap
     hottest_channel: int  # -1 when no channel is used
-    stage_bounds: list[int]  # cut bound per kind (XGFT: subtree cut per stage 1..H; synth.measure.bounds.bound_names)
+    stage_bounds: list[int]  # cut bound per kind (XGFT: subtree cut per stage 1..H; Topology.bound_names)
     stage_max: list[int]  # achieved maximum per channel class (XGFT: stage 1..H, up and down channels)
     # What lower_bound is when more than the cut bounds: "LP" (the LP bound over all paths a
     # synthesizing router computed) or "SOLVER proof" (a solver proved no routing does better);

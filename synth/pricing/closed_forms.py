@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from synth.pricing.deficiency import table2
 from synth.collectives.schedule import Schedule
+from synth.topology.family import GRID_ALLTOALL_FORMS, KAUTZ_FORMS, TORUS_ALLREDUCE_FORMS
 
 TABLE_2 = ("ring", "rd-l", "rd-b", "bucket", "swing-l", "swing-b")
 
@@ -23,19 +24,19 @@ class ClosedForm:
 
 
 def closed_form(schedule: Schedule, topology, alpha: float, beta: float) -> ClosedForm | None:
-    family = topology.family
+    """The seed's closed form of the schedule's time where one holds on the network
+    (Topology.closed_forms) for its collective and algorithm."""
+    forms = topology.closed_forms()
     name, algorithm, p = schedule.collective, schedule.algorithm, schedule.ranks
     total = float(schedule.block_bytes.sum())
-    if family == "torus" and algorithm in TABLE_2 and name == "allreduce":
-        sizes = set(topology.sizes)
+    if TORUS_ALLREDUCE_FORMS in forms and algorithm in TABLE_2 and name == "allreduce":
         d = topology.dimensions
-        if len(sizes) == 1 and d >= 2 and topology.p == 1:
-            lam, psi, xi = table2(algorithm, p, d)
-            seconds = math.log2(p) * alpha * lam + total / d * beta * psi * xi
-            return ClosedForm("001 eq. 1, Table 2", f"log2(p) alpha {lam:.4g} + (n/D) beta {psi:.4g} x {xi:.4g}", seconds)
-    if family == "kautz" and algorithm in ("kautz-c", "kautz-m") and getattr(topology, "k", 2) == 2:
-        return _kautz(schedule, topology.d, algorithm, alpha, beta)
-    if family == "2dfc" and name == "alltoall":
+        lam, psi, xi = table2(algorithm, p, d)
+        seconds = math.log2(p) * alpha * lam + total / d * beta * psi * xi
+        return ClosedForm("001 eq. 1, Table 2", f"log2(p) alpha {lam:.4g} + (n/D) beta {psi:.4g} x {xi:.4g}", seconds)
+    if KAUTZ_FORMS in forms and algorithm in ("kautz-c", "kautz-m"):
+        return _kautz(schedule, topology.kautz_degree(), algorithm, alpha, beta)
+    if GRID_ALLTOALL_FORMS in forms and name == "alltoall":
         m1, m2 = topology.sizes
         b = total / (p * p)  # the bytes from one rank to another (md splits each in two parts)
         bound = math.ceil((m1 * m2 - 1) / (m1 + m2 - 2))

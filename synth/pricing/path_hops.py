@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.topology.xgft import Xgft
-from synth.topology.family import XGFT
-
 
 def mapped_hops(schedule, topology, router: str | None = None, routes: dict | None = None) -> int:
     """The channels the transfers between nodes cross in all (exact or an upper bound, see above)."""
@@ -29,8 +26,8 @@ def mapped_hops(schedule, topology, router: str | None = None, routes: dict | No
     if routes is not None:
         longest = max((len(path) for phase in routes.get("phases", []) for path in phase.get("paths", [])), default=0)
         return int(len(src) * longest)
-    if topology.routing_kind == XGFT:
-        return int(2 * _common_level(topology, src, dst).sum())
+    if topology.up_down_routes:  # every router's route is minimal: its length follows from its ends
+        return int(topology.minimal_channels(src, dst).sum())
     from synth.routing.registry import MINIMAL, ROUTERS
     from synth.routing.minimal import router_view
 
@@ -50,9 +47,8 @@ def all_pairs_hops(topology, router: str | None = None, ranks_per_node: int = 1)
     n, q = topology.num_terminals, ranks_per_node
     if n < 2:
         return 0
-    if topology.routing_kind == XGFT:
-        span = topology.mt_span  # a leaf has span[l] - span[l - 1] others whose lowest common ancestor is at layer l
-        return q * q * n * sum(2 * l * (span[l] - span[l - 1]) for l in range(1, topology.height + 1))
+    if topology.up_down_routes:
+        return q * q * topology.all_pairs_minimal_channels()
     from synth.routing.registry import MINIMAL, ROUTERS
     from synth.routing.minimal import router_view
 
@@ -70,12 +66,3 @@ def all_pairs_hops(topology, router: str | None = None, ranks_per_node: int = 1)
 
 
 ROWS = 512  # router rows of the distance table summed at a time
-
-
-def _common_level(xgft: Xgft, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """The layer of the lowest common ancestor of every pair of leaves (1..H)."""
-    level = np.full(len(src), xgft.height, dtype=np.int64)
-    for l in range(xgft.height - 1, 0, -1):
-        same = src // xgft.mt_span[l] == dst // xgft.mt_span[l]
-        level[same] = l
-    return level

@@ -11,9 +11,9 @@ from synth.core.text import counted
 
 from synth.measure.evaluate import PhaseEvaluation
 from synth.pricing.fattree import bmin_table, top_halving_savings
+from synth.topology.family import FAT_TREE_FORMS
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft
-from synth.topology.family import XGFT
 
 # Up to this many phases a per-phase table is printed by default; beyond it, a distribution.
 TABLE_PHASES = 64
@@ -36,8 +36,9 @@ def percent(x: float) -> str:
 
 
 def topology_summary(topology, network: Network) -> str:
-    """Counts per channel class and the family's facts; XGFTs get their layer table."""
-    if topology.routing_kind == XGFT:
+    """Counts per channel class and the family's facts; fat trees (003 ch.2's closed forms) get
+    their layer table and the savings of halving the top layer."""
+    if FAT_TREE_FORMS in topology.closed_forms():
         return _xgft_summary(topology, network)
     classes = np.bincount(network.channel_class, minlength=len(network.class_names))
     rows = [[name, int(count), _bandwidths(network.channel_bandwidth[network.channel_class == k])]
@@ -169,7 +170,7 @@ def summary_line(s: dict) -> str:
 def stage_lines(evaluations: Sequence[PhaseEvaluation], network: Network, bound_names: Sequence[str]) -> str:
     """Per stage: the worst achieved contention and the largest lower bound over the phases (an
     XGFT has one cut bound per stage); other families: per channel class, then the cut bounds."""
-    if network.family != "xgft":
+    if not network.staged:
         rows = [[name, max(e.stage_max[k] for e in evaluations)] for k, name in enumerate(network.class_names)]
         bounds = ", ".join(f"{name} {max(e.stage_bounds[k] for e in evaluations)}" for k, name in enumerate(bound_names))
         return (table(["channels", "max contention"], rows, "lr") + f"\ncut bounds, max over the phases: {bounds}"

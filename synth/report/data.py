@@ -27,7 +27,7 @@ from synth.topology.network import Network
 from synth.traffic.patterns import Workload, parse_pattern
 from synth.execute import Executor
 from synth.workflow import route_phases
-from synth.topology.family import XGFT
+from synth.topology.family import FAT_TREE_FORMS
 
 # The exchanges of [Prisacari20] (sec. 2.3, 4.2) in the seed's order, with its names.
 PATTERNS = {"a2a-lin": "LIN", "a2a-xor": "XOR", "a2a-opt": "OPT", "a2a-ghe": "GHE", "a2a-bgh": "BGH"}
@@ -136,10 +136,11 @@ class Report:
 
 
 def parse_patterns(text: str, num_ranks: int, topology=None) -> list[str]:
-    """XGFT: all, or names such as opt,lin / a2a-opt,a2a-lin (the seed's exchanges only); `all`
-    leaves XOR out when the number of ranks is not a power of two (it needs one). Direct networks:
-    all (the family's Topology.report_patterns), or any traffic patterns, comma-separated."""
-    if topology is not None and topology.routing_kind != XGFT:
+    """Families that report the seed's exchanges (XGFT, Topology.reports_seed_exchanges): all, or
+    names such as opt,lin / a2a-opt,a2a-lin; `all` leaves XOR out when the number of ranks is not a
+    power of two (it needs one). Others: all (the family's Topology.report_patterns), or any
+    traffic patterns, comma-separated."""
+    if topology is not None and not topology.reports_seed_exchanges:
         chosen = topology.report_patterns() if text == "all" else _items(text, "--patterns")
         for pattern in chosen:
             parse_pattern(pattern, topology.num_terminals, topology.hierarchy(), topology=topology)  # one line if bad
@@ -147,7 +148,8 @@ def parse_patterns(text: str, num_ranks: int, topology=None) -> list[str]:
             raise SynthError(f"--patterns {show(text)} names a pattern twice")
         return chosen
     if text == "all":
-        return [p for p in PATTERNS if p != "a2a-xor" or num_ranks & (num_ranks - 1) == 0]
+        return topology.report_patterns() if topology is not None else \
+            [p for p in PATTERNS if p != "a2a-xor" or num_ranks & (num_ranks - 1) == 0]
     chosen = []
     for name in (n.lower() for n in _items(text, "--patterns")):
         key = name if name.startswith("a2a-") else f"a2a-{name}"
@@ -184,9 +186,8 @@ def _routed_series(topology, network: Network, workload: Workload, phases: np.nd
     """One routing of one pattern, and per phase the lower bound: the cut bounds, and on a direct
     network the LP bound where the synthesizing router computed it."""
     started = time.perf_counter()
-    direct = topology.routing_kind != XGFT
     routed = list(route_phases(topology, network, workload, phases, report_router(router, options, topology), seed,
-                               keep_routes=direct or not single_port(network), executor=executor))
+                               keep_routes=not topology.compact_routes or not single_port(network), executor=executor))
     evaluations = [r.evaluation for r in routed]
     proofs = sorted({r.report.whole_run for r in routed if r.report is not None and getattr(r.report, "whole_run", None)})
     seconds = time.perf_counter() - started
@@ -194,8 +195,8 @@ def _routed_series(topology, network: Network, workload: Workload, phases: np.nd
     bound = np.array([max(e.lower_bound, getattr(r.report, "lp_bound", 0) if r.report is not None else 0)
                       for e, r in zip(evaluations, routed)], dtype=np.int64)
     statuses = Counter(e.status for e in evaluations) if report_routings(topology)[router].synthesizes else Counter()
-    lanes = _lanes([p for r in routed for p in as_paths(topology, r.flows.src, r.flows.dst, r.choice).as_lists()],
-                   network) if direct else ""
+    lanes = "" if topology.up_down_routes else \
+        _lanes([p for r in routed for p in as_paths(topology, r.flows.src, r.flows.dst, r.choice).as_lists()], network)
     if single_port(network):
         ports = _source_messages(workload, phases)
     else:  # the start ports follow the routes (kept: `single_port` is false only on direct networks)
@@ -259,7 +260,6 @@ def build_report(
     network's topology, of any family. The phases of synth's routings run on `executor`."""
     network = topology.network()
     report_name = name  # (the collectives' loop below reuses `name`)
-    direct = topology.routing_kind != XGFT
     engine_runs, notes = [], []
     for label, directory in given:  # read first: a bad directory fails before any routing
         engine_runs.append((label, given_tables(network, label, directory)))
@@ -295,13 +295,13 @@ def build_report(
 
         progress(f"collective {name}: every algorithm generated, verified, routed and priced")
         compared.append(compare(name, topology, list(collective_sizes), collective_router, cost.alpha, cost.bandwidth_bits))
-    if direct:
-        lp = any(report_routings(topology)[r].records_lp_bound for r in routers)
-        bound_note = "the cut bounds (terminal links" + (", group cut" if topology.router_groups() is not None else "") + ")" \
-            + (" and the LP bound over all paths (computed by synth's path-selection and layered routers)" if lp else "")
-        return Report(report_name, description or topology.label(), source, topology, network, cost, results, None, [], command, notes, timings,
-                      bound_note, topology.facts(), compared)
-    return Report(report_name, description, source, topology, network, cost, results,
-                  ideal_exchange_time(topology.m, cost.message_bytes, LinkTimings(link_bandwidth_bps=cost.bandwidth_bits)),
-                  bmin_table(topology), command, notes, timings,
-                  collectives=compared)
+    if FAT_TREE_FORMS in topology.closed_forms():  # 003 ch.2: the ideal exchange time and B_min per layer
+        return Report(report_name, description, source, topology, network, cost, results,
+                      ideal_exchange_time(topology.m, cost.message_bytes, LinkTimings(link_bandwidth_bps=cost.bandwidth_bits)),
+                      bmin_table(topology), command, notes, timings,
+                      collectives=compared)
+    lp = any(report_routings(topology)[r].records_lp_bound for r in routers)
+    bound_note = "the cut bounds (terminal links" + (", group cut" if topology.router_groups() is not None else "") + ")" \
+        + (" and the LP bound over all paths (computed by synth's path-selection and layered routers)" if lp else "")
+    return Report(report_name, description or topology.label(), source, topology, network, cost, results, None, [], command, notes, timings,
+                  bound_note, topology.facts(), compared)

@@ -26,7 +26,6 @@ from synth.core.interrupt import native
 from synth.topology.network import Network
 from synth.topology.paths import Paths
 from synth.topology.xgft import Xgft
-from synth.topology.family import XGFT
 
 MAX_LMC = 7  # OpenSM's limit (lmc 0-7)
 MAX_UNICAST_LID = 0xBFFF
@@ -317,7 +316,7 @@ def channel_hops(network: Network, paths: Paths | list[list[int]]) -> Hops:
 
 def build_tables(topology, network: Network, dst: np.ndarray, hops: Hops, lmc: int | None = None) -> ForwardingTables:
     """Tables holding every flow's path; `lmc` None picks the smallest that holds them. Entries no
-    flow uses: d-mod-k on an XGFT, minimum-hop paths on the other families."""
+    flow uses follow the family's default router: d-mod-k (XGFT), else minimum-hop paths."""
     offset, bound = colour_flows(dst, hops)
     used = int(offset.max(initial=0)) + 1
     needed = lmc_for(used)
@@ -329,7 +328,7 @@ def build_tables(topology, network: Network, dst: np.ndarray, hops: Hops, lmc: i
     lids = LidPlan(network.num_terminals, network.num_switches, lmc)
     switches = np.arange(network.num_terminals, network.num_nodes)
     out_port = np.full((len(switches), lids.max_lid + 1), NO_PORT, dtype=np.uint8)
-    if topology.routing_kind == XGFT:
+    if topology.default_router == "dmodk":
         terminal_default = dmodk_ports(topology, switches)
     else:
         terminal_default = min_hop_ports(network, np.arange(network.num_terminals))

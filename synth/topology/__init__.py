@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from synth.core.errors import SynthError
 from synth.topology.family import FAMILIES, Family, Topology
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft, parse_xgft
@@ -33,12 +32,4 @@ def _parse_intact(spec: str) -> Topology:
     return FAMILIES.get(name.lower(), f"spec '{spec}'").parse(rest)
 
 
-def require_xgft(topology: Topology, what: str) -> Xgft:
-    """Until routing, bounds and checks are family-independent (issue 10), only XGFTs get past here."""
-    if not isinstance(topology, Xgft):
-        raise SynthError(f"synth {what} works on xgft networks so far, not on {topology.family} ({topology.spec}); "
-                         f"`synth topology` builds every family")
-    return topology
-
-
-__all__ = ["FAMILIES", "Family", "Network", "Topology", "Xgft", "parse_topology", "parse_xgft", "require_xgft"]
+__all__ = ["FAMILIES", "Family", "Network", "Topology", "Xgft", "parse_topology", "parse_xgft"]

@@ -31,7 +31,6 @@ from scipy.sparse.csgraph import connected_components
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, show
 from synth.topology.family import Topology
-from synth.topology.xgft import Xgft
 
 SEPARATOR = "@fail="
 _RANDOM = re.compile(r"random:([^:]*):([^:]*)")  # K and SEED checked by parse_int: ASCII digits, in range
@@ -77,6 +76,46 @@ class DegradedTopology(Topology):
     @property
     def default_router(self) -> str:  # type: ignore[override]
         return self.base.default_router
+
+    # The family's capabilities are the intact network's (only degradable families get here), but
+    # for the closed forms, which hold on the intact network only, and minimal_channels (None: from
+    # the degraded network's router distances).
+    @property
+    def compact_routes(self) -> bool:  # type: ignore[override]
+        return self.base.compact_routes
+
+    @property
+    def up_down_routes(self) -> bool:  # type: ignore[override]
+        return self.base.up_down_routes
+
+    @property
+    def bounds_per_stage(self) -> bool:  # type: ignore[override]
+        return self.base.bounds_per_stage
+
+    @property
+    def reports_seed_exchanges(self) -> bool:  # type: ignore[override]
+        return self.base.reports_seed_exchanges
+
+    @property
+    def complete_dimensions(self) -> bool:  # type: ignore[override]
+        return self.base.complete_dimensions
+
+    @property
+    def has_worst_case(self) -> bool:  # type: ignore[override]
+        return self.base.has_worst_case
+
+    @property
+    def ports_per_terminal(self) -> int:
+        return self.base.ports_per_terminal
+
+    def bound_names(self) -> tuple[str, ...]:
+        return self.base.bound_names()
+
+    def worst_case_destinations(self, num_ranks: int):
+        return self.base.worst_case_destinations(num_ranks)
+
+    def kautz_degree(self) -> int | None:
+        return self.base.kautz_degree()
 
     @property
     def spec(self) -> str:
@@ -219,7 +258,7 @@ def parse_degraded(spec: str, parse) -> Topology:
     if items is None:
         return parse(spec)
     topology = parse(base)
-    if isinstance(topology, Xgft):
+    if not topology.degradable:
         raise SynthError("--fail works on direct networks; the xgft routers (d-mod-k, layered, monolithic) rely on "
                          "the intact tree")
     index = {name: i for i, name in enumerate(topology.network().node_names)}

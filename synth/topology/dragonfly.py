@@ -55,7 +55,8 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, Topology, option_choice, option_int, parse_spec, register_family
+from synth.topology.family import (DRAGONFLY_STENCIL_FORMS, DRAGONFLY_UNIFORM_FORMS, Family, Topology, option_choice,
+                                   option_int, parse_spec, register_family)
 
 ARRANGEMENTS = ("absolute", "relative", "circulant")
 SYNTAX = "dragonfly:P,A,H[:groups=G][:arrangement=absolute|relative|circulant]"
@@ -179,6 +180,9 @@ class Dragonfly(Topology):
 
     def router_groups(self) -> np.ndarray:
         return np.arange(self.num_routers, dtype=np.int64) // self.a
+
+    def closed_forms(self) -> frozenset[str]:
+        return frozenset({DRAGONFLY_STENCIL_FORMS, DRAGONFLY_UNIFORM_FORMS})
 
     def router_names(self) -> list[str]:
         return [f"g{i}r{x}" for i in range(self.groups) for x in range(self.a)]

@@ -6,6 +6,11 @@ texts. A Topology knows its canonical spec, builds its Network (synth.topology.n
 what else the rest of synth may use: a hierarchy for the hierarchical exchanges (003 ch.4; None
 where the family has none) and facts for summaries and reports.
 
+What differs between families is a capability of Topology that each family overrides where it
+differs (its cut bounds' names, default router and report patterns, worst case, the seeds' closed
+forms that hold on it, the form of its routes, ...), never a test of a family's class or name
+outside this package: a new family says what it has in its own module.
+
 Spec strings share one grammar: `NAME:A,B,C[:key=value]...`, positional integers first, then
 named options (synth.topology.family.parse_spec checks it strictly, one line per error).
 """
@@ -32,6 +37,16 @@ MAX_TERMINALS = 1 << 20
 MAX_NODES = 1 << 22
 MAX_CHANNELS = 1 << 25
 
+# The seeds' closed forms a network may satisfy, named by where the seed gives them. A family lists
+# those that hold on one of its networks in Topology.closed_forms(); the modules that evaluate them
+# (synth.pricing, synth.app.model, the console and the report) ask for them by these names.
+FAT_TREE_FORMS = "003 ch.2"  # B_min per layer (eq. 2.1), the ideal exchange time (sec. 2.5.1), halving W_H (sec. 2.4.2)
+TORUS_ALLREDUCE_FORMS = "001 Table 2"  # the allreduces' Lambda, Psi, Xi through eq. 1: a torus of D >= 2 equal sides, P = 1
+KAUTZ_FORMS = "000 Table 3.2"  # kautz-c and kautz-m on the Kautz graph K(d,2)
+GRID_ALLTOALL_FORMS = "000 (4.5), (4.6)"  # 2dfc all-to-all by DO and MD, and the corrected MULTITREE count (Table 4.2)
+DRAGONFLY_STENCIL_FORMS = "003 ch.5"  # global-link demand of a stencil's placements, eq. 5.16-5.25
+DRAGONFLY_UNIFORM_FORMS = "003 ch.6"  # uniform traffic's throughput bound, eq. 6.1-6.8 (maximum size only)
+
 
 class Topology(ABC):
     """One network of a family, from its parameters. Subclasses are immutable."""
@@ -39,10 +54,38 @@ class Topology(ABC):
     family: ClassVar[str]
     # The router that schedules, comparisons and reports use unless told otherwise: a fixed, fast
     # routing every command knows (minimal on direct networks; the XGFT family declares d-mod-k).
+    # Forwarding-table entries no flow uses follow it too (synth.tables.forwarding).
     default_router: ClassVar[str] = "minimal"
-    # which routers apply (synth.routing.registry) and how routes are held: DIRECT (channel paths
-    # between routers), or XGFT (minimal up*/down* paths, one integer per flow: synth.topology.paths.as_paths)
+    # Which routers apply (synth.routing.registry matches them by it, and only it): DIRECT or XGFT.
+    # Everything else that differs is a capability of its own below, never a test of this kind.
     routing_kind: ClassVar[str] = DIRECT
+    # The form of the routes the family's routers give. False: Paths, a channel path per flow.
+    # True (XGFT): one integer per flow, the route's choice at its top layer (003 Properties 1-3),
+    # which hop_matrix(src, dst, routes) expands and loads count unexpanded: a run keeps no paths
+    # unless it writes or prices them.
+    compact_routes: ClassVar[bool] = False
+    # Every route of every router of the family climbs to a nearest common ancestor and comes down
+    # (a tree's up*/down* routes): it is minimal, minimal_channels() gives its length, and its
+    # channel dependencies are acyclic on one lane (no lanes to count). False where routers may
+    # detour (Valiant, UGAL, path selection).
+    up_down_routes: ClassVar[bool] = False
+    # The cut bounds are one per stage of links (the XGFT's subtree cut, 003 eq. 3.6-3.12): bound k
+    # goes with the channels of stage k + 1, and summaries show them side by side ("per stage").
+    # False: bounds per cut (terminal links, group cut) next to maxima per channel class.
+    bounds_per_stage: ClassVar[bool] = False
+    # A cost report on the family compares the seed's all-to-all exchanges only (003 ch.3-4's
+    # fat-tree tables: lin, xor, opt, ghe, bgh, by their short names). False: any traffic pattern.
+    reports_seed_exchanges: ClassVar[bool] = False
+    # The routers of each line of the grid along a dimension are all linked to each other (HyperX,
+    # 2dfc): a step can send straight to every router of its row or column. False for rings (torus)
+    # and families without dimensions.
+    complete_dimensions: ClassVar[bool] = False
+    # Failed links and switches (--fail, synth.topology.degraded) leave a network the family's
+    # routers still route. False where the routers rely on the intact structure (the XGFT's).
+    degradable: ClassVar[bool] = True
+    # The seed gives the family a worst case of minimal routing (worst_case_destinations, the
+    # `worst-case` pattern): Slim Fly, MLFM, OFT (003 sec. 7.4.2).
+    has_worst_case: ClassVar[bool] = False
 
     @property
     @abstractmethod
@@ -85,9 +128,12 @@ class Topology(ABC):
         return None
 
     def report_patterns(self) -> list[str]:
-        """The workloads a report shows unless told (`synth report --patterns all` on a direct network):
-        the linear all-to-all, a random permutation and the family's adversarial pattern; here every
-        terminal to its peer on the next router (families with a worse one override this)."""
+        """The workloads a report shows unless told (`synth report --patterns all`): the linear
+        all-to-all, a random permutation and the family's adversarial pattern: its worst case where
+        the seed gives one (worst_case_destinations), else every terminal to its peer on the next
+        router (families with a worse one override this; the XGFT: the seed's exchanges)."""
+        if self.has_worst_case:
+            return ["a2a-lin", "randperm:1", "worst-case"]
         network = self.network()
         per_router = int(np.bincount(network.channel_dst[: 2 * network.num_terminals : 2]).max())
         return ["a2a-lin", "randperm:1", f"shift:{per_router}"]
@@ -95,6 +141,42 @@ class Topology(ABC):
     @abstractmethod
     def facts(self) -> list[tuple[str, str]]:
         """(name, value) pairs a person wants to know: sizes, degrees, diameter, the seed's formulas."""
+
+    @property
+    def ports_per_terminal(self) -> int:
+        """Links of one terminal (XGFT: W_1; direct networks: 1). Tables for InfiniBand need 1."""
+        return 1
+
+    def bound_names(self) -> tuple[str, ...]:
+        """Names of the family's cut bounds, in the order synth.measure.bounds.cut_bounds_batch gives
+        them: the terminal links, and the group cut where the family has groups (XGFT: one per stage)."""
+        return ("terminal",) + (("group cut",) if self.router_groups() is not None else ())
+
+    def worst_case_destinations(self, num_ranks: int) -> np.ndarray | None:
+        """The seed's adversarial permutation under minimal routing (003 sec. 7.4.2): the destination
+        terminal of each of the first num_ranks terminals; None where the seed gives none."""
+        return None
+
+    def closed_forms(self) -> frozenset[str]:
+        """The seeds' closed forms that hold on this network (FAT_TREE_FORMS, TORUS_ALLREDUCE_FORMS,
+        ... above): what synth prints next to what it measures. Empty by default."""
+        return frozenset()
+
+    def minimal_channels(self, src, dst) -> np.ndarray | None:
+        """Channels of a minimal path of every flow where the structure gives them in closed form
+        (XGFT: twice the layer of the nearest common ancestor); None where they come from router
+        distances (synth.routing.minimal.router_view)."""
+        return None
+
+    def all_pairs_minimal_channels(self) -> int | None:
+        """minimal_channels summed over every ordered pair of distinct terminals, in closed form;
+        None where minimal_channels is None."""
+        return None
+
+    def kautz_degree(self) -> int | None:
+        """d when the routers form the Kautz graph K(d,2) (000 ch.3: diameter two, one terminal per
+        router), what the Kautz collectives need; None for other networks."""
+        return None
 
     def check_size(self, nodes: int, channels: int, terminals: str = "terminals") -> None:
         """Refuse a network that would not fit, from its counts, before building it."""

@@ -41,7 +41,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, Topology, option_int, parse_spec, register_family
+from synth.topology.family import GRID_ALLTOALL_FORMS, Family, Topology, option_int, parse_spec, register_family
 from synth.topology.grid import MAX_DIMENSIONS, RouterGrid, dimension_classes
 
 SYNTAX = "hyperx:S1,S2[,...][:p=P][:trunk=T]"
@@ -51,6 +51,7 @@ SYNTAX_2DFC = "2dfc:M2,M1"
 @dataclass(frozen=True)
 class HyperX(RouterGrid, Topology):
     family = "hyperx"
+    complete_dimensions = True  # every two routers of a line along a dimension are linked
     sizes: tuple[int, ...]  # S_0..S_{L-1}, dimension 0 first
     p: int = 1
     trunk: int = 1
@@ -203,6 +204,9 @@ class TwoDFC(HyperX):
 
     def router_names(self) -> list[str]:
         return [f"n{a2}.{a1}" for a1, a2 in self.router_coordinates().tolist()]
+
+    def closed_forms(self) -> frozenset[str]:
+        return frozenset({GRID_ALLTOALL_FORMS})
 
     def facts(self) -> list[tuple[str, str]]:
         m1, m2 = self.m1, self.m2

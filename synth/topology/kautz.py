@@ -28,7 +28,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, Topology, parse_spec, register_family
+from synth.topology.family import KAUTZ_FORMS, Family, Topology, parse_spec, register_family
 
 SYNTAX = "kautz:D[,K]"
 MAX_LENGTH = 64
@@ -109,6 +109,12 @@ class Kautz(Topology):
         graph = RouterGraph(names, np.ones(self.num_nodes, dtype=np.int64), src, dst,
                             np.zeros(len(src), dtype=np.int64), ("link",), directed=True, terminal_bandwidth="degree")
         return build_direct_network(self.spec, self.family, graph)
+
+    def kautz_degree(self) -> int | None:
+        return self.d if self.k == 2 else None
+
+    def closed_forms(self) -> frozenset[str]:
+        return frozenset({KAUTZ_FORMS}) if self.k == 2 else frozenset()
 
     def facts(self) -> list[tuple[str, str]]:
         d, k = self.d, self.k

@@ -128,9 +128,12 @@ class Mlfm(Topology):
         router is 3 hops from the global router of the other two indices; h = 1 is a star."""
         return 4 if self.h >= 3 else self.h + 1
 
-    def report_patterns(self) -> list[str]:
-        """[Prisacari20] sec. 7.4's worst case is this family's adversarial pattern."""
-        return ["a2a-lin", "randperm:1", "worst-case"]
+    has_worst_case = True
+
+    def worst_case_destinations(self, num_ranks: int) -> np.ndarray:
+        """The shift by h terminals: every local router to the next one, never in its column, over
+        the single minimal path: h messages per link, throughput 1/h (003 sec. 7.4.2)."""
+        return (np.arange(num_ranks, dtype=np.int64) + self.h) % num_ranks
 
     def facts(self) -> list[tuple[str, str]]:
         h = self.h

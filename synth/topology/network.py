@@ -35,6 +35,10 @@ class Network:
     # router (000's Kautz and 2dfc nodes, 001's torus nodes), and its messages start on the
     # router's ports (synth.pricing.alphabeta).
     nodes_are_routers: bool = False
+    # A tree in stages (XGFT): every channel goes up or down one stage and its class is the stage, so
+    # loads and maxima are shown per stage and direction (synth.io.loads_csv, the console's stage
+    # table). False: direct networks, shown per channel class.
+    staged: bool = False
     _channel_keys: np.ndarray | None = field(default=None, repr=False)
     _channel_order: np.ndarray | None = field(default=None, repr=False)
 

@@ -150,11 +150,14 @@ class Oft(Topology):
         graph = RouterGraph(self.router_names(), terminals, lower, upper, kind, CLASSES, router_level=level)
         return build_direct_network(self.spec, self.family, graph)
 
-    # ----- facts ------------------------------------------------------------------------------
-    def report_patterns(self) -> list[str]:
-        """[Prisacari20] sec. 7.4's worst case is this family's adversarial pattern."""
-        return ["a2a-lin", "randperm:1", "worst-case"]
+    has_worst_case = True
 
+    def worst_case_destinations(self, num_ranks: int) -> np.ndarray:
+        """The shift by k terminals: every L0/L2 router to the next one, not its symmetric router,
+        over the single minimal path: k messages per link, throughput 1/k (003 sec. 7.4.2)."""
+        return (np.arange(num_ranks, dtype=np.int64) + self.k) % num_ranks
+
+    # ----- facts ------------------------------------------------------------------------------
     def facts(self) -> list[tuple[str, str]]:
         k, rl = self.k, self.routers_per_level
         return [("k", f"{k} (k - 1 = {k - 1}, prime)"),

@@ -15,7 +15,6 @@ from numba import njit
 
 from synth.core.arrays import concatenate
 from synth.core.interrupt import stoppable
-from synth.topology.xgft import Xgft
 
 
 @dataclass(frozen=True)
@@ -95,9 +94,10 @@ def _gather(offsets, channels, flows, new_offsets):
 
 
 def as_paths(topology, src: np.ndarray, dst: np.ndarray, routes) -> Paths:
-    """Channel paths of routes in either form: Paths as they are, an XGFT's WT indices expanded."""
+    """Channel paths of routes in either form: Paths as they are, a family's compact routes (an
+    XGFT's WT indices, Topology.compact_routes) expanded by its hop_matrix."""
     if isinstance(routes, Paths):
         return routes
-    if not isinstance(topology, Xgft):
+    if not topology.compact_routes:
         raise TypeError(f"routes of a {topology.family} network must be Paths")
     return Paths.from_padded(topology.hop_matrix(src, dst, routes))

@@ -26,6 +26,7 @@ neighbours in increasing router number. Channel classes: `intra-0` (inside subgr
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -178,9 +179,14 @@ class SlimFly(Topology):
         diameter = 1 if pairs == 0 else 2 if smallest >= 1 else 3  # 3: "more than 2"
         return diameter, total / max(pairs, 1), largest, smallest
 
-    def report_patterns(self) -> list[str]:
-        """[Prisacari20] sec. 7.4's worst case is this family's adversarial pattern."""
-        return ["a2a-lin", "randperm:1", "worst-case"]
+    has_worst_case = True
+
+    def worst_case_destinations(self, num_ranks: int) -> np.ndarray:
+        """Routers in pairs at distance two whose minimal routes overlap (003 Figure 7.5, see
+        slimfly_router_pairs), terminal j of one router to terminal j of the other."""
+        terminals = np.arange(num_ranks, dtype=np.int64)
+        sigma, _ = slimfly_router_pairs(self)
+        return sigma[terminals // self.p] * self.p + terminals % self.p
 
     def facts(self) -> list[tuple[str, str]]:
         q, w, delta, f = self.q, self.w, self.delta, self.field
@@ -203,6 +209,78 @@ class SlimFly(Topology):
                 ("router links", f"{self.num_routers * self.degree // 2} (R r'/2)"),
                 ("diameter", str(diameter) if diameter <= 2 else "more than 2"),
                 ("minimal paths between non-adjacent routers", f"mean {mean:.4f}, max {largest}")]
+
+
+def _neighbours(topology) -> list[set[int]]:
+    u, v = topology.links[0], topology.links[1]
+    out: list[set[int]] = [set() for _ in range(topology.num_routers)]
+    for a, b in zip(u.tolist(), v.tolist()):
+        out[a].add(b)
+        out[b].add(a)
+    return out
+
+
+def slimfly_router_pairs(topology) -> tuple[np.ndarray, int]:
+    """(sigma, unmatched): sigma[r] is the router r's terminals send to (an involution), and the
+    number of routers left sending to themselves.
+
+    Fours A-B-C-D are packed greedily, most constrained first (the classic path-packing rule): A is
+    the unused router with the fewest unused neighbours, and B, C, D are tried in the same order.
+    Taking routers in plain index order instead strands a third of them at q = 13."""
+    adjacent = _neighbours(topology)
+    r = topology.num_routers
+    sigma = np.arange(r, dtype=np.int64)
+    used = np.zeros(r, dtype=bool)
+    free_degree = [len(adjacent[x]) for x in range(r)]
+
+    def only_common(x: int, y: int, middle: int) -> bool:
+        return y not in adjacent[x] and adjacent[x] & adjacent[y] == {middle}
+
+    def most_constrained(candidates) -> list[int]:
+        return sorted(candidates, key=lambda x: (free_degree[x], x))
+
+    def chain(a: int) -> tuple[int, int, int] | None:
+        for b in most_constrained(x for x in adjacent[a] if not used[x]):
+            for c in most_constrained(x for x in adjacent[b] if not used[x] and x != a and only_common(a, x, b)):
+                for d in most_constrained(x for x in adjacent[c] if not used[x] and x not in (a, b)
+                                          and only_common(b, x, c)):
+                    return b, c, d
+        return None
+
+    queue = [(free_degree[x], x) for x in range(r)]
+    heapq.heapify(queue)
+
+    def take(routers: list[int]) -> None:
+        used[routers] = True
+        for x in routers:
+            for y in adjacent[x]:
+                free_degree[y] -= 1
+                if not used[y]:
+                    heapq.heappush(queue, (free_degree[y], y))
+
+    left: list[int] = []
+    while queue:
+        degree, a = heapq.heappop(queue)
+        if used[a]:
+            continue
+        if degree != free_degree[a]:  # stale: a fresher entry with fewer free neighbours was queued
+            continue
+        found = chain(a)
+        if found is None:
+            left.append(a)
+            continue
+        b, c, d = found
+        sigma[[a, c, b, d]] = [c, a, d, b]
+        take([a, b, c, d])
+    for x in sorted(left):  # pair what is left at distance two where possible
+        if used[x]:
+            continue
+        partner = next((y for y in sorted(left) if not used[y] and y != x and y not in adjacent[x]
+                        and adjacent[x] & adjacent[y]), None)
+        if partner is not None:
+            sigma[[x, partner]] = [partner, x]
+            take([x, partner])
+    return sigma, int(r - used.sum())
 
 
 def parse_slimfly(text: str) -> SlimFly:

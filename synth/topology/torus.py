@@ -37,7 +37,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, Topology, option_int, parse_spec, register_family
+from synth.topology.family import TORUS_ALLREDUCE_FORMS, Family, Topology, option_int, parse_spec, register_family
 from synth.topology.grid import MAX_DIMENSIONS, RouterGrid, dimension_classes
 
 SYNTAX = "torus:D0,D1,...[:p=P]"
@@ -118,6 +118,11 @@ class Torus(RouterGrid, Topology):
                             dimension_classes(self.dimensions),
                             terminal_bandwidth="degree" if self.p == 1 else 1.0)
         return build_direct_network(self.spec, self.family, graph)
+
+    def closed_forms(self) -> frozenset[str]:
+        """001's Table 2 is for D >= 2 dimensions of one size, one terminal per router."""
+        uniform = len(set(self.sizes)) == 1 and self.dimensions >= 2 and self.p == 1
+        return frozenset({TORUS_ALLREDUCE_FORMS}) if uniform else frozenset()
 
     def facts(self) -> list[tuple[str, str]]:
         sizes, l, p = self.sizes, self.dimensions, self.p

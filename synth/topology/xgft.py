@@ -31,7 +31,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, show
 from synth.core.intmath import div, mod, mul
-from synth.topology.family import XGFT, Family, Topology, register_family
+from synth.topology.family import FAT_TREE_FORMS, XGFT, Family, Topology, register_family
 from synth.topology.network import Network
 
 MAX_HEIGHT = 16
@@ -43,6 +43,11 @@ class Xgft(Topology):
     family = "xgft"
     default_router = "dmodk"  # 003 sec. 2.3: the fat trees' standard destination-mod-k routing
     routing_kind = XGFT
+    compact_routes = True  # a route is its WT index at the NCA layer (Properties 1-3), see hop_matrix
+    up_down_routes = True  # every router climbs to a nearest common ancestor and comes down
+    bounds_per_stage = True  # the subtree cut bound of every stage (eq. 3.6-3.12)
+    reports_seed_exchanges = True  # 003 ch.3-4's tables: the all-to-all exchanges
+    degradable = False  # the routers' addressing (d-mod-k, layered, monolithic) is the intact tree's
     m: tuple[int, ...]  # M_1..M_H: children of a layer-l node
     w: tuple[int, ...]  # W_1..W_H: parents of a layer-(l-1) node
 
@@ -134,6 +139,29 @@ class Xgft(Topology):
         return [("height", str(self.height)), ("leaves", str(self.num_leaves)),
                 ("switches", str(self.num_nodes - self.num_leaves)), ("links", str(self.num_channels // 2)),
                 ("minimal paths between leaves in different top subtrees", str(self.wt_span[-1]))]
+
+    # ----- capabilities (synth.topology.family.Topology) ------------------------------------------
+    @property
+    def ports_per_terminal(self) -> int:
+        return self.w[0]
+
+    def bound_names(self) -> tuple[str, ...]:
+        return tuple(f"stage {k}" for k in range(1, self.height + 1))
+
+    def report_patterns(self) -> list[str]:
+        """The seed's exchanges (003 sec. 2.3, 4.2) in its order; XOR needs a power-of-two number of leaves."""
+        n = self.num_leaves
+        return ["a2a-lin"] + (["a2a-xor"] if n & (n - 1) == 0 else []) + ["a2a-opt", "a2a-ghe", "a2a-bgh"]
+
+    def closed_forms(self) -> frozenset[str]:
+        return frozenset({FAT_TREE_FORMS})
+
+    def minimal_channels(self, src, dst) -> np.ndarray:
+        return 2 * self.nca_layer(src, dst)
+
+    def all_pairs_minimal_channels(self) -> int:
+        span = self.mt_span  # a leaf has span[l] - span[l - 1] others whose nearest common ancestor is at layer l
+        return self.num_leaves * sum(2 * l * (span[l] - span[l - 1]) for l in range(1, self.height + 1))
 
     # ----- addressing -------------------------------------------------------------------------
     def node_id(self, layer: int, mt, wt):
@@ -258,6 +286,7 @@ class Xgft(Topology):
         return Network(
             spec=self.spec,
             family="xgft",
+            staged=True,
             num_terminals=self.num_leaves,
             node_level=levels.astype(np.int64),
             node_names=[self.node_name(i) for i in range(self.num_nodes)],

@@ -1,6 +1,13 @@
 """Layers only point down (issue 23, item 5): the import-linter contracts of pyproject.toml hold.
-A new upward import between the packages they cover fails here, with the import chain."""
+A new upward import between the packages they cover fails here, with the import chain.
 
+Family-specific choices are Topology capabilities (issue 23, item 2; tests/unit/topology/
+test_capabilities.py): no module of synth outside synth/topology/ and the routers that only exist
+for XGFTs tests `isinstance(..., Xgft)`, compares a `family` to a string literal, asks whether a
+spec starts with "xgft", or compares `routing_kind` outside the router registry, which matches
+routers to networks by it (an AST scan of synth/)."""
+
+import ast
 import os
 import shutil
 import subprocess
@@ -23,23 +30,61 @@ def test_the_import_contracts_hold():
     assert "broken" not in done.stdout.lower().replace("0 broken", ""), done.stdout
 
 
-# Where the XGFT's own class may be named: its family module and the routers that exist only for it.
-XGFT_OWN = ("topology", "routing/oblivious.py", "routing/layered_xgft.py", "routing/monolithic.py",
-            "routing/monolithic_consistent.py", "routing/consistent.py")
+SYNTH = REPO / "synth"
+# The XGFT's own code: its family package, and routers that exist for XGFTs only.
+XGFT_OWN = ("topology/", "routing/layered_xgft.py", "routing/oblivious.py", "routing/monolithic.py",
+            "routing/consistent.py", "routing/monolithic_consistent.py")
+ROUTER_REGISTRY = "routing/registry.py"  # routers apply to a Topology.routing_kind of network
 
 
-def test_no_module_asks_whether_a_network_is_an_xgft_by_its_class():
-    """Family-specific choices are Topology capabilities (routing_kind, report_patterns, ...), not
-    isinstance(..., Xgft) (issue 23, item 2): a scan of every module outside the XGFT's own."""
-    import ast
+def _is_family(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "family" or isinstance(node, ast.Attribute) and node.attr == "family"
 
+
+def _is_text(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(_is_text(e) for e in node.elts)
+
+
+def family_checks(tree: ast.AST, registry: bool = False) -> list[tuple[int, str]]:
+    """(line, what) of every isinstance(..., Xgft), family-to-literal comparison, startswith("xgft")
+    and (unless in the router registry) routing_kind comparison."""
     found = []
-    for path in sorted((REPO / "synth").rglob("*.py")):
-        relative = path.relative_to(REPO / "synth").as_posix()
-        if relative.startswith(XGFT_OWN):
-            continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance"
-                    and len(node.args) == 2 and isinstance(node.args[1], ast.Name) and node.args[1].id == "Xgft"):
-                found.append(f"{relative}:{node.lineno}")
-    assert not found, f"isinstance(..., Xgft) outside the XGFT's own modules: {found}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                and len(node.args) == 2:
+            kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+            if any(isinstance(k, ast.Name) and k.id == "Xgft" or isinstance(k, ast.Attribute) and k.attr == "Xgft"
+                   for k in kinds):
+                found.append((node.lineno, "isinstance(..., Xgft)"))
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_is_family(s) for s in sides) and any(_is_text(s) for s in sides):
+                found.append((node.lineno, "family compared to a string"))
+            if not registry and any(isinstance(s, (ast.Name, ast.Attribute)) and "routing_kind" in (getattr(s, "id", None),
+                                                                                                  getattr(s, "attr", None))
+                                    for s in sides):
+                found.append((node.lineno, "routing_kind compared"))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" \
+                and node.args and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith("xgft"):
+            found.append((node.lineno, 'startswith("xgft")'))
+    return found
+
+
+def test_the_scan_finds_each_kind_of_check():
+    source = ("isinstance(t, Xgft)\nisinstance(t, (Dragonfly, topology.Xgft))\nt.family == 'dragonfly'\n"
+              "family in ('slimfly', 'mlfm')\n'torus' != net.family\nspec.startswith('xgft:')\n"
+              "t.routing_kind == XGFT\nisinstance(t, RouterGrid)\nt.family == other.family\nlabel == 'xgft'\n")
+    assert [line for line, _ in family_checks(ast.parse(source))] == [1, 2, 3, 4, 5, 6, 7]
+    assert [line for line, _ in family_checks(ast.parse(source), registry=True)] == [1, 2, 3, 4, 5, 6]
+
+
+def test_no_module_asks_which_family_a_network_is():
+    found = {}
+    for path in sorted(SYNTH.rglob("*.py")):
+        name = path.relative_to(SYNTH).as_posix()
+        if not name.startswith(XGFT_OWN):
+            found[name] = family_checks(ast.parse(path.read_text(encoding="utf-8"), str(path)), name == ROUTER_REGISTRY)
+    found = {name: checks for name, checks in found.items() if checks}
+    assert not found, f"family checks where a Topology capability belongs (synth/topology/family.py): {found}"

@@ -60,10 +60,10 @@ def generate_single(request: Request):
 
 def paths_count(request: Request) -> int:
     """Blocks by default: one per path (1 where the algorithm does not apply: its refusal says why)."""
-    topology = parse_topology(request.spec)
-    if topology.family != "kautz" or request.peer is None or request.peer == request.root:
+    d = parse_topology(request.spec).kautz_degree()
+    if d is None or request.peer is None or request.peer == request.root:
         return 1
-    return len(kautz_paths(request.root, request.peer, topology.d))
+    return len(kautz_paths(request.root, request.peer, d))
 
 
 def _refusal(name: str):

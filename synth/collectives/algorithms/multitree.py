@@ -266,8 +266,8 @@ def _square(request: Request) -> int | None:
     from synth.topology import parse_topology
 
     dims = request.dims
-    family = parse_topology(request.spec).family
-    return dims[0] if len(dims) == 2 and dims[0] == dims[1] and dims[0] % 2 == 0 and family in ("2dfc", "hyperx") else None
+    complete = parse_topology(request.spec).complete_dimensions
+    return dims[0] if len(dims) == 2 and dims[0] == dims[1] and dims[0] % 2 == 0 and complete else None
 
 
 def _emit(builder, step: np.ndarray, src: np.ndarray, dst: np.ndarray, blocks, steps: int, op: int) -> None:

@@ -140,7 +140,7 @@ def _refusal(request: Request) -> str | None:
 
     # Each step sends straight to every node of a row or column: the grid must be fully connected
     # along each dimension (2dfc, a 2D HyperX), not a torus, whose rows are rings.
-    if len(request.dims) != 2 or parse_topology(request.spec).family not in ("2dfc", "hyperx"):
+    if len(request.dims) != 2 or not parse_topology(request.spec).complete_dimensions:
         return f"{'do and md'} run on a 2D grid of one node per router (2dfc:M2,M1 or hyperx:M1,M2), not on {request.spec}"
     if request.ranks_per_node != 1:
         return "do and md need one rank per node"
