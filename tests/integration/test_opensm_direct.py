@@ -1,10 +1,20 @@
 """Routes of direct networks (dragonfly, Slim Fly, HyperX with parallel links) in the real OpenSM on
 ibsim: synth's tables loaded, read back from the switches and walked channel by channel (parallel
-links told apart); OpenSM's own engines on the same fabric and workload, with their lanes."""
+links told apart); OpenSM's own engines on the same fabric and workload, with their lanes; degraded
+fabrics; OpenSM's updn against synth's up*/down* router."""
 
 import json
+import tempfile
+from pathlib import Path
 
+import numpy as np
 import pytest
+
+from helpers import assert_user_error
+from synth.core.errors import SynthError
+from synth.routing.updown import updown
+from synth.topology import parse_topology
+from updown_reference import Reference, all_pairs
 
 SPECS = ["dragonfly:2,4,2", "slimfly:5", "hyperx:3,3:p=2:trunk=2"]
 
@@ -102,3 +112,78 @@ def test_one_pair_on_two_lanes_cannot_become_a_policy():
     assert lanes_by_pair(np.array([0, 0, 2]), np.array([1, 1, 2]), np.array([1, 1, 0])) == {(0, 1): 1}
     with pytest.raises(SynthError, match="a QoS policy gives one service level per pair of ports"):
         lanes_by_pair(np.array([0, 0]), np.array([1, 1]), np.array([0, 1]))
+
+
+def test_comparable_to_opensm_updn_given_the_same_root():
+    """OpenSM's own updn on ibsim, its roots from a GUID file (-a) holding this router's root (its own
+    detection finds none on a dragonfly and falls back to minhop): on dragonfly(2,4,2) every OpenSM
+    path has the shortest legal length of the reference, and a2a-lin's contention is within one of
+    synth's (measured: 8 and 8, sums over the phases 414 and 414)."""
+    from synth.io.switch_tables import render_fabric, render_guid2lid, switch_guids
+    from synth.opensm.engines import out_port_matrix
+    from synth.opensm.sim import Simulator, find_tools, read_back_tables
+    from synth.tables.forwarding import LidPlan, walk_channels
+
+    try:
+        tools = find_tools()
+    except SynthError as exc:
+        pytest.skip(str(exc))
+    topology = parse_topology("dragonfly:2,4,2")
+    network, ref = topology.network(), Reference(topology)
+    n = network.num_terminals
+    plan = LidPlan(n, network.num_switches, 0)
+    with tempfile.TemporaryDirectory(prefix="synth-updn-") as scratch:
+        fabric, roots = Path(scratch) / "fabric.net", Path(scratch) / "roots"
+        fabric.write_text(render_fabric(network))
+        roots.write_text("".join(f"0x{g:016x}\n" for g in switch_guids(network)[ref.roots].tolist()))
+        with Simulator(tools, fabric) as sim:
+            cache = sim.dir / "cache-updn-roots"
+            cache.mkdir()
+            (cache / "guid2lid").write_text(render_guid2lid(network, plan))
+            log = cache / "opensm.log"
+            sim.run([tools.opensm, "-F", "/dev/null", "-o", "-s", "0", "-e", "-f", str(log), "-D", "0x03",
+                     "--dump_files_dir", str(cache), "-R", "updn", "-l", "0", "-a", str(roots)],
+                    {"OSM_CACHE_DIR": str(cache), "OSM_TMP_DIR": str(cache)})
+            assert "updn tables configured on all switches" in log.read_text(errors="replace")
+            out_port = out_port_matrix(network, read_back_tables(sim), plan.max_lid)
+    s, d = all_pairs(n)
+    s, d = s[s != d], d[s != d]
+    channels, reached = walk_channels(network, out_port, s, d, plan.terminal_base(d))
+    assert reached.all()
+    theirs = [row[row >= 0].tolist() for row in channels]
+    assert all(len(p) - 2 == ref.legal_length[ref.router_of[a], ref.router_of[b]] for p, a, b in
+               zip(theirs, s.tolist(), d.tolist()))
+    phase = (d - s) % n - 1
+    size = (n - 1) * network.num_channels
+    opensm = np.bincount(phase[np.repeat(np.arange(len(s)), [len(p) for p in theirs])] * network.num_channels
+                         + np.concatenate(theirs), minlength=size).reshape(n - 1, -1).max(axis=1)
+    synth_paths = updown(topology, s, d)
+    ours = np.bincount(synth_paths.keys(phase * network.num_channels), minlength=size).reshape(n - 1, -1).max(axis=1)
+    assert abs(int(ours.max()) - int(opensm.max())) <= 1
+    assert abs(int(ours.sum()) - int(opensm.sum())) <= 0.05 * opensm.sum()
+
+
+# ----- degraded fabrics ---------------------------------------------------------------------------
+
+def test_opensm_loads_a_degraded_fabric(run, tmp_path):
+    """Tables of a degraded dragonfly (a failed switch, a failed local link) on ibsim: every flow
+    follows its path, and OpenSM's engines route the same degraded fabric."""
+    routes, tables = tmp_path / "r.json", tmp_path / "tables"
+    assert run("route", "dragonfly:2,4,2", "--fail", "g1r2+g0r0-g0r1", "--traffic", "randperm:1", "--router", "paths",
+               "--out", routes, "--quiet")[0] == 0
+    assert run("tables", routes, "--out", tables)[0] == 0
+    fabric = (tables / "fabric.net").read_text()
+    assert '"g1r2"' not in fabric and '"t12"' not in fabric  # the failed switch and its terminals: not cabled
+    code, text, err = run("opensm-check", tables, "--engines", "minhop,dfsssp")
+    assert code == 0, err
+    assert "flows follow their synthesized paths" in text and "opensm dfsssp" in text
+
+
+def test_opensm_refuses_a_fabric_in_two_parts(run, tmp_path):
+    group0 = "+".join(f"g0r{x}-g{g}r0" for x, g in zip([0, 0, 1, 1, 2, 2, 3, 3], range(1, 9)))
+    routes, tables = tmp_path / "r.json", tmp_path / "t"
+    code, text, _ = run("route", "dragonfly:2,4,2", "--fail", group0, "--traffic", "randperm:1", "--router", "minimal",
+                        "--out", routes, "--quiet")
+    assert code == 0 and "14 flows" in text  # group 0's 8 terminals and their partners
+    assert run("tables", routes, "--out", tables)[0] == 0
+    assert_user_error(run("opensm-check", tables), "falls apart into 2 parts")

@@ -1,6 +1,6 @@
 """The up*/down* router (synth.routing.updown), verified from the definition with networkx.
 
-The reference below rebuilds everything from the Network's channel arrays alone: the router graph,
+The reference (tests/updown_reference.py) rebuilds everything from the Network's channel arrays alone: the router graph,
 one root per connected part (least eccentricity, then the lowest router index: the rule the module
 documents), BFS ranks, a link up when it goes to a lower (rank, index), and the shortest legal
 length as the best turning router t of a shortest all-up path a ~> t and a shortest all-down path
@@ -9,15 +9,13 @@ t ~> b (another formulation than the router's state search)."""
 from __future__ import annotations
 
 import json
-import math
 import re
-import tempfile
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
 
+from updown_reference import Reference, all_pairs
 from synth.core.errors import SynthError
 from synth.routing.minimal import minimal
 from synth.routing.updown import updown, updown_view
@@ -27,79 +25,13 @@ FAMILIES = ["dragonfly:2,4,2", "hyperx:3,3", "torus:4,4", "slimfly:5", "mlfm:3",
             "dragonfly:2,4,2@fail=random:5:11", "dragonfly:2,4,2@fail=g1r2", "torus:6@fail=r0-r1+r3-r4"]
 
 
-class Reference:
-    """Roots, ranks, directions and shortest legal lengths of a network, from its channels."""
-
-    def __init__(self, topology):
-        net = self.net = topology.network()
-        n = self.n = net.num_terminals
-        src, dst = net.channel_src.tolist(), net.channel_dst.tolist()
-        routers = range(net.num_nodes - n)
-        self.router_of = {s: d - n for s, d in zip(src, dst) if s < n}
-        links = [(s - n, d - n) for s, d in zip(src, dst) if s >= n and d >= n]
-        graph = nx.Graph()
-        graph.add_nodes_from(routers)
-        graph.add_edges_from(links)
-        self.rank, self.roots, self.part = {}, [], {}
-        for number, part in enumerate(nx.connected_components(graph)):
-            sub = graph.subgraph(part)
-            eccentricity = nx.eccentricity(sub)
-            root = min(part, key=lambda v: (eccentricity[v], v))
-            self.roots.append(root)
-            self.rank.update(nx.single_source_shortest_path_length(sub, root))
-            self.part.update({v: number for v in part})
-        ups, downs = nx.DiGraph(), nx.DiGraph()
-        ups.add_nodes_from(routers)
-        downs.add_nodes_from(routers)
-        for u, v in links:
-            (ups if self.is_up(u, v) else downs).add_edge(u, v)
-        up_length = dict(nx.all_pairs_shortest_path_length(ups))
-        down_length = dict(nx.all_pairs_shortest_path_length(downs))
-        self.legal_length = {(a, b): min((up_length[a][t] + down_length[t][b] for t in up_length[a] if b in down_length[t]),
-                                         default=math.inf) for a in routers for b in routers}
-
-    def is_up(self, u: int, v: int) -> bool:
-        return (self.rank[v], v) < (self.rank[u], u)
-
-    def reachable(self, s: int, d: int) -> bool:
-        failed = set() if self.net.failed_nodes is None else set(self.net.failed_nodes.tolist())
-        return s not in failed and d not in failed and self.part[self.router_of[s]] == self.part[self.router_of[d]]
-
-    def problem(self, s: int, d: int, channels: list[int]) -> str | None:
-        """Why `channels` is not a shortest legal path from terminal s to terminal d (None if it is)."""
-        net, n = self.net, self.n
-        if s == d:
-            return None if not channels else "a path to itself"
-        if net.channel_src[channels[0]] != s or net.channel_dst[channels[-1]] != d:
-            return "wrong ends"
-        if any(net.channel_dst[a] != net.channel_src[b] for a, b in zip(channels, channels[1:])):
-            return "not contiguous"
-        routers = [int(net.channel_dst[c]) - n for c in channels[:-1]]
-        if min(routers) < 0:
-            return "through a terminal"
-        gone_down = False
-        for u, v in zip(routers, routers[1:]):
-            up = self.is_up(u, v)
-            if up and gone_down:
-                return "up after down"
-            gone_down |= not up
-        if len(routers) - 1 != self.legal_length[routers[0], routers[-1]]:
-            return f"{len(routers) - 1} hops, the shortest legal path has {self.legal_length[routers[0], routers[-1]]}"
-        return None
-
-
-def _all_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
-    s, d = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    return s.ravel(), d.ravel()
-
-
 @pytest.mark.parametrize("spec", FAMILIES)
 def test_every_reachable_pair_gets_a_shortest_legal_path_of_the_documented_roots(spec):
     topology = parse_topology(spec)
     ref = Reference(topology)
     view = updown_view(topology)
     assert sorted(view.roots.tolist()) == sorted(ref.roots)
-    s, d = _all_pairs(ref.n)
+    s, d = all_pairs(ref.n)
     reachable = np.array([ref.reachable(a, b) for a, b in zip(s.tolist(), d.tolist())])
     s, d = s[reachable], d[reachable]
     paths = updown(topology, s, d)
@@ -124,7 +56,7 @@ def test_up_down_avoids_some_minimal_paths_on_a_dragonfly():
     third group can be shorter than the dragonfly's minimal one)."""
     topology = parse_topology("dragonfly:2,4,2")
     ref = Reference(topology)
-    s, d = _all_pairs(ref.n)
+    s, d = all_pairs(ref.n)
     shortest = minimal(topology, s, d)
     turning = [k for k in range(len(s)) if ref.problem(int(s[k]), int(d[k]), shortest.path(k).tolist()) == "up after down"]
     assert turning
@@ -196,7 +128,7 @@ def test_api_routes_with_updown():
 
     routing = synth.route("hyperx:3,3", "a2a-lin", router="updown")
     topology = parse_topology("hyperx:3,3")
-    s, d = _all_pairs(topology.num_terminals)
+    s, d = all_pairs(topology.num_terminals)
     paths = updown(topology, s, d)
     phase = (d - s) % topology.num_terminals
     loads = np.bincount(paths.keys(phase * topology.network().num_channels),
@@ -209,52 +141,3 @@ def test_api_routes_with_updown():
 def test_refused_in_one_line(run, spec, says):
     code, out, err = run("route", spec, "--router", "updown", "--traffic", "randperm:1")
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and says in err, err
-
-
-def test_comparable_to_opensm_updn_given_the_same_root():
-    """OpenSM's own updn on ibsim, its roots from a GUID file (-a) holding this router's root (its own
-    detection finds none on a dragonfly and falls back to minhop): on dragonfly(2,4,2) every OpenSM
-    path has the shortest legal length of the reference, and a2a-lin's contention is within one of
-    synth's (measured: 8 and 8, sums over the phases 414 and 414)."""
-    from synth.io.switch_tables import render_fabric, render_guid2lid, switch_guids
-    from synth.opensm.engines import out_port_matrix
-    from synth.opensm.sim import Simulator, find_tools, read_back_tables
-    from synth.tables.forwarding import LidPlan, walk_channels
-
-    try:
-        tools = find_tools()
-    except SynthError as exc:
-        pytest.skip(str(exc))
-    topology = parse_topology("dragonfly:2,4,2")
-    network, ref = topology.network(), Reference(topology)
-    n = network.num_terminals
-    plan = LidPlan(n, network.num_switches, 0)
-    with tempfile.TemporaryDirectory(prefix="synth-updn-") as scratch:
-        fabric, roots = Path(scratch) / "fabric.net", Path(scratch) / "roots"
-        fabric.write_text(render_fabric(network))
-        roots.write_text("".join(f"0x{g:016x}\n" for g in switch_guids(network)[ref.roots].tolist()))
-        with Simulator(tools, fabric) as sim:
-            cache = sim.dir / "cache-updn-roots"
-            cache.mkdir()
-            (cache / "guid2lid").write_text(render_guid2lid(network, plan))
-            log = cache / "opensm.log"
-            sim.run([tools.opensm, "-F", "/dev/null", "-o", "-s", "0", "-e", "-f", str(log), "-D", "0x03",
-                     "--dump_files_dir", str(cache), "-R", "updn", "-l", "0", "-a", str(roots)],
-                    {"OSM_CACHE_DIR": str(cache), "OSM_TMP_DIR": str(cache)})
-            assert "updn tables configured on all switches" in log.read_text(errors="replace")
-            out_port = out_port_matrix(network, read_back_tables(sim), plan.max_lid)
-    s, d = _all_pairs(n)
-    s, d = s[s != d], d[s != d]
-    channels, reached = walk_channels(network, out_port, s, d, plan.terminal_base(d))
-    assert reached.all()
-    theirs = [row[row >= 0].tolist() for row in channels]
-    assert all(len(p) - 2 == ref.legal_length[ref.router_of[a], ref.router_of[b]] for p, a, b in
-               zip(theirs, s.tolist(), d.tolist()))
-    phase = (d - s) % n - 1
-    size = (n - 1) * network.num_channels
-    opensm = np.bincount(phase[np.repeat(np.arange(len(s)), [len(p) for p in theirs])] * network.num_channels
-                         + np.concatenate(theirs), minlength=size).reshape(n - 1, -1).max(axis=1)
-    synth_paths = updown(topology, s, d)
-    ours = np.bincount(synth_paths.keys(phase * network.num_channels), minlength=size).reshape(n - 1, -1).max(axis=1)
-    assert abs(int(ours.max()) - int(opensm.max())) <= 1
-    assert abs(int(ours.sum()) - int(opensm.sum())) <= 0.05 * opensm.sum()

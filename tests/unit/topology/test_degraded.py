@@ -4,7 +4,7 @@ The failed links are resolved here from the item names on the intact network's J
 degraded graph is that network without them (networkx). Every router of every family routes the
 degraded network, its paths use no failed link (compared by node pairs, not channel ids), the
 flows it leaves out are exactly those whose ends are in different components of the degraded
-graph (or cut off), `synth check` agrees, and OpenSM loads the tables of a degraded fabric.
+graph (or cut off), and `synth check` agrees (OpenSM on degraded fabrics: tests/integration/test_opensm_direct.py).
 """
 
 from __future__ import annotations
@@ -182,20 +182,6 @@ def test_xgft_refuses_failures(run):
                           "--router", "dmodk"), "direct networks")
 
 
-def test_opensm_loads_a_degraded_fabric(run, tmp_path):
-    """Tables of a degraded dragonfly (a failed switch, a failed local link) on ibsim: every flow
-    follows its path, and OpenSM's engines route the same degraded fabric."""
-    routes, tables = tmp_path / "r.json", tmp_path / "tables"
-    assert run("route", "dragonfly:2,4,2", "--fail", "g1r2+g0r0-g0r1", "--traffic", "randperm:1", "--router", "paths",
-               "--out", routes, "--quiet")[0] == 0
-    assert run("tables", routes, "--out", tables)[0] == 0
-    fabric = (tables / "fabric.net").read_text()
-    assert '"g1r2"' not in fabric and '"t12"' not in fabric  # the failed switch and its terminals: not cabled
-    code, text, err = run("opensm-check", tables, "--engines", "minhop,dfsssp")
-    assert code == 0, err
-    assert "flows follow their synthesized paths" in text and "opensm dfsssp" in text
-
-
 def test_layered_routes_around_failed_local_links_or_refuses_in_one_line(run, tmp_path):
     """With local links of a group failed, layered uses detours (two local hops) where they exist,
     and refuses, at once and in one line, a message its path space cannot hold (a router that lost
@@ -219,16 +205,6 @@ def test_cut_off_terminals_do_not_even_reach_themselves(run, tmp_path):
 
 def test_one_link_has_one_name():
     assert parse_topology("dragonfly:2,4,2@fail=g0r1-g0r0+g0r0-g0r1").spec == "dragonfly:2,4,2@fail=g0r0-g0r1"
-
-
-def test_opensm_refuses_a_fabric_in_two_parts(run, tmp_path):
-    group0 = "+".join(f"g0r{x}-g{g}r0" for x, g in zip([0, 0, 1, 1, 2, 2, 3, 3], range(1, 9)))
-    routes, tables = tmp_path / "r.json", tmp_path / "t"
-    code, text, _ = run("route", "dragonfly:2,4,2", "--fail", group0, "--traffic", "randperm:1", "--router", "minimal",
-                        "--out", routes, "--quiet")
-    assert code == 0 and "14 flows" in text  # group 0's 8 terminals and their partners
-    assert run("tables", routes, "--out", tables)[0] == 0
-    assert_user_error(run("opensm-check", tables), "falls apart into 2 parts")
 
 
 def test_closed_form_models_refuse_failures_and_cut_terminals_are_named(run):
