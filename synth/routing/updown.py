@@ -51,9 +51,10 @@ from synth.topology.paths import Paths
 from synth.routing.registry import DIRECT, PathPolicy, RouterSpec, fixed
 from synth.topology.distances import hop_distances
 
-# Per router pair: the shortest legal and all-down distances and the undirected hop distance (int16
-# each); per (router, terminal): the two table entries (int32 each).
-PAIR_BYTES, ENTRY_BYTES = 6, 8
+# Per router pair: the shortest legal and all-down distances and, at the peak, the distances between
+# the four (router, gone down) state pairs (int16 each); per (router, terminal): the two table entries
+# (int32 each).
+PAIR_BYTES, ENTRY_BYTES = 12, 8
 
 
 class UpDown:
@@ -91,11 +92,19 @@ class UpDown:
         self.key = self.rank * r + np.arange(r)
         self.channel_up = np.zeros(network.num_channels, dtype=np.bool_)
         self.channel_up[links] = self.key[head] < self.key[tail]
-        # Legal distances: per source, breadth-first over (router, gone down) states.
-        by_tail = np.argsort(tail, kind="stable")
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(tail, minlength=r))]).astype(np.int64)
-        self.distance, self.down_distance = _legal_distances(indptr, head[by_tail].astype(np.int64),
-                                                             self.channel_up[links][by_tail], r)
+        # Legal distances: breadth-first over (router, gone down) states, 2v (may still go up) and
+        # 2v + 1 (gone down): an up link v -> w leads from 2v to 2w, a down link from both states
+        # of v to 2w + 1. The legal distance a ~> b is the nearer of b's states from 2a; the
+        # all-down distance is 2b + 1 from 2a + 1.
+        up = self.channel_up[links]
+        state_tail = np.concatenate([2 * tail[up], 2 * tail[~up], 2 * tail[~up] + 1])
+        state_head = np.concatenate([2 * head[up], 2 * head[~up] + 1, 2 * head[~up] + 1])
+        states = csr_matrix((np.ones(len(state_tail)), (state_tail, state_head)), shape=(2 * r, 2 * r))
+        far = hop_distances(states.indptr, states.indices, 2 * r)
+        still_up, gone_down = far[0::2, 0::2], far[0::2, 1::2]
+        self.distance = np.where((gone_down < 0) | ((still_up >= 0) & (still_up <= gone_down)), still_up, gone_down)
+        self.down_distance = far[1::2, 1::2].copy()
+        del far, still_up, gone_down
         self.diameter = int(self.distance.max(initial=0))
         self.up_table, self.down_table = _tables(view.out, view.head, self.channel_up, self.distance,
                                                  self.down_distance, view.terminal_router.astype(np.int64))
@@ -179,46 +188,6 @@ def _verifier(topology):
     view = updown_view(topology)
     requirement = f"a shortest up*/down* path (roots {view.root_names()}: no up link after a down link)"
     return lambda routers: (view.legal(routers), requirement)
-
-
-@stoppable
-@njit(cache=True, nogil=True)
-def _legal_distances(indptr, heads, up, r):
-    """(shortest legal, shortest all-down) router hops between all routers, int16, -1: none.
-    States 2v (v, may still go up) and 2v + 1 (v, gone down): an up link keeps state 0, a down
-    link leads to state 1, and state 1 takes down links only. The legal distance to b is the nearer
-    of b's two states from (a, 0); the all-down distance is b's state 1 from (a, 1) (or 0 at a)."""
-    legal = np.full((r, r), -1, dtype=np.int16)
-    down = np.full((r, r), -1, dtype=np.int16)
-    seen = np.full(2 * r, -1, dtype=np.int64)
-    queue = np.empty(2 * r, dtype=np.int64)
-    for source in range(r):
-        for start_state in range(2):
-            seen[:] = -1
-            start = 2 * source + start_state
-            seen[start] = 0
-            queue[0] = start
-            head, tail = 0, 1
-            while head < tail:
-                state = queue[head]
-                head += 1
-                at, gone_down = state // 2, state % 2
-                for k in range(indptr[at], indptr[at + 1]):
-                    if gone_down == 1 and up[k]:
-                        continue
-                    to = 2 * heads[k] + (0 if up[k] else 1)
-                    if seen[to] < 0:
-                        seen[to] = seen[state] + 1
-                        queue[tail] = to
-                        tail += 1
-            for v in range(r):
-                if start_state == 0:
-                    a, b = seen[2 * v], seen[2 * v + 1]
-                    best = a if b < 0 or (0 <= a <= b) else b
-                    legal[source, v] = best
-                else:
-                    down[source, v] = seen[2 * v + 1] if v != source else 0
-    return legal, down
 
 
 @stoppable
