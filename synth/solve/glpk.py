@@ -36,6 +36,11 @@ def write_data(problem: ChoiceProblem, handle, out_path: str) -> None:
         write(f"param {name} :=" + "".join(f" {g} {v}" for g, v in enumerate(values.tolist())) + ";\n")
     if problem.weight is not None:
         write("param weight :=" + "".join(f" {i} {w}" for i, w in enumerate(problem.weight.tolist())) + ";\n")
+    if problem.z_index is not None or problem.z_coef is not None:
+        index, coef = problem.group_z()
+        write("set K := " + " ".join(map(str, range(max(problem.num_z, 1)))) + ";\n")
+        write("param zof :=" + "".join(f" {g} {k}" for g, k in enumerate(index.tolist())) + ";\n")
+        write("param zcoef :=" + "".join(f" {g} {c}" for g, c in enumerate(coef.tolist())) + ";\n")
     write(f"param zmax := {max(problem.z_upper, 0)};\n")
     write(f'param out := "{out_path}";\n')
     write("end;\n")

@@ -38,15 +38,16 @@ def _solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, thr
                  for i, n in enumerate(problem.num_candidates.tolist())]
     for i, row in enumerate(variables):
         model += pulp.lpSum(row) == 1, f"one_{i}"
-    z = pulp.LpVariable("z", lowBound=0, upBound=max(problem.z_upper, 0), cat="Integer") if problem.has_objective else None
-    model += (z if z is not None else pulp.lpSum([]))
+    zs = [pulp.LpVariable(f"z_{k}", lowBound=0, upBound=max(problem.z_upper, 0), cat="Integer") for k in range(problem.num_z)]
+    z_index, z_coef = problem.group_z()
+    model += pulp.lpSum(zs)
     items, cands = problem.group_items.tolist(), problem.group_candidates.tolist()
     ptr, sizes = problem.group_ptr.tolist(), problem.group_sizes().tolist()
     weight = problem.item_weights().tolist()
     for g in range(problem.num_groups):
         expr = pulp.lpSum(weight[items[j]] * variables[items[j]][cands[j]] for j in range(ptr[g], ptr[g + 1]))
         if problem.capped[g]:
-            model += expr <= int(problem.upper[g]) + z, f"cap_{g}"
+            model += expr <= int(problem.upper[g]) + int(z_coef[g]) * zs[z_index[g]], f"cap_{g}"
         elif problem.upper[g] < sizes[g]:
             model += expr <= int(problem.upper[g]), f"up_{g}"
         if problem.lower[g] > 0:
@@ -59,12 +60,12 @@ def _solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, thr
     has_solution = model.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
     if has_solution:
         choice = np.array([max(range(len(row)), key=lambda k: row[k].value() or 0) for row in variables], dtype=np.int64)
-        if problem.violations(choice, int(round(z.value())) if z is not None else None):
+        objective = int(sum(round(z.value()) for z in zs)) if zs else None
+        if problem.violations(choice, objective):
             has_solution = False  # a solver's "solution" that breaks a bound is no solution
     if has_solution:
-        objective = int(round(z.value())) if z is not None else None
         proven = model.sol_status == pulp.LpSolutionOptimal and model.status == pulp.LpStatusOptimal
-        status = OPTIMAL if proven or z is None else FEASIBLE
+        status = OPTIMAL if proven or not zs else FEASIBLE
         return SolveResult(status, choice, objective, objective if status == OPTIMAL else None, name, seconds)
     if model.status == pulp.LpStatusInfeasible:
         return SolveResult(INFEASIBLE, None, solver=name, seconds=seconds)
