@@ -114,6 +114,7 @@ class Schedule:
     ranks_per_node: int = 1  # Q ranks share a node (terminal): rank r on terminal r // Q
     size_exchange: np.ndarray | None = None  # steps preceded by an exchange of the blocks' sizes (TuNA)
     runs: BlockRuns | None = None  # the blocks as runs instead of lists
+    synthesis: dict | None = None  # a synthesized schedule's record: method, bounds, cost, gap, status (synth.synthesis)
 
     def explicit(self) -> "Schedule":
         """The same schedule with its blocks listed (itself when they are)."""

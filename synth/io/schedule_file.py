@@ -2,6 +2,7 @@
 
     {"format": "synth-schedule/1", "collective": ..., "algorithm": ..., "network": {"spec": ...},
      "ranks": P, "root": R (rooted collectives only), "blocks": B, "block_bytes": [...] (or one number),
+     "synthesis": {...} (synthesized schedules only: method, bounds, cost, gap, status),
      "steps": [[{"src": r, "dst": q, "blocks": [ids], "op": "copy"|"reduce"}, ...], ...]}
 """
 
@@ -31,7 +32,7 @@ READ_BASE_BYTES = 256 << 20
 READ_BYTES_PER_OBJECT = 800
 READ_BYTES_PER_ITEM = 44
 _TOP = ("format", "collective", "algorithm", "network", "ranks", "ranks_per_node", "root", "peer", "blocks", "block_bytes",
-        "size_exchange", "steps")
+        "size_exchange", "synthesis", "steps")
 _TOP_REQUIRED = ("format", "collective", "algorithm", "network", "ranks", "blocks", "block_bytes", "steps")
 _TRANSFER = ("src", "dst", "blocks", "op")
 MAX_RANKS = 1 << 20
@@ -50,7 +51,8 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
             **({"root": s.root} if s.root is not None else {}), **({"peer": s.peer} if s.peer is not None else {}),
             "blocks": s.blocks,
             "block_bytes": int(sizes[0]) if len(sizes) and (sizes == sizes[0]).all() else sizes.tolist(),
-            **({"size_exchange": s.size_exchange.tolist()} if s.size_exchange is not None else {})}
+            **({"size_exchange": s.size_exchange.tolist()} if s.size_exchange is not None else {}),
+            **({"synthesis": s.synthesis} if s.synthesis is not None else {})}
     handle.write("{\n" + "".join(f"{_dump(k)}: {_dump(v)},\n" for k, v in head.items()) + '"steps": [')
     ops = [_dump(o) for o in OPS]
     src, dst, op = s.src.tolist(), s.dst.tolist(), s.op.tolist()
@@ -176,7 +178,10 @@ def schedule_from_doc(doc, where: str) -> Schedule:
                 raise SynthError(f"{at}.op is {show(transfer['op'])}, expected one of {', '.join(OPS)}")
             ops.append(OPS.index(transfer["op"]))
         builder.add_step(src, dst, parts, np.asarray(ops, dtype=np.int8), size_exchange=k in exchanged)
-    return builder.build()
+    schedule = builder.build()
+    if "synthesis" in doc:  # what synthesis recorded: kept as read, for the reader of the file
+        schedule.synthesis = require_table(doc["synthesis"], f"{where}: synthesis")
+    return schedule
 
 
 def check_network(spec: str, ranks: int, per_node: int, where: str) -> None:

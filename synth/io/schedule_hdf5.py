@@ -18,6 +18,8 @@ or run_ptr, run_first, run_stride and run_count; size_exchange when the schedule
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from synth.core import memory
@@ -67,6 +69,8 @@ def _write_all(f, s: Schedule) -> None:
                        ("ranks", s.ranks), ("ranks_per_node", s.ranks_per_node), ("blocks", s.blocks),
                        ("root", -1 if s.root is None else s.root), ("peer", -1 if s.peer is None else s.peer)):
         f.attrs[key] = value
+    if s.synthesis is not None:  # a synthesized schedule's record, as the JSON form's "synthesis" (JSON text)
+        f.attrs["synthesis"] = json.dumps(s.synthesis, sort_keys=True)
     arrays = {"step_ptr": s.step_ptr, "src": s.src.astype(np.int32), "dst": s.dst.astype(np.int32), "op": s.op,
               "block_bytes": s.block_bytes}
     if s.runs is None:
@@ -150,7 +154,8 @@ def read_schedule_hdf5(path: str) -> Schedule:
                   block_bytes=read["block_bytes"].astype(np.int64), step_ptr=step_ptr,
                   src=read["src"].astype(np.int64), dst=read["dst"].astype(np.int64), op=read["op"].astype(np.int8),
                   root=root if root >= 0 else None, peer=peer if peer >= 0 else None, ranks_per_node=per_node,
-                  size_exchange=None if size_exchange is None else np.unique(size_exchange.astype(np.int64)))
+                  size_exchange=None if size_exchange is None else np.unique(size_exchange.astype(np.int64)),
+                  synthesis=_synthesis(attrs.get("synthesis"), where))
     if runs:
         ptr = _offsets(read["run_ptr"], len(read["run_first"]), f"{where}: run_ptr", allow_equal=False)
         for key in ("run_stride", "run_count"):
@@ -207,3 +212,16 @@ def _offsets(values: np.ndarray, total: int, where: str, allow_equal: bool) -> n
     if (steps < 0).any() or (not allow_equal and (steps == 0).any()):
         raise SynthError(f"{where} must rise{'' if allow_equal else ' strictly (every transfer has a block)'}")
     return values
+
+
+def _synthesis(text, where: str) -> dict | None:
+    """The "synthesis" attribute (JSON text of an object), or None when the file has none."""
+    if text is None:
+        return None
+    try:
+        record = json.loads(text if isinstance(text, str) else bytes(text).decode())
+    except (ValueError, TypeError, UnicodeDecodeError):
+        record = None
+    if not isinstance(record, dict):
+        raise SynthError(f"{where}: synthesis is not the JSON text of an object")
+    return record

@@ -1,0 +1,220 @@
+"""`synth synthesize COLLECTIVE --network SPEC`: a step schedule made by optimization (synth.synthesis),
+verified by the symbolic replay and priced by synth's cost model next to its lower bounds.
+
+The exact method (synth.synthesis.exact): the least steps of one round each, proven, and the
+Pareto front of steps against total rounds above it; per message size the front point of least
+time under the cost model (alpha per message a port starts, beta per byte on the busiest channel).
+A size range gives a schedule per size band (consecutive sizes that pick the same point).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from synth.collectives.schedule import Schedule, collective
+from synth.collectives.verify import verify
+from synth.core.errors import SynthError
+from synth.pricing.compare import REFERENCE_BYTES
+from synth.pricing.schedule_cost import map_schedule
+from synth.synthesis.bounds import StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
+from synth.synthesis.exact import (FrontPoint, SpreadProblem, delivery, integer_bandwidth, rounds_lower_bound,
+                                   spread_schedule, synthesize_spread)
+from synth.synthesis.transfers import REACHES, transfer_graph
+
+SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
+MAX_EXACT_RANKS = 64
+
+
+@dataclass(frozen=True)
+class SynthesisPlan:
+    collective: str
+    topology: object
+    graph: object  # synth.synthesis.transfers.TransferGraph
+    root: int
+    chunks: int  # blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce)
+    step_bound: StepBound
+    time_bound: TimeBound
+
+
+@dataclass
+class Part:
+    """One spreading half (an allreduce has two): its front and its schedules."""
+
+    collective: str  # allgather | reduce-scatter | broadcast | reduce
+    least_steps: int | None
+    least_status: str
+    front: list[FrontPoint]
+    schedules: list[Schedule | None] = field(default_factory=list)  # per front point
+    priced: list = field(default_factory=list)  # per front point: its MappedSchedule at REFERENCE_BYTES per block
+
+
+@dataclass(frozen=True)
+class Band:
+    sizes: list[int]
+    points: tuple[int, ...]  # per part, the front point chosen
+    schedule: Schedule  # verified, with its synthesis record
+
+
+def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, root: int = 0, chunks: int = 1,
+                   reach: str | None = None, router: str | None = None) -> SynthesisPlan:
+    info = collective(collective_name)
+    if info.name not in SYNTHESIZED:
+        raise SynthError(f"synth synthesize makes {', '.join(SYNTHESIZED)}, not {info.name} (yet)")
+    network = topology.network()
+    ranks = network.num_terminals * ranks_per_node
+    if ranks > MAX_EXACT_RANKS:
+        raise SynthError(f"{topology.spec} has {ranks} ranks: the exact method takes up to {MAX_EXACT_RANKS}")
+    if info.rooted and not 0 <= root < ranks:
+        raise SynthError(f"--root {root} is not a rank of {topology.spec} (0..{ranks - 1})")
+    if not info.rooted and root != 0:
+        raise SynthError(f"{info.name} has no root")
+    if reach is None:  # neighbours where they join every rank, else every pair
+        graph = transfer_graph(topology, ranks_per_node, "neighbours", router)
+        if (graph.distances() < 0).any():
+            graph = transfer_graph(topology, ranks_per_node, "all", router)
+    else:
+        if reach not in REACHES:
+            raise SynthError(f"--transfers {reach}: expected one of {', '.join(REACHES)}")
+        graph = transfer_graph(topology, ranks_per_node, reach, router)
+    return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root),
+                         time_bound(info.name, network, ranks_per_node, root))
+
+
+def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsat", say=lambda text: None) -> list[Part]:
+    """The spreading halves of the collective, each synthesized exactly (an allreduce: a
+    reduce-scatter, then an allgather, each with half the time)."""
+    halves = ["reduce-scatter", "allgather"] if plan.collective == "allreduce" else [plan.collective]
+    parts = []
+    for half in halves:
+        reverse = half in ("reduce-scatter", "reduce")
+        p = plan.graph.ranks
+        if half in ("allgather", "reduce-scatter"):
+            sources = np.arange(p * plan.chunks) % p  # block b starts at rank b mod P (synth.collectives.schedule)
+        else:
+            sources = np.full(plan.chunks, plan.root, dtype=np.int64)
+        spread = SpreadProblem.of(sources, p)
+        route = delivery(plan.graph, reverse)
+        least = step_bound(half, plan.graph, plan.root).steps
+        network = plan.topology.network()
+        per_byte = bandwidth_bound(half, network, plan.graph.ranks_per_node, plan.root).per_byte
+        # The bound in the program's units: z_s >= count_c / coef_c, and coef_c = bandwidth_c x (coef / bandwidth),
+        # the same ratio for every channel.
+        ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
+        rounds_bound = rounds_lower_bound(per_byte * ratio, len(sources))
+        say(f"{half}: {len(spread.item_block):,} deliveries, at least {least} steps and {rounds_bound} rounds")
+        least_steps, status, front = synthesize_spread(spread, route, plan.graph, plan.topology.network(), least,
+                                                       time_limit=time_limit / len(halves), solver=solver,
+                                                       rounds_bound=rounds_bound, say=lambda t: say(f"{half}: {t}"))
+        part = Part(half, least_steps, status, front)
+        for point in front:
+            if point.choice is None:
+                part.schedules.append(None)
+                part.priced.append(None)
+                continue
+            schedule = spread_schedule(half, plan.graph, plan.topology.spec, len(sources), REFERENCE_BYTES,
+                                       point.choice, point.steps, reverse, plan.root if half in ("broadcast", "reduce")
+                                       else None)
+            part.schedules.append(schedule)
+            part.priced.append(map_schedule(schedule, plan.topology, paths=transfer_paths(plan.graph, schedule)))
+        parts.append(part)
+    return parts
+
+
+def transfer_paths(graph, schedule: Schedule):
+    """The paths of a schedule's transfers between nodes, in order: each its pair's in the graph."""
+    keys = graph.dst * graph.ranks + graph.src  # the pairs are sorted by (dst, src)
+    found = np.searchsorted(keys, schedule.dst * graph.ranks + schedule.src)
+    q = graph.ranks_per_node
+    across = (schedule.src // q) != (schedule.dst // q)
+    return graph.paths.select(found[across])
+
+
+def choose(parts: list[Part], size: int, alpha: float, bandwidth_bits: float) -> tuple[tuple[int, ...], float]:
+    """Per part, the front point of least time at message size `size`, and the total time."""
+    chosen, total = [], 0.0
+    for part in parts:
+        blocks = part.schedules[0].blocks if part.schedules and part.schedules[0] is not None else 1
+        scale = math.ceil(size / blocks) / REFERENCE_BYTES
+        times = [m.time(alpha, bandwidth_bits, scale) if m is not None else math.inf for m in part.priced]
+        if not times or min(times) == math.inf:
+            raise SynthError(f"no {part.collective} schedule was found in the time given (--time-limit)")
+        best = int(np.argmin(times))
+        chosen.append(best)
+        total += times[best]
+    return tuple(chosen), total
+
+
+def bands(plan: SynthesisPlan, parts: list[Part], sizes: list[int], alpha: float, bandwidth_bits: float) -> list[Band]:
+    """Consecutive sizes that choose the same points, each with its schedule (verified, recorded)."""
+    out: list[Band] = []
+    groups: list[tuple[tuple[int, ...], list[int]]] = []
+    for size in sizes:
+        points, _ = choose(parts, size, alpha, bandwidth_bits)
+        if groups and groups[-1][0] == points:
+            groups[-1][1].append(size)
+        else:
+            groups.append((points, [size]))
+    for points, members in groups:
+        schedule = _joined(plan, parts, points, members[0])
+        report = verify(schedule)
+        if not report.ok:  # a bug of the synthesis, never written
+            raise AssertionError(f"the synthesized {plan.collective} schedule is wrong: {report.violation}")
+        schedule.synthesis = record(plan, parts, points, members, alpha, bandwidth_bits)
+        out.append(Band(members, points, schedule))
+    return out
+
+
+def _joined(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size: int) -> Schedule:
+    """The schedule of the chosen points at `size` (an allreduce: the reduce-scatter's steps, then
+    the allgather's)."""
+    from synth.collectives.schedule import ScheduleBuilder
+
+    chosen = [part.schedules[k] for part, k in zip(parts, points)]
+    blocks = chosen[0].blocks
+    per_block = -(-size // blocks)
+    root = plan.root if collective(plan.collective).rooted else None
+    builder = ScheduleBuilder(plan.collective, "synthesized", plan.topology.spec, plan.graph.ranks, blocks, per_block,
+                              root=root, ranks_per_node=plan.graph.ranks_per_node)
+    for schedule in chosen:
+        for s in range(schedule.num_steps):
+            t = slice(schedule.step_ptr[s], schedule.step_ptr[s + 1])
+            counts = np.diff(schedule.block_ptr[t.start:t.stop + 1])
+            ids = schedule.block_ids[schedule.block_ptr[t.start]:schedule.block_ptr[t.stop]]
+            builder.add_step(schedule.src[t], schedule.dst[t], (counts, ids), schedule.op[t])
+    return builder.build()
+
+
+def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], sizes: list[int], alpha: float,
+           bandwidth_bits: float) -> dict:
+    """What the file says of its synthesis: method, bounds, the front, the cost and gap per size,
+    and an honest status (optimal only where every chosen point's rounds are proven least for its
+    steps and the steps least; the gap is to the time bound of any schedule)."""
+    statuses = [parts[i].front[k].status for i, k in enumerate(points)]
+    status = "optimal" if all(s == "optimal" for s in statuses) else \
+        "feasible" if all(s in ("optimal", "feasible") for s in statuses) else "timeout"
+    per_size = []
+    for size in sizes:
+        _, seconds = choose(parts, size, alpha, bandwidth_bits)
+        bound = plan.time_bound.seconds(size, alpha, bandwidth_bits)
+        per_size.append({"bytes": size, "seconds": seconds, "bound_seconds": bound,
+                         "gap": (seconds - bound) / bound if bound > 0 else 0.0})
+    return {
+        "method": "exact: time-expanded integer program (synth.synthesis.exact)",
+        "transfers": plan.graph.reach,
+        "router": plan.graph.router,
+        "chunks": plan.chunks,
+        "status": status,
+        "parts": [{"collective": part.collective, "least_steps": part.least_steps, "least_steps_status": part.least_status,
+                   "steps": part.front[k].steps, "rounds": part.front[k].rounds, "status": part.front[k].status,
+                   "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status} for f in part.front]}
+                  for part, k in zip(parts, points)],
+        "bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
+                   "messages": plan.time_bound.messages,
+                   "busiest_bytes_per_byte": plan.time_bound.bandwidth.per_byte,
+                   "bandwidth_why": plan.time_bound.bandwidth.why},
+        "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits},
+        "sizes": per_size,
+    }

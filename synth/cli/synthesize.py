@@ -1,0 +1,105 @@
+"""`synth synthesize COLLECTIVE --network SPEC`: a schedule made by optimization (synth.app.synthesize)."""
+
+from __future__ import annotations
+
+from synth.app.synthesize import SYNTHESIZED, bands, plan_synthesis, synthesize_parts
+from synth.collectives.schedule import collective
+from synth.core.errors import SynthError
+from synth.core.output import OutputSet
+from synth.core.text import counted
+from synth.core.validate import parse_int, parse_positive_number
+from synth.io.schedule_file import write_schedule
+from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
+from synth.pricing.compare import parse_sizes
+from synth.solve import SOLVERS, check_solver
+from synth.synthesis.transfers import REACHES
+from synth.topology import parse_topology
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("synthesize", help="synthesize a collective's step schedule by optimization, with its bounds")
+    p.add_argument("collective", metavar="COLLECTIVE", help=", ".join(SYNTHESIZED))
+    p.add_argument("--network", metavar="SPEC", required=True, help="the network whose terminals are the ranks")
+    p.add_argument("--bytes", default="1MiB", metavar="N|RANGE",
+                   help="the message per rank: one size, a range A..B (powers of two: a schedule per size band) or a "
+                        "list A,B,C (default 1MiB)")
+    p.add_argument("--ranks-per-node", type=lambda t: parse_int(t, "--ranks-per-node", 1, 64), default=1, metavar="Q",
+                   help="ranks per terminal (default 1)")
+    p.add_argument("--root", type=lambda t: parse_int(t, "--root", 0), default=0, metavar="R",
+                   help="the root of broadcast and reduce (default 0)")
+    p.add_argument("--chunks", type=lambda t: parse_int(t, "--chunks", 1, 16), default=1, metavar="C",
+                   help="blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce; default 1)")
+    p.add_argument("--transfers", choices=REACHES, metavar="REACH",
+                   help="the rank pairs one step may join: neighbours (at most one router-to-router link) or all "
+                        "(default: neighbours where they join every rank)")
+    p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's)")
+    p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
+    p.add_argument("--time-limit", type=lambda t: parse_positive_number(t, "--time-limit", 1.0), default=60.0,
+                   metavar="S", help="seconds for the whole synthesis (default 60)")
+    p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
+                   help="seconds a port takes to start one message (default 1e-6)")
+    p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
+                   metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
+    p.add_argument("--out", metavar="FILE", help="write the schedule (synth-schedule/1 with its synthesis record); with "
+                   "several size bands a directory of one file per band")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_synthesize)
+
+
+def cmd_synthesize(args) -> int:
+    import sys
+    import time
+
+    check_solver(args.solver)
+    sizes = parse_sizes(args.bytes)
+    topology = parse_topology(args.network)
+    plan = plan_synthesis(args.collective, topology, ranks_per_node=args.ranks_per_node, root=args.root,
+                          chunks=args.chunks, reach=args.transfers, router=args.router)
+    start = time.monotonic()
+
+    def say(text: str) -> None:
+        if not args.quiet:
+            print(f"  {text} [{time.monotonic() - start:.1f} s]", file=sys.stderr, flush=True)
+
+    bandwidth_bits = args.bandwidth * 1e9
+    with OutputSet() as outputs:
+        parts = synthesize_parts(plan, args.time_limit, args.solver, say)
+        found = bands(plan, parts, sizes, args.alpha, bandwidth_bits)
+        targets = {}
+        if args.out is not None:
+            if len(found) == 1:
+                targets = {0: outputs.reserve(args.out)}
+            else:
+                names = [f"{plan.collective}-{band.sizes[0]}B.json" for band in found]
+                reserved = outputs.reserve_dir(args.out, names)
+                targets = {i: reserved[name] for i, name in enumerate(names)}
+        graph, bound = plan.graph, plan.time_bound
+        print(f"network   {topology.label()}: {graph.ranks} ranks; transfers: {graph.reach} "
+              f"({counted(graph.num_pairs, 'rank pair')}, routed by {graph.router})")
+        print(f"bounds    steps >= {plan.step_bound.steps} with these transfers ({plan.step_bound.why}); any schedule: "
+              f">= {bound.messages} x alpha, >= {bound.bandwidth.per_byte:.4g} B over bandwidth per byte "
+              f"({bound.bandwidth.why})")
+        for part in parts:
+            front = "; ".join(f"{f.steps} steps: " + (f"{f.rounds} rounds" if f.rounds is not None else "none") +
+                              f" ({f.status})" for f in part.front)
+            print(f"front     {part.collective}: least steps {part.least_steps} ({part.least_status}); {front}")
+        for i, band in enumerate(found):
+            s = band.schedule
+            for entry in s.synthesis["sizes"]:
+                print(f"size      {_bytes(entry['bytes'])}: {counted(s.num_steps, 'step')}, "
+                      f"{entry['seconds'] * 1e6:.4g} us, bound {entry['bound_seconds'] * 1e6:.4g} us, gap "
+                      f"{entry['gap'] * 100:.1f}%; steps and rounds {s.synthesis['status']} for {graph.reach} transfers")
+            if i in targets:
+                with targets[i].open() as handle:
+                    write_schedule(handle, s)
+        print(f"verified  every send holds its blocks; every schedule delivers the {collective(plan.collective).name}")
+        if args.out is not None:
+            print(f"wrote {args.out}")
+    return 0
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} B"

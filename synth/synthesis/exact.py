@@ -1,0 +1,227 @@
+"""Exact step synthesis: a time-expanded integer program in the choice form (synth.solve.problem).
+
+Spreading collectives (allgather, broadcast): a block starts at its source rank and must reach
+every other rank. Every (block b, rank v) that lacks it at the start is an item; its candidates are
+the (step s, transfer u -> v of the graph) by which v receives b, once:
+- a block is sent only once held: item (b, v) choosing (s, u -> v), with u not b's source, and item
+  (b, u) choosing a step >= s are never both chosen (a group of bound 1);
+- capacity per link and step: in step s a channel c carries at most bandwidth(c) x z_s blocks,
+  z_s the step's rounds (capped groups of coefficient bandwidth(c), one z per step); the sum of the
+  rounds is minimized, and with z_s <= 1 (plain bounds) the program is a feasibility question: can
+  the collective be done in S steps of one round each?
+So a step's beta term (its busiest channel's bytes over bandwidth) is at most z_s blocks, and
+exactly z_s where every channel has bandwidth 1 (otherwise the rounds round it up).
+
+Least steps: S from the step bound up, each "S steps of one round" proven infeasible or solved.
+The Pareto front: for S from the least steps up, the least total rounds, until the rounds reach the
+bandwidth bound (or stop falling, or the time is spent). A reduce-scatter (reduce) is an allgather
+(broadcast) on the reversed transfers run backwards, copies turned into reductions: each rank sends
+its partial of a block once, after its senders' partials arrived (the spreading tree reversed).
+An allreduce is the reduce-scatter followed by the allgather.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.collectives.schedule import COPY, REDUCE, Schedule, ScheduleBuilder
+from synth.solve import solve
+from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ProblemBuilder
+
+MAX_TERMS = 4_000_000  # (item, candidate) pairs over all groups of one program: the size guard
+BANDWIDTH_SCALES = range(1, 17)  # a network's channel bandwidths times one of these must be integers
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """The transfers by which each rank receives, in forward time: for rank v, `sender[v]` and the
+    real transfer (a pair of the TransferGraph) each uses; reversed for reductions."""
+
+    sender: list[np.ndarray]
+    pair: list[np.ndarray]
+
+
+@dataclass
+class FrontPoint:
+    steps: int
+    rounds: int | None  # the least total rounds found (None: none found in time)
+    status: str  # optimal | feasible | timeout | infeasible
+    seconds: float
+    choice: tuple | None = None  # (step, pair, block) per delivery of the solution
+
+
+@dataclass
+class ExactResult:
+    collective: str
+    blocks: int
+    least_steps: int | None
+    least_steps_status: str  # optimal (S - 1 proven infeasible, or S the step bound) | feasible | timeout
+    front: list[FrontPoint] = field(default_factory=list)
+
+
+def delivery(graph, reverse: bool) -> Delivery:
+    """Forward-time deliveries: along the pairs, or (reverse) along the reversed pairs."""
+    senders, pairs = [], []
+    key = graph.src if reverse else graph.dst
+    other = graph.dst if reverse else graph.src
+    for v in range(graph.ranks):
+        mine = np.flatnonzero(key == v)
+        senders.append(other[mine])
+        pairs.append(mine)
+    return Delivery(senders, pairs)
+
+
+def integer_bandwidth(network) -> np.ndarray:
+    """The channels' bandwidths as integers (the program's coefficients), the smallest scale."""
+    bandwidth = np.asarray(network.channel_bandwidth, dtype=np.float64)
+    for scale in BANDWIDTH_SCALES:
+        scaled = bandwidth * scale / bandwidth.min()
+        if np.allclose(scaled, np.round(scaled), rtol=0, atol=1e-9):
+            return np.round(scaled).astype(np.int64)
+    raise SynthError("exact synthesis needs channel bandwidths in small integer ratios (at most 1:16 apart)")
+
+
+@dataclass(frozen=True)
+class SpreadProblem:
+    """The items of a spreading collective and the numbering of their candidates."""
+
+    sources: np.ndarray  # per block, its source rank
+    item_block: np.ndarray
+    item_rank: np.ndarray
+    item_of: dict  # (block, rank) -> item
+
+    @staticmethod
+    def of(sources: np.ndarray, ranks: int) -> "SpreadProblem":
+        blocks = np.repeat(np.arange(len(sources)), ranks)
+        rank = np.tile(np.arange(ranks), len(sources))
+        keep = rank != sources[blocks]
+        item_block, item_rank = blocks[keep], rank[keep]
+        item_of = {(b, v): i for i, (b, v) in enumerate(zip(item_block.tolist(), item_rank.tolist()))}
+        return SpreadProblem(sources, item_block, item_rank, item_of)
+
+
+def build_program(spread: SpreadProblem, route: Delivery, graph, bandwidth: np.ndarray, steps: int, one_round: bool):
+    """The choice problem: per item, candidate k = s x (senders of its rank) + j."""
+    degree = np.array([len(s) for s in route.sender], dtype=np.int64)
+    num_candidates = steps * degree[spread.item_rank]
+    terms = int(num_candidates.sum()) * (1 + steps * int(degree.max(initial=0)))
+    if terms > MAX_TERMS:
+        raise SynthError(f"the exact program of {len(spread.item_block):,} deliveries over {steps} steps has about "
+                         f"{terms:,} terms, more than {MAX_TERMS:,}: use fewer ranks or chunks")
+    builder = ProblemBuilder(num_candidates)
+    load_items, load_candidates, load_keys = [], [], []
+    channels = len(bandwidth)
+    for i, (b, v) in enumerate(zip(spread.item_block.tolist(), spread.item_rank.tolist())):
+        senders, pairs = route.sender[v], route.pair[v]
+        d = len(senders)
+        for j, u in enumerate(senders.tolist()):
+            path = graph.paths.path(int(pairs[j]))
+            for s in range(steps):
+                k = s * d + j
+                if path.size:
+                    load_items.append(np.full(path.size, i))
+                    load_candidates.append(np.full(path.size, k))
+                    load_keys.append(s * channels + path)
+                if u == spread.sources[b]:
+                    continue
+                holder = spread.item_of[(b, u)]
+                later = np.arange(s * degree[u], steps * degree[u])
+                builder.add(np.concatenate([[i], np.full(len(later), holder)]), np.concatenate([[k], later]), upper=1)
+    if load_keys:
+        items, candidates, keys = (np.concatenate(a) for a in (load_items, load_candidates, load_keys))
+        order = np.argsort(keys, kind="stable")
+        items, candidates, keys = items[order], candidates[order], keys[order]
+        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+        ends = np.append(starts[1:], len(keys))
+        for a, e in zip(starts.tolist(), ends.tolist()):
+            s, c = divmod(int(keys[a]), channels)
+            if one_round:
+                builder.add(items[a:e], candidates[a:e], upper=int(bandwidth[c]))
+            else:
+                builder.add(items[a:e], candidates[a:e], capped=True, z=s, coef=int(bandwidth[c]))
+    return builder.build(z_upper=int(len(spread.sources)))
+
+
+def decode(spread: SpreadProblem, route: Delivery, choice: np.ndarray) -> tuple:
+    """(step, pair, block, receiver) per delivery of a solution."""
+    degree = np.array([len(s) for s in route.sender], dtype=np.int64)
+    d = degree[spread.item_rank]
+    step, j = choice // d, choice % d
+    pair = np.array([route.pair[v][k] for v, k in zip(spread.item_rank.tolist(), j.tolist())], dtype=np.int64)
+    return step, pair, spread.item_block.copy(), spread.item_rank.copy()
+
+
+def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, least: int, *, time_limit: float,
+                      solver: str = "cpsat", rounds_bound: int = 0, extra_steps: int = 3, threads: int = 1,
+                      say=lambda text: None) -> tuple[int | None, str, list[FrontPoint]]:
+    """The least steps of one round each (from `least`, the step bound, up) and the front above it."""
+    bandwidth = integer_bandwidth(network)
+    deadline = time.monotonic() + time_limit
+    least_steps, least_status, front = None, TIMEOUT, []
+    proven_below = True  # every smaller step count proven infeasible (or below the step bound)
+    s = max(1, least)
+    while time.monotonic() < deadline and s <= least + 4 * max(1, least):
+        problem = build_program(spread, route, graph, bandwidth, s, one_round=True)
+        result = solve(problem, solver, time_limit=max(1.0, deadline - time.monotonic()), threads=threads)
+        say(f"{s} steps of one round: {result.status} ({result.seconds:.1f} s)")
+        if result.status == INFEASIBLE:
+            s += 1
+            continue
+        if result.status == TIMEOUT:
+            proven_below = False
+            s += 1
+            continue
+        least_steps, least_status = s, OPTIMAL if proven_below else FEASIBLE
+        front.append(FrontPoint(s, s, OPTIMAL if proven_below else FEASIBLE, result.seconds,
+                                decode(spread, route, result.choice)))
+        break
+    if least_steps is None:
+        return None, TIMEOUT, front
+    best_rounds = least_steps
+    for steps in range(least_steps + 1, least_steps + 1 + extra_steps):
+        if best_rounds <= rounds_bound or time.monotonic() >= deadline:
+            break
+        problem = build_program(spread, route, graph, bandwidth, steps, one_round=False)
+        result = solve(problem, solver, time_limit=max(1.0, deadline - time.monotonic()), threads=threads)
+        if not result.solved:
+            front.append(FrontPoint(steps, None, result.status, result.seconds))
+            break
+        rounds = max(int(result.objective), steps)  # a step without transfers has no rounds; it still counts
+        say(f"{steps} steps: {rounds} rounds, {result.status} ({result.seconds:.1f} s)")
+        front.append(FrontPoint(steps, rounds, result.status, result.seconds, decode(spread, route, result.choice)))
+        if rounds >= best_rounds:
+            break
+        best_rounds = rounds
+    return least_steps, least_status, front
+
+
+def spread_schedule(collective: str, graph, spec: str, blocks: int, block_bytes: int, deliveries: tuple, steps: int,
+                    reverse: bool, root: int | None) -> Schedule:
+    """The schedule of a solution: per step, one transfer per (sender, receiver) with its blocks;
+    reversed (steps backwards, pairs turned around, reductions) for reduce-scatter and reduce."""
+    step, pair, block, _ = deliveries
+    builder = ScheduleBuilder(collective, "synthesized", spec, graph.ranks, blocks, block_bytes, root=root,
+                              ranks_per_node=graph.ranks_per_node)
+    order = range(steps - 1, -1, -1) if reverse else range(steps)
+    for s in order:
+        mine = np.flatnonzero(step == s)
+        if not len(mine):
+            continue
+        pairs = pair[mine]
+        by = np.lexsort((block[mine], pairs))
+        pairs, ids = pairs[by], block[mine][by]
+        unique, first = np.unique(pairs, return_index=True)
+        counts = np.diff(np.append(first, len(pairs)))
+        src, dst = graph.src[unique], graph.dst[unique]
+        builder.add_step(src, dst, (counts, ids), op=REDUCE if reverse else COPY)
+    return builder.build()
+
+
+def rounds_lower_bound(per_byte: float, blocks: int, block_bytes_unit: float = 1.0) -> int:
+    """The bandwidth bound in rounds of one block per unit of bandwidth (the program's z units)."""
+    return max(1, math.ceil(per_byte * blocks * block_bytes_unit - 1e-9))

@@ -1,0 +1,113 @@
+"""The transfers a synthesized schedule may use in one step: ordered rank pairs, each with the
+channels its message crosses and the port it starts at.
+
+Rank r sits on terminal r // Q (Q ranks per node). A pair of ranks of one node moves through
+memory: no channel, the sender's memory port. A pair of nodes takes the path a router of synth
+gives it, routed once (all pairs as one phase): the synthesized schedule is priced along exactly
+these paths (synth.pricing.schedule_cost with `paths`).
+
+`neighbours`: the pairs whose path crosses at most one router-to-router channel (ranks of one
+router, or of two linked routers): SCCL's and TACCL's logical topology, the small graph an exact
+program can search. `all`: every pair (one step may then cross the whole network).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.pricing.alphabeta import message_ports
+from synth.topology.paths import Paths, as_paths
+
+REACHES = ("neighbours", "all")
+MAX_PAIRS = 1 << 20  # ordered rank pairs of one transfer graph (each with its path)
+
+
+@dataclass(frozen=True)
+class TransferGraph:
+    ranks: int
+    ranks_per_node: int
+    reach: str
+    src: np.ndarray  # (pairs,) sending rank, pairs sorted by (dst, src)
+    dst: np.ndarray  # (pairs,) receiving rank
+    paths: Paths  # per pair its channels (none within a node)
+    port: np.ndarray  # (pairs,) the port its message starts at (memory ports after the channels)
+    router: str
+
+    @property
+    def num_pairs(self) -> int:
+        return len(self.src)
+
+    def in_pairs(self) -> list[np.ndarray]:
+        """Per rank, the pairs that deliver to it (in sender order)."""
+        bounds = np.searchsorted(self.dst, np.arange(self.ranks + 1))
+        return [np.arange(bounds[v], bounds[v + 1]) for v in range(self.ranks)]
+
+    def distances(self) -> np.ndarray:
+        """Steps between ranks in this graph (breadth-first; -1: not reachable), int16."""
+        from synth.topology.distances import hop_distances
+
+        order = np.lexsort((self.dst, self.src))
+        indptr = np.searchsorted(self.src[order], np.arange(self.ranks + 1)).astype(np.int64)
+        return hop_distances(indptr, self.dst[order].astype(np.int64), self.ranks)
+
+    def max_out_degree(self) -> int:
+        return int(np.bincount(self.src, minlength=self.ranks).max(initial=0))
+
+
+def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours", router: str | None = None,
+                   seed: int = 0) -> TransferGraph:
+    from synth.routing.registry import make_router
+
+    if reach not in REACHES:
+        raise SynthError(f"unknown transfer reach '{reach}' (known: {', '.join(REACHES)})")
+    network = topology.network()
+    n, q = network.num_terminals, ranks_per_node
+    ranks = n * q
+    node_pairs = _node_pairs(network, reach)
+    pairs = len(node_pairs[0]) * q * q + n * q * (q - 1)
+    if pairs > MAX_PAIRS:
+        raise SynthError(f"{topology.spec}: {pairs:,} rank pairs with {reach} transfers, more than the {MAX_PAIRS:,} a "
+                         "synthesis program takes; use --transfers neighbours or a smaller network")
+    a, b = node_pairs
+    router = router or topology.default_router
+    routed = make_router(router, topology)(topology, a, b, phase=np.zeros(len(a), dtype=np.int64),
+                                           occurrence=np.zeros(len(a), dtype=np.int64), seed=seed)
+    node_paths = as_paths(topology, a, b, routed.routes)
+    ports = message_ports(network, node_paths)
+    # Ranks: every rank of node a to every rank of node b, then the pairs within a node.
+    ra = (a[:, None, None] * q + np.arange(q)[None, :, None]).repeat(q, axis=2).ravel()
+    rb = (b[:, None, None] * q + np.arange(q)[None, None, :]).repeat(q, axis=1).ravel()
+    which = np.repeat(np.arange(len(a)), q * q)
+    inside_src, inside_dst = np.nonzero(np.ones((q, q), dtype=bool) & ~np.eye(q, dtype=bool))
+    base = np.repeat(np.arange(n) * q, len(inside_src))
+    src = np.concatenate([ra, base + np.tile(inside_src, n)])
+    dst = np.concatenate([rb, base + np.tile(inside_dst, n)])
+    lengths = np.concatenate([node_paths.lengths()[which], np.zeros(len(src) - len(ra), dtype=np.int64)])
+    channel_parts = node_paths.select(which).channels
+    port = np.concatenate([ports[which], network.num_channels + src[len(ra):]])
+    order = np.lexsort((src, dst))
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    paths = Paths(offsets, channel_parts).select(order)
+    return TransferGraph(ranks, q, reach, src[order], dst[order], paths, port[order], router)
+
+
+def _node_pairs(network, reach: str) -> tuple[np.ndarray, np.ndarray]:
+    """The ordered pairs of distinct terminals a transfer may join."""
+    n = network.num_terminals
+    if reach == "all":
+        a, b = np.nonzero(~np.eye(n, dtype=bool))
+        return a.astype(np.int64), b.astype(np.int64)
+    src, dst = network.channel_src, network.channel_dst
+    injection = src < n
+    router_of = np.full(n, -1, dtype=np.int64)
+    router_of[src[injection][::-1]] = dst[injection][::-1]  # a terminal's first injection channel
+    linked = np.zeros((network.num_nodes, network.num_nodes), dtype=bool)
+    between = (src >= n) & (dst >= n)
+    linked[src[between], dst[between]] = True
+    np.fill_diagonal(linked, True)
+    near = linked[router_of[:, None], router_of[None, :]] & ~np.eye(n, dtype=bool)
+    a, b = np.nonzero(near)
+    return a.astype(np.int64), b.astype(np.int64)
