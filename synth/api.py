@@ -446,7 +446,7 @@ def price(schedule_, net=None, *, router: str | None = None, alpha: float = 1e-6
     Returns
     -------
     Costs
-        ``.time`` (seconds), ``.lower_bound`` (seconds), ``.steps``, and 001's deficiencies
+        ``.time`` (seconds), ``.lower_bound`` (seconds), ``.steps``, and DeSensi24's deficiencies
         ``.latency_deficiency``, ``.bandwidth_deficiency``, ``.congestion_deficiency``.
 
     Examples

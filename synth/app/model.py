@@ -48,7 +48,7 @@ def _grid(text: str, option: str, dimensions: int | None = None) -> tuple[int, .
 def _intact_dragonfly(spec: str, fail: str | None, model: str, forms: str):
     """The network of a dragonfly model whose closed forms (`forms`, e.g. DRAGONFLY_STENCIL_FORMS) hold on it."""
     if fail:
-        raise SynthError(f"--fail does not apply to the {model} model: its closed forms (003) are for the intact network")
+        raise SynthError(f"--fail does not apply to the {model} model: its closed forms (Prisacari20) are for the intact network")
     topology = parse_topology(resolve(spec).spec)
     if forms not in topology.closed_forms() or topology.hierarchy() is None:
         raise SynthError(f"the {model} model is for dragonflies ({forms}), not {topology.family}")

@@ -148,7 +148,7 @@ def progress_printer(enabled: bool):
 def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, bandwidth_bits: float, routes=None) -> str:
     """The schedule mapped onto `router`'s routes (by default the family's, or a routes file's),
     priced by synth's cost model (synth.pricing.alphabeta) next to the bound of any schedule under the
-    same model; allreduce also by 001's deficiency model, and the seed's closed form where one exists."""
+    same model; allreduce also by DeSensi24's deficiency model, and the seed's closed form where one exists."""
     router = router or topology.default_router
     mapped = map_schedule(schedule, topology, router, seed, routes)
     router = router if routes is None else "the routes file's"
@@ -160,7 +160,7 @@ def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, 
              f"channels at {bandwidth_bits / 1e9:g} Gb/s",
              f"bound     {mapped.bound.text(alpha, bandwidth_bits)}"]
     if schedule.collective == "allreduce":
-        lines.append(f"model     001 eq. 1, T = log2(p) alpha Lambda + (n/D) beta Psi Xi, n {mapped.vector_bytes:,} B, "
+        lines.append(f"model     DeSensi24 eq. 1, T = log2(p) alpha Lambda + (n/D) beta Psi Xi, n {mapped.vector_bytes:,} B, "
                      f"2D = {mapped.ports} ports: Lambda {c.latency_deficiency:.4f}, Psi {c.bandwidth_deficiency:.4f}, "
                      f"Xi {c.congestion_deficiency:.4f}")
     lines.append(f"contention most transfers on one link per step: {_runs(mapped.flows.tolist())}")

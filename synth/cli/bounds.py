@@ -72,10 +72,10 @@ def cmd_bounds(args) -> int:
         print(lp_line(table, limit))
     if workload.is_all_to_all and FAT_TREE_FORMS in topology.closed_forms() and not weighs_bytes:
         print()
-        print("all-to-all bandwidth per layer (003, eq. 2.1): messages per phase a layer-l subtree's up links must carry")
+        print("all-to-all bandwidth per layer (Prisacari20, eq. 2.1): messages per phase a layer-l subtree's up links must carry")
         print(console.bmin_lines(topology))
         ideal = ideal_exchange_time(topology.m, workload.message_bytes)
         print()
-        print(f"ideal exchange time (003, sec. 2.5.1; 10 Gb/s, 100 ns links, 50 ns switches, 500 ns adapters, 64 B flits): "
+        print(f"ideal exchange time (Prisacari20, sec. 2.5.1; 10 Gb/s, 100 ns links, 50 ns switches, 500 ns adapters, 64 B flits): "
               f"{ideal * 1e6:.2f} us for {workload.message_bytes} B messages")
     return 0

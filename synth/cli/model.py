@@ -13,20 +13,20 @@ from synth.render.console import table
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("model", help="the seeds' analytical models: diameter-two topologies (003 ch.7), "
-                       "nearest-neighbour exchanges on dragonflies (003 ch.5)")
+    p = sub.add_parser("model", help="the seeds' analytical models: diameter-two topologies (Prisacari20 ch.7), "
+                       "nearest-neighbour exchanges on dragonflies (Prisacari20 ch.5)")
     models = p.add_subparsers(dest="model", required=True, parser_class=type(p))
     d2 = models.add_parser("diameter2", help="Figure 7.3: scale, cost and worst case of each family for a router radix")
     d2.add_argument("--radix", required=True, type=o.integer("--radix", 4, MAX_RADIX), metavar="R")
     d2.set_defaults(func=cmd_diameter2)
-    un = models.add_parser("uniform", help="003 ch.6: the uniform-traffic throughput bound T of minimal routing on a "
+    un = models.add_parser("uniform", help="Prisacari20 ch.6: the uniform-traffic throughput bound T of minimal routing on a "
                            "maximum-size dragonfly (eq. 6.1-6.8) and its balance conditions (6.3, 6.6)")
     o.add_spec(un)
     for option, what in (("--bl", "local links B_L"), ("--br", "global links B_R"), ("--bp", "terminal links B_p")):
         un.add_argument(option, type=lambda t, name=option: bandwidth(t, name), default=1.0, metavar="B",
                         help=f"bandwidth of the {what} (default 1)")
     un.set_defaults(func=cmd_uniform)
-    st = models.add_parser("stencil", help="003 ch.5: global-link demand and bandwidth bounds of a Cartesian "
+    st = models.add_parser("stencil", help="Prisacari20 ch.5: global-link demand and bandwidth bounds of a Cartesian "
                            "nearest-neighbour exchange on a dragonfly, best task grid and group blocks")
     o.add_spec(st)
     st.add_argument("--alpha", required=True, metavar="AxBxC", help="elements of the domain per dimension")
@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
     group.add_argument("--beta", metavar="AxBxC", help="the task grid")
     st.add_argument("--gamma", metavar="AxBxC", help="the block of tasks per group (with --beta): evaluate it only")
     st.set_defaults(func=cmd_stencil)
-    de = models.add_parser("demand", help="003 ch.5 (eq. 5.1-5.6): the relative demand of any workload on a "
+    de = models.add_parser("demand", help="Prisacari20 ch.5 (eq. 5.1-5.6): the relative demand of any workload on a "
                            "dragonfly's global links under direct and indirect routing, and the effective bandwidth bound")
     o.add_spec(de)
     o.add_workload(de)
@@ -52,7 +52,7 @@ def cmd_diameter2(args) -> int:
         worst = f"1/{c.worst_case.denominator}" if c.worst_case is not None else "-"
         rows.append([c.family, c.spec, c.radix, c.terminals, c.routers, f"{c.ports_per_terminal:.3g}",
                      f"{c.links_per_terminal:.3g}", c.diameter, c.scale, worst])
-    print(f"router radix {args.radix} (003, Figure 7.3 and sec. 7.2; the largest configuration of each family)")
+    print(f"router radix {args.radix} (Prisacari20, Figure 7.3 and sec. 7.2; the largest configuration of each family)")
     print(table(["family", "spec", "radix", "terminals", "routers", "ports/terminal", "links/terminal", "diameter",
                  "scale", "worst case"], rows, "llrrrrrrll"))
     print("worst case: throughput of minimal routing under the seed's adversarial pattern (sec. 7.4)")
@@ -97,7 +97,7 @@ def cmd_demand(args) -> int:
                      f"g{i} -> g{j}" if result.worst > 0 else "-", f"{result.bandwidth_bound(args.br, args.bp):.4g}"])
     print(table(["routing", "eq.", "max global-link demand (delta)", "on the link", "B_P,eff <="], rows, "llrll"))
     print(f"delta: shares of what each terminal sends (5.1, 5.4); B_P,eff <= min(B_P, B_R / max delta) (5.5, 5.6) with "
-          f"B_R {args.br:g}, B_P {args.bp:g}; local links are not in the model (no closed form in 003)")
+          f"B_R {args.br:g}, B_P {args.bp:g}; local links are not in the model (no closed form in Prisacari20)")
     return 0
 
 
@@ -117,7 +117,7 @@ def cmd_uniform(args) -> int:
     ]
     print(f"{topology.label()}: {n} terminals; bandwidths B_L {b_l:g}, B_R {b_r:g}, B_p {b_p:g}; "
           f"minimal routing, uniform traffic")
-    print(table(["quantity", "formula (003 ch.6)", "value"], rows, "llr"))
+    print(table(["quantity", "formula (Prisacari20 ch.6)", "value"], rows, "llr"))
     print(f"bound set by {limit}")
     local = f"({a * b_l:g} vs {2 * p * b_p:g})" if a > 1 else "(no local links: a = 1)"
     print(f"balance a B_L >= 2 p B_p (6.3): {'holds' if bound.local_balanced else 'does not hold'} {local}")

@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
     p.add_argument("--router", metavar="NAME", help=f"xgft: {', '.join(ROUTERS.names(XGFT))}; other families: "
                    f"{', '.join(ROUTERS.names(DIRECT))} (docs/routers.md)")
     p.add_argument("--seed", type=o.integer("--seed"), help="seed of the random routers (default 0)")
-    layered = p.add_argument_group("layered router (003, ch.3)")
+    layered = p.add_argument_group("layered router (Prisacari20, ch.3)")
     layered.add_argument("--constraints", default="strong", metavar="KIND",
                          help="strong (eq. 3.6, 3.8; default), relaxed (3.11, 3.12), strong+eliminated, relaxed+eliminated")
     layered.add_argument("--balance", action=argparse.BooleanOptionalAction, default=False,

@@ -1,5 +1,5 @@
 """Block sizes of an alltoallv (`--sizes`): `random:S:SEED`, every block s -> d uniform in [0, S]
-bytes (002's evaluation), or `csv:PATH`, a P x P matrix (row s, column d: the bytes s sends to d;
+bytes (Fan24's evaluation), or `csv:PATH`, a P x P matrix (row s, column d: the bytes s sends to d;
 comma-separated integers, `#` comment lines)."""
 
 from __future__ import annotations

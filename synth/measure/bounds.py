@@ -111,7 +111,7 @@ def group_cut_bounds_batch(network, groups: np.ndarray, phase_index: np.ndarray,
                            num_phases: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Group cut bound per phase, shape (num_phases, 1): the messages leaving (or entering) a group
     of routers cross the channels leaving (entering) it, so some such channel carries at least
-    ceil(messages / channels) (dragonfly: a group's global links, 003 ch.5-6). Channels of
+    ceil(messages / channels) (dragonfly: a group's global links, Prisacari20 ch.5-6). Channels of
     bandwidth 1; a group with traffic but no channel out is not a network synth builds."""
     n = network.num_terminals
     terminal_group = np.empty(n, dtype=np.int64)

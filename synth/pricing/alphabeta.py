@@ -6,11 +6,11 @@ another, carrying any number of blocks (combining: the blocks a rank sends to on
 are one message). A message starts at a port:
 - a terminal that is a separate endpoint (fat-tree leaves, dragonfly and Slim Fly terminals, any
   network with p > 1 terminals per router) has one port, its injection link;
-- a node that is its own router (000's Kautz and 2dfc nodes, 001's torus nodes: one terminal per
+- a node that is its own router (Pham26's Kautz and 2dfc nodes, DeSensi24's torus nodes: one terminal per
   router, its link given the router's total bandwidth, `Network.nodes_are_routers`) has one port
   per outgoing router link, and a message starts at the first router link of its path;
 - a message between two ranks of one node (ranks_per_node > 1) starts at its sender's memory port.
-A port starts one message at a time, each costing alpha (000's evaluation, "the seeds' multi-port
+A port starts one message at a time, each costing alpha (Pham26's evaluation, "the seeds' multi-port
 model": one combined message per port and step costs one alpha). The bytes of the step move
 together: the busiest channel carries its bytes over its bandwidth in beta x bytes / bandwidth.
 The step ends when its slowest port and its busiest channel do:
@@ -18,7 +18,7 @@ The step ends when its slowest port and its busiest channel do:
     T_step = alpha x (most messages started at one port) + beta x (most bytes over bandwidth on one channel)
 
 and a schedule or exchange is the sum of its steps. A size exchange before a step (TuNA's metadata,
-002) is a step of its own with the same messages carrying 8 bytes per block.
+Fan24) is a step of its own with the same messages carrying 8 bytes per block.
 
 [Pham26] evaluates collectives with alpha = 1 us per message and beta = 8e-11 s per
 byte (100 Gb/s links): the defaults.

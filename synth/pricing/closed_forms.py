@@ -1,6 +1,6 @@
 """The seeds' closed forms of a schedule's time, printed next to what synth measures on the routed
-schedule (synth schedule): 001 Table 2 through eq. 1 for the torus allreduces, 000 Table 3.2 for
-Kautz K(d,2), 000's (4.5), (4.6) and the corrected MULTITREE count for 2dfc all-to-all, with (4.4) as a
+schedule (synth schedule): DeSensi24 Table 2 through eq. 1 for the torus allreduces, Pham26 Table 3.2 for
+Kautz K(d,2), Pham26's (4.5), (4.6) and the corrected MULTITREE count for 2dfc all-to-all, with (4.4) as a
 step lower bound. None where no seed gives one."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def closed_form(schedule: Schedule, topology, alpha: float, beta: float) -> Clos
         d = topology.dimensions
         lam, psi, xi = table2(algorithm, p, d)
         seconds = math.log2(p) * alpha * lam + total / d * beta * psi * xi
-        return ClosedForm("001 eq. 1, Table 2", f"log2(p) alpha {lam:.4g} + (n/D) beta {psi:.4g} x {xi:.4g}", seconds)
+        return ClosedForm("DeSensi24 eq. 1, Table 2", f"log2(p) alpha {lam:.4g} + (n/D) beta {psi:.4g} x {xi:.4g}", seconds)
     if KAUTZ_FORMS in forms and algorithm in ("kautz-c", "kautz-m"):
         return _kautz(schedule, topology.kautz_degree(), algorithm, alpha, beta)
     if GRID_ALLTOALL_FORMS in forms and name == "alltoall":
@@ -41,12 +41,12 @@ def closed_form(schedule: Schedule, topology, alpha: float, beta: float) -> Clos
         b = total / (p * p)  # the bytes from one rank to another (md splits each in two parts)
         bound = math.ceil((m1 * m2 - 1) / (m1 + m2 - 2))
         if algorithm == "do":
-            return ClosedForm("000 (4.5)", "2 alpha + (m1 + m2) b beta", 2 * alpha + (m1 + m2) * b * beta)
+            return ClosedForm("Pham26 (4.5)", "2 alpha + (m1 + m2) b beta", 2 * alpha + (m1 + m2) * b * beta)
         if algorithm == "md":
-            return ClosedForm("000 (4.6)", "2 alpha + max(m1, m2) b beta", 2 * alpha + max(m1, m2) * b * beta)
+            return ClosedForm("Pham26 (4.6)", "2 alpha + max(m1, m2) b beta", 2 * alpha + max(m1, m2) * b * beta)
         if algorithm == "multitree" and m1 == m2 and m1 % 2 == 0:
             m = m1
-            return ClosedForm("000 Table 4.2, corrected (the table is a step short for even m)",
+            return ClosedForm("Pham26 Table 4.2, corrected (the table is a step short for even m)",
                               "(m/2 + 1) alpha + (m + 1) b beta", (m // 2 + 1) * alpha + (m + 1) * b * beta, bound)
     return None
 
@@ -74,4 +74,4 @@ def _kautz(schedule: Schedule, d: int, algorithm: str, alpha: float, beta: float
     if name not in forms:
         return None
     formula, alphas, betas = forms[name]
-    return ClosedForm("000 Table 3.2", formula, alphas * alpha + betas * m * beta)
+    return ClosedForm("Pham26 Table 3.2", formula, alphas * alpha + betas * m * beta)

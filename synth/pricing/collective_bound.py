@@ -7,10 +7,10 @@ port starts L messages the ranks holding anything derived from one rank's data g
 factor 1 + kL <= (1 + k)^L. Where one rank's data must reach every rank (broadcast, scatter,
 allgather, reduce-scatter, allreduce, alltoall with every block non-empty) the sum of L over the
 steps is at least ceil(log_{1+k} P); otherwise one message is needed when any block must move.
-001's T_opt = alpha log2 p + beta n/D is the optimum of schedules that split the vector over the
+DeSensi24's T_opt = alpha log2 p + beta n/D is the optimum of schedules that split the vector over the
 ports (one message per port and step); under this model a node of 2D ports may start 2D messages
 per alpha, so its latency term is log_{2D+1} p (Kautz-C's allreduce takes 4 alpha, below log2 p
-for d >= 4: 000 Table 3.2).
+for d >= 4: Pham26 Table 3.2).
 
 Bandwidth: the beta term of a step is its busiest channel's bytes over bandwidth, at least the
 bytes the step injects over the total injection bandwidth (a maximum is at least a weighted mean),

@@ -39,7 +39,7 @@ def swing_b_xi_limit(dimensions: int) -> Fraction:
 
 
 def rectangular_xi(dims: tuple[int, ...]) -> float:
-    """001 eq. 3: the extra congestion of Swing(B) on a rectangular torus (power-of-two sizes)."""
+    """DeSensi24 eq. 3: the extra congestion of Swing(B) on a rectangular torus (power-of-two sizes)."""
     d_min, d_max, dimensions = min(dims), max(dims), len(dims)
     lo, hi = int(math.log2(d_min)), int(math.log2(d_max))
     total = sum(Fraction(2 ** (s + 1) - (-1) ** (s + 1), 3 * 2 ** (s + 1 - lo)) for s in range(lo, hi))
@@ -47,7 +47,7 @@ def rectangular_xi(dims: tuple[int, ...]) -> float:
 
 
 def table2(algorithm: str, p: int, dimensions: int) -> tuple[float, float, float]:
-    """(Lambda, Psi, Xi) of 001 Table 2 for p nodes on a D-dimensional torus of equal sizes."""
+    """(Lambda, Psi, Xi) of DeSensi24 Table 2 for p nodes on a D-dimensional torus of equal sizes."""
     d, log_p, side = dimensions, math.log2(p), p ** (1.0 / dimensions)
     forms = {
         "ring": (2 * p / log_p, 1.0, 1.0),

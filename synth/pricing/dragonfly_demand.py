@@ -59,7 +59,7 @@ class GroupTraffic:
     def __init__(self, topology, workload, phases: np.ndarray):
         groups = topology.router_groups()
         if groups is None:
-            raise SynthError(f"the global-link demand model is for dragonflies (003 ch.5), not {topology.family}")
+            raise SynthError(f"the global-link demand model is for dragonflies (Prisacari20 ch.5), not {topology.family}")
         view = router_view(topology)
         group_of_terminal = groups[view.terminal_router]
         self.num_groups = g = int(groups.max()) + 1

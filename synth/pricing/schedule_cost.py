@@ -14,7 +14,7 @@ step preceded by a size exchange (TuNA's metadata: 8 bytes per block, on the tra
 one more step of the same messages. The lower bound of any schedule of the collective under the
 same model is synth.pricing.collective_bound.
 
-Deficiency model (001 eq. 1, allreduce): T(n) = log2(p) alpha Lambda + (n / D) beta Psi Xi, with n
+Deficiency model (DeSensi24 eq. 1, allreduce): T(n) = log2(p) alpha Lambda + (n / D) beta Psi Xi, with n
 the vector (a rank's buffer) and 2D the ports of a node (a torus's dimensions; otherwise half the
 router-to-router links of a rank's router). Measured from the mapped schedule:
 - Lambda = (alpha terms of the model) / log2 p (latency deficiency; the steps, when every port
@@ -40,7 +40,7 @@ from synth.topology.paths import Paths, as_paths
 from synth.collectives.schedule import Schedule
 
 
-SIZE_BYTES = 8  # a block's size in a size exchange (one 64-bit count, 002's metadata)
+SIZE_BYTES = 8  # a block's size in a size exchange (one 64-bit count, Fan24's metadata)
 DENSE_LOADS = 1 << 22  # (step, channel) cells of one load matrix: steps are taken in groups that fit
 
 
@@ -159,7 +159,7 @@ def vector_bytes(schedule: Schedule) -> int:
 
 
 def deficiency_ports(topology) -> int:
-    """2D of 001's deficiency model: a torus's 2 x dimensions; otherwise the router-to-router links
+    """2D of DeSensi24's deficiency model: a torus's 2 x dimensions; otherwise the router-to-router links
     of rank 0's router."""
     from synth.topology.grid import RouterGrid
 

@@ -36,7 +36,7 @@ def percent(x: float) -> str:
 
 
 def topology_summary(topology, network: Network) -> str:
-    """Counts per channel class and the family's facts; fat trees (003 ch.2's closed forms) get
+    """Counts per channel class and the family's facts; fat trees (Prisacari20 ch.2's closed forms) get
     their layer table and the savings of halving the top layer."""
     if FAT_TREE_FORMS in topology.closed_forms():
         return _xgft_summary(topology, network)
@@ -52,7 +52,7 @@ def topology_summary(topology, network: Network) -> str:
 
 def _cost_facts(network: Network) -> list[tuple[str, str]]:
     ports, links = network.cost_per_endpoint()
-    return [("router ports per terminal (003 sec. 7.2)", f"{ports:.3g}"), ("links per terminal", f"{links:.3g}")]
+    return [("router ports per terminal (Prisacari20 sec. 7.2)", f"{ports:.3g}"), ("links per terminal", f"{links:.3g}")]
 
 
 def _bandwidths(values: np.ndarray) -> str:
@@ -82,7 +82,7 @@ def _xgft_summary(xgft: Xgft, network: Network) -> str:
     switch_saving, link_saving = top_halving_savings(xgft.m)
     lines.append(
         f"halving W_{h} of the full-bisection XGFT with these M saves {percent(float(switch_saving))} of switches "
-        f"and {percent(float(link_saving))} of links (003, sec. 2.4.2)"
+        f"and {percent(float(link_saving))} of links (Prisacari20, sec. 2.4.2)"
     )
     return "\n".join(lines)
 

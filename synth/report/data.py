@@ -31,7 +31,7 @@ from synth.topology.family import FAT_TREE_FORMS
 
 # The exchanges of [Prisacari20] (sec. 2.3, 4.2) in the seed's order, with its names.
 PATTERNS = {"a2a-lin": "LIN", "a2a-xor": "XOR", "a2a-opt": "OPT", "a2a-ghe": "GHE", "a2a-bgh": "BGH"}
-LABELS = {**PATTERNS, "a2a-lat": "LAT"}  # (LAT: 003 ch.4's exchange of dragonflies)
+LABELS = {**PATTERNS, "a2a-lat": "LAT"}  # (LAT: Prisacari20 ch.4's exchange of dragonflies)
 LANES_LIMIT = 15  # InfiniBand's data lanes: a routing that needs more is reported as such
 
 
@@ -125,7 +125,7 @@ class Report:
     network: Network
     cost: CostModel
     patterns: list[PatternResult]
-    ideal_time: float | None  # 003, sec. 2.5.1, for the message size at the cost model's bandwidth (XGFT only)
+    ideal_time: float | None  # Prisacari20, sec. 2.5.1, for the message size at the cost model's bandwidth (XGFT only)
     bmin: list[dict]  # XGFT only
     command: str
     engine_notes: list[str]
@@ -295,7 +295,7 @@ def build_report(
 
         progress(f"collective {name}: every algorithm generated, verified, routed and priced")
         compared.append(compare(name, topology, list(collective_sizes), collective_router, cost.alpha, cost.bandwidth_bits))
-    if FAT_TREE_FORMS in topology.closed_forms():  # 003 ch.2: the ideal exchange time and B_min per layer
+    if FAT_TREE_FORMS in topology.closed_forms():  # Prisacari20 ch.2: the ideal exchange time and B_min per layer
         return Report(report_name, description, source, topology, network, cost, results,
                       ideal_exchange_time(topology.m, cost.message_bytes, LinkTimings(link_bandwidth_bps=cost.bandwidth_bits)),
                       bmin_table(topology), command, notes, timings,

@@ -1,8 +1,8 @@
-"""The layered router of dragonflies (`synth route dragonfly:... --router layered`): 003 ch.3's
-per-layer synthesis on the dragonfly hierarchy of 003 ch.4 (switch, group, system).
+"""The layered router of dragonflies (`synth route dragonfly:... --router layered`): Prisacari20 ch.3's
+per-layer synthesis on the dragonfly hierarchy of Prisacari20 ch.4 (switch, group, system).
 
 Path space. A message between two groups takes a group route: directly from its group S into the
-destination's group D, or through one intermediate group I (Valiant at the group level, 003
+destination's group D, or through one intermediate group I (Valiant at the group level, Prisacari20
 ch.5), over one global link of the bundle between each two consecutive groups (with `groups=G`
 a bundle has several). Inside every group it visits, the message goes from where it is (its
 source router, or the router where its global link lands) to where it must be (the router of its

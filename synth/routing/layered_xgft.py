@@ -97,7 +97,7 @@ class PhaseReport:
     layer_seconds: dict[int, float] = field(default_factory=dict)
     backtracks: int = 0  # WT nodes solved again because a child WT node had no solution
     whole_run: str | None = None  # what a solver proved about all phases routed together
-    # The per-layer models and the monolithic model hold every route of the XGFT (003 ch.3): a
+    # The per-layer models and the monolithic model hold every route of the XGFT (Prisacari20 ch.3): a
     # proof that no better routing exists covers every routing, so it is the phase's lower bound.
     proof_covers_all_routings = True
 

@@ -1,7 +1,7 @@
 """Minimal routing on any direct network, from the Network arrays alone (no family arithmetic).
 
 On families built of groups (dragonflies, Topology.router_groups) a minimal path crosses at
-most one global link, directly into the destination's group (003 ch.5: L-G-L), even where a path
+most one global link, directly into the destination's group (Prisacari20 ch.5: L-G-L), even where a path
 through a third group (G-G) has fewer hops: that is what a dragonfly's minimal routing means.
 
 RouterView derives the router graph: every terminal's one injection and one ejection channel,
@@ -165,7 +165,7 @@ class RouterView:
 
 def _hierarchical_distance(tail: np.ndarray, head: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """Router distances along paths with at most one hop between groups (a dragonfly's minimal
-    paths, L-G-L: 003 ch.5), which can be longer than the graph's shortest paths (G-G through a
+    paths, L-G-L: Prisacari20 ch.5), which can be longer than the graph's shortest paths (G-G through a
     third group). Within a group the group's own shortest paths; between groups the best
     u ~> x -> y ~> v over the links x -> y joining them."""
     r = len(groups)

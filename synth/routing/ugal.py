@@ -1,5 +1,5 @@
 """UGAL on direct networks: each message takes its minimal path or one of n Valiant paths,
-whichever looks cheaper under the load placed so far (003 ch.7's UGAL-L, with the loads of the
+whichever looks cheaper under the load placed so far (Prisacari20 ch.7's UGAL-L, with the loads of the
 workload standing in for the queues a switch would see).
 
 UGAL-L compares q_M * h_M for the minimal path with q_I * h_I for an indirect candidate, q the

@@ -1,13 +1,13 @@
 """Valiant routing on direct networks: minimally to an intermediate, then minimally to the
-destination (003 ch.5-7), seeded so that a run is reproducible.
+destination (Prisacari20 ch.5-7), seeded so that a run is reproducible.
 
 - Families with groups (dragonfly: Topology.router_groups()): `valiant` picks a random
   intermediate group other than the source's and destination's and goes minimally to the router
-  where the source's link into that group lands (Kim et al.'s Valiant as 003 ch.5 describes it:
+  where the source's link into that group lands (Kim et al.'s Valiant as Prisacari20 ch.5 describes it:
   at most one local and one global hop to the intermediate group); `valiant-any` picks any router
-  of that group (003 ch.6's "Valiant Any": one more local hop possible).
+  of that group (Prisacari20 ch.6's "Valiant Any": one more local hop possible).
 - Other families: a random intermediate router other than the source's and destination's
-  (003 ch.7's "indirect random", INR).
+  (Prisacari20 ch.7's "indirect random", INR).
 
 The intermediate is drawn per message from a hash of (seed, source, destination, phase,
 occurrence). Messages within one router or one group, or with no other group or router to go
@@ -73,7 +73,7 @@ def valiant(topology, src, dst, phase=None, occurrence=None, seed=0, any_router:
     num_groups = int(groups.max()) + 1
     ga, gb = groups[a], groups[b]
     # Messages within a group use no global link, and a detour through another group would add two:
-    # they route minimally (Valiant balances the global links, 003 ch.5).
+    # they route minimally (Valiant balances the global links, Prisacari20 ch.5).
     route = (ga != gb) & (num_groups > 2)  # with two groups there is no other group to go through
     group = np.where(route, _uniform_other(key, num_groups, [ga, gb]), ga)  # (an own group is never used)
     members = np.argsort(groups, kind="stable")

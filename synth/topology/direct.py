@@ -10,9 +10,9 @@ first, then one port per incident link in link order (a directed link takes an o
 source and an in-port at its destination).
 
 Terminal bandwidth: 1 by default; `"degree"` gives each terminal link the router's total
-outgoing link bandwidth, for networks whose nodes are their own routers (000, 001): a node with d
+outgoing link bandwidth, for networks whose nodes are their own routers (Pham26, DeSensi24): a node with d
 ports of bandwidth 1 injects at up to d, and an injection link of bandwidth 1 would throttle it
-artificially (000's fair-comparison rule: a fixed bandwidth per node, divided over its ports).
+artificially (Pham26's fair-comparison rule: a fixed bandwidth per node, divided over its ports).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ arrangement's order, the links of one destination on consecutive ports (bundle i
 The b-th link from i to j is the b-th link from j to i: that names the far port of every link.
 
 Numbering: router x of group i is router i a + x, named `g<i>r<x>`; terminals router by router
-(terminal t on router t // p), so a group's p a terminals are contiguous and 003 ch.6's
+(terminal t on router t // p), so a group's p a terminals are contiguous and Prisacari20 ch.6's
 contiguous placement is task t on terminal t. Ports of a router: its terminals 1..p, then its
 local links p+1 .. p+a-1 (to routers 0..a-1 of its group in increasing order, itself skipped),
 then its global ports p+a .. p+a+h-1 (router port p + a + (k mod h) is group port k). Channel
@@ -65,7 +65,7 @@ MAX_PARAMETER = 1 << 12  # P, A and H each; check_size refuses what would not fi
 
 
 class UniformBound(NamedTuple):
-    """003 ch.6 for minimal routing of uniform traffic on a maximum-size dragonfly."""
+    """Prisacari20 ch.6 for minimal routing of uniform traffic on a maximum-size dragonfly."""
 
     t: float  # T = min(1, T_L, T_R) (6.8)
     t_local: float  # T_L (6.2), not capped
@@ -77,7 +77,7 @@ class UniformBound(NamedTuple):
 def uniform_throughput_bound(p: int, a: int, h: int, b_l: float = 1.0, b_r: float = 1.0,
                              b_p: float = 1.0) -> UniformBound:
     """The throughput bound of minimal routing under uniform traffic on the maximum-size dragonfly
-    (p, a, h), as a fraction of the injection bandwidth B_p (003 eq. 6.1-6.8):
+    (p, a, h), as a fraction of the injection bandwidth B_p (Prisacari20 eq. 6.1-6.8):
 
         N = p a (a h + 1)
         P_L = p^2 (2 a h + 1) / N                 local-link load per unit injection (6.1)
@@ -175,7 +175,7 @@ class Dragonfly(Topology):
         return f"dragonfly({self.p},{self.a},{self.h}{'; ' + ', '.join(extra) if extra else ''})"
 
     def hierarchy(self) -> tuple[int, ...]:
-        """003 ch.4: H_1 = p terminals per router, H_2 = a routers per group, H_3 = the groups."""
+        """Prisacari20 ch.4: H_1 = p terminals per router, H_2 = a routers per group, H_3 = the groups."""
         return (self.p, self.a, self.groups)
 
     def router_groups(self) -> np.ndarray:
@@ -266,7 +266,7 @@ class Dragonfly(Topology):
     # ----- facts ------------------------------------------------------------------------------
     def diameter(self) -> int:
         """Router hops of the longest minimal path, minimal meaning at most one global hop (L-G-L,
-        003 ch.5): 1 with one router per group; else 3 when some two groups each have a router
+        Prisacari20 ch.5): 1 with one router per group; else 3 when some two groups each have a router
         without a link to the other, and 2 otherwise. (Never 1 for a >= 2: a bundle's b-th links
         sit on routers that do not decrease with b at both ends, so two groups never link all a^2
         router pairs.) From the port table, O(G a h)."""
@@ -310,7 +310,7 @@ class Dragonfly(Topology):
                     f"({left} {'>=' if holds else '<'} {right})")
 
         facts += [
-            ("balance a B_L >= 2p B_p (003 eq. 6.3)", balance(bound.local_balanced, a, str(2 * p))),
+            ("balance a B_L >= 2p B_p (Prisacari20 eq. 6.3)", balance(bound.local_balanced, a, str(2 * p))),
             ("balance h B_R >= (p - 1/a) B_p (6.6)", balance(bound.global_balanced, h, f"{p - 1 / a:.4g}")),
         ]
         if self.is_maximum:
@@ -330,5 +330,5 @@ def parse_dragonfly(text: str) -> Dragonfly:
     return Dragonfly(p, a, h, groups, option_choice(parts, "arrangement", spec, ARRANGEMENTS))
 
 
-register_family(Family("dragonfly", SYNTAX, "dragonfly (003 ch.4-6): groups of a fully connected routers, h global "
+register_family(Family("dragonfly", SYNTAX, "dragonfly (Prisacari20 ch.4-6): groups of a fully connected routers, h global "
                        "links per router, a h + 1 groups unless groups=G", parse_dragonfly))

@@ -3,7 +3,7 @@
 A family is one module under synth/topology/ that registers a `Family`: the syntax of its spec
 string, a parser from the text after `NAME:` to a Topology, and a one-line description for help
 texts. A Topology knows its canonical spec, builds its Network (synth.topology.network), and says
-what else the rest of synth may use: a hierarchy for the hierarchical exchanges (003 ch.4; None
+what else the rest of synth may use: a hierarchy for the hierarchical exchanges (Prisacari20 ch.4; None
 where the family has none) and facts for summaries and reports.
 
 What differs between families is a capability of Topology that each family overrides where it
@@ -40,12 +40,12 @@ MAX_CHANNELS = 1 << 25
 # The seeds' closed forms a network may satisfy, named by where the seed gives them. A family lists
 # those that hold on one of its networks in Topology.closed_forms(); the modules that evaluate them
 # (synth.pricing, synth.app.model, the console and the report) ask for them by these names.
-FAT_TREE_FORMS = "003 ch.2"  # B_min per layer (eq. 2.1), the ideal exchange time (sec. 2.5.1), halving W_H (sec. 2.4.2)
-TORUS_ALLREDUCE_FORMS = "001 Table 2"  # the allreduces' Lambda, Psi, Xi through eq. 1: a torus of D >= 2 equal sides, P = 1
-KAUTZ_FORMS = "000 Table 3.2"  # kautz-c and kautz-m on the Kautz graph K(d,2)
-GRID_ALLTOALL_FORMS = "000 (4.5), (4.6)"  # 2dfc all-to-all by DO and MD, and the corrected MULTITREE count (Table 4.2)
-DRAGONFLY_STENCIL_FORMS = "003 ch.5"  # global-link demand of a stencil's placements, eq. 5.16-5.25
-DRAGONFLY_UNIFORM_FORMS = "003 ch.6"  # uniform traffic's throughput bound, eq. 6.1-6.8 (maximum size only)
+FAT_TREE_FORMS = "Prisacari20 ch.2"  # B_min per layer (eq. 2.1), the ideal exchange time (sec. 2.5.1), halving W_H (sec. 2.4.2)
+TORUS_ALLREDUCE_FORMS = "DeSensi24 Table 2"  # the allreduces' Lambda, Psi, Xi through eq. 1: a torus of D >= 2 equal sides, P = 1
+KAUTZ_FORMS = "Pham26 Table 3.2"  # kautz-c and kautz-m on the Kautz graph K(d,2)
+GRID_ALLTOALL_FORMS = "Pham26 (4.5), (4.6)"  # 2dfc all-to-all by DO and MD, and the corrected MULTITREE count (Table 4.2)
+DRAGONFLY_STENCIL_FORMS = "Prisacari20 ch.5"  # global-link demand of a stencil's placements, eq. 5.16-5.25
+DRAGONFLY_UNIFORM_FORMS = "Prisacari20 ch.6"  # uniform traffic's throughput bound, eq. 6.1-6.8 (maximum size only)
 
 
 class Topology(ABC):
@@ -60,7 +60,7 @@ class Topology(ABC):
     # Everything else that differs is a capability of its own below, never a test of this kind.
     routing_kind: ClassVar[str] = DIRECT
     # The form of the routes the family's routers give. False: Paths, a channel path per flow.
-    # True (XGFT): one integer per flow, the route's choice at its top layer (003 Properties 1-3),
+    # True (XGFT): one integer per flow, the route's choice at its top layer (Prisacari20 Properties 1-3),
     # which hop_matrix(src, dst, routes) expands and loads count unexpanded: a run keeps no paths
     # unless it writes or prices them.
     compact_routes: ClassVar[bool] = False
@@ -69,11 +69,11 @@ class Topology(ABC):
     # channel dependencies are acyclic on one lane (no lanes to count). False where routers may
     # detour (Valiant, UGAL, path selection).
     up_down_routes: ClassVar[bool] = False
-    # The cut bounds are one per stage of links (the XGFT's subtree cut, 003 eq. 3.6-3.12): bound k
+    # The cut bounds are one per stage of links (the XGFT's subtree cut, Prisacari20 eq. 3.6-3.12): bound k
     # goes with the channels of stage k + 1, and summaries show them side by side ("per stage").
     # False: bounds per cut (terminal links, group cut) next to maxima per channel class.
     bounds_per_stage: ClassVar[bool] = False
-    # A cost report on the family compares the seed's all-to-all exchanges only (003 ch.3-4's
+    # A cost report on the family compares the seed's all-to-all exchanges only (Prisacari20 ch.3-4's
     # fat-tree tables: lin, xor, opt, ghe, bgh, by their short names). False: any traffic pattern.
     reports_seed_exchanges: ClassVar[bool] = False
     # The routers of each line of the grid along a dimension are all linked to each other (HyperX,
@@ -84,7 +84,7 @@ class Topology(ABC):
     # routers still route. False where the routers rely on the intact structure (the XGFT's).
     degradable: ClassVar[bool] = True
     # The seed gives the family a worst case of minimal routing (worst_case_destinations, the
-    # `worst-case` pattern): Slim Fly, MLFM, OFT (003 sec. 7.4.2).
+    # `worst-case` pattern): Slim Fly, MLFM, OFT (Prisacari20 sec. 7.4.2).
     has_worst_case: ClassVar[bool] = False
 
     @property
@@ -112,7 +112,7 @@ class Topology(ABC):
         return self.build_network()
 
     def hierarchy(self) -> tuple[int, ...] | None:
-        """Subnetwork sizes H_1..H_L for the hierarchical exchanges GHE/BGH (003 ch.4), or None."""
+        """Subnetwork sizes H_1..H_L for the hierarchical exchanges GHE/BGH (Prisacari20 ch.4), or None."""
         return None
 
     def router_groups(self):
@@ -153,7 +153,7 @@ class Topology(ABC):
         return ("terminal",) + (("group cut",) if self.router_groups() is not None else ())
 
     def worst_case_destinations(self, num_ranks: int) -> np.ndarray | None:
-        """The seed's adversarial permutation under minimal routing (003 sec. 7.4.2): the destination
+        """The seed's adversarial permutation under minimal routing (Prisacari20 sec. 7.4.2): the destination
         terminal of each of the first num_ranks terminals; None where the seed gives none."""
         return None
 
@@ -174,7 +174,7 @@ class Topology(ABC):
         return None
 
     def kautz_degree(self) -> int | None:
-        """d when the routers form the Kautz graph K(d,2) (000 ch.3: diameter two, one terminal per
+        """d when the routers form the Kautz graph K(d,2) (Pham26 ch.3: diameter two, one terminal per
         router), what the Kautz collectives need; None for other networks."""
         return None
 

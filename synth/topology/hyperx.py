@@ -1,4 +1,4 @@
-"""HyperX (001 sec. 5.4.2, 003 ch.7) and the two-level fully connected network 2dfc (000, 004).
+"""HyperX (DeSensi24 sec. 5.4.2, Prisacari20 ch.7) and the two-level fully connected network 2dfc (Pham26, PhamNK).
 
 Spec: `hyperx:S1,S2[,...][:p=P][:trunk=T]`, an L-dimensional HyperX (L >= 1, every S_k >= 2):
 routers at coordinates (c_0..c_{L-1}), 0 <= c_k < S_k, every router linked to every router that
@@ -14,19 +14,19 @@ pair consecutively, each from the lower to the higher router; channel class `dim
 of dimension k. So a router's ports are its P terminal ports, then per dimension (0 first) its
 S_k - 1 neighbours in increasing order of their coordinate, T consecutive ports each.
 
-Terminal bandwidth: with P = 1 the node is its own router (000's 2dfc, 001's HyperX): the terminal
-link gets the router's total outgoing link bandwidth T sum(S_k - 1) (000's fair comparison, see
-synth.topology.direct). With P > 1 (003 ch.7's HyperX of p = r/3 terminals per router) the
+Terminal bandwidth: with P = 1 the node is its own router (Pham26's 2dfc, DeSensi24's HyperX): the terminal
+link gets the router's total outgoing link bandwidth T sum(S_k - 1) (Pham26's fair comparison, see
+synth.topology.direct). With P > 1 (Prisacari20 ch.7's HyperX of p = r/3 terminals per router) the
 terminals are separate endpoints on ordinary router ports: bandwidth 1, like every link.
 
-`2dfc:M2,M1` (000's "two-level fully connected", 004's "2lvfc"): the 2D HyperX of M2 x M1 nodes
+`2dfc:M2,M1` (Pham26's "two-level fully connected", PhamNK's "2lvfc"): the 2D HyperX of M2 x M1 nodes
 with one node per router, node (a2, a1) of rank a2 M1 + a1, i.e. `hyperx:M1,M2` (a1 = c_0 is
-dimension 0, a2 = c_1 dimension 1) with P = 1; 000's dimension-order algorithm first exchanges
-along a1 (dimension 0, nodes (a2, c)). Nodes are named `n<a2>.<a1>` (000's notation); everything
+dimension 0, a2 = c_1 dimension 1) with P = 1; Pham26's dimension-order algorithm first exchanges
+along a1 (dimension 0, nodes (a2, c)). Nodes are named `n<a2>.<a1>` (Pham26's notation); everything
 else (links, ports, classes, terminal bandwidth M1 + M2 - 2) is the HyperX's. Its canonical spec
 stays `2dfc:M2,M1`.
 
-Hierarchy (GHE/BGH, 003 ch.4): the dimensions as layers, (S_0, S_1, ...) with P = 1 and
+Hierarchy (GHE/BGH, Prisacari20 ch.4): the dimensions as layers, (S_0, S_1, ...) with P = 1 and
 (P, S_0, S_1, ...) otherwise: terminal ranks are exactly these mixed-radix digits.
 """
 
@@ -143,7 +143,7 @@ class HyperX(RouterGrid, Topology):
     def _bandwidth_fact(self) -> tuple[str, str]:
         if self.p == 1:
             return ("terminal bandwidth", f"{self.degree} (one node per router: its outgoing link bandwidth, "
-                                          f"000's fair comparison)")
+                                          f"Pham26's fair comparison)")
         return "terminal bandwidth", "1 (p > 1 terminals on ordinary router ports)"
 
     def facts(self) -> list[tuple[str, str]]:
@@ -162,7 +162,7 @@ class HyperX(RouterGrid, Topology):
                  ("rank", "r P + t on router r = c_0 + S_0 (c_1 + S_1 (...)), dimension 0 least significant")]
         if l == 2 and sizes[0] == sizes[1] == p + 1 and t == 1:
             r = 3 * p
-            facts.append(("003 ch.7 2D HyperX", f"router radix r = 3p = {r}: R = (r/3+1)^2 = {self.num_routers}, "
+            facts.append(("Prisacari20 ch.7 2D HyperX", f"router radix r = 3p = {r}: R = (r/3+1)^2 = {self.num_routers}, "
                                                  f"N = (r/3)(r/3+1)^2 = {self.num_terminals}"))
         return facts
 
@@ -231,7 +231,7 @@ def parse_2dfc(text: str) -> TwoDFC:
     return TwoDFC.of(m2, m1)
 
 
-register_family(Family("hyperx", SYNTAX, "HyperX (001, 003 ch.7): every router linked to every router differing in "
+register_family(Family("hyperx", SYNTAX, "HyperX (DeSensi24, Prisacari20 ch.7): every router linked to every router differing in "
                        "one coordinate", parse_hyperx))
-register_family(Family("2dfc", SYNTAX_2DFC, "two-level fully connected network (000, 004): the 2D HyperX of "
+register_family(Family("2dfc", SYNTAX_2DFC, "two-level fully connected network (Pham26, PhamNK): the 2D HyperX of "
                        "M2 x M1 nodes, one node per router", parse_2dfc))

@@ -16,7 +16,7 @@ destination (the D successors of a node are consecutive numbers), as directed li
 (RouterGraph(directed=True)): one channel each, class `link`. Ports of a router: 1 its terminal,
 then one per incident link in link order, i.e. in-links from lower-numbered nodes, its D
 out-links, in-links from higher-numbered nodes. Terminal links have bandwidth D, the node's total
-outgoing link bandwidth (000's fair-comparison rule: a node's bandwidth is divided over its ports).
+outgoing link bandwidth (Pham26's fair-comparison rule: a node's bandwidth is divided over its ports).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ class Kautz(Topology):
                  ("directed links", f"{self.num_links} ((D+1) D^K)"),
                  ("degree", f"in {d}, out {d}"),
                  ("router radix", f"{2 * d + 1} (D in, D out, 1 terminal)"),
-                 ("terminal bandwidth", f"{d} (the node's outgoing link bandwidth, 000's fair comparison)"),
+                 ("terminal bandwidth", f"{d} (the node's outgoing link bandwidth, Pham26's fair comparison)"),
                  ("diameter", str(self.diameter))]
         if k == 2 and d >= 2:
             facts.append(("nodes at distance 1 / 2", f"{d} / {d * d - 1} (shortest paths unique)"))
@@ -135,5 +135,5 @@ def parse_kautz(text: str) -> Kautz:
     return Kautz(d, k)
 
 
-register_family(Family("kautz", SYNTAX, "Kautz graph K(D,K) (000): directed, degree D, diameter K, one terminal "
+register_family(Family("kautz", SYNTAX, "Kautz graph K(D,K) (Pham26): directed, degree D, diameter K, one terminal "
                        "per node", parse_kautz))

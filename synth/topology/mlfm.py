@@ -10,7 +10,7 @@ router links.
 Numbering: local routers first, layer by layer: local router i of layer l is l (H+1) + i, named
 `L<l>.<i>`; then the global routers for the pairs {i, j} in lexicographic order, named `G<i>.<j>`.
 Terminals sit on the local routers only, H each, router by router: terminal t is on local router
-t // H, so terminals are numbered router, then layer (003 sec. 7.4.4's contiguous order). Levels:
+t // H, so terminals are numbered router, then layer (Prisacari20 sec. 7.4.4's contiguous order). Levels:
 local routers 1, global routers 2.
 
 Links are listed by local router, then global router, each from the local router to the global
@@ -132,7 +132,7 @@ class Mlfm(Topology):
 
     def worst_case_destinations(self, num_ranks: int) -> np.ndarray:
         """The shift by h terminals: every local router to the next one, never in its column, over
-        the single minimal path: h messages per link, throughput 1/h (003 sec. 7.4.2)."""
+        the single minimal path: h messages per link, throughput 1/h (Prisacari20 sec. 7.4.2)."""
         return (np.arange(num_ranks, dtype=np.int64) + self.h) % num_ranks
 
     def facts(self) -> list[tuple[str, str]]:
@@ -148,7 +148,7 @@ class Mlfm(Topology):
                              f"{self.router_graph_diameter} over all routers"),
                 ("minimal paths between local routers",
                  f"{h} in the same column (same index, different layers), 1 for every other pair"),
-                ("worst case of minimal routing", f"1/{h} (shift by h, 003 sec. 7.4.2)")]
+                ("worst case of minimal routing", f"1/{h} (shift by h, Prisacari20 sec. 7.4.2)")]
 
 
 def parse_mlfm(text: str) -> Mlfm:
@@ -156,5 +156,5 @@ def parse_mlfm(text: str) -> Mlfm:
     return Mlfm(h)
 
 
-register_family(Family("mlfm", SYNTAX, "Multi-Layer Full-Mesh h-MLFM (003 sec. 7.2.2.3): h layers of h + 1 local "
+register_family(Family("mlfm", SYNTAX, "Multi-Layer Full-Mesh h-MLFM (Prisacari20 sec. 7.2.2.3): h layers of h + 1 local "
                        "routers joined by h(h+1)/2 global routers, radix 2h", parse_mlfm))

@@ -32,7 +32,7 @@ class Network:
     class_names: tuple[str, ...] = ()
     failed_nodes: np.ndarray | None = None  # degraded networks (synth.topology.degraded): nodes no flow reaches
     # One terminal per router whose link has the router's total bandwidth: the node is its own
-    # router (000's Kautz and 2dfc nodes, 001's torus nodes), and its messages start on the
+    # router (Pham26's Kautz and 2dfc nodes, DeSensi24's torus nodes), and its messages start on the
     # router's ports (synth.pricing.alphabeta).
     nodes_are_routers: bool = False
     # A tree in stages (XGFT): every channel goes up or down one stage and its class is the stage, so
@@ -111,7 +111,7 @@ class Network:
         return np.where(found & valid_nodes, self._channel_order[pos_clipped], -1)
 
     def cost_per_endpoint(self) -> tuple[float, float]:
-        """(switch ports, links) per terminal, 003 sec. 7.2's cost measures: every port of a switch
+        """(switch ports, links) per terminal, Prisacari20 sec. 7.2's cost measures: every port of a switch
         counts, terminal ports included; a link is one cable, i.e. one pair of ports (the two
         directions of an undirected link share it, a directed link has its own)."""
         width = int(max(self.channel_src_port.max(initial=0), self.channel_dst_port.max(initial=0))) + 1

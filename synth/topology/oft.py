@@ -7,7 +7,7 @@ router, none on L1. L0 router i and L2 router i are both linked to the K L1 rout
 K-ML3B table. N = 2K R_L = 2K^3 - 2K^2 + 2K terminals, R = 3 R_L = 3K^2 - 3K + 3 routers, all of
 radix 2K; 2K R_L router links.
 
-The K-ML3B table (R_L rows, K columns; 003's algorithm, which reproduces its Table 7.2 for K = 4),
+The K-ML3B table (R_L rows, K columns; Prisacari20's algorithm, which reproduces its Table 7.2 for K = 4),
 with q = K - 1:
   1. row 0 = R_L - K, ..., R_L - 1;
   2. column 0 of rows 1..R_L-1: q copies of R_L - K, then q of R_L - K + 1, ..., q of R_L - 1;
@@ -23,7 +23,7 @@ router j != i) have exactly one common L1 neighbour; L0 router i and L2 router i
 Numbering: L0 routers 0..R_L-1, L1 routers R_L..2R_L-1, L2 routers 2R_L..3R_L-1; router i of level
 Lx is named `Lx.i`. Terminals router by router: those of the L0 routers first, then those of the L2
 routers (terminal t is on L0 router t // K for t < K R_L, else on L2 router t // K - R_L), i.e.
-router, then level (003 sec. 7.4.4's contiguous order). Router levels (Network.node_level): L0 1,
+router, then level (Prisacari20 sec. 7.4.4's contiguous order). Router levels (Network.node_level): L0 1,
 L1 2, L2 3.
 
 Links are listed L0-L1 first, by L0 router then table column, then L1-L2 by L2 router then table
@@ -56,7 +56,7 @@ def is_prime(n: int) -> bool:
 
 
 def ml3b_table(k: int) -> np.ndarray:
-    """The (1 + k(k-1), k) k-ML3B table of 003 sec. 7.2.2.4, k - 1 prime: row i lists the L1
+    """The (1 + k(k-1), k) k-ML3B table of Prisacari20 sec. 7.2.2.4, k - 1 prime: row i lists the L1
     routers of L0 router i (and of L2 router i)."""
     q = k - 1
     rows = 1 + k * q
@@ -83,7 +83,7 @@ class Oft(Topology):
             above = next(k for k in range(self.k + 1, 2 * self.k + 4) if is_prime(k - 1))
             nearest = f"k = {below} or {above}" if below else f"k = {above}"
             raise SynthError(f"{show(self.spec)}: k - 1 = {what} is not prime; the k-ML3B table of the OFT "
-                             f"(003 sec. 7.2.2.4) is built for k - 1 prime (nearest: {nearest})")
+                             f"(Prisacari20 sec. 7.2.2.4) is built for k - 1 prime (nearest: {nearest})")
         self.check_size(self.num_terminals + self.num_routers, 2 * self.num_terminals + 2 * self.num_links)
 
     @property
@@ -118,7 +118,7 @@ class Oft(Topology):
 
     def hierarchy(self) -> tuple[int, ...]:
         """H_1 = k terminals per router, H_2 = R_L routers per level, H_3 = 2 levels (L0, L2): the
-        terminal numbering is router-major, then level-major (003 sec. 7.4.4's k x R_L x 2)."""
+        terminal numbering is router-major, then level-major (Prisacari20 sec. 7.4.4's k x R_L x 2)."""
         return (self.k, self.routers_per_level, 2)
 
     # ----- addressing -------------------------------------------------------------------------
@@ -154,7 +154,7 @@ class Oft(Topology):
 
     def worst_case_destinations(self, num_ranks: int) -> np.ndarray:
         """The shift by k terminals: every L0/L2 router to the next one, not its symmetric router,
-        over the single minimal path: k messages per link, throughput 1/k (003 sec. 7.4.2)."""
+        over the single minimal path: k messages per link, throughput 1/k (Prisacari20 sec. 7.4.2)."""
         return (np.arange(num_ranks, dtype=np.int64) + self.k) % num_ranks
 
     # ----- facts ------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ class Oft(Topology):
                              "3 over all routers (L0/L2 to an L1 router it is not linked to)"),
                 ("minimal paths between L0/L2 routers",
                  f"{k} between L0 router i and L2 router i (the same table row), 1 for every other pair"),
-                ("worst case of minimal routing", f"1/{k} (shift by k, 003 sec. 7.4.2)")]
+                ("worst case of minimal routing", f"1/{k} (shift by k, Prisacari20 sec. 7.4.2)")]
 
 
 def parse_oft(text: str) -> Oft:
@@ -177,5 +177,5 @@ def parse_oft(text: str) -> Oft:
     return Oft(k)
 
 
-register_family(Family("oft", SYNTAX, "two-level Orthogonal Fat-Tree k-OFT (003 sec. 7.2.2.4): three levels of "
+register_family(Family("oft", SYNTAX, "two-level Orthogonal Fat-Tree k-OFT (Prisacari20 sec. 7.2.2.4): three levels of "
                        "1 + k(k-1) routers wired by the k-ML3B table, k - 1 prime, radix 2k", parse_oft))

@@ -2,7 +2,7 @@
 ([Prisacari20] sec. 7.2.1.2; Besta and Hoefler, SC14).
 
 Spec: `slimfly:Q[:p=P]`, Q a prime power q = 4w + delta with w >= 1 and delta in {-1, 0, 1}
-(every prime power but 2: q = 2 mod 4 only for q = 2). P defaults to ceil(r'/2); 003 also
+(every prime power but 2: q = 2 mod 4 only for q = 2). P defaults to ceil(r'/2); Prisacari20 also
 evaluates floor(r'/2) (q = 13: p = 10 and p = 9).
 
 Construction, all arithmetic in GF(q) (synth.core.finite_field: elements 0..q-1 are the
@@ -182,7 +182,7 @@ class SlimFly(Topology):
     has_worst_case = True
 
     def worst_case_destinations(self, num_ranks: int) -> np.ndarray:
-        """Routers in pairs at distance two whose minimal routes overlap (003 Figure 7.5, see
+        """Routers in pairs at distance two whose minimal routes overlap (Prisacari20 Figure 7.5, see
         slimfly_router_pairs), terminal j of one router to terminal j of the other."""
         terminals = np.arange(num_ranks, dtype=np.int64)
         sigma, _ = slimfly_router_pairs(self)
@@ -290,5 +290,5 @@ def parse_slimfly(text: str) -> SlimFly:
     return SlimFly(q, option_int(parts, "p", spec, SlimFly.default_p(q)))
 
 
-register_family(Family("slimfly", SYNTAX, "Slim Fly (003 sec. 7.2): the diameter-two MMS graph of 2q^2 routers, "
+register_family(Family("slimfly", SYNTAX, "Slim Fly (Prisacari20 sec. 7.2): the diameter-two MMS graph of 2q^2 routers, "
                        "q a prime power", parse_slimfly))

@@ -5,12 +5,12 @@ Spec: `torus:D0,D1,...[:p=P]`, every D_k >= 2, P terminals per router (default 1
 coordinates (x_0..x_{L-1}), 0 <= x_k < D_k, each linked to its +1 and -1 neighbour in every
 dimension (mod D_k). Where D_k = 2 those two neighbours are the same router and the torus keeps
 two parallel links to it (the +1 link of x_k = 0 and the +1 link, i.e. the wrap-around, of
-x_k = 1): every router keeps 2L ports and 001's model holds everywhere (2D ports per node; its
+x_k = 1): every router keeps 2L ports and DeSensi24's model holds everywhere (2D ports per node; its
 multi-port Swing runs 2D collectives on distinct links, also on the 2x4 torus of its Fig. 5).
 So a torus has L R links, routers of network degree 2L and radix 2L + P; torus:2,2 has the
 links of hyperx:2,2:trunk=2, not those of hyperx:2,2. Diameter sum floor(D_k/2).
 
-Numbering (001's linear rank mapping, dimension 0 of stride 1): router r = x_0 + D_0 (x_1 + D_1
+Numbering (DeSensi24's linear rank mapping, dimension 0 of stride 1): router r = x_0 + D_0 (x_1 + D_1
 (...)), named `r<x_0>.<x_1>...` (dimension 0 first); terminals router by router, terminal t on
 router t // P. Links: per dimension k (0 first) one per router x, from x to its +1 neighbour
 (channel 2N + 2i goes in the + direction of dimension k, 2N + 2i + 1 in the - direction), class
@@ -20,10 +20,10 @@ dimension its two links in increasing order of the neighbour's coordinate: -1 be
 at x_k = 0 and x_k = D_k - 1, whose wrap-around neighbour comes first (+1 before -1); for D_k = 2,
 first the link from x_k = 0.
 
-Terminal bandwidth: with P = 1 the node is its own router (001): the terminal link gets its 2L
-outgoing links' bandwidth (000's fair comparison, synth.topology.direct); with P > 1, 1.
+Terminal bandwidth: with P = 1 the node is its own router (DeSensi24): the terminal link gets its 2L
+outgoing links' bandwidth (Pham26's fair comparison, synth.topology.direct); with P > 1, 1.
 
-Hierarchy (GHE/BGH, 003 ch.4): (D_0, D_1, ...) with P = 1, (P, D_0, D_1, ...) otherwise.
+Hierarchy (GHE/BGH, Prisacari20 ch.4): (D_0, D_1, ...) with P = 1, (P, D_0, D_1, ...) otherwise.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class Torus(RouterGrid, Topology):
         return build_direct_network(self.spec, self.family, graph)
 
     def closed_forms(self) -> frozenset[str]:
-        """001's Table 2 is for D >= 2 dimensions of one size, one terminal per router."""
+        """DeSensi24's Table 2 is for D >= 2 dimensions of one size, one terminal per router."""
         uniform = len(set(self.sizes)) == 1 and self.dimensions >= 2 and self.p == 1
         return frozenset({TORUS_ALLREDUCE_FORMS}) if uniform else frozenset()
 
@@ -129,7 +129,7 @@ class Torus(RouterGrid, Topology):
         pairs = sum(1 for d in sizes if d == 2)
         links = f"{self.num_links} (L R: one per router and dimension"
         links += f"; two parallel links per pair in the {pairs} dimension(s) of size 2)" if pairs else ")"
-        bandwidth = (f"{self.degree} (one node per router: its outgoing link bandwidth, 000's fair comparison)"
+        bandwidth = (f"{self.degree} (one node per router: its outgoing link bandwidth, Pham26's fair comparison)"
                      if p == 1 else "1 (p > 1 terminals on ordinary router ports)")
         paths = str(self.antipodal_paths())
         if pairs:
@@ -143,7 +143,7 @@ class Torus(RouterGrid, Topology):
                 ("terminal bandwidth", bandwidth),
                 ("diameter", f"{self.diameter} (sum floor(D_k/2))"),
                 ("minimal paths between antipodal routers", paths),
-                ("rank", "r P + t on router r = x_0 + D_0 (x_1 + D_1 (...)) (001's linear mapping)")]
+                ("rank", "r P + t on router r = x_0 + D_0 (x_1 + D_1 (...)) (DeSensi24's linear mapping)")]
 
 
 def parse_torus(text: str) -> Torus:
@@ -152,5 +152,5 @@ def parse_torus(text: str) -> Torus:
     return Torus(parts.numbers, option_int(parts, "p", spec, 1))
 
 
-register_family(Family("torus", SYNTAX, "D-dimensional torus (001): +1 and -1 neighbours in every dimension, "
+register_family(Family("torus", SYNTAX, "D-dimensional torus (DeSensi24): +1 and -1 neighbours in every dimension, "
                        "dimension 0 of stride 1", parse_torus))

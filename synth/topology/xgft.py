@@ -41,12 +41,12 @@ MAX_RADIX = 1 << 16  # M or W of one layer
 @dataclass(frozen=True)
 class Xgft(Topology):
     family = "xgft"
-    default_router = "dmodk"  # 003 sec. 2.3: the fat trees' standard destination-mod-k routing
+    default_router = "dmodk"  # Prisacari20 sec. 2.3: the fat trees' standard destination-mod-k routing
     routing_kind = XGFT
     compact_routes = True  # a route is its WT index at the NCA layer (Properties 1-3), see hop_matrix
     up_down_routes = True  # every router climbs to a nearest common ancestor and comes down
     bounds_per_stage = True  # the subtree cut bound of every stage (eq. 3.6-3.12)
-    reports_seed_exchanges = True  # 003 ch.3-4's tables: the all-to-all exchanges
+    reports_seed_exchanges = True  # Prisacari20 ch.3-4's tables: the all-to-all exchanges
     degradable = False  # the routers' addressing (d-mod-k, layered, monolithic) is the intact tree's
     m: tuple[int, ...]  # M_1..M_H: children of a layer-l node
     w: tuple[int, ...]  # W_1..W_H: parents of a layer-(l-1) node
@@ -149,7 +149,7 @@ class Xgft(Topology):
         return tuple(f"stage {k}" for k in range(1, self.height + 1))
 
     def report_patterns(self) -> list[str]:
-        """The seed's exchanges (003 sec. 2.3, 4.2) in its order; XOR needs a power-of-two number of leaves."""
+        """The seed's exchanges (Prisacari20 sec. 2.3, 4.2) in its order; XOR needs a power-of-two number of leaves."""
         n = self.num_leaves
         return ["a2a-lin"] + (["a2a-xor"] if n & (n - 1) == 0 else []) + ["a2a-opt", "a2a-ghe", "a2a-bgh"]
 
@@ -311,4 +311,4 @@ def parse_xgft(text: str) -> Xgft:
     return Xgft(m, w)
 
 
-register_family(Family("xgft", "xgft:H:M_1,...,M_H:W_1,...,W_H", "extended generalized fat tree (003 ch.2-3)", parse_xgft))
+register_family(Family("xgft", "xgft:H:M_1,...,M_H:W_1,...,W_H", "extended generalized fat tree (Prisacari20 ch.2-3)", parse_xgft))

@@ -1,4 +1,4 @@
-"""The latency-aware all-to-all `a2a-lat` for networks of groups (dragonflies), 003 ch.4.
+"""The latency-aware all-to-all `a2a-lat` for networks of groups (dragonflies), Prisacari20 ch.4.
 
 The seed orders a node's destinations in blocks of growing distance: the node itself, the other
 nodes on its router, one local hop (L), one global hop (G), G then L, L then G, and L G L. It does

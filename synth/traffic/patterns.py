@@ -5,16 +5,16 @@ vectorized over (source, phase) arrays so that whole exchanges (67 M flows at 81
 are generated in bulk.
 
 Pattern names:
-  a2a-lin[:SHIFT]  d = (s + p + SHIFT) mod N                         (003, sec. 2.2)
-  a2a-xor          d = s xor p, N a power of two                     (003, sec. 2.2)
-  a2a-opt          permuted variable base, sigma = (L..1)            (003, eq. 2.4)
-  a2a-ghe          generalized hierarchical exchange                 (003, eq. 4.2-4.4)
-  a2a-bgh          load-balanced hierarchical exchange               (003, eq. 4.7-4.9)
-  a2a-lat          latency-aware exchange of dragonflies, blocks by path shape (003 ch.4; traffic/lat.py)
+  a2a-lin[:SHIFT]  d = (s + p + SHIFT) mod N                         (Prisacari20, sec. 2.2)
+  a2a-xor          d = s xor p, N a power of two                     (Prisacari20, sec. 2.2)
+  a2a-opt          permuted variable base, sigma = (L..1)            (Prisacari20, eq. 2.4)
+  a2a-ghe          generalized hierarchical exchange                 (Prisacari20, eq. 4.2-4.4)
+  a2a-bgh          load-balanced hierarchical exchange               (Prisacari20, eq. 4.7-4.9)
+  a2a-lat          latency-aware exchange of dragonflies, blocks by path shape (Prisacari20 ch.4; traffic/lat.py)
   shift:K, bitcomp, bitrev, randperm:SEED   one permutation (bitrev: N not a power of two, the ranks
                    below the largest power of two 2^k reversed in k bits, the others to themselves)
   uniform:SEED     every source sends to one uniformly random other rank
-  stencil:A1xA2x...:B1xB2x...   nearest-neighbour exchange of a task grid (003 ch.5; traffic/stencil.py)
+  stencil:A1xA2x...:B1xB2x...   nearest-neighbour exchange of a task grid (Prisacari20 ch.5; traffic/stencil.py)
   worst-case       the ch.7 worst case of Slim Fly, MLFM and OFT under minimal routing (traffic/worst_case.py)
   csv:PATH         rows src,dst,bytes[,phase]
 
@@ -327,7 +327,7 @@ class PatternRequest:
 
     def needs_hierarchy(self) -> Sequence[int]:
         if self.hierarchy is None or prod(self.hierarchy) != self.ranks:
-            raise SynthError(f"traffic pattern {show(self.pattern)} needs a hierarchical network (003 ch.4: xgft, "
+            raise SynthError(f"traffic pattern {show(self.pattern)} needs a hierarchical network (Prisacari20 ch.4: xgft, "
                              f"dragonfly, ...); this one has no hierarchy of its {self.ranks} terminals")
         return self.hierarchy
 
@@ -378,13 +378,13 @@ def _all_to_all(request: PatternRequest, destination: Callable) -> Workload:
     return Workload(request.pattern, n, n, request.message_bytes, destination, is_all_to_all=True)
 
 
-@_pattern("a2a-lin", "a2a-lin[:SHIFT]", "linear shift all-to-all, phase p: d = (s + p + SHIFT) mod N (003 sec. 2.2)")
+@_pattern("a2a-lin", "a2a-lin[:SHIFT]", "linear shift all-to-all, phase p: d = (s + p + SHIFT) mod N (Prisacari20 sec. 2.2)")
 def _lin(request: PatternRequest) -> Workload:
     shift, n = request.integer("the shift", default=0), request.ranks
     return _all_to_all(request, lambda s, p: lin_destinations(s, p, n, shift))
 
 
-@_pattern("a2a-xor", "a2a-xor", "d = s xor p, N a power of two (003 sec. 2.2)")
+@_pattern("a2a-xor", "a2a-xor", "d = s xor p, N a power of two (Prisacari20 sec. 2.2)")
 def _xor(request: PatternRequest) -> Workload:
     request.no_argument()
     n = request.ranks
@@ -393,34 +393,34 @@ def _xor(request: PatternRequest) -> Workload:
     return _all_to_all(request, lambda s, p: xor_destinations(s, p, n))
 
 
-@_pattern("a2a-opt", "a2a-opt", "the bandwidth-optimal exchange of eq. 2.4 (003)")
+@_pattern("a2a-opt", "a2a-opt", "the bandwidth-optimal exchange of eq. 2.4 (Prisacari20)")
 def _opt(request: PatternRequest) -> Workload:
     request.no_argument()
     hierarchy = request.needs_hierarchy()
     return _all_to_all(request, lambda s, p: opt_destinations(s, p, hierarchy))
 
 
-@_pattern("a2a-ghe", "a2a-ghe", "generalized hierarchical exchange (003 eq. 4.2-4.4)")
+@_pattern("a2a-ghe", "a2a-ghe", "generalized hierarchical exchange (Prisacari20 eq. 4.2-4.4)")
 def _ghe(request: PatternRequest) -> Workload:
     request.no_argument()
     hierarchy = (1,) + tuple(request.needs_hierarchy())
     return _all_to_all(request, lambda s, p: ghe_destinations(s, p, hierarchy))
 
 
-@_pattern("a2a-bgh", "a2a-bgh", "load-balanced hierarchical exchange (003 eq. 4.7-4.9)")
+@_pattern("a2a-bgh", "a2a-bgh", "load-balanced hierarchical exchange (Prisacari20 eq. 4.7-4.9)")
 def _bgh(request: PatternRequest) -> Workload:
     request.no_argument()
     hierarchy = (1,) + tuple(request.needs_hierarchy())
     return _all_to_all(request, lambda s, p: bgh_destinations(s, p, hierarchy))
 
 
-@_pattern("a2a-lat", "a2a-lat", "latency-aware exchange of dragonflies, blocks by path shape (003 ch.4)")
+@_pattern("a2a-lat", "a2a-lat", "latency-aware exchange of dragonflies, blocks by path shape (Prisacari20 ch.4)")
 def _lat(request: PatternRequest) -> Workload:
     request.no_argument()
     topology = request.topology
     groups = topology.router_groups() if topology is not None else None
     if groups is None:
-        raise SynthError("traffic pattern 'a2a-lat' needs a network of groups (003 ch.4: dragonflies)")
+        raise SynthError("traffic pattern 'a2a-lat' needs a network of groups (Prisacari20 ch.4: dragonflies)")
     table = lat_destinations(topology.network(), groups)
     return _all_to_all(request, lambda s, p: table[p, s])
 
@@ -431,7 +431,7 @@ def _shift(request: PatternRequest) -> Workload:
     return _single_phase(request.pattern, n, request.message_bytes, lambda s: (s + k) % n)
 
 
-@_pattern("bitcomp", "bitcomp", "one permutation: d = N - 1 - s (003 ch.6)")
+@_pattern("bitcomp", "bitcomp", "one permutation: d = N - 1 - s (Prisacari20 ch.6)")
 def _bitcomp(request: PatternRequest) -> Workload:
     request.no_argument()
     n = request.ranks
@@ -442,7 +442,7 @@ def _bitcomp(request: PatternRequest) -> Workload:
           "power of two 2^k reversed in k bits, the others to themselves)")
 def _bitrev(request: PatternRequest) -> Workload:
     request.no_argument()
-    # With N not a power of two (003 ch.6 leaves it open; its 1056-node dragonfly is one), the
+    # With N not a power of two (Prisacari20 ch.6 leaves it open; its 1056-node dragonfly is one), the
     # ranks below 2^k, k = floor(log2 N), send to their k-bit reversal and the other N - 2^k
     # send to themselves (no network traffic): a permutation that is the usual one on 2^k ranks.
     bits = request.ranks.bit_length() - 1
@@ -466,7 +466,7 @@ def _uniform(request: PatternRequest) -> Workload:
     return _single_phase(request.pattern, n, request.message_bytes, lambda s: (s + offsets[s]) % n)
 
 
-@_pattern("stencil", "stencil:A1xA2x...:B1xB2x...", "nearest-neighbour exchange of a task grid (003 ch.5, eq. 5.7-5.8)")
+@_pattern("stencil", "stencil:A1xA2x...:B1xB2x...", "nearest-neighbour exchange of a task grid (Prisacari20 ch.5, eq. 5.7-5.8)")
 def _stencil(request: PatternRequest) -> Workload:
     alpha, beta = stencil_grids(request.pattern, request.argument)
     if prod(beta) > request.ranks:
@@ -477,7 +477,7 @@ def _stencil(request: PatternRequest) -> Workload:
 
 
 @_pattern("worst-case", "worst-case", "the minimal-routing worst case of slimfly (distance-two router pairs with "
-          "overlapping routes), mlfm (shift by h) and oft (shift by k), 003 sec. 7.4.2")
+          "overlapping routes), mlfm (shift by h) and oft (shift by k), Prisacari20 sec. 7.4.2")
 def _worst_case(request: PatternRequest) -> Workload:
     request.no_argument()
     if request.topology is None:

@@ -1,10 +1,10 @@
-"""Placements: which terminal runs each task of a workload (`--placement`, 003 ch.5-6).
+"""Placements: which terminal runs each task of a workload (`--placement`, Prisacari20 ch.5-6).
 
-- `contiguous` (default): task i on terminal i (003 ch.6: with terminals numbered group, router,
+- `contiguous` (default): task i on terminal i (Prisacari20 ch.6: with terminals numbered group, router,
   terminal, consecutive tasks share routers and groups);
 - `random:SEED`: the tasks on a seeded random choice of distinct terminals;
 - `cartesian:G1xG2x...`: for a stencil's task grid beta, every group of the network holds one
-  G1 x G2 x ... block of tasks (003 sec. 5.3.4.1; G_k divides B_k); blocks go to groups in
+  G1 x G2 x ... block of tasks (Prisacari20 sec. 5.3.4.1; G_k divides B_k); blocks go to groups in
   order (dimension 1 least significant), and a block's tasks to its group's first terminals
   in the same order. Groups are the network's top-level subnetworks: prod(hierarchy[:-1])
   terminals each (a dragonfly group's p a terminals).

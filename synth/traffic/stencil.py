@@ -39,7 +39,7 @@ def stencil_grids(pattern: str, argument: str) -> tuple[tuple[int, ...], tuple[i
     if len(alpha) != len(beta):
         raise SynthError(f"{show(pattern)}: the domain has {len(alpha)} dimensions, the task grid {len(beta)}")
     if any(a % b for a, b in zip(alpha, beta)):
-        raise SynthError(f"{show(pattern)}: every task grid size must divide the domain size (003 sec. 5.3.2)")
+        raise SynthError(f"{show(pattern)}: every task grid size must divide the domain size (Prisacari20 sec. 5.3.2)")
     return alpha, beta
 
 

@@ -1,4 +1,4 @@
-"""The ch.7 worst-case permutations under minimal routing (003 sec. 7.4.2), `worst-case`.
+"""The ch.7 worst-case permutations under minimal routing (Prisacari20 sec. 7.4.2), `worst-case`.
 
 Each is a permutation in which whole routers send to whole routers (terminal j of the source
 router to terminal j of the destination router), so no terminal sends or receives more than its
@@ -25,7 +25,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 
-SEED_SECTION = "003 sec. 7.4.2"
+SEED_SECTION = "Prisacari20 sec. 7.4.2"
 
 
 def worst_case_destinations(topology, num_ranks: int) -> np.ndarray:

@@ -6,7 +6,7 @@ measured in bytes over bandwidth, with the bounds of the phase in bytes.
 
 Per spec (default: dragonfly (3,6,3) and Slim Fly q = 7) and per phase (K random permutations,
 and the family's adversarial pattern: the dragonfly group shift, Slim Fly's ch.7 worst case), the
-message sizes are drawn two ways: uniform in [0, 1 MiB] (as in 002's alltoallv evaluation) and
+message sizes are drawn two ways: uniform in [0, 1 MiB] (as in Fan24's alltoallv evaluation) and
 skewed (one message in four 16 times the others). Columns: the phase's bound in bytes (the cut
 bounds and the LP bound over all paths, synth.measure.lp_bound with weights), then the busiest
 channel's bytes under minimal, valiant, ugal, paths minimizing messages, and paths minimizing

@@ -6,7 +6,7 @@ phase by phase, with the LP bound of every phase.
 
 For every spec (default: dragonfly (3,6,3), 342 nodes; dragonfly (4,8,4), 1056 nodes; Slim Fly
 q = 7; Slim Fly q = 13 with p = 9) and every phase of K random permutations (randperm:1..K) and the
-adversarial patterns (Slim Fly: 003 ch.7's worst case, every phase; dragonfly: the group shift,
+adversarial patterns (Slim Fly: Prisacari20 ch.7's worst case, every phase; dragonfly: the group shift,
 every terminal to the same terminal of the next group, shift:a*p), it prints side by side the
 maximum contention of minimal, valiant, ugal and paths, the LP bound over all paths
 (synth.measure.lp_bound, ceil(lambda*)), and the time paths took for the phase in this process

@@ -197,7 +197,7 @@ def test_a_pattern_of_few_phases_is_drawn_as_bars(count):
 
 def test_summary_figure_shows_each_estimate_over_the_bound():
     """Bars of estimate / estimate at the bound, by the model's formula (per phase alpha + beta x
-    bytes x contention, 003's alpha-beta): 72 phases and one phase on one readable axis."""
+    bytes x contention, Prisacari20's alpha-beta): 72 phases and one phase on one readable axis."""
     cost = CostModel(1e-6, 100e9, 4096)
     one = PatternResult("randperm:1", "randperm:1", np.arange(1), np.array([2]),
                         [Series("minimal", np.array([3]), 0.0), Series("synth paths", np.array([2]), 0.0)])

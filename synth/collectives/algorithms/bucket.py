@@ -1,9 +1,9 @@
-"""Bucket allreduce (001's baseline; the multi-dimensional ring): on a d_0 x ... x d_{D-1} grid,
+"""Bucket allreduce (DeSensi24's baseline; the multi-dimensional ring): on a d_0 x ... x d_{D-1} grid,
 a ring reduce-scatter along every dimension in turn, then ring allgathers in the reverse order,
 sum_k 2 (d_k - 1) steps (252 on 64x64). 2D instances run at once on their own part of the vector
 (blocks c P .. c P + P - 1 of part c, block c P + i ending at rank i after the reduce-scatter):
 instance (k, direction) starts at dimension k and sends to the +1 or -1 neighbour, so every port
-of a torus node is busy (001 Table 2: BUCKET, Psi 1, Xi 1). Any other network is one ring of P.
+of a torus node is busy (DeSensi24 Table 2: BUCKET, Psi 1, Xi 1). Any other network is one ring of P.
 
 Along dimension k, with the dimensions before it in the instance's order fixed (the rank's own
 coordinates there) and those after it free, the blocks form d_k groups by their owner's

@@ -5,7 +5,7 @@ Reduce-scatter by recursive halving (power-of-two P): in step k (distance P/2, P
 reduces into r XOR distance the blocks of the half the partner keeps: the blocks whose owner
 agrees with the partner on the bits at and above the distance (and with r above it). Allgather by
 recursive doubling: the mirror image, distance 1, 2, ..., P/2, each rank sending the blocks it has
-collected. rd-b allreduce is the two; 2 log2 P steps (001 Table 2: REC.DOUB.(B), Lambda 2).
+collected. rd-b allreduce is the two; 2 log2 P steps (DeSensi24 Table 2: REC.DOUB.(B), Lambda 2).
 
 rabenseifner: the same allreduce on any P: with P' the largest power of two below P and m = P - P',
 ranks 2i + 1 < 2m first reduce everything into 2i (the usual folding), the P' remaining ranks run

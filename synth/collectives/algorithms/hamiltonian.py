@@ -1,12 +1,12 @@
 """Two edge-disjoint Hamiltonian cycles of an r x c torus (rank x + c y at column x, row y), for the
-ring allreduce on 2D tori (001: RING uses two such cycles, each in both directions, so that the
+ring allreduce on 2D tori (DeSensi24: RING uses two such cycles, each in both directions, so that the
 four ports of every node work at once).
 
 The first cycle takes c - 1 steps along its row and one step to the next row, again and again:
 every stretch covers a whole row, the next one starting a column earlier, so it closes after the r
 rows exactly when c divides r. The second cycle is what is left of the torus's links (every node
 keeps two); it is used when it is one cycle (verified here; true on every square torus), which
-001's condition (r = c k, gcd(r, c - 1) = 1) is meant to guarantee."""
+DeSensi24's condition (r = c k, gcd(r, c - 1) = 1) is meant to guarantee."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ two hops, so every collective takes two steps along them:
 - alltoall: step 1 node s sends to each out-neighbour v its blocks for v and for the nodes it
   reaches through v; step 2 v forwards them;
 - allreduce: reduce-scatter then allgather (4 steps).
-000 Table 3.2 prices these: with combining, 2 alpha + ... per collective (tests/unit/collectives/test_kautz_2dfc.py)."""
+Pham26 Table 3.2 prices these: with combining, 2 alpha + ... per collective (tests/unit/collectives/test_kautz_2dfc.py)."""
 
 from __future__ import annotations
 

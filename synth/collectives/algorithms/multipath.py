@@ -1,13 +1,13 @@
-"""Point to point on K(d,2) (000 ch.3): `kautz-mp` splits the message over edge-disjoint paths of at
+"""Point to point on K(d,2) (Pham26 ch.3): `kautz-mp` splits the message over edge-disjoint paths of at
 most three hops and relays it hop by hop (three steps), `single-path` relays it whole along the
-shortest path (one step per hop, store and forward: 000's baseline t (alpha + M beta)).
+shortest path (one step per hop, store and forward: Pham26's baseline t (alpha + M beta)).
 
 Node xy (letters 0..d, x != y; ranks numbered as synth.topology.kautz numbers the words). From xy:
 - type 1, to zt with z != y (distance 2): the shortest path xy yz zt and, for every letter k other
   than y and z, xy yk kz zt: d paths;
 - type 2, to yx: the link and, for every k other than x and y, xy yk ky yx: d paths;
 - type 3, to yz with z != x: the link and, for every k other than x, y and z, xy yk ky yz: d - 1 paths.
-The message is split evenly (000: T_mp = 3 (alpha + M/d beta), type 3 3 (alpha + M/(d-1) beta))."""
+The message is split evenly (Pham26: T_mp = 3 (alpha + M/d beta), type 3 3 (alpha + M/(d-1) beta))."""
 
 from __future__ import annotations
 

@@ -1,18 +1,18 @@
-"""MULTITREE (000 ch.3, after Huang et al.): one spanning tree per root, built together so that
+"""MULTITREE (Pham26 ch.3, after Huang et al.): one spanning tree per root, built together so that
 no directed link carries two trees' data in one step; `kautz-m` on Kautz graphs and `multitree` on
 any network with one rank per router.
 
-Construction of `multitree` (greedy, as 000 describes it): the roots' trees take turns in round
+Construction of `multitree` (greedy, as Pham26 describes it): the roots' trees take turns in round
 robin, each adding one edge from a node it held at the start of the step to a node it lacks, over a
 link no tree has used in this step; when no tree can add an edge, the step ends and every link is
 free again. A tree's candidate edges are tried in a fixed order (its nodes in the order they joined,
 their out-neighbours ascending), so the construction is deterministic. First fit is not a matching:
-on K(d,2) it takes d + 1 steps for d = 2, 3, 4 (000's count) and most d up to 16, but d + 2 at d =
+on K(d,2) it takes d + 1 steps for d = 2, 3, 4 (Pham26's count) and most d up to 16, but d + 2 at d =
 10, 13, 14 (out-trees) and 10, 13, 14, 15 (in-trees): in the last step a tree lacks a node all of
 whose in-links from the nodes it holds other trees took first (at d = 10, tree 61 and node 108: 5
 such in-links, all taken), where a maximum matching would have routed one of those trees elsewhere.
 
-`kautz-m` builds 000's own Kautz construction instead (eq. 3.5 and the text after it): every root's
+`kautz-m` builds Pham26's own Kautz construction instead (eq. 3.5 and the text after it): every root's
 breadth-first tree, its first level in step 0 and every link's second-level uses, at most d^1 = d of
 them, serialized one tree per step (two_level_trees): d + 1 steps for every d, the lower bound
 (a node receives n - 1 = d^2 + d - 1 blocks over d in-links, one per link and step), with one tree
@@ -24,7 +24,7 @@ Schedules from the trees: allgather, every tree edge carries its root's block in
 alltoall, the root's blocks for the child's subtree; reduce-scatter, trees built on the reversed
 graph, a child reducing its subtree's partial into its parent, last-built edges first; allreduce,
 reduce-scatter then allgather. A rooted collective builds its root's tree alone (a breadth-first
-tree). On an m x m 2dfc with m even the trees are 000 ch.4's construction instead (square_grid_trees),
+tree). On an m x m 2dfc with m even the trees are Pham26 ch.4's construction instead (square_grid_trees),
 which the greedy one matches in steps but not in the per-step loads."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _csr(neighbours: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def build_trees(out: tuple[np.ndarray, ...], roots: list[int]) -> Trees:
-    """000's greedy construction (module docstring), compiled: per root its tree's edges in the
+    """Pham26's greedy construction (module docstring), compiled: per root its tree's edges in the
     order they were added. Runs without the GIL under `native`, so a signal stops it at once."""
     indptr, indices = _csr(out)
     roots_array = np.asarray(roots, dtype=np.int64)
@@ -206,7 +206,7 @@ def _preorders(roots, parent, child):
 
 
 def square_grid_trees(m: int, roots: list[int]) -> Trees:
-    """000 ch.4's MULTITREE on an m x m 2dfc (m even), for every root (offsets (row r, column c) from
+    """Pham26 ch.4's MULTITREE on an m x m 2dfc (m even), for every root (offsets (row r, column c) from
     it, modulo m): step 0, the root reaches its row and column (the axis nodes); then, two rows and
     two columns a step, the Y-axis node (r, 0) reaches (r, c) for c = r mod 2 (c != 0) and the X-axis
     node (0, c) reaches (r, c) for r != c mod 2 (r != 0). m/2 + 1 steps, the (4.4) bound; every
@@ -237,7 +237,7 @@ def two_level_trees(out: tuple[np.ndarray, ...], roots: list[int]) -> Trees:
     """Kautz-M's trees on a diameter-two graph (K(d,2), or its reverse for the in-trees): every
     root's breadth-first tree, its links to the children in step 0 (a link leaves one root only),
     and every link's second-level uses, one tree per step in the order of their roots, in steps 1,
-    2, ...: a link carries the children of at most d roots (000 ch.3: ab -> bc is used by the roots
+    2, ...: a link carries the children of at most d roots (Pham26 ch.3: ab -> bc is used by the roots
     xa, x != a, except the root ba on ab -> ba), so d + 1 steps, and every step after the first moves
     one block per link: the (2d + 1) M / (d (d + 1)) of Table 3.2's alltoall. (The greedy trees miss
     d + 1 steps at some d, and from d = 4 their uneven branches put more on a link.)"""

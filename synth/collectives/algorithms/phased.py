@@ -1,5 +1,5 @@
-"""The phased all-to-alls of 003 as schedules: phase p of the exchange is step p, in which every
-rank s sends its block for d = dst(s, p) straight to d (003 sec. 2.2 LIN and XOR, eq. 2.4 OPT,
+"""The phased all-to-alls of Prisacari20 as schedules: phase p of the exchange is step p, in which every
+rank s sends its block for d = dst(s, p) straight to d (Prisacari20 sec. 2.2 LIN and XOR, eq. 2.4 OPT,
 eq. 4.2-4.4 GHE, 4.7-4.9 BGH, ch.4's LAT for dragonflies), the patterns `synth route --traffic`
 takes. A rank's block for itself stays (no transfer); the N phases deliver every block once."""
 
@@ -47,5 +47,5 @@ def _refusal(pattern: str):
 
 
 for _name in PATTERNS:
-    register(Algorithm(_name, ("alltoall", "alltoallv"), f"the phased exchange {_name} (003): phase p is step p",
+    register(Algorithm(_name, ("alltoall", "alltoallv"), f"the phased exchange {_name} (Prisacari20): phase p is step p",
                        _generator(_name), _refusal(_name), transfers=one_transfer_per_block))

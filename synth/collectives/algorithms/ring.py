@@ -5,10 +5,10 @@ j - k - 1 into position j + 1, so that every block, started by the rank after it
 passed every other rank when it reaches its owner in step P - 2. Allgather: in step k position j
 forwards the block of position j - k, the one it received last.
 
-On a 2D torus with two edge-disjoint Hamiltonian cycles (synth.collectives.algorithms.hamiltonian; 001's
+On a 2D torus with two edge-disjoint Hamiltonian cycles (synth.collectives.algorithms.hamiltonian; DeSensi24's
 RING) the allreduce runs four rings at once, each cycle in both directions, every one on its part of
 the vector (blocks c P .. c P + P - 1 of part c): all four ports of a node are busy, 2(P - 1)
-steps (001 Table 2: Psi 1, Xi 1). Elsewhere it is one ring in rank order."""
+steps (DeSensi24 Table 2: Psi 1, Xi 1). Elsewhere it is one ring in rank order."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ block sits at s + (i mod r^x)). One step per round; a round whose messages carry
 block is preceded by an exchange of the blocks' sizes (priced, not a separate step: `size_exchange`).
 A round of one block per rank sends it without one: that block is its sender's own (its offset z r^x
 has one nonzero digit), it goes straight to its destination, whose receive count names its size, as
-the authors' implementation of 002 does (it exchanges metadata only when a round's count n(x, z)
+the authors' implementation of Fan24 does (it exchanges metadata only when a round's count n(x, z)
 exceeds 1). r = 2 is the two-phase non-uniform Bruck, r >= P - 1 spread-out (P - 1 single-block
 rounds, no size exchange). The paper's backward direction (send to p - d) is this one mirrored; the
 forward one is its text's and Fig. 2's.
@@ -55,7 +55,7 @@ def round_offsets(p: int, r: int, x: int, z: int) -> np.ndarray:
 
 def round_blocks(p: int, r: int, x: int, z: int) -> int:
     """n(x, z): the blocks every rank sends in round (x, z), the offsets 1..P-1 with digit x = z
-    (002's count, without listing them)."""
+    (Fan24's count, without listing them)."""
     big = r ** x
     return (p // (big * r)) * big + min(big, max(0, p % (big * r) - z * big))
 

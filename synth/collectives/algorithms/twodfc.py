@@ -1,4 +1,4 @@
-"""2dfc (2D HyperX, one node per router; 000 ch.4, 004's 2lvfc) collectives in two steps along the
+"""2dfc (2D HyperX, one node per router; Pham26 ch.4, PhamNK's 2lvfc) collectives in two steps along the
 dimensions: node (a2, a1) is rank a2 m1 + a1, linked to every node that differs in one coordinate.
 Digest: ../shared/spec/kautz-2dfc-collectives.md (its cleaned schedules; the thesis' loops have
 index typos).
@@ -13,7 +13,7 @@ index typos).
 (1 - x) routed Y then X, so both dimensions work in both steps: (4.6) t_MD = 2 alpha + max(m1, m2)
 b beta. x = m1 / (m1 + m2) balances the links (the thesis' m2 / (m1 + m2) contradicts its Table
 4.1; any x between min and max over m1 + m2 gives the same total, squares take 1/2). Alltoall and
-allgather; allreduce is the DO reduce-scatter then the MD allgather (000's evaluation).
+allgather; allreduce is the DO reduce-scatter then the MD allgather (Pham26's evaluation).
 Part k of block b is block k B + b (two parts)."""
 
 from __future__ import annotations

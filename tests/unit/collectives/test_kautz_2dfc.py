@@ -1,4 +1,4 @@
-"""Kautz K(d,2) and 2dfc collectives ([Pham26], 004) with the seeds' numbers, every
+"""Kautz K(d,2) and 2dfc collectives ([Pham26], [PhamNK]) with the seeds' numbers, every
 cost taken from the generated schedule's alpha-beta evaluation on the network (not from a formula):
 
 - Table 3.2, Kautz-C for d = 2..16 and Kautz-M (MULTITREE): the alpha and beta coefficients;
@@ -50,7 +50,7 @@ def coefficients(name, collective, d):
     return schedule.num_steps, (c.time - schedule.num_steps * ALPHA) / (BETA * m)
 
 
-TABLE_3_2_C = {  # 000 Table 3.2, Kautz-C: (alpha coefficient, beta coefficient of M)
+TABLE_3_2_C = {  # Pham26 Table 3.2, Kautz-C: (alpha coefficient, beta coefficient of M)
     "broadcast": lambda d: (2, 2), "reduce": lambda d: (2, 2),
     "scatter": lambda d: (2, (d + 2) / (d * (d + 1))), "gather": lambda d: (2, (d + 2) / (d * (d + 1))),
     "allgather": lambda d: (2, d + 1), "reduce-scatter": lambda d: (2, d + 1),
@@ -60,7 +60,7 @@ TABLE_3_2_C = {  # 000 Table 3.2, Kautz-C: (alpha coefficient, beta coefficient 
 
 
 def greedy_trees(out, roots):
-    """000's greedy MULTITREE construction, written here from its description (not synth's compiled
+    """Pham26's greedy MULTITREE construction, written here from its description (not synth's compiled
     kernel): in every step the roots' trees take turns, each adding one edge from a node it held at
     the start of the step (nodes in the order they joined, out-neighbours ascending) to a node it
     lacks, over a link no tree used in the step; when none can, the step ends."""
@@ -106,7 +106,7 @@ def subtrees(edges, root):
 @pytest.mark.parametrize("spec", ["kautz:2", "kautz:4", "2dfc:3,3", "2dfc:3,5", "torus:4,4", "torus:3,5", "hyperx:3,4"])
 def test_greedy_trees_as_described(spec):
     """synth's compiled construction (it skips the nodes a tree has saturated) adds the same edges in
-    the same steps as the construction written from 000's description, and its subtrees are the
+    the same steps as the construction written from Pham26's description, and its subtrees are the
     trees' own."""
     graph = rank_graph(spec)
     roots = list(range(graph.ranks))
@@ -160,7 +160,7 @@ def kautz_words(d: int) -> np.ndarray:
     return np.array([(x, y) for x in range(d + 1) for y in range(d + 1) if x != y])
 
 
-KAUTZ_M_STEPS = {  # 000 Table 3.2's alpha coefficients for Kautz-M (Kautz-Mtree)
+KAUTZ_M_STEPS = {  # Pham26 Table 3.2's alpha coefficients for Kautz-M (Kautz-Mtree)
     "allgather": lambda d: d + 1, "reduce-scatter": lambda d: d + 1, "alltoall": lambda d: d + 1,
     "allreduce": lambda d: 2 * (d + 1), "broadcast": lambda d: 2, "reduce": lambda d: 2, "scatter": lambda d: 2,
     "gather": lambda d: 2,
@@ -301,7 +301,7 @@ def test_multipath_point_to_point(d):
 
 @pytest.mark.parametrize("m", [4, 6, 8, 16])
 def test_multitree_construction_on_square_2dfc(m):
-    """000 ch.4's construction: (4.4)'s m/2 + 1 steps, one tree per directed link and step, and the
+    """Pham26 ch.4's construction: (4.4)'s m/2 + 1 steps, one tree per directed link and step, and the
     corrected Table 4.2 time (m/2 + 1) alpha + (m + 1) b beta (the table's m/2 alpha + m b beta is a
     step short for even m, the digest's erratum)."""
     spec, b = f"2dfc:{m},{m}", 32 * 1024

@@ -391,7 +391,7 @@ def test_the_seeds_closed_form_is_printed_next_to_the_measured_time(run, argv):
     line = next(line for line in out.splitlines() if line.startswith("seed "))
     formula, measured = re.search(r"= ([\d.]+) us \(measured ([\d.]+) us\)", line).groups()
     assert formula == measured
-    assert ("001 eq. 1" in out) == (argv[0] == "allreduce")  # 001's deficiency model is an allreduce model
+    assert ("DeSensi24 eq. 1" in out) == (argv[0] == "allreduce")  # DeSensi24's deficiency model is an allreduce model
 
 
 def test_a_routes_file_gives_the_paths(run, tmp_path):

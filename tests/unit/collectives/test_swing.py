@@ -137,7 +137,7 @@ def test_xi_limits_and_rectangular_tori():
 @pytest.mark.parametrize("spec,xi", [("torus:8,8", 1.0781), ("torus:16,16", 1.1367), ("torus:32,32", 1.1689),
                                      ("torus:8,8,8", 1.0254)])
 def test_measured_xi_is_the_closed_form(spec, xi):
-    """Psi x Xi measured on minimal routes equals 001's Xi (which takes Psi = 1: the measured Psi is
+    """Psi x Xi measured on minimal routes equals DeSensi24's Xi (which takes Psi = 1: the measured Psi is
     (p - 1)/p, the last step moving 1/p of the vector)."""
     topology, schedule = swing_b(spec)
     c = costs(map_schedule(schedule, topology), schedule.ranks)
@@ -184,7 +184,7 @@ def test_alpha_beta_equals_a_per_step_recomputation():
         assert max(starts.values()) == 1  # Swing's multi-port steps: one message per port
         total += 2e-6 * max(starts.values()) + 8 / 50e9 * (load / network.channel_bandwidth).max()
     assert c.time == pytest.approx(total, rel=1e-12)
-    # The bound of any allreduce under the same model, not 001's T_opt = 4 alpha + beta n/2 (the
+    # The bound of any allreduce under the same model, not DeSensi24's T_opt = 4 alpha + beta n/2 (the
     # optimum of schedules sending one message per port and step, below which Kautz-C's 4 alpha on
     # 20 ranks would fall): a node starts 4 messages per alpha, so 16 ranks need ceil(log_5 16) = 2
     # alphas, and the 2(p - 1) n of one-way gossip leaves through 16 nodes' links of bandwidth 4.
@@ -213,7 +213,7 @@ def torus_graph(c: int, r: int) -> nx.Graph:
 @pytest.mark.parametrize("c", [3, 4, 5, 6, 7, 8])
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_edge_disjoint_hamiltonian_cycles(c, k):
-    """They exist (by this construction) exactly where 001 says: r = c k and gcd(r, c - 1) = 1."""
+    """They exist (by this construction) exactly where DeSensi24 says: r = c k and gcd(r, c - 1) = 1."""
     from synth.collectives.algorithms.hamiltonian import hamiltonian_cycles
 
     r = c * k

@@ -86,7 +86,7 @@ def digit(i: int, r: int, x: int) -> int:
 
 
 def paper_rounds(p: int, r: int) -> list[tuple[int, list[int]]]:
-    """002 sec. 3, built here from its definition: round (x, z) for every digit position x of
+    """Fan24 sec. 3, built here from its definition: round (x, z) for every digit position x of
     offsets 1..P-1 (x outer) and value 1 <= z < r that some offset has at x, carrying, to distance
     z r^x, the blocks whose offset has digit x equal to z. Returns (distance, offsets) per round."""
     out, x = [], 0
@@ -104,7 +104,7 @@ def paper_rounds(p: int, r: int) -> list[tuple[int, list[int]]]:
                                  (30, 29), (64, 8), (100, 2), (100, 10), (100, 99), (257, 16), (257, 256)])
 def test_size_exchange_only_before_rounds_of_more_than_one_block(p, r):
     """A round is preceded by an exchange of sizes exactly when every rank sends more than one block
-    in it (the authors' implementation of 002 sends a single-block round directly, its size known
+    in it (the authors' implementation of Fan24 sends a single-block round directly, its size known
     from the receive counts). In such a round the one block is the sender's own and goes straight to
     its destination. Checked against the rounds built above from the paper's definition."""
     expected = paper_rounds(p, r)
@@ -155,7 +155,7 @@ def test_hierarchical_size_exchanges(p, q, r):
     """Every intra-node round's message carries N n_Q(x, z) >= N >= 2 blocks (for every node, the
     blocks of its local round): a size exchange before each, even where n_Q = 1 (the authors' code:
     metadata in every intra-node round); the inter-node messages carry final blocks, whose sizes the
-    receivers know: none. Rounds built here from 002's definition (paper_rounds)."""
+    receivers know: none. Rounds built here from Fan24's definition (paper_rounds)."""
     nodes = p // q
     intra = paper_rounds(q, r) if q > 1 else []
     for name in ("tuna-coalesced", "tuna-staggered"):

@@ -229,9 +229,9 @@ def test_the_size_priced_is_the_size_printed(run):
 
 def test_alltoall_prints_no_allreduce_model(run):
     code, out, _ = run("schedule", "alltoall", "--algorithm", "bruck", "--network", "torus:4,4")
-    assert code == 0 and "001 eq. 1" not in out and "T_opt" not in out
+    assert code == 0 and "DeSensi24 eq. 1" not in out and "T_opt" not in out
     code, out, _ = run("schedule", "allreduce", "--algorithm", "swing-b", "--network", "torus:4,4")
-    assert "001 eq. 1" in out
+    assert "DeSensi24 eq. 1" in out
 
 
 def test_one_step_algorithms_pay_for_their_messages(run):

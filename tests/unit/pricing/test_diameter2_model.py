@@ -1,4 +1,4 @@
-"""003 ch.7's closed forms for low-diameter topologies (synth.pricing.diameter2_model), with the
+"""Prisacari20 ch.7's closed forms for low-diameter topologies (synth.pricing.diameter2_model), with the
 seed's numbers (sec. 7.2, digest ../shared/spec/hierarchical-dragonfly-diameter2.md)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`synth model demand` (003 ch.5, eq. 5.1-5.6): any workload's global-link demand on a dragonfly.
+"""`synth model demand` (Prisacari20 ch.5, eq. 5.1-5.6): any workload's global-link demand on a dragonfly.
 
 The seed's (and the digest's) numbers for the stencil on DF(4,8,4) come out of the general
 formulas (5.2, 5.3) applied to the actual stencil traffic and placement, and a naive recount
@@ -31,7 +31,7 @@ def demand_rows(out: str) -> dict[str, tuple[float, str, float]]:
     return rows
 
 
-# 003 ch.5 on DF(4,8,4), alpha = 512^3, beta = 8x8x4 (m = 0.2, 0.2, 0.1): the digest's checks of
+# Prisacari20 ch.5 on DF(4,8,4), alpha = 512^3, beta = 8x8x4 (m = 0.2, 0.2, 0.1): the digest's checks of
 # (5.16) (direct) and (5.17) (Valiant, /(a h - 1) = /31). gamma = 1x8x4: direct 6.4; its indirect
 # value is (5.17)'s 4 * 32 * 0.2 / 31.
 @pytest.mark.parametrize("gamma, direct, indirect", [("4x4x2", 3.2, 0.6194), ("2x2x2", 0.8, 0.2581),

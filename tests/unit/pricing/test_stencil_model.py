@@ -1,4 +1,4 @@
-"""003 ch.5's nearest-neighbour demand model (synth.pricing.stencil_model) with the digest's worked
+"""Prisacari20 ch.5's nearest-neighbour demand model (synth.pricing.stencil_model) with the digest's worked
 numbers for DF(4,8,4) and alpha = (512, 512, 512) (../shared/spec/hierarchical-dragonfly-diameter2.md,
 marked [derived] there: the seed prints only figures), each recomputed by hand below."""
 

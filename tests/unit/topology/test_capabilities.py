@@ -103,8 +103,8 @@ def test_a_degraded_network_has_its_familys_worst_case():
 @pytest.mark.parametrize("spec, forms", [
     ("xgft:2:4,4:1,2", {FAT_TREE_FORMS}),
     ("torus:4,4", {TORUS_ALLREDUCE_FORMS}), ("torus:4,4,4", {TORUS_ALLREDUCE_FORMS}),
-    ("torus:4,8", set()), ("torus:8", set()), ("torus:4,4:p=2", set()),  # 001: equal sides, D >= 2, one terminal
-    ("kautz:3", {KAUTZ_FORMS}), ("kautz:3,3", set()),  # 000 ch.3: K(d,2)
+    ("torus:4,8", set()), ("torus:8", set()), ("torus:4,4:p=2", set()),  # DeSensi24: equal sides, D >= 2, one terminal
+    ("kautz:3", {KAUTZ_FORMS}), ("kautz:3,3", set()),  # Pham26 ch.3: K(d,2)
     ("2dfc:3,4", {GRID_ALLTOALL_FORMS}), ("hyperx:3,4", set()),
     ("dragonfly:2,4,2", {DRAGONFLY_STENCIL_FORMS, DRAGONFLY_UNIFORM_FORMS}),
     ("slimfly:5", set()), ("mlfm:3", set()), ("oft:4", set()),

@@ -1,6 +1,6 @@
 """Dragonflies (synth.topology.dragonfly) against their definition, rebuilt here with networkx and
 plain loops (no synth code in the expectation): structure, ports, arrangements, fewer groups, the
-seed's sizes (003 Table 4.2) and ch.6 bound, bad specs, and the commands on them."""
+seed's sizes (Prisacari20 Table 4.2) and ch.6 bound, bad specs, and the commands on them."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from synth.core.errors import SynthError
 from synth.topology import parse_topology
 from synth.topology.dragonfly import uniform_throughput_bound
 
-TABLE_4_2 = {  # 003 Table 4.2: (p, a, h) -> terminals
+TABLE_4_2 = {  # Prisacari20 Table 4.2: (p, a, h) -> terminals
     (2, 4, 2): 72, (3, 6, 3): 342, (4, 8, 4): 1056,  # balanced
     (2, 3, 2): 42, (3, 5, 3): 240, (4, 7, 4): 812,  # under-provisioned
     (2, 5, 2): 110, (3, 7, 3): 462, (4, 9, 4): 1332,  # over-provisioned
@@ -319,7 +319,7 @@ def test_balance_conditions_and_bandwidths():
 def test_facts_state_the_balance_and_the_bound():
     facts = dict(parse_topology("dragonfly:4,7,4").facts())
     assert facts["router radix"].startswith("14 ")
-    assert facts["balance a B_L >= 2p B_p (003 eq. 6.3)"].startswith("does not hold")
+    assert facts["balance a B_L >= 2p B_p (Prisacari20 eq. 6.3)"].startswith("does not hold")
     assert facts["balance h B_R >= (p - 1/a) B_p (6.6)"].startswith("holds")
     assert facts["uniform-traffic bound T (6.8), minimal routing"].startswith("0.8904 ")
     assert facts["local links"].startswith("609 ") and facts["global links"].startswith("406 ")
@@ -427,7 +427,7 @@ def test_model_uniform_command(run):
 
 @pytest.mark.parametrize("argv, message", [
     (["dragonfly:4,8,3:groups=5"], "for the maximum size, a h + 1 = 25 groups, not 5"),
-    (["hyperx:3,3"], "for dragonflies (003 ch.6), not hyperx"),
+    (["hyperx:3,3"], "for dragonflies (Prisacari20 ch.6), not hyperx"),
     (["dragonfly:4,8,3", "--bl", "nan"], "--bl must be a positive number"),
     (["dragonfly:4,8,3", "--bp", "0"], "--bp must be a positive number"),
     (["dragonfly:4,8,3", "--br", "x"], "--br must be a positive number"),

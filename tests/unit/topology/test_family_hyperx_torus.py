@@ -1,7 +1,7 @@
 """HyperX and 2dfc (synth.topology.hyperx) and tori (synth.topology.torus) against their
 definitions, built here independently with networkx (cartesian products of complete graphs,
-periodic grid graphs) and relabelled to the seeds' rank conventions; the digests' numbers (000's
-2dfc, 001's tori, 003 ch.7's 2D HyperX); spec errors; the commands and the instances."""
+periodic grid graphs) and relabelled to the seeds' rank conventions; the digests' numbers (Pham26's
+2dfc, DeSensi24's tori, Prisacari20 ch.7's 2D HyperX); spec errors; the commands and the instances."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def reference_torus(sizes) -> nx.MultiGraph:
 
 
 def reference_2dfc(m2: int, m1: int) -> nx.MultiGraph:
-    """000: node (a2, a1) of rank a2 m1 + a1, linked to every node differing in exactly one coordinate."""
+    """Pham26: node (a2, a1) of rank a2 m1 + a1, linked to every node differing in exactly one coordinate."""
     g = nx.MultiGraph()
     g.add_nodes_from(range(m1 * m2))
     for (a2, a1), (b2, b1) in itertools.combinations(itertools.product(range(m2), range(m1)), 2):
@@ -227,7 +227,7 @@ def test_hyperx_diameter_and_minimal_paths(spec, paths):
 
 @pytest.mark.parametrize("r", [3, 6, 12, 24, 27, 30, 36])
 def test_hyperx_ch7_sizes(r):
-    """003 ch.7: the 2D HyperX of router radix r has p = r/3, R = (r/3+1)^2 routers, N = (r/3)(r/3+1)^2."""
+    """Prisacari20 ch.7: the 2D HyperX of router radix r has p = r/3, R = (r/3+1)^2 routers, N = (r/3)(r/3+1)^2."""
     from synth.pricing.diameter2_model import hyperx_2d
 
     p = r // 3
@@ -243,7 +243,7 @@ def test_hyperx_ch7_sizes(r):
     assert (config.terminals, config.routers, config.radix) == (network.num_terminals, network.num_switches, r)
     assert network.cost_per_endpoint() == (config.ports_per_terminal, config.links_per_terminal)
     facts = dict(topology.facts())
-    assert facts["003 ch.7 2D HyperX"] == (f"router radix r = 3p = {r}: R = (r/3+1)^2 = {(p + 1) ** 2}, "
+    assert facts["Prisacari20 ch.7 2D HyperX"] == (f"router radix r = 3p = {r}: R = (r/3+1)^2 = {(p + 1) ** 2}, "
                                            f"N = (r/3)(r/3+1)^2 = {p * (p + 1) ** 2}")
 
 
@@ -279,7 +279,7 @@ def test_2dfc_matches_the_definition(m2, m1):
 
 @pytest.mark.parametrize("m, degree, edges", [(4, 6, 48), (8, 14, 448), (16, 30, 3840)])
 def test_2dfc_digest_numbers(m, degree, edges):
-    """000 (kautz-2dfc-collectives.md): degree m1 + m2 - 2, m1 m2 (m1 + m2 - 2)/2 undirected edges,
+    """Pham26 (kautz-2dfc-collectives.md): degree m1 + m2 - 2, m1 m2 (m1 + m2 - 2)/2 undirected edges,
     diameter 2, two minimal paths between nodes differing in both coordinates."""
     topology = parse_topology(f"2dfc:{m},{m}")
     network = topology.network()
@@ -349,7 +349,7 @@ def test_torus_port_order_and_directions(spec):
 
 
 def test_torus_dimension_of_two_has_two_parallel_links():
-    """torus:2,4 (001's Fig. 5): the +1 and -1 neighbours in dimension 0 coincide and get two links,
+    """torus:2,4 (DeSensi24's Fig. 5): the +1 and -1 neighbours in dimension 0 coincide and get two links,
     so every router keeps 2D = 4 ports; hyperx:2,4 has one. torus:2,2 = hyperx:2,2:trunk=2."""
     torus = parse_topology("torus:2,4").network()
     n = torus.num_terminals
@@ -533,6 +533,6 @@ def test_instance_routes(run):
     assert "a2a-lin: 16 of 16 phases" in out and "router    dor" in out
     code, out, err = run("route", REPO / "instances" / "tori" / "torus-8x8.toml", "--quiet")
     assert code == 0, err
-    # 001's recursive doubling on 8x8: partners at distance 1, 2, 4 in each dimension, 14 in all
+    # DeSensi24's recursive doubling on 8x8: partners at distance 1, 2, 4 in each dimension, 14 in all
     # ("sum of distances over steps", swing-allreduce.md); on a ring the worst link carries that many.
     assert "a2a-xor: 6 of 64 phases" in out and "sum over phases 14 " in out

@@ -1,5 +1,5 @@
 """Multi-Layer Full-Mesh (synth.topology.mlfm) and two-level Orthogonal Fat-Trees
-(synth.topology.oft) against their definitions (003 sec. 7.2.2.3-7.2.2.4,
+(synth.topology.oft) against their definitions (Prisacari20 sec. 7.2.2.3-7.2.2.4,
 hierarchical-dragonfly-diameter2.md ch.7), built here independently with networkx and a test-local
 k-ML3B table; the digest's numbers and Table 7.2; the commands end to end."""
 
@@ -18,7 +18,7 @@ from synth.core.errors import SynthError
 from synth.topology import parse_topology
 
 
-# 003 Table 7.2, the 4-ML3B, row by row (as the digest lists it).
+# Prisacari20 Table 7.2, the 4-ML3B, row by row (as the digest lists it).
 TABLE_7_2 = [[9, 10, 11, 12], [9, 0, 1, 2], [9, 3, 4, 5], [9, 6, 7, 8], [10, 0, 3, 6], [10, 1, 4, 7], [10, 2, 5, 8],
              [11, 0, 4, 8], [11, 1, 5, 6], [11, 2, 3, 7], [12, 0, 5, 7], [12, 1, 3, 8], [12, 2, 4, 6]]
 
@@ -39,7 +39,7 @@ def reference_mlfm(h: int) -> tuple[nx.Graph, list[str]]:
 
 
 def reference_ml3b(k: int) -> list[list[int]]:
-    """The k-ML3B table following the seed's four steps literally (003 sec. 7.2.2.4)."""
+    """The k-ML3B table following the seed's four steps literally (Prisacari20 sec. 7.2.2.4)."""
     q, rows = k - 1, 1 + k * (k - 1)
     first_row = list(range(rows - k, rows))  # step 1
     first_column = [v for v in range(rows - k, rows) for _ in range(k - 1)]  # step 2
@@ -145,7 +145,7 @@ def test_mlfm_matches_the_definition(h):
 @pytest.mark.parametrize("h", [2, 3, 4])
 def test_mlfm_minimal_paths(h):
     """Same-column local routers (same index, different layers) have h minimal paths, every other
-    pair of local routers exactly 1, all of length 2 (003 sec. 7.3)."""
+    pair of local routers exactly 1, all of length 2 (Prisacari20 sec. 7.3)."""
     got, _ = router_graph(parse_topology(f"mlfm:{h}").network())
     for l1, i1, l2, i2 in itertools.product(range(h), range(h + 1), range(h), range(h + 1)):
         if (l1, i1) >= (l2, i2):
@@ -180,7 +180,7 @@ def test_mlfm_digest_numbers_and_spec():
     assert topology.hierarchy() == (15, 16, 15) and np.prod(topology.hierarchy()) == 3600
     assert topology.router_groups() is None and topology.router_coordinates() is None
     ports, links = topology.network().cost_per_endpoint()
-    assert (ports, links) == (3.0, 2.0)  # 003 sec. 7.2: 3 router ports and 2 links per end-node
+    assert (ports, links) == (3.0, 2.0)  # Prisacari20 sec. 7.2: 3 router ports and 2 links per end-node
 
 
 def test_mlfm_port_order():
@@ -253,7 +253,7 @@ def test_oft_matches_the_definition(k):
 @pytest.mark.parametrize("k", [3, 4])
 def test_oft_minimal_paths(k):
     """(0, i) and (2, i) have k minimal paths, every other pair of L0/L2 routers exactly 1, all of
-    length 2 (003 sec. 7.3)."""
+    length 2 (Prisacari20 sec. 7.3)."""
     got, _ = router_graph(parse_topology(f"oft:{k}").network())
     rl = 1 + k * (k - 1)
     ends = [(level, i) for level in (0, 2) for i in range(rl)]

@@ -1,6 +1,6 @@
 """Slim Fly (synth.topology.slimfly, with synth.core.finite_field) and Kautz graphs
 (synth.topology.kautz) against their definitions, built here independently with networkx and a
-test-local finite field; the digests' numbers (003 sec. 7.2, 000); the commands end to end."""
+test-local finite field; the digests' numbers (Prisacari20 sec. 7.2, Pham26); the commands end to end."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ class RefField:
 
 
 def digest_generator_sets(field: RefField) -> tuple[set[int], set[int]]:
-    """X and X' exactly as the digest writes them (003 sec. 7.2, hierarchical-dragonfly-diameter2.md)."""
+    """X and X' exactly as the digest writes them (Prisacari20 sec. 7.2, hierarchical-dragonfly-diameter2.md)."""
     q = field.q
     delta = [d for d in (-1, 0, 1) if (q - d) % 4 == 0][0]
     w = (q - delta) // 4
@@ -219,7 +219,7 @@ def test_digest_sizes():
         network = topology.network()
         assert (network.num_switches, network.num_terminals, router_radix(network)) == (338, terminals, radix)
         assert topology.degree == 19 and dict(topology.facts())["router radix r' + p"] == str(radix)
-    # 003 sec. 7.2: the cost per endpoint for q = 13 (p = 10: 2.9 ports, 1.95 links; p = 9: 3.11, 2.05).
+    # Prisacari20 sec. 7.2: the cost per endpoint for q = 13 (p = 10: 2.9 ports, 1.95 links; p = 9: 3.11, 2.05).
     ports, links = parse_topology("slimfly:13").network().cost_per_endpoint()
     assert (round(ports, 2), round(links, 2)) == (2.9, 1.95)
     ports, links = parse_topology("slimfly:13:p=9").network().cost_per_endpoint()
@@ -227,7 +227,7 @@ def test_digest_sizes():
 
 
 def test_q23_minimal_path_diversity():
-    """003 sec. 7.3: for q = 23, non-adjacent router pairs have about 1.1 minimal paths on average, at most 8."""
+    """Prisacari20 sec. 7.3: for q = 23, non-adjacent router pairs have about 1.1 minimal paths on average, at most 8."""
     topology = parse_topology("slimfly:23")
     g, _ = router_graph(topology)
     a = nx.to_numpy_array(g)
@@ -284,7 +284,7 @@ def test_kautz_matches_the_definition(d, k):
     assert {deg for _, deg in got.in_degree} == {deg for _, deg in got.out_degree} == {d}
     assert nx.diameter(got) == (k if d >= 2 else 1)
     assert dict(topology.facts())["diameter"] == str(k if d >= 2 else 1)
-    # One terminal per router, injection and ejection at bandwidth D (000's fair-comparison rule).
+    # One terminal per router, injection and ejection at bandwidth D (Pham26's fair-comparison rule).
     n = network.num_terminals
     assert n == network.num_switches == (d + 1) * d ** (k - 1)
     term = network.channel_class == network.class_names.index("terminal")

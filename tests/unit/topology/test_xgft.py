@@ -165,7 +165,7 @@ def test_bad_specs(text, message):
 
 
 def test_cost_per_endpoint_of_fat_trees():
-    """003 sec. 7.2 / Figure 7.3: a two-level fat tree costs 3 switch ports and 2 links per end-node,
+    """Prisacari20 sec. 7.2 / Figure 7.3: a two-level fat tree costs 3 switch ports and 2 links per end-node,
     a three-level one 5 and 3 (full bisection, radix 8 and 16 here)."""
     assert parse_topology("xgft:2:4,8:1,4").network().cost_per_endpoint() == (3.0, 2.0)
     assert parse_topology("xgft:3:8,8,4:1,8,8").network().cost_per_endpoint() == (5.0, 3.0)

@@ -167,7 +167,7 @@ def test_table_2_1_sizes_are_powers_of_two():
 
 
 def test_bitrev_on_a_non_power_of_two_reverses_the_largest_power_of_two_prefix():
-    """003 ch.6 leaves bit reversal on N = 1056 open; synth's rule: ranks below 2^10 = 1024 reversed
+    """Prisacari20 ch.6 leaves bit reversal on N = 1056 open; synth's rule: ranks below 2^10 = 1024 reversed
     in 10 bits, ranks 1024..1055 to themselves. A permutation either way."""
     dst = parse_pattern("bitrev", 1056, None).flows(0).dst.tolist()
     assert dst[:1024] == [int(f"{s:010b}"[::-1], 2) for s in range(1024)]

@@ -1,4 +1,4 @@
-"""Stencil traffic (003 ch.5, eq. 5.7-5.8) and placements, checked against a direct construction."""
+"""Stencil traffic (Prisacari20 ch.5, eq. 5.7-5.8) and placements, checked against a direct construction."""
 
 from __future__ import annotations
 

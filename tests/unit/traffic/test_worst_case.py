@@ -1,4 +1,4 @@
-"""The ch.7 worst-case permutations (synth.traffic.worst_case, the families' worst_case_destinations, 003 sec. 7.4.2).
+"""The ch.7 worst-case permutations (synth.traffic.worst_case, the families' worst_case_destinations, Prisacari20 sec. 7.4.2).
 
 The router graph is read from the network's channels into networkx, and every claim is
 re-derived there: the pattern is a permutation of whole routers onto whole routers; Slim Fly
