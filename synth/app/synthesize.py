@@ -20,8 +20,8 @@ from synth.core.errors import SynthError
 from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.bounds import StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
-from synth.synthesis.exact import (FrontPoint, SpreadProblem, delivery, integer_bandwidth, rounds_lower_bound,
-                                   spread_schedule, synthesize_spread)
+from synth.synthesis.exact import (FrontPoint, SpreadProblem, delivery, integer_bandwidth, one_round_steps,
+                                   rounds_lower_bound, spread_schedule, synthesize_spread)
 from synth.synthesis.transfers import REACHES, transfer_graph
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
@@ -44,9 +44,11 @@ class Part:
     """One spreading half (an allreduce has two): its front and its schedules."""
 
     collective: str  # allgather | reduce-scatter | broadcast | reduce
-    least_steps: int | None
+    least_steps: int | None  # the step bound, when the program found a schedule of that many steps
     least_status: str
     front: list[FrontPoint]
+    one_round: int | None  # the least steps of one round each
+    one_round_status: str
     schedules: list[Schedule | None] = field(default_factory=list)  # per front point
     priced: list = field(default_factory=list)  # per front point: its MappedSchedule at REFERENCE_BYTES per block
 
@@ -105,10 +107,11 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
         ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
         rounds_bound = rounds_lower_bound(per_byte * ratio, len(sources))
         say(f"{half}: {len(spread.item_block):,} deliveries, at least {least} steps and {rounds_bound} rounds")
-        least_steps, status, front = synthesize_spread(spread, route, plan.graph, plan.topology.network(), least,
-                                                       time_limit=time_limit / len(halves), solver=solver,
-                                                       rounds_bound=rounds_bound, say=lambda t: say(f"{half}: {t}"))
-        part = Part(half, least_steps, status, front)
+        front = synthesize_spread(spread, route, plan.graph, network, least, time_limit=time_limit / len(halves),
+                                  solver=solver, rounds_bound=rounds_bound, say=lambda t: say(f"{half}: {t}"))
+        solved = bool(front) and front[0].rounds is not None
+        part = Part(half, least if solved else None, front[0].status if solved else "timeout", front,
+                    *one_round_steps(front))
         for point in front:
             if point.choice is None:
                 part.schedules.append(None)
@@ -199,8 +202,9 @@ def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size
     for size in sizes:
         _, seconds = choose(parts, size, alpha, bandwidth_bits)
         bound = plan.time_bound.seconds(size, alpha, bandwidth_bits)
+        gap = (seconds - bound) / bound if bound > 0 else 0.0
         per_size.append({"bytes": size, "seconds": seconds, "bound_seconds": bound,
-                         "gap": (seconds - bound) / bound if bound > 0 else 0.0})
+                         "gap": 0.0 if abs(gap) < 1e-9 else gap})  # the same sum in another order: rounding
     return {
         "method": "exact: time-expanded integer program (synth.synthesis.exact)",
         "transfers": plan.graph.reach,
@@ -208,6 +212,7 @@ def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size
         "chunks": plan.chunks,
         "status": status,
         "parts": [{"collective": part.collective, "least_steps": part.least_steps, "least_steps_status": part.least_status,
+                   "one_round_steps": part.one_round, "one_round_status": part.one_round_status,
                    "steps": part.front[k].steps, "rounds": part.front[k].rounds, "status": part.front[k].status,
                    "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status} for f in part.front]}
                   for part, k in zip(parts, points)],

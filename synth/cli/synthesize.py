@@ -40,8 +40,8 @@ def add_parser(sub) -> None:
                    help="seconds a port takes to start one message (default 1e-6)")
     p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
                    metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
-    p.add_argument("--out", metavar="FILE", help="write the schedule (synth-schedule/1 with its synthesis record); with "
-                   "several size bands a directory of one file per band")
+    p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/1 with its synthesis record); "
+                   "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_synthesize)
 
@@ -67,7 +67,7 @@ def cmd_synthesize(args) -> int:
         found = bands(plan, parts, sizes, args.alpha, bandwidth_bits)
         targets = {}
         if args.out is not None:
-            if len(found) == 1:
+            if len(sizes) == 1:
                 targets = {0: outputs.reserve(args.out)}
             else:
                 names = [f"{plan.collective}-{band.sizes[0]}B.json" for band in found]
@@ -82,7 +82,9 @@ def cmd_synthesize(args) -> int:
         for part in parts:
             front = "; ".join(f"{f.steps} steps: " + (f"{f.rounds} rounds" if f.rounds is not None else "none") +
                               f" ({f.status})" for f in part.front)
-            print(f"front     {part.collective}: least steps {part.least_steps} ({part.least_status}); {front}")
+            one = f"{part.one_round} ({part.one_round_status})" if part.one_round is not None else "not on the front"
+            print(f"front     {part.collective}: least steps {part.least_steps} ({part.least_status}), of one round "
+                  f"each {one}; {front}")
         for i, band in enumerate(found):
             s = band.schedule
             for entry in s.synthesis["sizes"]:

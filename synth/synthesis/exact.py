@@ -12,9 +12,10 @@ the (step s, transfer u -> v of the graph) by which v receives b, once:
 So a step's beta term (its busiest channel's bytes over bandwidth) is at most z_s blocks, and
 exactly z_s where every channel has bandwidth 1 (otherwise the rounds round it up).
 
-Least steps: S from the step bound up, each "S steps of one round" proven infeasible or solved.
-The Pareto front: for S from the least steps up, the least total rounds, until the rounds reach the
-bandwidth bound (or stop falling, or the time is spent). A reduce-scatter (reduce) is an allgather
+The Pareto front: for S from the step bound up (the least steps: reached, every holder sending to
+every neighbour), the least total rounds, until the rounds reach the bandwidth bound (or stop
+falling, or the time is spent). The least steps of one round each is the first point whose rounds
+equal its steps, proven when the points before it are proven. A reduce-scatter (reduce) is an allgather
 (broadcast) on the reversed transfers run backwards, copies turned into reductions: each rank sends
 its partial of a block once, after its senders' partials arrived (the spreading tree reversed).
 An allreduce is the reduce-scatter followed by the allgather.
@@ -157,47 +158,42 @@ def decode(spread: SpreadProblem, route: Delivery, choice: np.ndarray) -> tuple:
 
 
 def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, least: int, *, time_limit: float,
-                      solver: str = "cpsat", rounds_bound: int = 0, extra_steps: int = 3, threads: int = 1,
-                      say=lambda text: None) -> tuple[int | None, str, list[FrontPoint]]:
-    """The least steps of one round each (from `least`, the step bound, up) and the front above it."""
+                      solver: str = "cpsat", rounds_bound: int = 0, extra_steps: int = 4, threads: int = 1,
+                      say=lambda text: None) -> list[FrontPoint]:
+    """The Pareto front of steps against total rounds: from `least` steps (the step bound, which
+    is reached: with rounds unlimited every holder sends to every neighbour in each step) up, the
+    least total rounds of each step count, until the rounds reach `rounds_bound` (the bandwidth
+    bound), stop falling, or the time is spent."""
     bandwidth = integer_bandwidth(network)
     deadline = time.monotonic() + time_limit
-    least_steps, least_status, front = None, TIMEOUT, []
-    proven_below = True  # every smaller step count proven infeasible (or below the step bound)
-    s = max(1, least)
-    while time.monotonic() < deadline and s <= least + 4 * max(1, least):
-        problem = build_program(spread, route, graph, bandwidth, s, one_round=True)
-        result = solve(problem, solver, time_limit=max(1.0, deadline - time.monotonic()), threads=threads)
-        say(f"{s} steps of one round: {result.status} ({result.seconds:.1f} s)")
-        if result.status == INFEASIBLE:
-            s += 1
-            continue
-        if result.status == TIMEOUT:
-            proven_below = False
-            s += 1
-            continue
-        least_steps, least_status = s, OPTIMAL if proven_below else FEASIBLE
-        front.append(FrontPoint(s, s, OPTIMAL if proven_below else FEASIBLE, result.seconds,
-                                decode(spread, route, result.choice)))
-        break
-    if least_steps is None:
-        return None, TIMEOUT, front
-    best_rounds = least_steps
-    for steps in range(least_steps + 1, least_steps + 1 + extra_steps):
-        if best_rounds <= rounds_bound or time.monotonic() >= deadline:
+    front: list[FrontPoint] = []
+    best = None
+    for steps in range(max(1, least), max(1, least) + 1 + extra_steps):
+        if time.monotonic() >= deadline:
             break
         problem = build_program(spread, route, graph, bandwidth, steps, one_round=False)
         result = solve(problem, solver, time_limit=max(1.0, deadline - time.monotonic()), threads=threads)
         if not result.solved:
+            say(f"{steps} steps: {result.status} ({result.seconds:.1f} s)")
             front.append(FrontPoint(steps, None, result.status, result.seconds))
             break
-        rounds = max(int(result.objective), steps)  # a step without transfers has no rounds; it still counts
+        rounds = int(result.objective)
         say(f"{steps} steps: {rounds} rounds, {result.status} ({result.seconds:.1f} s)")
         front.append(FrontPoint(steps, rounds, result.status, result.seconds, decode(spread, route, result.choice)))
-        if rounds >= best_rounds:
+        if rounds <= rounds_bound or (best is not None and rounds >= best):
             break
-        best_rounds = rounds
-    return least_steps, least_status, front
+        best = rounds
+    return front
+
+
+def one_round_steps(front: list[FrontPoint]) -> tuple[int | None, str]:
+    """The least steps of one round each (a point whose rounds equal its steps), proven least when
+    every point before it is optimal with more rounds than steps."""
+    for k, point in enumerate(front):
+        if point.rounds is not None and point.rounds <= point.steps:
+            proven = all(p.status == OPTIMAL for p in front[:k + 1])
+            return point.steps, OPTIMAL if proven else FEASIBLE
+    return None, TIMEOUT
 
 
 def spread_schedule(collective: str, graph, spec: str, blocks: int, block_bytes: int, deliveries: tuple, steps: int,

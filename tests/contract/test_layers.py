@@ -30,6 +30,18 @@ def test_the_import_contracts_hold():
     assert "broken" not in done.stdout.lower().replace("0 broken", ""), done.stdout
 
 
+def test_every_package_has_a_layer():
+    """A new package of synth is in the layers contract, or its imports would not be checked."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layered = {name.strip() for contract in config if contract["type"] == "layers" for layer in contract["layers"]
+               for name in layer.split("|")}
+    packages = {f"synth.{p.name}" for p in (REPO / "synth").iterdir() if (p / "__init__.py").exists()}
+    modules = {f"synth.{p.stem}" for p in (REPO / "synth").glob("*.py") if p.stem not in ("__init__", "__main__")}
+    assert packages | modules - {"synth.api"} <= layered | {"synth.api"}, sorted((packages | modules) - layered)
+
+
 SYNTH = REPO / "synth"
 # The XGFT's own code: its family package, and routers that exist for XGFTs only.
 XGFT_OWN = ("topology/", "routing/layered_xgft.py", "routing/oblivious.py", "routing/monolithic.py",

@@ -1,0 +1,211 @@
+"""Exact synthesis (synth.synthesis), checked independently:
+
+- the cut bound against every node subset of small networks (no max-flow);
+- the least steps of one round against an exhaustive search over the states of who holds what
+  (every combination of transfers a step allows, capacities from the network's own channels);
+- every synthesized schedule against a replay written here (sets of contributions) and
+  `synth verify`; its cost against the bound of any schedule (never below it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from helpers import assert_user_error
+from synth.app.synthesize import bands, plan_synthesis, synthesize_parts
+from synth.synthesis.bounds import bandwidth_bound, step_bound
+from synth.synthesis.transfers import transfer_graph
+from synth.topology import parse_topology
+
+TINY = ["torus:3", "torus:4", "kautz:2,1", "hyperx:2,2"]
+
+
+def _cut_by_subsets(network, q: int = 1, reverse: bool = False) -> float:
+    """max over node sets S with a terminal of (ranks outside S) / (bandwidth into S), by listing
+    every S (or out of S with `reverse`)."""
+    n, nodes = network.num_terminals, network.num_nodes
+    src, dst, bw = network.channel_src.tolist(), network.channel_dst.tolist(), network.channel_bandwidth.tolist()
+    best = 0.0
+    for mask in range(1, 1 << nodes):
+        inside = [(mask >> v) & 1 for v in range(nodes)]
+        terminals = sum(inside[:n])
+        if terminals == 0:
+            continue
+        if reverse:
+            cap = sum(b for a, c, b in zip(src, dst, bw) if inside[a] and not inside[c])
+        else:
+            cap = sum(b for a, c, b in zip(src, dst, bw) if not inside[a] and inside[c])
+        if cap > 0:
+            best = max(best, q * (n - terminals) / cap)
+    return best
+
+
+@pytest.mark.parametrize("spec", ["torus:3", "torus:4", "kautz:2,1", "kautz:2,2", "hyperx:2,2", "xgft:2:2,2:1,2"])
+@pytest.mark.parametrize("collective", ["allgather", "reduce-scatter"])
+def test_the_cut_bound_is_the_largest_ratio_over_every_node_set(spec, collective):
+    network = parse_topology(spec).network()
+    if network.num_nodes > 14:
+        pytest.skip("too many subsets")
+    expected = _cut_by_subsets(network, reverse=collective == "reduce-scatter")
+    bound = bandwidth_bound(collective, network)
+    assert bound.per_byte * network.num_terminals == pytest.approx(expected, rel=1e-9)
+
+
+def _least_steps_by_search(spec: str) -> int:
+    """Allgather, one block per rank, steps of one round: breadth-first over who holds what; a step
+    sends any set of (pair, block) with the sender holding the block, each channel carrying at most
+    its bandwidth in blocks (the network's channels, the pairs' paths from the transfer graph)."""
+    topology = parse_topology(spec)
+    network = topology.network()
+    graph = transfer_graph(topology)
+    p = graph.ranks
+    paths = [graph.paths.path(j).tolist() for j in range(graph.num_pairs)]
+    capacity = network.channel_bandwidth
+    start = tuple(frozenset([r]) for r in range(p))
+    frontier, seen, steps = {start}, {start}, 0
+    while True:
+        if any(all(len(h) == p for h in state) for state in frontier):
+            return steps
+        steps += 1
+        following = set()
+        for state in frontier:
+            options = []
+            for j in range(graph.num_pairs):
+                u, v = int(graph.src[j]), int(graph.dst[j])
+                options.append([None] + sorted(state[u] - state[v]))
+            for pick in itertools.product(*options):
+                load = {}
+                for j, b in enumerate(pick):
+                    if b is not None:
+                        for c in paths[j]:
+                            load[c] = load.get(c, 0) + 1
+                if any(count > capacity[c] for c, count in load.items()):
+                    continue
+                new = [set(h) for h in state]
+                for j, b in enumerate(pick):
+                    if b is not None:
+                        new[int(graph.dst[j])].add(b)
+                key = tuple(frozenset(h) for h in new)
+                if key not in seen:
+                    seen.add(key)
+                    following.add(key)
+        frontier = following
+        assert steps <= p, "the search does not end"
+
+
+@pytest.mark.parametrize("spec", ["torus:3", "torus:4", "kautz:2,1"])
+def test_the_least_steps_of_one_round_equal_an_exhaustive_search(spec):
+    topology = parse_topology(spec)
+    plan = plan_synthesis("allgather", topology)
+    (part,) = synthesize_parts(plan, time_limit=60)
+    assert part.least_status == "optimal" and part.least_steps == plan.step_bound.steps
+    assert part.one_round_status == "optimal"
+    assert part.one_round == _least_steps_by_search(spec)
+
+
+def _replay(schedule) -> list[list[set]]:
+    """Per rank, per block, the contributions it holds at the end (copies replace a partial with
+    the sender's, reductions add the sender's), every send from what its sender held at the start
+    of the step."""
+    p, blocks = schedule.ranks, schedule.blocks
+    reduction = schedule.collective in ("reduce-scatter", "allreduce", "reduce")
+    if reduction:
+        held = [[{r} for _ in range(blocks)] for r in range(p)]
+    elif schedule.collective == "allgather":
+        held = [[{b % p} if b % p == r else None for b in range(blocks)] for r in range(p)]
+    else:  # broadcast
+        held = [[{schedule.root} if r == schedule.root else None for _ in range(blocks)] for r in range(p)]
+    for s in range(schedule.num_steps):
+        before = [[None if h is None else set(h) for h in row] for row in held]
+        for t in range(schedule.step_ptr[s], schedule.step_ptr[s + 1]):
+            u, v = int(schedule.src[t]), int(schedule.dst[t])
+            for b in schedule.block_ids[schedule.block_ptr[t]:schedule.block_ptr[t + 1]].tolist():
+                assert before[u][b] is not None, f"step {s}: rank {u} sends block {b} it does not hold"
+                if schedule.op[t] == 1:  # reduce
+                    assert not (held[v][b] & before[u][b]), "a contribution counted twice"
+                    held[v][b] = held[v][b] | before[u][b]
+                else:
+                    held[v][b] = set(before[u][b])
+    return held
+
+
+def _delivers(schedule) -> bool:
+    p, held = schedule.ranks, _replay(schedule)
+    everyone = set(range(p))
+    if schedule.collective == "allgather" or schedule.collective == "broadcast":
+        return all(h is not None for row in held for h in row)
+    if schedule.collective == "reduce-scatter":
+        return all(held[b % p][b] == everyone for b in range(schedule.blocks))
+    if schedule.collective == "reduce":
+        return all(h == everyone for h in held[schedule.root])
+    return all(h == everyone for row in held for h in row)  # allreduce
+
+
+@pytest.mark.parametrize("collective, spec, chunks", [("allgather", "torus:4,4", 1), ("reduce-scatter", "kautz:2,2", 2),
+                                                      ("allreduce", "hyperx:3,3", 1), ("broadcast", "kautz:2,2", 3),
+                                                      ("reduce", "torus:4", 2), ("allgather", "dragonfly:1,2,1", 1)])
+def test_synthesized_schedules_deliver_and_cost_no_less_than_the_bound(collective, spec, chunks):
+    topology = parse_topology(spec)
+    plan = plan_synthesis(collective, topology, chunks=chunks, root=1 if collective in ("broadcast", "reduce") else 0)
+    parts = synthesize_parts(plan, time_limit=60)
+    sizes = [1 << 10, 1 << 20]
+    for band in bands(plan, parts, sizes, 1e-6, 100e9):
+        assert _delivers(band.schedule)
+        for entry in band.schedule.synthesis["sizes"]:
+            assert entry["seconds"] >= entry["bound_seconds"] * (1 - 1e-12)
+            assert entry["gap"] >= -1e-12
+
+
+def test_the_rounds_reach_the_cut_bound_on_a_ring_with_chunks():
+    """On a ring (torus:4, links of bandwidth 1, terminals of 2) the allgather's cut bound is
+    (P - 1) / 2 blocks per unit: two chunks per rank reach it, 3 rounds of half blocks."""
+    plan = plan_synthesis("allgather", parse_topology("torus:4"), chunks=2)
+    (part,) = synthesize_parts(plan, time_limit=60)
+    best = min(f.rounds for f in part.front if f.rounds is not None)
+    assert best == math.ceil(bandwidth_bound("allgather", parse_topology("torus:4").network()).per_byte * 8 - 1e-9)
+
+
+def test_the_command_writes_a_verified_file_with_its_record_and_reruns_byte_identical(run, tmp_path):
+    outputs = []
+    for name in ("a.json", "b.json"):
+        code, out, err = run("synthesize", "allgather", "--network", "torus:4", "--bytes", "64KiB", "--out", tmp_path / name,
+                             "--quiet")
+        assert code == 0, err
+        outputs.append((tmp_path / name).read_bytes())
+    assert outputs[0] == outputs[1]
+    doc = json.loads(outputs[0])
+    record = doc["synthesis"]
+    assert record["status"] == "optimal" and record["parts"][0]["least_steps_status"] == "optimal"
+    assert record["sizes"][0]["bytes"] == 65536 and record["sizes"][0]["seconds"] >= record["sizes"][0]["bound_seconds"]
+    code, out, _ = run("verify", tmp_path / "a.json")
+    assert code == 0 and out.startswith("OK: allgather by synthesized")
+    assert "bounds    steps >= 2" in run("synthesize", "allgather", "--network", "torus:4", "--quiet")[1]
+
+
+def test_a_size_range_writes_a_file_per_band(run, tmp_path):
+    code, out, err = run("synthesize", "allgather", "--network", "torus:4", "--chunks", "2", "--bytes", "32B..64MiB",
+                         "--out", tmp_path / "bands", "--quiet")
+    assert code == 0, err
+    files = sorted((tmp_path / "bands").iterdir())
+    assert files and all(run("verify", f)[0] == 0 for f in files)
+    sizes = [entry["bytes"] for f in files for entry in json.loads(f.read_text())["synthesis"]["sizes"]]
+    assert sorted(sizes) == [32 << k for k in range(22)]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["alltoall", "--network", "torus:4"], "synth synthesize makes allgather"),
+    (["allgather", "--network", "torus:8,8,2"], "the exact method takes up to 64"),
+    (["allgather", "--network", "torus:4", "--root", "2"], "allgather has no root"),
+    (["broadcast", "--network", "torus:4", "--root", "9"], "--root 9 is not a rank"),
+    (["allgather", "--network", "torus:4", "--solver", "gurobi"], "unknown solver"),
+    (["allgather", "--network", "torus:4", "--bytes", "12XB"], "message size"),
+    (["allgather", "--network", "nosuch:4"], "unknown"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(run, tmp_path, argv, says):
+    assert_user_error(run("synthesize", *argv, "--out", tmp_path / "s.json"), says)
+    assert not (tmp_path / "s.json").exists()
