@@ -464,7 +464,7 @@ def price(schedule_, net=None, *, router: str | None = None, alpha: float = 1e-6
 
 
 def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | None = None, alpha: float = 1e-6,
-            bandwidth: float = 100e9):
+            bandwidth: float = 100e9, synthesized: bool = False, time_limit: float = 60.0):
     """Price every algorithm of a collective on a network over message sizes.
 
     Parameters
@@ -479,6 +479,11 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     alpha : float, optional
     bandwidth : float, optional
         Bits per second.
+    synthesized : bool, optional
+        Also synthesize a schedule (:func:`synthesize`'s exact method, up to 64 ranks) and list it as
+        the column ``synthesized``; the bounds then include the cut bound.
+    time_limit : float, optional
+        Seconds for that synthesis.
 
     Returns
     -------
@@ -495,4 +500,54 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     from synth.pricing.compare import compare as compare_all
     from synth.pricing.compare import parse_sizes
 
-    return compare_all(collective, _topology(net), parse_sizes(sizes), router, alpha, bandwidth)
+    topology = _topology(net)
+    result = compare_all(collective, topology, parse_sizes(sizes), router, alpha, bandwidth)
+    if synthesized:
+        from synth.app.synthesize import compare_with_synthesis
+
+        result = compare_with_synthesis(result, topology, alpha, bandwidth, time_limit)
+    return result
+
+
+def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int = 1, root: int = 0,
+               ranks_per_node: int = 1, transfers: str | None = None, router: str | None = None, solver: str = "cpsat",
+               time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9):
+    """Synthesize a collective's schedule by optimization (the exact method: a time-expanded integer
+    program), verified and priced next to the lower bounds of any schedule.
+
+    Parameters
+    ----------
+    collective : str
+        ``allgather``, ``reduce-scatter``, ``allreduce``, ``broadcast`` or ``reduce``.
+    net : Topology or str
+        Up to 64 ranks.
+    sizes : str, optional
+        One size, ``A..B`` (powers of two) or ``A,B,...``: a schedule per size band.
+    chunks : int, optional
+        Blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce).
+    root, ranks_per_node, transfers, router, solver, time_limit, alpha, bandwidth : optional
+        As ``synth synthesize`` takes them (``transfers``: ``neighbours`` or ``all``).
+
+    Returns
+    -------
+    list of Band
+        Per size band: ``.sizes``, ``.schedule`` (a verified :class:`Schedule` whose ``.synthesis``
+        dict records the method, the front of steps against rounds, the bounds, the time per size,
+        the gap and the status).
+
+    Examples
+    --------
+    >>> bands = synthesize("allgather", "torus:4", chunks=2, sizes="1KiB,1MiB")
+    >>> record = bands[0].schedule.synthesis
+    >>> record["status"], record["parts"][0]["steps"], record["parts"][0]["rounds"]
+    ('optimal', 2, 3)
+    >>> all(s["seconds"] >= s["bound_seconds"] for b in bands for s in b.schedule.synthesis["sizes"])
+    True
+    """
+    from synth.app.synthesize import bands, plan_synthesis, synthesize_parts
+    from synth.pricing.compare import parse_sizes
+
+    plan = plan_synthesis(collective, _topology(net), ranks_per_node=ranks_per_node, root=root, chunks=chunks,
+                          reach=transfers, router=router)
+    parts = synthesize_parts(plan, time_limit, solver)
+    return bands(plan, parts, parse_sizes(sizes), alpha, bandwidth)

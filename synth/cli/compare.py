@@ -27,6 +27,10 @@ def add_parser(sub) -> None:
     p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
                    metavar="GBPS", help="bandwidth of a link of bandwidth 1 in Gb/s (default 100)")
     p.add_argument("--out", metavar="FIGURE.png", help="the figure: time over message size, a line per algorithm")
+    p.add_argument("--synthesize", action="store_true", help="also synthesize a schedule (synth synthesize's exact "
+                   "method, up to 64 ranks) and list it next to the algorithms, with the cut bound in the bound")
+    p.add_argument("--time-limit", type=lambda t: parse_positive_number(t, "--time-limit", 86400.0), default=60.0,
+                   metavar="S", help="seconds for the synthesis (default 60)")
     p.set_defaults(func=cmd_compare)
 
 
@@ -36,6 +40,10 @@ def cmd_compare(args) -> int:
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
         result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9)
+        if args.synthesize:
+            from synth.app.synthesize import compare_with_synthesis
+
+            result = compare_with_synthesis(result, topology, args.alpha, args.bandwidth * 1e9, args.time_limit)
         print(f"network   {topology.label()}: {topology.network().num_terminals} ranks; {result.router} routes; "
               f"alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s")
         print(table_text(result))

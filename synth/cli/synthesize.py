@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
                         "(default: neighbours where they join every rank)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's)")
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
-    p.add_argument("--time-limit", type=lambda t: parse_positive_number(t, "--time-limit", 1.0), default=60.0,
+    p.add_argument("--time-limit", type=lambda t: parse_positive_number(t, "--time-limit", 86400.0), default=60.0,
                    metavar="S", help="seconds for the whole synthesis (default 60)")
     p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
                    help="seconds a port takes to start one message (default 1e-6)")

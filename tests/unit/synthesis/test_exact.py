@@ -209,3 +209,25 @@ def test_a_size_range_writes_a_file_per_band(run, tmp_path):
 def test_bad_input_is_one_line_and_writes_nothing(run, tmp_path, argv, says):
     assert_user_error(run("synthesize", *argv, "--out", tmp_path / "s.json"), says)
     assert not (tmp_path / "s.json").exists()
+
+
+def test_compare_lists_the_synthesized_schedule_never_below_the_bound_and_at_most_the_best_algorithm(run):
+    """torus 4x4 allgather: the synthesized schedule next to every generated algorithm; here it is
+    the best at every size (measured: 1346 us at 64 MiB against MULTITREE's 1683, bound 1260)."""
+    import synth
+
+    result = synth.compare("allgather", "torus:4,4", sizes="32B..64MiB", synthesized=True)
+    labels = [c.label for c in result.candidates]
+    assert labels[-1] == "synthesized"
+    assert (result.times >= result.bounds[:, None] * (1 - 1e-12)).all()
+    synthesized = result.times[:, -1]
+    assert (synthesized <= result.times[:, :-1].min(axis=1) * (1 + 1e-12)).all()
+    code, out, err = run("compare", "allgather", "--network", "torus:4,4", "--bytes", "1KiB,1MiB", "--synthesize")
+    assert code == 0, err
+    assert out.splitlines()[1].split()[-3] == "synthesized"  # the header: ... synthesized bound best
+
+
+def test_compare_says_where_synthesis_does_not_apply(run):
+    code, out, err = run("compare", "alltoall", "--network", "torus:4", "--bytes", "1KiB", "--synthesize")
+    assert code == 0, err
+    assert "left out  synthesized: synth synthesize makes allgather" in out
