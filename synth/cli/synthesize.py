@@ -35,7 +35,8 @@ def add_parser(sub) -> None:
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's)")
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
     p.add_argument("--time-limit", type=lambda t: parse_positive_number(t, "--time-limit", 86400.0), default=60.0,
-                   metavar="S", help="seconds for the whole synthesis (default 60)")
+                   metavar="S", help="the solver's time for the whole synthesis, shared equally by the step counts tried "
+                   "(CP-SAT's deterministic time, about seconds here: reruns give the same schedule; default 60)")
     p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
                    help="seconds a port takes to start one message (default 1e-6)")
     p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,

@@ -24,7 +24,6 @@ An allreduce is the reduce-scatter followed by the allgather.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +33,7 @@ from synth.collectives.schedule import COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.solve import solve
 from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ProblemBuilder
 
-MAX_TERMS = 4_000_000  # (item, candidate) pairs over all groups of one program: the size guard
+MAX_TERMS = 8_000_000  # (item, candidate) pairs over all groups of one program: the size guard
 BANDWIDTH_SCALES = range(1, 17)  # a network's channel bandwidths times one of these must be integers
 
 
@@ -110,7 +109,9 @@ def build_program(spread: SpreadProblem, route: Delivery, graph, bandwidth: np.n
     """The choice problem: per item, candidate k = s x (senders of its rank) + j."""
     degree = np.array([len(s) for s in route.sender], dtype=np.int64)
     num_candidates = steps * degree[spread.item_rank]
-    terms = int(num_candidates.sum()) * (1 + steps * int(degree.max(initial=0)))
+    # per candidate (s, u -> v): its precedence group holds it and the (S - s) x deg(u) later candidates of (b, u)
+    top = int(degree.max(initial=0))
+    terms = int((degree[spread.item_rank] * (steps + top * steps * (steps + 1) // 2)).sum())
     if terms > MAX_TERMS:
         raise SynthError(f"the exact program of {len(spread.item_block):,} deliveries over {steps} steps has about "
                          f"{terms:,} terms, more than {MAX_TERMS:,}: use fewer ranks or chunks")
@@ -148,6 +149,35 @@ def build_program(spread: SpreadProblem, route: Delivery, graph, bandwidth: np.n
     return builder.build(z_upper=int(len(spread.sources)))
 
 
+def spreading_hint(spread: SpreadProblem, route: Delivery, ranks: int) -> np.ndarray:
+    """A solution to start from: every block spreads along breadth-first trees, rank v receiving
+    it in step dist(source, v) - 1 from its lowest sender one step nearer (feasible for any step
+    count from the step bound up: every rank is within it)."""
+    import collections
+
+    far = np.full((ranks, ranks), -1, dtype=np.int64)
+    receivers = [[] for _ in range(ranks)]
+    for v in range(ranks):
+        for u in route.sender[v].tolist():
+            receivers[u].append(v)
+    for source in np.unique(spread.sources).tolist():
+        far[source, source] = 0
+        queue = collections.deque([source])
+        while queue:
+            u = queue.popleft()
+            for v in receivers[u]:
+                if far[source, v] < 0:
+                    far[source, v] = far[source, u] + 1
+                    queue.append(v)
+    choice = np.empty(len(spread.item_block), dtype=np.int64)
+    for i, (b, v) in enumerate(zip(spread.item_block.tolist(), spread.item_rank.tolist())):
+        source = int(spread.sources[b])
+        senders = route.sender[v]
+        j = int(np.flatnonzero(far[source, senders] == far[source, v] - 1)[0])
+        choice[i] = (far[source, v] - 1) * len(senders) + j
+    return choice
+
+
 def decode(spread: SpreadProblem, route: Delivery, choice: np.ndarray) -> tuple:
     """(step, pair, block, receiver) per delivery of a solution."""
     degree = np.array([len(s) for s in route.sender], dtype=np.int64)
@@ -165,14 +195,16 @@ def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, le
     least total rounds of each step count, until the rounds reach `rounds_bound` (the bandwidth
     bound), stop falling, or the time is spent."""
     bandwidth = integer_bandwidth(network)
-    deadline = time.monotonic() + time_limit
+    # Each step count gets an equal share of the time, fixed in advance: CP-SAT's limits are
+    # deterministic (synth.solve.cpsat), so the same inputs give the same front, byte for byte.
+    share = max(1.0, time_limit / (1 + extra_steps))
     front: list[FrontPoint] = []
-    best = None
+    best, hint = None, None
     for steps in range(max(1, least), max(1, least) + 1 + extra_steps):
-        if time.monotonic() >= deadline:
-            break
         problem = build_program(spread, route, graph, bandwidth, steps, one_round=False)
-        result = solve(problem, solver, time_limit=max(1.0, deadline - time.monotonic()), threads=threads)
+        if hint is None:
+            hint = spreading_hint(spread, route, graph.ranks)
+        result = solve(problem, solver, time_limit=share, threads=threads, hint=hint)
         if not result.solved:
             say(f"{steps} steps: {result.status} ({result.seconds:.1f} s)")
             front.append(FrontPoint(steps, None, result.status, result.seconds))
