@@ -109,9 +109,10 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
         say(f"{half}: {len(spread.item_block):,} deliveries, at least {least} steps and {rounds_bound} rounds")
         front = synthesize_spread(spread, route, plan.graph, network, least, time_limit=time_limit / len(halves),
                                   solver=solver, rounds_bound=rounds_bound, say=lambda t: say(f"{half}: {t}"))
+        # A schedule of `least` steps (the step bound) proves the least steps, whatever its rounds.
         solved = bool(front) and front[0].rounds is not None
-        part = Part(half, least if solved else None, front[0].status if solved else "timeout", front,
-                    *one_round_steps(front))
+        part = Part(half, least if solved else None, "optimal" if solved else front[0].status if front else "timeout",
+                    front, *one_round_steps(front))
         for point in front:
             if point.choice is None:
                 part.schedules.append(None)
