@@ -81,8 +81,8 @@ def cmd_synthesize(args) -> int:
               f">= {bound.messages} x alpha, >= {bound.bandwidth.per_byte:.4g} B over bandwidth per byte "
               f"({bound.bandwidth.why})")
         for part in parts:
-            front = "; ".join(f"{f.steps} steps: " + (f"{f.rounds} rounds" if f.rounds is not None else "none") +
-                              f" ({f.status})" for f in part.front)
+            front = "; ".join(f"{counted(f.steps, 'step')}: " + (counted(f.rounds, "round") if f.rounds is not None
+                                                                  else "none") + f" ({f.status})" for f in part.front)
             one = f"{part.one_round} ({part.one_round_status})" if part.one_round is not None else "not on the front"
             print(f"front     {part.collective}: least steps {part.least_steps} ({part.least_status}), of one round "
                   f"each {one}; {front}")

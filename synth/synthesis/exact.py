@@ -146,7 +146,7 @@ def build_program(spread: SpreadProblem, route: Delivery, graph, bandwidth: np.n
                 builder.add(items[a:e], candidates[a:e], upper=int(bandwidth[c]))
             else:
                 builder.add(items[a:e], candidates[a:e], capped=True, z=s, coef=int(bandwidth[c]))
-    return builder.build(z_upper=int(len(spread.sources)))
+    return builder.build(z_upper=len(spread.item_block))  # a channel carries at most every delivery in a step
 
 
 def spreading_hint(spread: SpreadProblem, route: Delivery, ranks: int) -> np.ndarray:

@@ -1,0 +1,62 @@
+"""Schedule synthesis against the generated algorithms, in the same run (issue 24).
+
+For each network and collective: the exact method's run time (wall clock, model building included),
+the front's status, and at a few message sizes the synthesized schedule's time next to the best
+generated algorithm's and the bound of any schedule (synth's cost model, alpha 1 us, 100 Gb/s).
+
+    python tests/bench/bench_synthesis.py                     # the default set
+    python tests/bench/bench_synthesis.py --networks torus:8,8 --collectives allgather --time-limit 120
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for helpers (as the tests have it)
+
+import synth  # noqa: E402
+
+DEFAULT_NETWORKS = ["kautz:2,2", "kautz:3,2", "hyperx:4,4", "torus:4,4", "torus:8", "xgft:2:4,4:1,2"]
+DEFAULT_COLLECTIVES = ["allgather", "reduce-scatter", "allreduce"]
+SIZES = "1KiB,1MiB,64MiB"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--networks", default=";".join(DEFAULT_NETWORKS),
+                        help="networks separated by ';' (default: %(default)s)")
+    parser.add_argument("--collectives", default=",".join(DEFAULT_COLLECTIVES))
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    args = parser.parse_args()
+    networks = args.networks.split(";")
+    print("| network | collective | ranks | synthesis | status | " + " | ".join(
+        f"{s}: synthesized / best generated / bound (us)" for s in SIZES.split(",")) + " |")
+    print("|---|---|---|---|---|" + "---|" * len(SIZES.split(",")))
+    for spec in networks:
+        for collective in args.collectives.split(","):
+            start = time.perf_counter()
+            result = synth.compare(collective, spec, sizes=SIZES, synthesized=True, time_limit=args.time_limit)
+            seconds = time.perf_counter() - start
+            labels = [c.label for c in result.candidates]
+            if labels[-1] != "synthesized":
+                print(f"| {spec} | {collective} | | left out | {result.skipped[-1]} |")
+                continue
+            synthesized = result.candidates[-1]
+            status = "/".join(sorted({f.status for part in synthesized.parts for f in part.front}))
+            cells = []
+            for i in range(len(result.sizes)):
+                generated = result.times[i, :-1]
+                best = int(generated.argmin())
+                cells.append(f"{result.times[i, -1] * 1e6:.4g} / {generated[best] * 1e6:.4g} ({labels[best]}) / "
+                             f"{result.bounds[i] * 1e6:.4g}")
+            ranks = synthesized.plan.graph.ranks
+            print(f"| {spec} | {collective} | {ranks} | {seconds:.1f} s | {status} | " + " | ".join(cells) + " |",
+                  flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
