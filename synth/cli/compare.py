@@ -5,9 +5,8 @@ changes (crossovers), as a table and a figure."""
 
 from __future__ import annotations
 
+from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
 from synth.core.output import OutputSet
-from synth.core.validate import parse_positive_number
-from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
 from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
 from synth.topology import parse_topology
 
@@ -22,14 +21,11 @@ def add_parser(sub) -> None:
                    help="message sizes: A..B (powers of two) or A,B,... with units B, KiB, MiB, GiB, TiB (default 32B..512MiB)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's, dmodk on fat "
                    "trees, minimal on direct networks)")
-    p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
-                   help="seconds a port takes to start one message (default 1e-6)")
-    p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
-                   metavar="GBPS", help="bandwidth of a link of bandwidth 1 in Gb/s (default 100)")
+    add_cost_model(p)
     p.add_argument("--out", metavar="FIGURE.png", help="the figure: time over message size, a line per algorithm")
     p.add_argument("--synthesize", action="store_true", help="also synthesize a schedule (synth synthesize's exact "
                    "method, up to 64 ranks) and list it next to the algorithms, with the cut bound in the bound")
-    p.add_argument("--time-limit", type=lambda t: parse_positive_number(t, "--time-limit", 86400.0), default=60.0,
+    p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
                    metavar="S", help="seconds for the synthesis (default 60)")
     p.set_defaults(func=cmd_compare)
 

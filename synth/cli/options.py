@@ -44,6 +44,16 @@ def add_spec(p) -> None:
                    "(K random router links), joined by + (the spec then reads SPEC@fail=ITEMS; docs/formats.md)")
 
 
+def add_cost_model(p) -> None:
+    """--alpha and --bandwidth: the cost model's two constants (synth.pricing.alphabeta)."""
+    from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
+
+    p.add_argument("--alpha", type=positive("--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
+                   help="seconds a port takes to start one message (default 1e-6)")
+    p.add_argument("--bandwidth", type=positive("--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9, metavar="GBPS",
+                   help="bandwidth of a link of bandwidth 1 in Gb/s (default 100)")
+
+
 def add_max_flows(p) -> None:
     p.add_argument("--max-flows", type=integer("--max-flows", 1), metavar="N",
                    help=f"refuse runs with more flows (default {MAX_FLOWS_KEPT:,} when routes are synthesized or "

@@ -7,11 +7,11 @@ from synth.app.schedule import (DEFAULT_BYTES, MAX_BYTES, PROGRESS_BLOCK_SENDS, 
                                 progress_printer, promise)
 from synth.collectives.algorithms import ALGORITHMS, expected_block_sends, load_all
 from synth.collectives.schedule import COLLECTIVES
+from synth.cli.options import add_cost_model
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
-from synth.core.validate import parse_int, parse_positive_number
-from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
+from synth.core.validate import parse_int
 from synth.io.schedule_file import write_schedule
 from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
 from synth.topology import parse_topology
@@ -43,10 +43,7 @@ def add_parser(sub) -> None:
     p.add_argument("--routes", metavar="ROUTES.json", help="take the transfers' paths from a routes file (synth route "
                    "--out, for the same network) instead of --router")
     p.add_argument("--seed", type=lambda t: parse_int(t, "--seed", 0), default=0, help="seed of a random router")
-    p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
-                   help="seconds a port takes to start one message (default 1e-6)")
-    p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
-                   metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
+    add_cost_model(p)
     p.add_argument("--out", metavar="FILE", help="write the schedule (synth-schedule/1, docs/formats.md): JSON, or the "
                    "compact HDF5 form for a FILE ending in .h5 or .hdf5 (synth verify reads both)")
     p.add_argument("--list", action="store_true", help="the algorithms and the collectives each one generates")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from synth.app.synthesize import SYNTHESIZED, bands, plan_synthesis, synthesize_parts
 from synth.collectives.schedule import collective
-from synth.core.errors import SynthError
+from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
 from synth.core.output import OutputSet
 from synth.core.text import counted
-from synth.core.validate import parse_int, parse_positive_number
+from synth.core.validate import parse_int
 from synth.io.schedule_file import write_schedule
-from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
 from synth.pricing.compare import parse_sizes
 from synth.solve import SOLVERS, check_solver
 from synth.synthesis.transfers import REACHES
@@ -34,13 +33,10 @@ def add_parser(sub) -> None:
                         "(default: neighbours where they join every rank)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's)")
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
-    p.add_argument("--time-limit", type=lambda t: parse_positive_number(t, "--time-limit", 86400.0), default=60.0,
+    p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
                    metavar="S", help="the solver's time for the whole synthesis, shared equally by the step counts tried "
                    "(CP-SAT's deterministic time, about seconds here: reruns give the same schedule; default 60)")
-    p.add_argument("--alpha", type=lambda t: parse_positive_number(t, "--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
-                   help="seconds a port takes to start one message (default 1e-6)")
-    p.add_argument("--bandwidth", type=lambda t: parse_positive_number(t, "--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9,
-                   metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
+    add_cost_model(p)
     p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/1 with its synthesis record); "
                    "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -7,8 +7,7 @@ the (step s, transfer u -> v of the graph) by which v receives b, once:
   (b, u) choosing a step >= s are never both chosen (a group of bound 1);
 - capacity per link and step: in step s a channel c carries at most bandwidth(c) x z_s blocks,
   z_s the step's rounds (capped groups of coefficient bandwidth(c), one z per step); the sum of the
-  rounds is minimized, and with z_s <= 1 (plain bounds) the program is a feasibility question: can
-  the collective be done in S steps of one round each?
+  rounds is minimized.
 So a step's beta term (its busiest channel's bytes over bandwidth) is at most z_s blocks, and
 exactly z_s where every channel has bandwidth 1 (otherwise the rounds round it up).
 
@@ -24,14 +23,14 @@ An allreduce is the reduce-scatter followed by the allgather.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from synth.core.errors import SynthError
 from synth.collectives.schedule import COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.solve import solve
-from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ProblemBuilder
+from synth.solve.problem import FEASIBLE, OPTIMAL, TIMEOUT, ProblemBuilder
 
 MAX_TERMS = 8_000_000  # (item, candidate) pairs over all groups of one program: the size guard
 BANDWIDTH_SCALES = range(1, 17)  # a network's channel bandwidths times one of these must be integers
@@ -53,15 +52,6 @@ class FrontPoint:
     status: str  # optimal | feasible | timeout | infeasible
     seconds: float
     choice: tuple | None = None  # (step, pair, block) per delivery of the solution
-
-
-@dataclass
-class ExactResult:
-    collective: str
-    blocks: int
-    least_steps: int | None
-    least_steps_status: str  # optimal (S - 1 proven infeasible, or S the step bound) | feasible | timeout
-    front: list[FrontPoint] = field(default_factory=list)
 
 
 def delivery(graph, reverse: bool) -> Delivery:
@@ -105,7 +95,7 @@ class SpreadProblem:
         return SpreadProblem(sources, item_block, item_rank, item_of)
 
 
-def build_program(spread: SpreadProblem, route: Delivery, graph, bandwidth: np.ndarray, steps: int, one_round: bool):
+def build_program(spread: SpreadProblem, route: Delivery, graph, bandwidth: np.ndarray, steps: int):
     """The choice problem: per item, candidate k = s x (senders of its rank) + j."""
     degree = np.array([len(s) for s in route.sender], dtype=np.int64)
     num_candidates = steps * degree[spread.item_rank]
@@ -142,10 +132,7 @@ def build_program(spread: SpreadProblem, route: Delivery, graph, bandwidth: np.n
         ends = np.append(starts[1:], len(keys))
         for a, e in zip(starts.tolist(), ends.tolist()):
             s, c = divmod(int(keys[a]), channels)
-            if one_round:
-                builder.add(items[a:e], candidates[a:e], upper=int(bandwidth[c]))
-            else:
-                builder.add(items[a:e], candidates[a:e], capped=True, z=s, coef=int(bandwidth[c]))
+            builder.add(items[a:e], candidates[a:e], capped=True, z=s, coef=int(bandwidth[c]))
     return builder.build(z_upper=len(spread.item_block))  # a channel carries at most every delivery in a step
 
 
@@ -201,7 +188,7 @@ def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, le
     front: list[FrontPoint] = []
     best, hint = None, None
     for steps in range(max(1, least), max(1, least) + 1 + extra_steps):
-        problem = build_program(spread, route, graph, bandwidth, steps, one_round=False)
+        problem = build_program(spread, route, graph, bandwidth, steps)
         if hint is None:
             hint = spreading_hint(spread, route, graph.ranks)
         result = solve(problem, solver, time_limit=share, threads=threads, hint=hint)
@@ -250,6 +237,6 @@ def spread_schedule(collective: str, graph, spec: str, blocks: int, block_bytes:
     return builder.build()
 
 
-def rounds_lower_bound(per_byte: float, blocks: int, block_bytes_unit: float = 1.0) -> int:
+def rounds_lower_bound(per_byte: float, blocks: int) -> int:
     """The bandwidth bound in rounds of one block per unit of bandwidth (the program's z units)."""
-    return max(1, math.ceil(per_byte * blocks * block_bytes_unit - 1e-9))
+    return max(1, math.ceil(per_byte * blocks - 1e-9))
