@@ -101,7 +101,8 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
         route = delivery(plan.graph, reverse)
         least = step_bound(half, plan.graph, plan.root).steps
         network = plan.topology.network()
-        per_byte = bandwidth_bound(half, network, plan.graph.ranks_per_node, plan.root).per_byte
+        per_byte = (plan.time_bound.bandwidth if half == plan.collective  # computed once (max-flows)
+                    else bandwidth_bound(half, network, plan.graph.ranks_per_node, plan.root)).per_byte
         # The bound in the program's units: z_s >= count_c / coef_c, and coef_c = bandwidth_c x (coef / bandwidth),
         # the same ratio for every channel.
         ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from synth.app.schedule import progress_printer
 from synth.app.synthesize import SYNTHESIZED, bands, plan_synthesis, synthesize_parts
 from synth.collectives.schedule import collective
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
@@ -9,7 +10,8 @@ from synth.core.output import OutputSet
 from synth.core.text import counted
 from synth.core.validate import parse_int
 from synth.io.schedule_file import write_schedule
-from synth.pricing.compare import parse_sizes
+from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
+from synth.pricing.compare import parse_sizes, size_text
 from synth.solve import SOLVERS, check_solver
 from synth.synthesis.transfers import REACHES
 from synth.topology import parse_topology
@@ -44,32 +46,26 @@ def add_parser(sub) -> None:
 
 
 def cmd_synthesize(args) -> int:
-    import sys
-    import time
-
     check_solver(args.solver)
     sizes = parse_sizes(args.bytes)
     topology = parse_topology(args.network)
     plan = plan_synthesis(args.collective, topology, ranks_per_node=args.ranks_per_node, root=args.root,
                           chunks=args.chunks, reach=args.transfers, router=args.router)
-    start = time.monotonic()
-
-    def say(text: str) -> None:
-        if not args.quiet:
-            print(f"  {text} [{time.monotonic() - start:.1f} s]", file=sys.stderr, flush=True)
-
+    say = progress_printer(not args.quiet)
     bandwidth_bits = args.bandwidth * 1e9
     with OutputSet() as outputs:
+        # The output is reserved before the solver runs: an unwritable --out is one line at once. The
+        # files of a size range are named by their bands, known after it: the directory comes first.
+        single = outputs.reserve(args.out) if args.out is not None and len(sizes) == 1 else None
+        if args.out is not None and single is None:
+            outputs.reserve_dir(args.out, [])
         parts = synthesize_parts(plan, args.time_limit, args.solver, say)
         found = bands(plan, parts, sizes, args.alpha, bandwidth_bits)
-        targets = {}
-        if args.out is not None:
-            if len(sizes) == 1:
-                targets = {0: outputs.reserve(args.out)}
-            else:
-                names = [f"{plan.collective}-{band.sizes[0]}B.json" for band in found]
-                reserved = outputs.reserve_dir(args.out, names)
-                targets = {i: reserved[name] for i, name in enumerate(names)}
+        targets = {0: single} if single is not None else {}
+        if args.out is not None and single is None:
+            names = [f"{plan.collective}-{band.sizes[0]}B.json" for band in found]
+            reserved = outputs.reserve_dir(args.out, names)
+            targets = {i: reserved[name] for i, name in enumerate(names)}
         graph, bound = plan.graph, plan.time_bound
         print(f"network   {topology.label()}: {graph.ranks} ranks; transfers: {graph.reach} "
               f"({counted(graph.num_pairs, 'rank pair')}, routed by {graph.router})")
@@ -85,20 +81,17 @@ def cmd_synthesize(args) -> int:
         for i, band in enumerate(found):
             s = band.schedule
             for entry in s.synthesis["sizes"]:
-                print(f"size      {_bytes(entry['bytes'])}: {counted(s.num_steps, 'step')}, "
+                print(f"size      {size_text(entry['bytes'])}: {counted(s.num_steps, 'step')}, "
                       f"{entry['seconds'] * 1e6:.4g} us, bound {entry['bound_seconds'] * 1e6:.4g} us, gap "
                       f"{entry['gap'] * 100:.1f}%; steps and rounds {s.synthesis['status']} for {graph.reach} transfers")
             if i in targets:
-                with targets[i].open() as handle:
-                    write_schedule(handle, s)
+                if wants_hdf5(targets[i].target):  # the compact form, as synth schedule writes it
+                    write_schedule_hdf5(targets[i].tmp, s, shown=targets[i].target)
+                else:
+                    with targets[i].open() as handle:
+                        write_schedule(handle, s)
         print(f"verified  every send holds its blocks; every schedule delivers the {collective(plan.collective).name}")
         if args.out is not None:
             print(f"wrote {args.out}")
     return 0
 
-
-def _bytes(n: int) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size and n % size == 0:
-            return f"{n // size} {unit}"
-    return f"{n} B"

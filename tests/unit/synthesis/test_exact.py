@@ -244,3 +244,15 @@ def test_a_fat_tree_takes_every_pair_and_reaches_its_cut_bound_at_large_sizes():
     assert record["parts"][0]["front"][0] == {"steps": 1, "rounds": 24, "status": "optimal"}
     entry = record["sizes"][0]
     assert entry["bound_seconds"] <= entry["seconds"] <= 1.01 * entry["bound_seconds"]
+
+
+def test_an_unwritable_out_is_refused_before_the_solver_runs_and_h5_is_the_compact_form(run, tmp_path):
+    (tmp_path / "file").write_text("")
+    for out, sizes in ((tmp_path / "file" / "s.json", "1KiB"), (tmp_path / "file" / "bands", "1KiB..4KiB")):
+        code, _, err = run("synthesize", "allgather", "--network", "torus:4", "--bytes", sizes, "--out", out)
+        assert code == 2 and err.count("\n") == 1 and "not a directory" in err
+        assert "deliveries" not in err  # no progress: nothing was solved
+    code, _, err = run("synthesize", "allgather", "--network", "torus:4", "--out", tmp_path / "s.h5", "--quiet")
+    assert code == 0, err
+    assert (tmp_path / "s.h5").read_bytes()[:8] == b"\x89HDF\r\n\x1a\n"
+    assert run("verify", tmp_path / "s.h5")[0] == 0
