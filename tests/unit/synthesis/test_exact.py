@@ -256,3 +256,32 @@ def test_an_unwritable_out_is_refused_before_the_solver_runs_and_h5_is_the_compa
     assert code == 0, err
     assert (tmp_path / "s.h5").read_bytes()[:8] == b"\x89HDF\r\n\x1a\n"
     assert run("verify", tmp_path / "s.h5")[0] == 0
+
+
+def test_the_recorded_time_is_the_cost_model_recomputed_from_the_file(run, tmp_path):
+    """The file's time per size, recomputed here from its transfers alone: every transfer along the
+    shortest channel path of the network (networkx; on a ring of four the neighbours' paths are
+    unique), per step alpha x the most messages one router link starts + beta x the most bytes over
+    bandwidth on one channel (docs/architecture.md, "The cost model")."""
+    import networkx as nx
+
+    out = tmp_path / "s.json"
+    assert run("synthesize", "allgather", "--network", "torus:4", "--chunks", "2", "--bytes", "1MiB", "--out", out,
+               "--quiet")[0] == 0
+    doc = json.loads(out.read_text())
+    network = parse_topology("torus:4").network()
+    graph = nx.DiGraph()
+    for c, (a, b) in enumerate(zip(network.channel_src.tolist(), network.channel_dst.tolist())):
+        graph.add_edge(a, b, channel=c)
+    alpha, beta = 1e-6, 8 / 100e9
+    total = 0.0
+    for step in doc["steps"]:
+        load, starts = {}, {}
+        for t in step:
+            nodes = nx.shortest_path(graph, t["src"], t["dst"])
+            channels = [graph[a][b]["channel"] for a, b in zip(nodes, nodes[1:])]
+            for c in channels:
+                load[c] = load.get(c, 0) + len(t["blocks"]) * doc["block_bytes"]
+            starts[channels[1]] = starts.get(channels[1], 0) + 1  # a node that is its own router: its first link
+        total += alpha * max(starts.values()) + beta * max(v / network.channel_bandwidth[c] for c, v in load.items())
+    assert doc["synthesis"]["sizes"][0]["seconds"] == pytest.approx(total, rel=1e-12)
