@@ -511,22 +511,24 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
 
 def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int = 1, root: int = 0,
                ranks_per_node: int = 1, transfers: str | None = None, router: str | None = None, solver: str = "cpsat",
-               time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9):
-    """Synthesize a collective's schedule by optimization (the exact method: a time-expanded integer
-    program), verified and priced next to the lower bounds of any schedule.
+               time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9, method: str = "auto"):
+    """Synthesize a collective's schedule by optimization (a time-expanded integer program over
+    every rank's blocks, or over one rank per orbit of the network's translations), verified and
+    priced next to the lower bounds of any schedule.
 
     Parameters
     ----------
     collective : str
         ``allgather``, ``reduce-scatter``, ``allreduce``, ``broadcast`` or ``reduce``.
     net : Topology or str
-        Up to 64 ranks.
+        Up to 64 ranks; up to 1024 where the network has translations (tori, HyperX).
     sizes : str, optional
         One size, ``A..B`` (powers of two) or ``A,B,...``: a schedule per size band.
     chunks : int, optional
         Blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce).
-    root, ranks_per_node, transfers, router, solver, time_limit, alpha, bandwidth : optional
-        As ``synth synthesize`` takes them (``transfers``: ``neighbours`` or ``all``).
+    root, ranks_per_node, transfers, router, solver, time_limit, alpha, bandwidth, method : optional
+        As ``synth synthesize`` takes them (``transfers``: ``neighbours`` or ``all``; ``method``:
+        ``auto``, ``exact`` or ``symmetric``).
 
     Returns
     -------
@@ -548,6 +550,6 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int = 1, ro
     from synth.pricing.compare import parse_sizes
 
     plan = plan_synthesis(collective, _topology(net), ranks_per_node=ranks_per_node, root=root, chunks=chunks,
-                          reach=transfers, router=router)
+                          reach=transfers, router=router, method=method)
     parts = synthesize_parts(plan, time_limit, solver)
     return bands(plan, parts, parse_sizes(sizes), alpha, bandwidth)

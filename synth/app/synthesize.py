@@ -22,10 +22,13 @@ from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.bounds import StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
 from synth.synthesis.exact import (FrontPoint, SpreadProblem, delivery, integer_bandwidth, one_round_steps,
                                    rounds_lower_bound, spread_schedule, synthesize_spread)
+from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
 from synth.synthesis.transfers import REACHES, transfer_graph
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
-MAX_EXACT_RANKS = 64
+METHODS = ("auto", "exact", "symmetric")
+MAX_EXACT_RANKS = 64  # the whole program: P (P - 1) deliveries per chunk
+MAX_SYMMETRIC_RANKS = 1024  # the representatives' program: (P - 1) deliveries per orbit and chunk
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,14 @@ class SynthesisPlan:
     chunks: int  # blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce)
     step_bound: StepBound
     time_bound: TimeBound
+    symmetry: Symmetry | None = None  # translations: the representatives' schedule is designed, then translated
+
+    @property
+    def method(self) -> str:
+        if self.symmetry is None:
+            return "exact: time-expanded integer program (synth.synthesis.exact)"
+        return (f"symmetric: time-expanded integer program of {len(self.symmetry.representatives)} representative "
+                f"rank(s), translated by {self.symmetry.order} automorphisms (synth.synthesis.symmetry)")
 
 
 @dataclass
@@ -61,14 +72,23 @@ class Band:
 
 
 def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, root: int = 0, chunks: int = 1,
-                   reach: str | None = None, router: str | None = None) -> SynthesisPlan:
+                   reach: str | None = None, router: str | None = None, method: str = "auto") -> SynthesisPlan:
     info = collective(collective_name)
     if info.name not in SYNTHESIZED:
         raise SynthError(f"synth synthesize makes {', '.join(SYNTHESIZED)}, not {info.name} (yet)")
+    if method not in METHODS:
+        raise SynthError(f"--method {method}: expected one of {', '.join(METHODS)}")
     network = topology.network()
     ranks = network.num_terminals * ranks_per_node
-    if ranks > MAX_EXACT_RANKS:
-        raise SynthError(f"{topology.spec} has {ranks} ranks: the exact method takes up to {MAX_EXACT_RANKS}")
+    symmetric = method != "exact" and info.name not in ("broadcast", "reduce") and topology.translations() is not None
+    if method == "symmetric" and not symmetric:
+        raise SynthError(f"--method symmetric: {topology.spec} has no translations synth knows"
+                         if info.name not in ("broadcast", "reduce") else
+                         f"--method symmetric: a {info.name} has one root, no translation maps it to itself")
+    limit = MAX_SYMMETRIC_RANKS if symmetric else MAX_EXACT_RANKS
+    if ranks > limit:
+        raise SynthError(f"{topology.spec} has {ranks} ranks: the {'symmetric' if symmetric else 'exact'} method "
+                         f"takes up to {limit}")
     if info.rooted and not 0 <= root < ranks:
         raise SynthError(f"--root {root} is not a rank of {topology.spec} (0..{ranks - 1})")
     if not info.rooted and root != 0:
@@ -81,8 +101,12 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
         if reach not in REACHES:
             raise SynthError(f"--transfers {reach}: expected one of {', '.join(REACHES)}")
         graph = transfer_graph(topology, ranks_per_node, reach, router)
+    symmetry = network_symmetry(topology, graph) if symmetric else None
+    if method == "symmetric" and symmetry is None:
+        raise SynthError(f"--method symmetric: the {graph.reach} transfers of {topology.spec} routed by {graph.router} "
+                         "are not translation-invariant")
     return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root),
-                         time_bound(info.name, network, ranks_per_node, root))
+                         time_bound(info.name, network, ranks_per_node, root), symmetry)
 
 
 def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsat", say=lambda text: None) -> list[Part]:
@@ -93,11 +117,14 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
     for half in halves:
         reverse = half in ("reduce-scatter", "reduce")
         p = plan.graph.ranks
+        symmetry = plan.symmetry if half in ("allgather", "reduce-scatter") else None
         if half in ("allgather", "reduce-scatter"):
             sources = np.arange(p * plan.chunks) % p  # block b starts at rank b mod P (synth.collectives.schedule)
         else:
             sources = np.full(plan.chunks, plan.root, dtype=np.int64)
-        spread = SpreadProblem.of(sources, p)
+        # The program's blocks: every block, or (symmetric) the representatives' (block k: chunk k // orbits)
+        designed = sources if symmetry is None else np.tile(symmetry.representatives, plan.chunks)
+        spread = SpreadProblem.of(designed, p)
         route = delivery(plan.graph, reverse)
         least = step_bound(half, plan.graph, plan.root).steps
         network = plan.topology.network()
@@ -109,7 +136,10 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
         rounds_bound = rounds_lower_bound(per_byte * ratio, len(sources))
         say(f"{half}: {len(spread.item_block):,} deliveries, at least {least} steps and {rounds_bound} rounds")
         front = synthesize_spread(spread, route, plan.graph, network, least, time_limit=time_limit / len(halves),
-                                  solver=solver, rounds_bound=rounds_bound, say=lambda t: say(f"{half}: {t}"))
+                                  solver=solver, rounds_bound=rounds_bound, symmetry=symmetry,
+                                  say=lambda t: say(f"{half}: {t}"))
+        if symmetry is not None:
+            front = [_translated(point, symmetry, plan, designed, rounds_bound) for point in front]
         # A schedule of `least` steps (the step bound) proves the least steps, whatever its rounds.
         solved = bool(front) and front[0].rounds is not None
         part = Part(half, least if solved else None, "optimal" if solved else front[0].status if front else "timeout",
@@ -126,6 +156,22 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
             part.priced.append(map_schedule(schedule, plan.topology, paths=transfer_paths(plan.graph, schedule)))
         parts.append(part)
     return parts
+
+
+def _translated(point: FrontPoint, symmetry: Symmetry, plan: SynthesisPlan, designed: np.ndarray,
+                rounds_bound: int) -> FrontPoint:
+    """A symmetric front point as the whole schedule's: its deliveries translated, and its status
+    for any schedule (the program's "optimal" is among translation-invariant ones: optimal outright
+    only where the rounds meet the bandwidth bound; the steps it proves least are the step bound)."""
+    import dataclasses
+
+    if point.choice is None:
+        return point
+    status = point.status
+    if status == "optimal" and point.rounds > rounds_bound:
+        status = "feasible"
+    return dataclasses.replace(point, status=status, invariant_status=point.status,
+                               choice=translate(symmetry, plan.graph, point.choice, designed, plan.chunks))
 
 
 def transfer_paths(graph, schedule: Schedule):
@@ -213,7 +259,7 @@ def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size
         per_size.append({"bytes": size, "seconds": seconds, "bound_seconds": bound,
                          "gap": (seconds - bound) / bound if bound > 0 else 0.0})
     return {
-        "method": "exact: time-expanded integer program (synth.synthesis.exact)",
+        "method": plan.method,
         "transfers": plan.graph.reach,
         "router": plan.graph.router,
         "chunks": plan.chunks,
@@ -221,7 +267,9 @@ def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size
         "parts": [{"collective": part.collective, "least_steps": part.least_steps, "least_steps_status": part.least_status,
                    "one_round_steps": part.one_round, "one_round_status": part.one_round_status,
                    "steps": part.front[k].steps, "rounds": part.front[k].rounds, "status": part.front[k].status,
-                   "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status} for f in part.front]}
+                   "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status,
+                              **({"invariant_status": f.invariant_status} if f.invariant_status else {})}
+                             for f in part.front]}
                   for part, k in zip(parts, points)],
         "bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
                    "messages": plan.time_bound.messages,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from synth.app.schedule import progress_printer
-from synth.app.synthesize import SYNTHESIZED, bands, plan_synthesis, synthesize_parts
+from synth.app.synthesize import METHODS, SYNTHESIZED, bands, plan_synthesis, synthesize_parts
 from synth.collectives.schedule import collective
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
 from synth.core.output import OutputSet
@@ -34,6 +34,10 @@ def add_parser(sub) -> None:
                    help="the rank pairs one step may join: neighbours (at most one router-to-router link) or all "
                         "(default: neighbours where they join every rank)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's)")
+    p.add_argument("--method", choices=METHODS, default="auto",
+                   help="exact: one program over every rank's blocks (up to 64 ranks); symmetric: the program of one "
+                        "rank per orbit of the network's translations (tori, HyperX), translated to all; auto "
+                        "(default): symmetric where the network has translations")
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
                    metavar="S", help="the solver's time for the whole synthesis, shared equally by the step counts tried "
@@ -50,7 +54,8 @@ def cmd_synthesize(args) -> int:
     sizes = parse_sizes(args.bytes)
     topology = parse_topology(args.network)
     plan = plan_synthesis(args.collective, topology, ranks_per_node=args.ranks_per_node, root=args.root,
-                          chunks=args.chunks, reach=args.transfers, router=args.router)
+                          chunks=args.chunks, reach=args.transfers, router=args.router,
+                          method=args.method)
     say = progress_printer(not args.quiet)
     bandwidth_bits = args.bandwidth * 1e9
     with OutputSet() as outputs:
@@ -69,6 +74,7 @@ def cmd_synthesize(args) -> int:
         graph, bound = plan.graph, plan.time_bound
         print(f"network   {topology.label()}: {graph.ranks} ranks; transfers: {graph.reach} "
               f"({counted(graph.num_pairs, 'rank pair')}, routed by {graph.router})")
+        print(f"method    {plan.method}")
         print(f"bounds    steps >= {plan.step_bound.steps} with these transfers ({plan.step_bound.why}); any schedule: "
               f">= {bound.messages} x alpha, >= {bound.bandwidth.per_byte:.4g} B over bandwidth per byte "
               f"({bound.bandwidth.why})")

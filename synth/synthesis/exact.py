@@ -52,6 +52,7 @@ class FrontPoint:
     status: str  # optimal | feasible | timeout | infeasible
     seconds: float
     choice: tuple | None = None  # (step, pair, block) per delivery of the solution
+    invariant_status: str = ""  # symmetric synthesis: the program's status among translation-invariant schedules
 
 
 def delivery(graph, reverse: bool) -> Delivery:
@@ -95,7 +96,27 @@ class SpreadProblem:
         return SpreadProblem(sources, item_block, item_rank, item_of)
 
 
-def build_program(spread: SpreadProblem, route: Delivery, graph, bandwidth: np.ndarray, steps: int):
+@dataclass(frozen=True)
+class LoadClasses:
+    """What a capacity group counts: channels in classes (each channel its own, or the orbits of a
+    symmetry, synth.synthesis.symmetry), a crossing of class k counted `repeat[k]` times against
+    `bandwidth[k]` x z_s."""
+
+    of_channel: np.ndarray  # (channels,) class
+    repeat: np.ndarray  # (classes,)
+    bandwidth: np.ndarray  # (classes,) integers
+
+    @staticmethod
+    def channels(bandwidth: np.ndarray) -> "LoadClasses":
+        return LoadClasses(np.arange(len(bandwidth)), np.ones(len(bandwidth), dtype=np.int64), bandwidth)
+
+    @staticmethod
+    def orbits(symmetry, bandwidth: np.ndarray) -> "LoadClasses":
+        first = np.unique(symmetry.channel_class, return_index=True)[1]
+        return LoadClasses(symmetry.channel_class, symmetry.repeat(), bandwidth[first])
+
+
+def build_program(spread: SpreadProblem, route: Delivery, graph, classes: LoadClasses, steps: int):
     """The choice problem: per item, candidate k = s x (senders of its rank) + j."""
     degree = np.array([len(s) for s in route.sender], dtype=np.int64)
     num_candidates = steps * degree[spread.item_rank]
@@ -107,12 +128,13 @@ def build_program(spread: SpreadProblem, route: Delivery, graph, bandwidth: np.n
                          f"{terms:,} terms, more than {MAX_TERMS:,}: use fewer ranks or chunks")
     builder = ProblemBuilder(num_candidates)
     load_items, load_candidates, load_keys = [], [], []
-    channels = len(bandwidth)
+    channels = len(classes.repeat)
     for i, (b, v) in enumerate(zip(spread.item_block.tolist(), spread.item_rank.tolist())):
         senders, pairs = route.sender[v], route.pair[v]
         d = len(senders)
         for j, u in enumerate(senders.tolist()):
-            path = graph.paths.path(int(pairs[j]))
+            path = classes.of_channel[graph.paths.path(int(pairs[j]))]
+            path = np.repeat(path, classes.repeat[path])
             for s in range(steps):
                 k = s * d + j
                 if path.size:
@@ -132,8 +154,9 @@ def build_program(spread: SpreadProblem, route: Delivery, graph, bandwidth: np.n
         ends = np.append(starts[1:], len(keys))
         for a, e in zip(starts.tolist(), ends.tolist()):
             s, c = divmod(int(keys[a]), channels)
-            builder.add(items[a:e], candidates[a:e], capped=True, z=s, coef=int(bandwidth[c]))
-    return builder.build(z_upper=len(spread.item_block))  # a channel carries at most every delivery in a step
+            builder.add(items[a:e], candidates[a:e], capped=True, z=s, coef=int(classes.bandwidth[c]))
+    # a channel carries at most every delivery (repeated) in a step
+    return builder.build(z_upper=len(spread.item_block) * int(classes.repeat.max(initial=1)))
 
 
 def spreading_hint(spread: SpreadProblem, route: Delivery, ranks: int) -> np.ndarray:
@@ -176,19 +199,20 @@ def decode(spread: SpreadProblem, route: Delivery, choice: np.ndarray) -> tuple:
 
 def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, least: int, *, time_limit: float,
                       solver: str = "cpsat", rounds_bound: int = 0, extra_steps: int = 4, threads: int = 1,
-                      say=lambda text: None) -> list[FrontPoint]:
+                      symmetry=None, say=lambda text: None) -> list[FrontPoint]:
     """The Pareto front of steps against total rounds: from `least` steps (the step bound, which
     is reached: with rounds unlimited every holder sends to every neighbour in each step) up, the
     least total rounds of each step count, until the rounds reach `rounds_bound` (the bandwidth
     bound), stop falling, or the time is spent."""
     bandwidth = integer_bandwidth(network)
+    classes = LoadClasses.channels(bandwidth) if symmetry is None else LoadClasses.orbits(symmetry, bandwidth)
     # Each step count gets an equal share of the time, fixed in advance: CP-SAT's limits are
     # deterministic (synth.solve.cpsat), so the same inputs give the same front, byte for byte.
     share = max(1.0, time_limit / (1 + extra_steps))
     front: list[FrontPoint] = []
     best, hint = None, None
     for steps in range(max(1, least), max(1, least) + 1 + extra_steps):
-        problem = build_program(spread, route, graph, bandwidth, steps)
+        problem = build_program(spread, route, graph, classes, steps)
         if hint is None:
             hint = spreading_hint(spread, route, graph.ranks)
         result = solve(problem, solver, time_limit=share, threads=threads, hint=hint)

@@ -127,6 +127,13 @@ class Topology(ABC):
         dimension-order routing needs. None for the others."""
         return None
 
+    def translations(self) -> list[np.ndarray] | None:
+        """Node permutations (terminals, then routers, as the Network numbers them) generating a
+        group of automorphisms of the network that moves terminals without fixing any (the grid
+        families: the unit shift of each dimension), or None where synth knows none. Symmetric
+        synthesis (synth.synthesis.symmetry) designs one terminal's schedule and translates it."""
+        return None
+
     def report_patterns(self) -> list[str]:
         """The workloads a report shows unless told (`synth report --patterns all`): the linear
         all-to-all, a random permutation and the family's adversarial pattern: its worst case where

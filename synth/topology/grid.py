@@ -54,3 +54,20 @@ class RouterGrid:
 
     def router_names(self) -> list[str]:
         return [f"r{'.'.join(map(str, c))}" for c in self.router_coordinates().tolist()]
+
+    def translations(self) -> list[np.ndarray]:
+        """The unit shift of each dimension (c_k -> c_k + 1 mod S_k; a terminal keeps its place on
+        its router): an automorphism of a torus and of a HyperX (each dimension a ring, or a
+        complete graph), and together they generate the translations, which fix no terminal."""
+        n = self.num_terminals
+        coordinates = self.router_coordinates()
+        strides = np.asarray(self.strides, dtype=np.int64)
+        terminals = np.arange(n, dtype=np.int64)
+        out = []
+        for k, size in enumerate(self.sizes):
+            shifted = coordinates.copy()
+            shifted[:, k] = (shifted[:, k] + 1) % size
+            router = shifted @ strides
+            out.append(np.concatenate([router[terminals // self.p] * self.p + terminals % self.p, n + router]))
+        return out
+

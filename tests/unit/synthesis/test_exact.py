@@ -198,7 +198,11 @@ def test_a_size_range_writes_a_file_per_band(run, tmp_path):
 
 @pytest.mark.parametrize("argv, says", [
     (["alltoall", "--network", "torus:4"], "synth synthesize makes allgather"),
-    (["allgather", "--network", "torus:8,8,2"], "the exact method takes up to 64"),
+    (["allgather", "--network", "torus:8,8,2", "--method", "exact"], "the exact method takes up to 64"),
+    (["allgather", "--network", "kautz:8,2"], "the exact method takes up to 64"),
+    (["allgather", "--network", "torus:32,33"], "the symmetric method takes up to 1024"),
+    (["allgather", "--network", "kautz:2,2", "--method", "symmetric"], "has no translations"),
+    (["broadcast", "--network", "torus:4", "--method", "symmetric"], "no translation maps it to itself"),
     (["allgather", "--network", "torus:4", "--root", "2"], "allgather has no root"),
     (["broadcast", "--network", "torus:4", "--root", "9"], "--root 9 is not a rank"),
     (["allgather", "--network", "torus:4", "--solver", "gurobi"], "unknown solver"),

@@ -1,0 +1,160 @@
+"""Symmetric synthesis: design the schedule of one rank per orbit, translate it to every rank.
+
+A network's translations (Topology.translations: the unit shifts of a torus or HyperX) form a
+group G of automorphisms. A schedule that G maps onto itself is fixed by what the orbit
+representatives' blocks do: rank g(r) sends g(r)'s blocks along the images under g of the pairs r's
+blocks take. Its loads follow from the representatives' alone (orbit-stabilizer): a channel c in
+channel orbit O carries, in a step, |G| / |O| times the crossings of O by the representatives'
+deliveries of that step, whenever every path of the transfer graph is the image of its translate's
+(checked). So the time-expanded program (synth.synthesis.exact) shrinks by |G|: a P-rank torus
+allgather has P - 1 deliveries per block of rank 0 instead of P (P - 1).
+
+What it proves: the least steps and rounds among translation-invariant schedules. Where a point
+reaches the lower bounds of any schedule (the step bound, the cut bound) it is optimal outright;
+elsewhere it is a feasible schedule with its gap to the bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+MAX_GROUP_CELLS = 1 << 26  # |G| x ranks entries of the group's table (int32: 256 MiB)
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    rank_maps: np.ndarray  # (|G|, ranks) int32: every element of G acting on ranks; row 0 the identity
+    representatives: np.ndarray  # (orbits,) the least rank of every orbit
+    channel_class: np.ndarray  # (channels,) the orbit of every channel
+    class_size: np.ndarray  # (orbits of channels,) channels per orbit
+
+    @property
+    def order(self) -> int:
+        return int(self.rank_maps.shape[0])
+
+    def repeat(self) -> np.ndarray:
+        """Per channel orbit, how many times a channel of it is crossed per crossing of the orbit by
+        one representative delivery, summed over G (|G| / |O|)."""
+        return self.order // self.class_size
+
+    def mover(self, rank: np.ndarray) -> np.ndarray:
+        """Per rank, the element of G moving its orbit's representative onto it (a row of rank_maps)."""
+        rank = np.asarray(rank, dtype=np.int64)
+        return self._movers[rank]
+
+    @property
+    def _movers(self) -> np.ndarray:
+        cached = self.__dict__.get("_mover_table")
+        if cached is None:
+            cached = np.empty(self.rank_maps.shape[1], dtype=np.int64)
+            for r in self.representatives.tolist():
+                cached[self.rank_maps[:, r]] = np.arange(self.order)
+            object.__setattr__(self, "_mover_table", cached)
+        return cached
+
+
+def network_symmetry(topology, graph) -> Symmetry | None:
+    """The translations of `topology` as a Symmetry of the transfer graph `graph`, or None when the
+    family has none, they fix a rank, or a path of the graph is not the image of its translate's
+    (then the representatives' loads would not tell the others')."""
+    generators = topology.translations()
+    if not generators:
+        return None
+    network = topology.network()
+    n, q = network.num_terminals, graph.ranks_per_node
+    channel_maps = [_channel_map(network, g) for g in generators]
+    rank_generators = [(np.asarray(g[:n], dtype=np.int64)[:, None] * q + np.arange(q)).ravel() for g in generators]
+    group = _closure(rank_generators, graph.ranks)
+    if group is None:
+        return None
+    representatives = np.unique(group.min(axis=0))
+    # Free: every orbit has |G| ranks (no element but the identity fixes a rank).
+    if len(representatives) * len(group) != graph.ranks or any(
+            len(np.unique(group[:, r])) != len(group) for r in representatives.tolist()):
+        return None
+    if not all(_equivariant(graph, g, c) for g, c in zip(rank_generators, channel_maps)):
+        return None
+    channel_class, class_size = _channel_orbits(network.num_channels, channel_maps)
+    if (len(group) % class_size).any():  # the group on channels is larger than on ranks: no uniform repeat
+        return None
+    return Symmetry(group.astype(np.int32), representatives.astype(np.int64), channel_class, class_size)
+
+
+def _channel_map(network, nodes: np.ndarray) -> np.ndarray:
+    """The channel permutation of a node permutation (the k-th of parallel channels to the k-th),
+    checked to be an automorphism."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    count = network.num_nodes
+    keys = network.channel_src.astype(np.int64) * count + network.channel_dst
+    image = nodes[network.channel_src] * count + nodes[network.channel_dst]
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    if not np.array_equal(np.sort(image), sorted_keys):
+        raise AssertionError(f"{network.spec}: a translation of the family is not an automorphism")
+    first = np.searchsorted(sorted_keys, keys)
+    occurrence = np.empty(len(keys), dtype=np.int64)
+    occurrence[order] = np.arange(len(keys)) - first[order]
+    return order[np.searchsorted(sorted_keys, image) + occurrence]
+
+
+def _closure(generators: list[np.ndarray], ranks: int) -> np.ndarray | None:
+    """Every element of the group the rank permutations generate (breadth-first), identity first."""
+    identity = np.arange(ranks, dtype=np.int64)
+    seen = {identity.tobytes()}
+    elements, frontier = [identity], [identity]
+    while frontier:
+        grown = []
+        for element in frontier:
+            for g in generators:
+                image = g[element]
+                key = image.tobytes()
+                if key not in seen:
+                    seen.add(key)
+                    elements.append(image)
+                    grown.append(image)
+                    if len(elements) * ranks > MAX_GROUP_CELLS:
+                        return None
+        frontier = grown
+    return np.stack(elements)
+
+
+def _equivariant(graph, ranks: np.ndarray, channels: np.ndarray) -> bool:
+    """Every pair's path, moved by the translation, is the path of the moved pair."""
+    keys = graph.dst.astype(np.int64) * graph.ranks + graph.src
+    moved = ranks[graph.dst] * graph.ranks + ranks[graph.src]
+    where = np.searchsorted(keys, moved)
+    if (where >= len(keys)).any() or not np.array_equal(keys[np.minimum(where, len(keys) - 1)], moved):
+        return False
+    image = graph.paths.select(where)
+    return (np.array_equal(image.offsets, graph.paths.offsets)
+            and np.array_equal(image.channels, channels[graph.paths.channels]))
+
+
+def _channel_orbits(channels: int, maps: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    src = np.concatenate([np.arange(channels)] * len(maps))
+    dst = np.concatenate(maps)
+    joined = coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(channels, channels))
+    _, label = connected_components(joined, directed=True, connection="weak")
+    return label.astype(np.int64), np.bincount(label).astype(np.int64)
+
+
+def translate(symmetry: Symmetry, graph, deliveries: tuple, sources: np.ndarray, chunks: int) -> tuple:
+    """The whole schedule's deliveries from the representatives': every element of G moves each
+    (step, pair, block) of a representative to (step, the moved pair, the moved rank's block).
+    `sources` is the representatives' blocks' ranks (block k: chunk k // orbits); the full
+    schedule's block of rank r and chunk c is c x ranks + r (synth.collectives.schedule)."""
+    step, pair, block, _ = deliveries
+    g = symmetry.rank_maps.astype(np.int64)  # (|G|, ranks)
+    orbits = len(symmetry.representatives)
+    chunk = block // orbits
+    src = g[:, graph.src[pair]]  # (|G|, deliveries)
+    dst = g[:, graph.dst[pair]]
+    keys = graph.dst.astype(np.int64) * graph.ranks + graph.src
+    moved_pair = np.searchsorted(keys, (dst * graph.ranks + src).ravel())
+    moved_block = (chunk[None, :] * graph.ranks + g[:, sources[block]]).ravel()
+    moved_step = np.broadcast_to(step, src.shape).ravel()
+    return moved_step, moved_pair, moved_block, graph.dst[moved_pair]
