@@ -159,33 +159,129 @@ def build_program(spread: SpreadProblem, route: Delivery, graph, classes: LoadCl
     return builder.build(z_upper=len(spread.item_block) * int(classes.repeat.max(initial=1)))
 
 
-def spreading_hint(spread: SpreadProblem, route: Delivery, ranks: int) -> np.ndarray:
-    """A solution to start from: every block spreads along breadth-first trees, rank v receiving
-    it in step dist(source, v) - 1 from its lowest sender one step nearer (feasible for any step
-    count from the step bound up: every rank is within it)."""
+def balanced_trees(spread: SpreadProblem, route: Delivery, graph, classes: LoadClasses) -> np.ndarray:
+    """Breadth-first spreading trees with their loads balanced greedily: rank v receives block b in
+    step dist(source, v) - 1 (so the steps are the farthest distance, feasible for any step count
+    from there up) from a sender one step nearer; step by step, the deliveries with the fewest such
+    senders first, each from the sender whose path leaves the step's busiest channel class least
+    loaded (loads in the program's units: crossings x repeat / bandwidth; ties: the lower sender).
+    The program's starting point, and the schedule itself where the program is too large."""
+    far = {r: _levels(route, r, graph.ranks) for r in np.unique(spread.sources).tolist()}
+    source = spread.sources[spread.item_block]
+    level = np.array([far[int(r)][v] for r, v in zip(source.tolist(), spread.item_rank.tolist())], dtype=np.int64)
+    weight = classes.repeat / classes.bandwidth  # a crossing's share of a step's rounds
+    paths = [classes.of_channel[graph.paths.path(k)] for k in range(graph.num_pairs)]
+    choice = np.empty(len(spread.item_block), dtype=np.int64)
+    for s in range(int(level.max(initial=0))):
+        mine = np.flatnonzero(level == s + 1)
+        options = []
+        for i in mine.tolist():
+            v, r = int(spread.item_rank[i]), int(source[i])
+            near = np.flatnonzero(far[r][route.sender[v]] == s)
+            options.append(near)
+        option_paths = [[paths[int(route.pair[int(spread.item_rank[i])][j])] for j in near.tolist()]
+                        for i, near in zip(mine.tolist(), options)]
+        picked = _flow_balanced(option_paths, classes)
+        if picked is None:
+            picked = _greedy_balanced(option_paths, weight)
+        for i, near, k in zip(mine.tolist(), options, picked):
+            choice[i] = s * len(route.sender[int(spread.item_rank[i])]) + int(near[k])
+    return choice
+
+
+def _greedy_balanced(option_paths: list[list[np.ndarray]], weight: np.ndarray) -> list[int]:
+    """Per delivery an option, the fewest-options first, each leaving the busiest class least loaded."""
+    load = np.zeros(len(weight))
+    picked = [0] * len(option_paths)
+    for t in sorted(range(len(option_paths)), key=lambda t: (len(option_paths[t]), t)):
+        best_key = None
+        for k, path in enumerate(option_paths[t]):
+            after = load[path] + weight[path]
+            key = (float(after.max(initial=0.0)), float(after.sum()))
+            if best_key is None or key < best_key:
+                picked[t], best_key = k, key
+        path = option_paths[t][picked[t]]
+        np.add.at(load, path, weight[path])
+    return picked
+
+
+def _flow_balanced(option_paths: list[list[np.ndarray]], classes: LoadClasses) -> list[int] | None:
+    """Per delivery an option, the step's rounds least, where every delivery's options differ in
+    one class crossing only (the rest, e.g. the sender's and receiver's terminal links, common to
+    all): then a max-flow (deliveries -> the class each option adds -> sink, a class's capacity the
+    crossings it takes in T rounds) decides whether T rounds suffice, and a bisection finds the
+    least T. None where the options differ otherwise (the greedy balances those)."""
+    import networkx as nx
+
+    common = np.zeros(len(classes.repeat), dtype=np.int64)
+    varying = []
+    for paths in option_paths:
+        counts = [np.bincount(p, minlength=len(classes.repeat)) for p in paths]
+        shared = np.minimum.reduce(counts)
+        extra = [np.flatnonzero(c - shared) for c in counts]
+        if len(paths) > 1 and any(len(e) != 1 or (c - shared)[e].sum() != 1 for e, c in zip(extra, counts)):
+            return None
+        common += shared
+        varying.append([int(e[0]) for e in extra] if len(paths) > 1 else [])
+
+    def capacity(rounds: int) -> np.ndarray:  # crossings a class takes in `rounds` rounds
+        return (rounds * classes.bandwidth) // classes.repeat
+
+    def fits(rounds: int) -> dict | None:
+        room = capacity(rounds) - common
+        if (room < 0).any():
+            return None
+        graph = nx.DiGraph()
+        for t, options in enumerate(varying):
+            if options:
+                graph.add_edge("source", ("d", t), capacity=1)
+                for c in set(options):
+                    graph.add_edge(("d", t), ("c", c), capacity=1)
+                    graph.add_edge(("c", c), "sink", capacity=int(room[c]))
+        if graph.number_of_nodes() == 0:
+            return {}
+        value, flow = nx.maximum_flow(graph, "source", "sink")
+        return flow if value == sum(1 for o in varying if o) else None
+
+    low = int(max(1, (-(-(common * classes.repeat) // classes.bandwidth)).max(initial=1)))
+    high = low
+    while fits(high) is None:
+        high *= 2
+    while low < high:
+        middle = (low + high) // 2
+        if fits(middle) is None:
+            low = middle + 1
+        else:
+            high = middle
+    flow = fits(low)
+    picked = []
+    for t, options in enumerate(varying):
+        if not options:
+            picked.append(0)
+            continue
+        sent = next(c for c, f in flow[("d", t)].items() if f > 0)[1]
+        picked.append(options.index(sent))
+    return picked
+
+
+def _levels(route: Delivery, source: int, ranks: int) -> np.ndarray:
+    """Steps from `source` to every rank along the deliveries (breadth-first; -1: unreachable)."""
     import collections
 
-    far = np.full((ranks, ranks), -1, dtype=np.int64)
     receivers = [[] for _ in range(ranks)]
     for v in range(ranks):
         for u in route.sender[v].tolist():
             receivers[u].append(v)
-    for source in np.unique(spread.sources).tolist():
-        far[source, source] = 0
-        queue = collections.deque([source])
-        while queue:
-            u = queue.popleft()
-            for v in receivers[u]:
-                if far[source, v] < 0:
-                    far[source, v] = far[source, u] + 1
-                    queue.append(v)
-    choice = np.empty(len(spread.item_block), dtype=np.int64)
-    for i, (b, v) in enumerate(zip(spread.item_block.tolist(), spread.item_rank.tolist())):
-        source = int(spread.sources[b])
-        senders = route.sender[v]
-        j = int(np.flatnonzero(far[source, senders] == far[source, v] - 1)[0])
-        choice[i] = (far[source, v] - 1) * len(senders) + j
-    return choice
+    far = np.full(ranks, -1, dtype=np.int64)
+    far[source] = 0
+    queue = collections.deque([source])
+    while queue:
+        u = queue.popleft()
+        for v in receivers[u]:
+            if far[v] < 0:
+                far[v] = far[u] + 1
+                queue.append(v)
+    return far
 
 
 def decode(spread: SpreadProblem, route: Delivery, choice: np.ndarray) -> tuple:
@@ -203,30 +299,67 @@ def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, le
     """The Pareto front of steps against total rounds: from `least` steps (the step bound, which
     is reached: with rounds unlimited every holder sends to every neighbour in each step) up, the
     least total rounds of each step count, until the rounds reach `rounds_bound` (the bandwidth
-    bound), stop falling, or the time is spent."""
+    bound), stop falling, or the time is spent.
+
+    The balanced breadth-first trees come first: where they meet the bandwidth bound they are
+    optimal and no program is solved; where the program would exceed the size guard they are the
+    one point of the front (feasible, with their gap), so a network of thousands of ranks still
+    gets a schedule."""
     bandwidth = integer_bandwidth(network)
     classes = LoadClasses.channels(bandwidth) if symmetry is None else LoadClasses.orbits(symmetry, bandwidth)
+    trees = balanced_trees(spread, route, graph, classes)
+    first = max(1, least)
+    rounds = tree_rounds(spread, route, graph, classes, trees, first)
+    say(f"{first} steps: balanced breadth-first trees take {rounds} rounds")
+    if rounds <= rounds_bound:
+        return [FrontPoint(first, rounds, OPTIMAL, 0.0, decode(spread, route, trees))]
     # Each step count gets an equal share of the time, fixed in advance: CP-SAT's limits are
     # deterministic (synth.solve.cpsat), so the same inputs give the same front, byte for byte.
     share = max(1.0, time_limit / (1 + extra_steps))
     front: list[FrontPoint] = []
-    best, hint = None, None
-    for steps in range(max(1, least), max(1, least) + 1 + extra_steps):
-        problem = build_program(spread, route, graph, classes, steps)
-        if hint is None:
-            hint = spreading_hint(spread, route, graph.ranks)
-        result = solve(problem, solver, time_limit=share, threads=threads, hint=hint)
+    best = None
+    for steps in range(first, first + 1 + extra_steps):
+        try:
+            problem = build_program(spread, route, graph, classes, steps)
+        except SynthError as exc:
+            if steps > first:
+                break
+            say(f"{exc}: the balanced trees are the schedule")
+            return [FrontPoint(first, rounds, FEASIBLE, 0.0, decode(spread, route, trees))]
+        result = solve(problem, solver, time_limit=share, threads=threads, hint=trees)
+        if steps == first and (not result.solved or result.objective > rounds):
+            # the trees are a schedule of these steps all the same, and the better one
+            say(f"{steps} steps: {result.status} ({result.seconds:.1f} s); the balanced trees stand")
+            front.append(FrontPoint(steps, rounds, FEASIBLE, result.seconds, decode(spread, route, trees)))
+            best = rounds
+            continue
         if not result.solved:
             say(f"{steps} steps: {result.status} ({result.seconds:.1f} s)")
             front.append(FrontPoint(steps, None, result.status, result.seconds))
             break
-        rounds = int(result.objective)
-        say(f"{steps} steps: {rounds} rounds, {result.status} ({result.seconds:.1f} s)")
-        front.append(FrontPoint(steps, rounds, result.status, result.seconds, decode(spread, route, result.choice)))
-        if rounds <= rounds_bound or (best is not None and rounds >= best):
+        found = int(result.objective)
+        say(f"{steps} steps: {found} rounds, {result.status} ({result.seconds:.1f} s)")
+        front.append(FrontPoint(steps, found, result.status, result.seconds, decode(spread, route, result.choice)))
+        if found <= rounds_bound or (best is not None and found >= best):
             break
-        best = rounds
+        best = found
     return front
+
+
+def tree_rounds(spread: SpreadProblem, route: Delivery, graph, classes: LoadClasses, choice: np.ndarray,
+                steps: int) -> int:
+    """The program's objective of a choice, counted directly (no program built): per step, the
+    busiest channel class's crossings x repeat over its bandwidth, rounded up, summed."""
+    step, pair, _, _ = decode(spread, route, choice)
+    lengths = np.diff(graph.paths.offsets)[pair]
+    channel = classes.of_channel[graph.paths.select(pair).channels]
+    keys = np.repeat(step, lengths) * len(classes.repeat) + channel
+    unique, counts = np.unique(keys, return_counts=True)
+    cls = unique % len(classes.repeat)
+    needed = -(-(counts * classes.repeat[cls]) // classes.bandwidth[cls])
+    per_step = np.zeros(steps, dtype=np.int64)
+    np.maximum.at(per_step, unique // len(classes.repeat), needed)
+    return int(per_step.sum())
 
 
 def one_round_steps(front: list[FrontPoint]) -> tuple[int | None, str]:
