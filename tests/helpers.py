@@ -385,3 +385,41 @@ def budget_figures(out: str) -> dict[str, tuple[int, int]]:
                  re.findall(r"(within the budget|without it|LP bound over all routings) max (\d+), sum (\d+)", line))
     assert set(found) == {"within the budget", "without it", "LP bound over all routings"}, line
     return found
+
+
+def replay_contributions(schedule) -> list[list[set]]:
+    """A collective schedule replayed without synth's code: per rank, per block, the contributions
+    it holds at the end (copies replace a partial with the sender's, reductions add the sender's),
+    every send from what its sender held at the start of the step."""
+    p, blocks = schedule.ranks, schedule.blocks
+    reduction = schedule.collective in ("reduce-scatter", "allreduce", "reduce")
+    if reduction:
+        held = [[{r} for _ in range(blocks)] for r in range(p)]
+    elif schedule.collective == "allgather":
+        held = [[{b % p} if b % p == r else None for b in range(blocks)] for r in range(p)]
+    else:  # broadcast
+        held = [[{schedule.root} if r == schedule.root else None for _ in range(blocks)] for r in range(p)]
+    for s in range(schedule.num_steps):
+        before = [[None if h is None else set(h) for h in row] for row in held]
+        for t in range(schedule.step_ptr[s], schedule.step_ptr[s + 1]):
+            u, v = int(schedule.src[t]), int(schedule.dst[t])
+            for b in schedule.block_ids[schedule.block_ptr[t]:schedule.block_ptr[t + 1]].tolist():
+                assert before[u][b] is not None, f"step {s}: rank {u} sends block {b} it does not hold"
+                if schedule.op[t] == 1:  # reduce
+                    assert not (held[v][b] & before[u][b]), "a contribution counted twice"
+                    held[v][b] = held[v][b] | before[u][b]
+                else:
+                    held[v][b] = set(before[u][b])
+    return held
+
+
+def delivers(schedule) -> bool:
+    p, held = schedule.ranks, replay_contributions(schedule)
+    everyone = set(range(p))
+    if schedule.collective == "allgather" or schedule.collective == "broadcast":
+        return all(h is not None for row in held for h in row)
+    if schedule.collective == "reduce-scatter":
+        return all(held[b % p][b] == everyone for b in range(schedule.blocks))
+    if schedule.collective == "reduce":
+        return all(h == everyone for h in held[schedule.root])
+    return all(h == everyone for row in held for h in row)  # allreduce

@@ -28,7 +28,7 @@ from synth.synthesis.transfers import REACHES, transfer_graph
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
 METHODS = ("auto", "exact", "symmetric")
 MAX_EXACT_RANKS = 64  # the whole program: P (P - 1) deliveries per chunk
-MAX_SYMMETRIC_RANKS = 1024  # the representatives' program: (P - 1) deliveries per orbit and chunk
+MAX_SYMMETRIC_RANKS = 4096  # the representatives' program, or their balanced trees where the program is too large
 
 
 @dataclass(frozen=True)
@@ -105,8 +105,10 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
     if method == "symmetric" and symmetry is None:
         raise SynthError(f"--method symmetric: the {graph.reach} transfers of {topology.spec} routed by {graph.router} "
                          "are not translation-invariant")
+    # The cut bound's sinks: one terminal per orbit suffices (the translations move every cut onto one of them)
+    terminals = None if symmetry is None else symmetry.representatives // ranks_per_node
     return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root),
-                         time_bound(info.name, network, ranks_per_node, root), symmetry)
+                         time_bound(info.name, network, ranks_per_node, root, terminals), symmetry)
 
 
 def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsat", say=lambda text: None) -> list[Part]:
@@ -129,7 +131,9 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
         least = step_bound(half, plan.graph, plan.root).steps
         network = plan.topology.network()
         per_byte = (plan.time_bound.bandwidth if half == plan.collective  # computed once (max-flows)
-                    else bandwidth_bound(half, network, plan.graph.ranks_per_node, plan.root)).per_byte
+                    else bandwidth_bound(half, network, plan.graph.ranks_per_node, plan.root,
+                                         None if symmetry is None else symmetry.representatives // plan.graph.ranks_per_node)
+                    ).per_byte
         # The bound in the program's units: z_s >= count_c / coef_c, and coef_c = bandwidth_c x (coef / bandwidth),
         # the same ratio for every channel.
         ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])

@@ -81,9 +81,12 @@ def step_bound(collective: str, graph, root: int = 0) -> StepBound:
     return StepBound(2 * steps if twice else steps, why + ("; twice: reduce-scatter then allgather" if twice else ""))
 
 
-def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0) -> BandwidthBound:
+def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0,
+                    representatives=None) -> BandwidthBound:
     """Bytes over bandwidth on the busiest channels, summed over the steps, that any schedule of
-    `collective` needs per byte of message (a rank's whole vector: the P blocks of an allgather)."""
+    `collective` needs per byte of message (a rank's whole vector: the P blocks of an allgather).
+    `representatives`: terminals meeting every orbit of a group of automorphisms (synth.synthesis.symmetry);
+    an automorphism moves a cut onto one of the same ratio, so the cuts holding one of them suffice."""
     if collective not in BOUNDED:
         raise SynthError(f"no synthesis bound for {collective} (bounded: {', '.join(BOUNDED)})")
     graph = _capacity_graph(network)
@@ -93,7 +96,8 @@ def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int
         return BandwidthBound(0.0, "one node: no channel needs to be crossed")
     if collective in ("allgather", "reduce-scatter"):
         reverse = collective == "reduce-scatter"
-        ratio, inside = _cut_ratio(graph.reverse(copy=False) if reverse else graph, n, q)
+        ratio, inside = _cut_ratio(graph.reverse(copy=False) if reverse else graph, n, q,
+                                   range(n) if representatives is None else sorted(set(representatives)))
         way = "leave" if reverse else "enter"
         count = p - q * sum(1 for v in inside if v < n)
         return BandwidthBound(ratio / p, f"{count} of {p} blocks must {way} a set of "
@@ -114,11 +118,11 @@ def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int
     return BandwidthBound(1.0 / least, f"every element enters and leaves each side of a cut of bandwidth {least:g}")
 
 
-def time_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0) -> TimeBound:
+def time_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0, representatives=None) -> TimeBound:
     p = network.num_terminals * ranks_per_node
     k = node_ports(network, ranks_per_node)
     messages = math.ceil(math.log(p) / math.log(1 + k) - 1e-12) if p > 1 else 0
-    return TimeBound(messages, bandwidth_bound(collective, network, ranks_per_node, root))
+    return TimeBound(messages, bandwidth_bound(collective, network, ranks_per_node, root, representatives))
 
 
 def _capacity_graph(network) -> nx.DiGraph:
@@ -133,7 +137,7 @@ def _capacity_graph(network) -> nx.DiGraph:
     return graph
 
 
-def _cut_ratio(graph: nx.DiGraph, n: int, q: int) -> tuple[float, set]:
+def _cut_ratio(graph: nx.DiGraph, n: int, q: int, sinks) -> tuple[float, set]:
     """max over node sets S holding a terminal of (ranks outside S) / (bandwidth into S), and S.
     Dinkelbach: with lam the best ratio so far, a set S with q (ranks outside S) - lam C_in(S) > 0
     is better; the least of q |terminals in S| + lam C_in(S) over S holding terminal v is a min cut
@@ -149,7 +153,7 @@ def _cut_ratio(graph: nx.DiGraph, n: int, q: int) -> tuple[float, set]:
         cuts.add_edges_from((a, b, {"capacity": best * d["capacity"]}) for a, b, d in graph.edges(data=True))
         cuts.add_edges_from(("source", u, {"capacity": float(q)}) for u in range(n))
         improved = None
-        for v in range(n):
+        for v in sinks:
             value, (_, sink_side) = nx.minimum_cut(cuts, "source", v)
             if p - value > EPSILON * p:
                 sink_side = set(sink_side)

@@ -1,0 +1,176 @@
+"""Symmetric synthesis (synth.synthesis.symmetry), checked independently:
+
+- the translations against the coordinate shifts computed here from the families' definitions
+  (a torus: +-1 neighbours per dimension; a HyperX: every router of a row), each an automorphism of
+  the graph built here, and the channel orbits against the orbits listed by applying every shift;
+- the per-step balancing (a max-flow bisection) against every assignment of small instances;
+- the schedules: replayed without synth's code, their loads recounted along networkx shortest
+  paths, at the cut bound of any schedule where the record says so.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from helpers import delivers
+from synth.app.synthesize import bands, plan_synthesis, synthesize_parts
+from synth.synthesis.exact import LoadClasses, _flow_balanced
+from synth.synthesis.symmetry import network_symmetry
+from synth.synthesis.transfers import transfer_graph
+from synth.topology import parse_topology
+
+
+def _definition_graph(family: str, sizes: tuple[int, ...]) -> nx.Graph:
+    """Routers as coordinate tuples: a torus links +-1 (mod S_k) in each dimension, a HyperX every
+    pair of routers differing in one coordinate."""
+    graph = nx.Graph()
+    for x in itertools.product(*(range(s) for s in sizes)):
+        graph.add_node(x)
+        for k, size in enumerate(sizes):
+            others = [(x[k] + 1) % size, (x[k] - 1) % size] if family == "torus" else range(size)
+            for y in others:
+                if y != x[k]:
+                    graph.add_edge(x, x[:k] + (y,) + x[k + 1:])
+    return graph
+
+
+@pytest.mark.parametrize("spec, family, sizes, p", [("torus:4,3", "torus", (4, 3), 1), ("hyperx:3,4", "hyperx", (3, 4), 1),
+                                                    ("torus:3,3:p=2", "torus", (3, 3), 2)])
+def test_the_translations_are_the_coordinate_shifts_and_automorphisms(spec, family, sizes, p):
+    topology = parse_topology(spec)
+    symmetry = network_symmetry(topology, transfer_graph(topology))
+    coordinates = list(itertools.product(*(range(s) for s in reversed(sizes))))  # dimension 0 least significant
+    routers = [tuple(reversed(c)) for c in coordinates]
+    index = {x: i for i, x in enumerate(routers)}
+    graph = _definition_graph(family, sizes)
+    shifts = set()
+    for delta in itertools.product(*(range(s) for s in sizes)):
+        moved = {x: tuple((a + d) % s for a, d, s in zip(x, delta, sizes)) for x in routers}
+        assert all(graph.has_edge(moved[a], moved[b]) for a, b in graph.edges())  # an automorphism
+        shifts.add(tuple(p * index[moved[routers[t // p]]] + t % p for t in range(p * len(routers))))
+    assert {tuple(row) for row in symmetry.rank_maps.tolist()} == shifts
+    assert symmetry.representatives.tolist() == list(range(p))
+
+
+def test_the_channel_orbits_are_those_every_shift_gives():
+    topology = parse_topology("torus:4,4")
+    network = topology.network()
+    symmetry = network_symmetry(topology, transfer_graph(topology))
+    n = network.num_terminals
+    channel = {(a, b): c for c, (a, b) in enumerate(zip(network.channel_src.tolist(), network.channel_dst.tolist()))}
+    orbits = set()
+    for c, (a, b) in enumerate(zip(network.channel_src.tolist(), network.channel_dst.tolist())):
+        image = set()
+        for dx, dy in itertools.product(range(4), range(4)):
+            move = lambda v: ((v % 4 + dx) % 4 + 4 * ((v // 4 + dy) % 4)) if v < n else n + move(v - n)  # noqa: E731
+            image.add(channel[(move(a), move(b))])
+        orbits.add(frozenset(image))
+    found = {frozenset(np.flatnonzero(symmetry.channel_class == k).tolist()) for k in range(len(symmetry.class_size))}
+    assert found == orbits
+    assert len(orbits) == 6  # a terminal's link up and down, and the four directions
+
+
+@pytest.mark.parametrize("spec", ["kautz:2,2", "dragonfly:1,2,1", "torus:4,4@fail=r0.0-r1.0"])
+def test_networks_without_translations_have_no_symmetry(spec):
+    topology = parse_topology(spec)
+    assert network_symmetry(topology, transfer_graph(topology, reach="all")) is None
+    assert plan_synthesis("allgather", topology).symmetry is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=3, unique=True), min_size=1, max_size=6),
+       st.lists(st.integers(1, 3), min_size=4, max_size=4), st.lists(st.integers(1, 2), min_size=4, max_size=4))
+def test_the_balanced_step_is_the_best_of_every_assignment(options, bandwidth, repeat):
+    """Deliveries whose options each add one crossing of a class (plus a common class 4): the
+    bisection's rounds (the most over the classes of crossings x repeat over bandwidth, rounded up)
+    equal the least over every assignment."""
+    classes = LoadClasses(np.arange(5), np.array(repeat + [1]), np.array(bandwidth + [2]))
+    option_paths = [[np.array([4, c]) for c in delivery] for delivery in options]
+
+    def rounds(picked):
+        count = np.zeros(5, dtype=np.int64)
+        for paths, k in zip(option_paths, picked):
+            np.add.at(count, paths[k], 1)
+        return int((-(-(count * classes.repeat) // classes.bandwidth)).max())
+
+    best = min(rounds(p) for p in itertools.product(*(range(len(o)) for o in options)))
+    assert rounds(_flow_balanced(option_paths, classes)) == best
+
+
+def _beta_rounds(schedule, network) -> float:
+    """Per step the busiest channel's blocks over its bandwidth, summed: every transfer along the
+    network's shortest path (networkx; unique between neighbours of these tori), counted here."""
+    graph = nx.DiGraph()
+    for c, (a, b) in enumerate(zip(network.channel_src.tolist(), network.channel_dst.tolist())):
+        graph.add_edge(a, b, channel=c)
+    total = 0.0
+    for s in range(schedule.num_steps):
+        load = {}
+        for t in range(schedule.step_ptr[s], schedule.step_ptr[s + 1]):
+            nodes = nx.shortest_path(graph, int(schedule.src[t]), int(schedule.dst[t]))
+            blocks = int(schedule.block_ptr[t + 1] - schedule.block_ptr[t])
+            for a, b in zip(nodes, nodes[1:]):
+                c = graph[a][b]["channel"]
+                load[c] = load.get(c, 0) + blocks
+        total += max(v / network.channel_bandwidth[c] for c, v in load.items())
+    return total
+
+
+@pytest.mark.parametrize("collective, spec, chunks", [("allgather", "torus:8,8", 4), ("reduce-scatter", "torus:4,4,4", 6),
+                                                      ("allreduce", "2dfc:4,4", 2), ("allgather", "hyperx:3,3", 2)])
+def test_symmetric_schedules_deliver_at_the_cut_bound(collective, spec, chunks):
+    """Translated trees with as many chunks as a router has links: exactly the cut bound's
+    bandwidth ((P - 1) blocks into one terminal through its links), recounted here, in as many steps
+    as the transfer graph's diameter (the step bound), so optimal in both."""
+    topology = parse_topology(spec)
+    network = topology.network()
+    plan = plan_synthesis(collective, topology, chunks=chunks)
+    assert plan.symmetry is not None and plan.symmetry.order == network.num_terminals
+    parts = synthesize_parts(plan, time_limit=60)
+    (band,) = bands(plan, parts, [1 << 26], 1e-6, 100e9)
+    schedule = band.schedule
+    assert delivers(schedule)
+    assert schedule.synthesis["status"] == "optimal"
+    p = network.num_terminals
+    ports = int(network.channel_bandwidth[0])  # a node's terminal link: its links' bandwidth
+    halves = 2 if collective == "allreduce" else 1
+    assert _beta_rounds(schedule, network) == pytest.approx(halves * (p - 1) / ports * chunks)
+    assert schedule.num_steps == plan.step_bound.steps
+
+
+@pytest.mark.parametrize("spec, chunks", [("torus:4", 2), ("torus:4,4", 1), ("hyperx:2,3", 1)])
+def test_the_symmetric_optimum_is_never_below_the_exact_one(spec, chunks):
+    """The exact program searches every schedule, the symmetric one the translation-invariant
+    ones: its least rounds per step count are never fewer; on these networks they are equal."""
+    topology = parse_topology(spec)
+    fronts = {}
+    for method in ("exact", "symmetric"):
+        (part,) = synthesize_parts(plan_synthesis("allgather", topology, chunks=chunks, method=method), time_limit=60)
+        fronts[method] = {f.steps: f.rounds for f in part.front if f.rounds is not None}
+    for steps, rounds in fronts["symmetric"].items():
+        if steps in fronts["exact"]:
+            assert rounds >= fronts["exact"][steps]
+    assert min(fronts["symmetric"].values()) == min(fronts["exact"].values())
+
+
+def test_the_record_says_what_the_symmetric_program_proves():
+    """Where the rounds miss the bandwidth bound, the point is optimal among translation-invariant
+    schedules only: the file says feasible, and the program's own status beside it."""
+    plan = plan_synthesis("allgather", parse_topology("torus:8,8"), chunks=1)
+    parts = synthesize_parts(plan, time_limit=60)
+    (band,) = bands(plan, parts, [1 << 20], 1e-6, 100e9)
+    record = band.schedule.synthesis
+    assert record["method"].startswith("symmetric")
+    (part,) = record["parts"]
+    bound_rounds = math.ceil(63 / 4)  # (P - 1) blocks into a terminal of bandwidth 4
+    assert part["rounds"] >= bound_rounds
+    if part["rounds"] > bound_rounds:
+        assert part["status"] == "feasible" and part["front"][0]["invariant_status"] in ("optimal", "feasible")
+    else:
+        assert part["status"] == "optimal"
