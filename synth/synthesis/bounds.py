@@ -102,15 +102,16 @@ def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int
         count = p - q * sum(1 for v in inside if v < n)
         return BandwidthBound(ratio / p, f"{count} of {p} blocks must {way} a set of "
                               f"{sum(1 for v in inside if v < n)} nodes through bandwidth {count / ratio:g}")
+    flow = _max_flow(network)
     if collective in ("broadcast", "reduce"):
         node = root // q
-        flows = graph.reverse(copy=False) if collective == "reduce" else graph
-        least, other = min((nx.maximum_flow_value(flows, node, v), v) for v in range(n) if v != node)
+        least, other = min(((flow(node, v) if collective == "broadcast" else flow(v, node)), v)
+                           for v in range(n) if v != node)
         way = f"from node {node} to node {other}" if collective == "broadcast" else f"from node {other} to node {node}"
         return BandwidthBound(1.0 / least, f"the whole message flows {way} through a cut of bandwidth {least:g}")
     # A set S splitting the nodes holds node 0 or not; a node b on the other side: C_in(S) is at
     # least the min cut from b to 0 or from 0 to b.
-    least = min(min(nx.minimum_cut_value(graph, 0, b), nx.minimum_cut_value(graph, b, 0)) for b in range(1, n))
+    least = min(min(flow(0, b), flow(b, 0)) for b in range(1, n))
     injection = float(sum(d["capacity"] for _, _, d in graph.out_edges(range(n), data=True)))
     gossip = 2 * (n - 1) / injection  # synth.pricing.collective_bound's count: 2(N - 1) n injected in all
     if gossip >= 1.0 / least:
@@ -135,6 +136,24 @@ def _capacity_graph(network) -> nx.DiGraph:
     graph.add_edges_from((int(k // network.num_nodes), int(k % network.num_nodes), {"capacity": float(c)})
                          for k, c in zip(unique.tolist(), capacity.tolist()))
     return graph
+
+
+def _max_flow(network):
+    """max-flow value between two nodes, by scipy's Dinic on the channels' bandwidths (made
+    integers: synth.synthesis.exact's scale), in bandwidth units: thousands of flows a second."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_flow
+
+    from synth.synthesis.exact import integer_bandwidth
+
+    scaled = integer_bandwidth(network)
+    scale = float(scaled[0]) / float(network.channel_bandwidth[0])
+    count = network.num_nodes
+    keys = network.channel_src.astype(np.int64) * count + network.channel_dst
+    unique, where = np.unique(keys, return_inverse=True)
+    capacity = np.bincount(where, weights=scaled, minlength=len(unique)).astype(np.int32)
+    matrix = csr_matrix((capacity, (unique // count, unique % count)), shape=(count, count))
+    return lambda a, b: maximum_flow(matrix, int(a), int(b), method="dinic").flow_value / scale
 
 
 def _cut_ratio(graph: nx.DiGraph, n: int, q: int, sinks) -> tuple[float, set]:
