@@ -22,6 +22,8 @@ from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.bounds import StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
 from synth.synthesis.exact import (FrontPoint, SpreadProblem, delivery, integer_bandwidth, one_round_steps,
                                    rounds_lower_bound, spread_schedule, synthesize_spread)
+from synth.pricing.alphabeta import node_ports
+from synth.synthesis.dissemination import abelian_regular, dissemination_points
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
 from synth.synthesis.transfers import REACHES, transfer_graph
 
@@ -146,18 +148,26 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
             front = [_translated(point, symmetry, plan, designed, rounds_bound) for point in front]
         # A schedule of `least` steps (the step bound) proves the least steps, whatever its rounds.
         solved = bool(front) and front[0].rounds is not None
+        one_round = one_round_steps(front)
+        if symmetry is not None and abelian_regular(symmetry, plan.graph.ranks_per_node):
+            # the latency end: fewer steps than the transfer graph's diameter, over longer paths
+            extra = dissemination_points(symmetry, plan.topology, plan.graph.router, plan.chunks, reverse,
+                                         node_ports(network, plan.graph.ranks_per_node),
+                                         say=lambda t: say(f"{half}: {t}"))
+            front = sorted(front + [e for e in extra if e.steps < front[0].steps], key=lambda f: f.steps)
         part = Part(half, least if solved else None, "optimal" if solved else front[0].status if front else "timeout",
-                    front, *one_round_steps(front))
+                    front, *one_round)
         for point in front:
             if point.choice is None:
                 part.schedules.append(None)
                 part.priced.append(None)
                 continue
-            schedule = spread_schedule(half, plan.graph, plan.topology.spec, len(sources), REFERENCE_BYTES,
+            graph = point.graph or plan.graph
+            schedule = spread_schedule(half, graph, plan.topology.spec, len(sources), REFERENCE_BYTES,
                                        point.choice, point.steps, reverse, plan.root if half in ("broadcast", "reduce")
                                        else None)
             part.schedules.append(schedule)
-            part.priced.append(map_schedule(schedule, plan.topology, paths=transfer_paths(plan.graph, schedule)))
+            part.priced.append(map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule)))
         parts.append(part)
     return parts
 
@@ -271,7 +281,8 @@ def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size
         "parts": [{"collective": part.collective, "least_steps": part.least_steps, "least_steps_status": part.least_status,
                    "one_round_steps": part.one_round, "one_round_status": part.one_round_status,
                    "steps": part.front[k].steps, "rounds": part.front[k].rounds, "status": part.front[k].status,
-                   "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status,
+                   "method": part.front[k].method, "transfers": (part.front[k].graph or plan.graph).reach,
+                   "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status, "method": f.method,
                               **({"invariant_status": f.invariant_status} if f.invariant_status else {})}
                              for f in part.front]}
                   for part, k in zip(parts, points)],

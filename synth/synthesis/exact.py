@@ -53,6 +53,8 @@ class FrontPoint:
     seconds: float
     choice: tuple | None = None  # (step, pair, block) per delivery of the solution
     invariant_status: str = ""  # symmetric synthesis: the program's status among translation-invariant schedules
+    method: str = "program"  # program | trees (balanced breadth-first) | dissemination (synth.synthesis.dissemination)
+    graph: object = None  # the TransferGraph of its pairs when not the plan's
 
 
 def delivery(graph, reverse: bool) -> Delivery:
@@ -312,7 +314,7 @@ def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, le
     rounds = tree_rounds(spread, route, graph, classes, trees, first)
     say(f"{first} steps: balanced breadth-first trees take {rounds} rounds")
     if rounds <= rounds_bound:
-        return [FrontPoint(first, rounds, OPTIMAL, 0.0, decode(spread, route, trees))]
+        return [FrontPoint(first, rounds, OPTIMAL, 0.0, decode(spread, route, trees), method="trees")]
     # Each step count gets an equal share of the time, fixed in advance: CP-SAT's limits are
     # deterministic (synth.solve.cpsat), so the same inputs give the same front, byte for byte.
     share = max(1.0, time_limit / (1 + extra_steps))
@@ -325,12 +327,12 @@ def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, le
             if steps > first:
                 break
             say(f"{exc}: the balanced trees are the schedule")
-            return [FrontPoint(first, rounds, FEASIBLE, 0.0, decode(spread, route, trees))]
+            return [FrontPoint(first, rounds, FEASIBLE, 0.0, decode(spread, route, trees), method="trees")]
         result = solve(problem, solver, time_limit=share, threads=threads, hint=trees)
         if steps == first and (not result.solved or result.objective > rounds):
             # the trees are a schedule of these steps all the same, and the better one
             say(f"{steps} steps: {result.status} ({result.seconds:.1f} s); the balanced trees stand")
-            front.append(FrontPoint(steps, rounds, FEASIBLE, result.seconds, decode(spread, route, trees)))
+            front.append(FrontPoint(steps, rounds, FEASIBLE, result.seconds, decode(spread, route, trees), method="trees"))
             best = rounds
             continue
         if not result.solved:

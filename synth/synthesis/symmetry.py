@@ -31,6 +31,23 @@ class Symmetry:
     representatives: np.ndarray  # (orbits,) the least rank of every orbit
     channel_class: np.ndarray  # (channels,) the orbit of every channel
     class_size: np.ndarray  # (orbits of channels,) channels per orbit
+    generators: tuple = ()  # (rank map, channel map) of every generator
+    node_maps: np.ndarray | None = None  # (|G|, nodes) int32: the same elements acting on the network's nodes
+
+    def moved_paths(self, network, channels: np.ndarray) -> np.ndarray:
+        """(|G|, len(channels)): a path's channels moved by every element (between the moved
+        nodes; of parallel channels, the first)."""
+        count = network.num_nodes
+        keys = network.channel_src.astype(np.int64) * count + network.channel_dst
+        order = np.argsort(keys, kind="stable")
+        moved = (self.node_maps[:, network.channel_src[channels]].astype(np.int64) * count
+                 + self.node_maps[:, network.channel_dst[channels]])
+        return order[np.searchsorted(keys[order], moved)]
+
+    def invariant(self, graph) -> bool:
+        """Every pair's path of `graph`, moved by a generator, is the moved pair's path (so the
+        whole group moves paths onto paths)."""
+        return all(_equivariant(graph, ranks, channels) for ranks, channels in self.generators)
 
     @property
     def order(self) -> int:
@@ -40,21 +57,6 @@ class Symmetry:
         """Per channel orbit, how many times a channel of it is crossed per crossing of the orbit by
         one representative delivery, summed over G (|G| / |O|)."""
         return self.order // self.class_size
-
-    def mover(self, rank: np.ndarray) -> np.ndarray:
-        """Per rank, the element of G moving its orbit's representative onto it (a row of rank_maps)."""
-        rank = np.asarray(rank, dtype=np.int64)
-        return self._movers[rank]
-
-    @property
-    def _movers(self) -> np.ndarray:
-        cached = self.__dict__.get("_mover_table")
-        if cached is None:
-            cached = np.empty(self.rank_maps.shape[1], dtype=np.int64)
-            for r in self.representatives.tolist():
-                cached[self.rank_maps[:, r]] = np.arange(self.order)
-            object.__setattr__(self, "_mover_table", cached)
-        return cached
 
 
 def network_symmetry(topology, graph) -> Symmetry | None:
@@ -68,9 +70,10 @@ def network_symmetry(topology, graph) -> Symmetry | None:
     n, q = network.num_terminals, graph.ranks_per_node
     channel_maps = [_channel_map(network, g) for g in generators]
     rank_generators = [(np.asarray(g[:n], dtype=np.int64)[:, None] * q + np.arange(q)).ravel() for g in generators]
-    group = _closure(rank_generators, graph.ranks)
-    if group is None:
+    nodes = _closure([np.asarray(g, dtype=np.int32) for g in generators], network.num_nodes)
+    if nodes is None:
         return None
+    group = (nodes[:, :n].astype(np.int64)[:, :, None] * q + np.arange(q)).reshape(len(nodes), -1)
     representatives = np.unique(group.min(axis=0))
     # Free: every orbit has |G| ranks (no element but the identity fixes a rank).
     if len(representatives) * len(group) != graph.ranks or any(
@@ -81,7 +84,8 @@ def network_symmetry(topology, graph) -> Symmetry | None:
     channel_class, class_size = _channel_orbits(network.num_channels, channel_maps)
     if (len(group) % class_size).any():  # the group on channels is larger than on ranks: no uniform repeat
         return None
-    return Symmetry(group.astype(np.int32), representatives.astype(np.int64), channel_class, class_size)
+    return Symmetry(group.astype(np.int32), representatives.astype(np.int64), channel_class, class_size,
+                    tuple(zip(rank_generators, channel_maps)), nodes)
 
 
 def _channel_map(network, nodes: np.ndarray) -> np.ndarray:
@@ -102,8 +106,8 @@ def _channel_map(network, nodes: np.ndarray) -> np.ndarray:
 
 
 def _closure(generators: list[np.ndarray], ranks: int) -> np.ndarray | None:
-    """Every element of the group the rank permutations generate (breadth-first), identity first."""
-    identity = np.arange(ranks, dtype=np.int64)
+    """Every element of the group the permutations generate (breadth-first), identity first."""
+    identity = np.arange(ranks, dtype=generators[0].dtype)
     seen = {identity.tobytes()}
     elements, frontier = [identity], [identity]
     while frontier:

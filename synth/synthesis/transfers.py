@@ -59,8 +59,6 @@ class TransferGraph:
 
 def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours", router: str | None = None,
                    seed: int = 0) -> TransferGraph:
-    from synth.routing.registry import make_router
-
     if reach not in REACHES:
         raise SynthError(f"unknown transfer reach '{reach}' (known: {', '.join(REACHES)})")
     network = topology.network()
@@ -71,7 +69,19 @@ def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours",
     if pairs > MAX_PAIRS:
         raise SynthError(f"{topology.spec}: {pairs:,} rank pairs with {reach} transfers, more than the {MAX_PAIRS:,} a "
                          "synthesis program takes; use --transfers neighbours or a smaller network")
-    a, b = node_pairs
+    return pairs_graph(topology, q, reach, node_pairs, router, seed)
+
+
+def pairs_graph(topology, ranks_per_node: int, reach: str, node_pairs: tuple[np.ndarray, np.ndarray],
+                router: str | None = None, seed: int = 0) -> TransferGraph:
+    """The transfer graph of the given ordered pairs of distinct nodes (every rank of one to every
+    rank of the other), and of the ranks within each node."""
+    from synth.routing.registry import make_router
+
+    network = topology.network()
+    n, q = network.num_terminals, ranks_per_node
+    ranks = n * q
+    a, b = (np.asarray(x, dtype=np.int64) for x in node_pairs)
     router = router or topology.default_router
     routed = make_router(router, topology)(topology, a, b, phase=np.zeros(len(a), dtype=np.int64),
                                            occurrence=np.zeros(len(a), dtype=np.int64), seed=seed)

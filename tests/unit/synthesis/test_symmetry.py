@@ -174,3 +174,33 @@ def test_the_record_says_what_the_symmetric_program_proves():
         assert part["status"] == "feasible" and part["front"][0]["invariant_status"] in ("optimal", "feasible")
     else:
         assert part["status"] == "optimal"
+
+
+@pytest.mark.parametrize("collective, spec, most", [("allgather", "torus:4,4", 2), ("reduce-scatter", "torus:8", 3),
+                                                    ("allgather", "torus:6,6", 4), ("allreduce", "torus:4,4", 4)])
+def test_dissemination_takes_few_steps_and_delivers(collective, spec, most):
+    """The latency end of the front: rank 0 gathers from translations of itself, (1 + ports)-fold
+    per step at best (log_5 16 = 2 on the 4x4 torus, log_3 8 -> 2 on a ring of eight, whose greedy
+    takes 3); the schedule of the smallest size replays here and costs no less than the bound."""
+    topology = parse_topology(spec)
+    plan = plan_synthesis(collective, topology)
+    parts = synthesize_parts(plan, time_limit=60)
+    for part in parts:
+        methods = {f.method: f.steps for f in part.front}
+        assert methods["dissemination"] < methods.get("trees", methods.get("program"))
+    (band,) = bands(plan, parts, [32], 1e-6, 100e9)
+    assert band.schedule.num_steps <= most
+    assert {p["method"] for p in band.schedule.synthesis["parts"]} == {"dissemination"}
+    assert delivers(band.schedule)
+    assert all(e["gap"] >= 0 for e in band.schedule.synthesis["sizes"])
+
+
+def test_dissemination_needs_one_rank_per_node_and_a_commutative_group():
+    from synth.synthesis.dissemination import abelian_regular
+
+    for spec, q in (("torus:3,3:p=2", 1), ("torus:4", 2)):
+        topology = parse_topology(spec)
+        symmetry = network_symmetry(topology, transfer_graph(topology, q))
+        assert symmetry is not None and not abelian_regular(symmetry, q)
+    topology = parse_topology("hyperx:3,4")
+    assert abelian_regular(network_symmetry(topology, transfer_graph(topology)), 1)
