@@ -62,8 +62,14 @@ class Part:
     front: list[FrontPoint]
     one_round: int | None  # the least steps of one round each
     one_round_status: str
-    schedules: list[Schedule | None] = field(default_factory=list)  # per front point
-    priced: list = field(default_factory=list)  # per front point: its MappedSchedule at REFERENCE_BYTES per block
+    blocks: int = 1  # blocks of every schedule of the part
+    # per front point: a function making its schedule (made again when chosen: schedules of thousands of ranks are
+    # gigabytes, so only the chosen ones are kept), and its MappedSchedule at REFERENCE_BYTES per block
+    makers: list = field(default_factory=list)
+    priced: list = field(default_factory=list)
+
+    def schedule(self, k: int) -> Schedule:
+        return self.makers[k]()
 
 
 @dataclass(frozen=True)
@@ -145,7 +151,7 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
                                   solver=solver, rounds_bound=rounds_bound, symmetry=symmetry,
                                   say=lambda t: say(f"{half}: {t}"))
         if symmetry is not None:
-            front = [_translated(point, symmetry, plan, designed, rounds_bound) for point in front]
+            front = [_status_for_any_schedule(point, rounds_bound) for point in front]
         # A schedule of `least` steps (the step bound) proves the least steps, whatever its rounds.
         solved = bool(front) and front[0].rounds is not None
         one_round = one_round_steps(front)
@@ -156,27 +162,39 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
                                          say=lambda t: say(f"{half}: {t}"))
             front = sorted(front + [e for e in extra if e.steps < front[0].steps], key=lambda f: f.steps)
         part = Part(half, least if solved else None, "optimal" if solved else front[0].status if front else "timeout",
-                    front, *one_round)
+                    front, *one_round, blocks=len(sources))
         for point in front:
             if point.choice is None:
-                part.schedules.append(None)
+                part.makers.append(None)
                 part.priced.append(None)
                 continue
+            maker = _maker(plan, half, point, len(sources), reverse,
+                           None if point.method == "dissemination" else symmetry, designed)
             graph = point.graph or plan.graph
-            schedule = spread_schedule(half, graph, plan.topology.spec, len(sources), REFERENCE_BYTES,
-                                       point.choice, point.steps, reverse, plan.root if half in ("broadcast", "reduce")
-                                       else None)
-            part.schedules.append(schedule)
+            schedule = maker()
+            part.makers.append(maker)
             part.priced.append(map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule)))
+            del schedule
         parts.append(part)
     return parts
 
 
-def _translated(point: FrontPoint, symmetry: Symmetry, plan: SynthesisPlan, designed: np.ndarray,
-                rounds_bound: int) -> FrontPoint:
-    """A symmetric front point as the whole schedule's: its deliveries translated, and its status
-    for any schedule (the program's "optimal" is among translation-invariant ones: optimal outright
-    only where the rounds meet the bandwidth bound; the steps it proves least are the step bound)."""
+def _maker(plan: SynthesisPlan, half: str, point: FrontPoint, blocks: int, reverse: bool, symmetry, designed):
+    """The function making a point's schedule: its deliveries (made when needed where lazy;
+    translated to every rank where designed for representatives) as transfers per step."""
+    def make() -> Schedule:
+        deliveries = point.choice() if callable(point.choice) else point.choice
+        if symmetry is not None:
+            deliveries = translate(symmetry, plan.graph, deliveries, designed, plan.chunks)
+        return spread_schedule(half, point.graph or plan.graph, plan.topology.spec, blocks, REFERENCE_BYTES,
+                               deliveries, point.steps, reverse, plan.root if half in ("broadcast", "reduce") else None)
+    return make
+
+
+def _status_for_any_schedule(point: FrontPoint, rounds_bound: int) -> FrontPoint:
+    """A symmetric front point's status for any schedule (the program's "optimal" is among
+    translation-invariant ones: optimal outright only where the rounds meet the bandwidth bound;
+    the steps it proves least are the step bound). Its deliveries are translated when made."""
     import dataclasses
 
     if point.choice is None:
@@ -184,8 +202,7 @@ def _translated(point: FrontPoint, symmetry: Symmetry, plan: SynthesisPlan, desi
     status = point.status
     if status == "optimal" and point.rounds > rounds_bound:
         status = "feasible"
-    return dataclasses.replace(point, status=status, invariant_status=point.status,
-                               choice=translate(symmetry, plan.graph, point.choice, designed, plan.chunks))
+    return dataclasses.replace(point, status=status, invariant_status=point.status)
 
 
 def transfer_paths(graph, schedule: Schedule):
@@ -201,8 +218,7 @@ def choose(parts: list[Part], size: int, alpha: float, bandwidth_bits: float) ->
     """Per part, the front point of least time at message size `size`, and the total time."""
     chosen, total = [], 0.0
     for part in parts:
-        blocks = part.schedules[0].blocks if part.schedules and part.schedules[0] is not None else 1
-        scale = math.ceil(size / blocks) / REFERENCE_BYTES
+        scale = math.ceil(size / part.blocks) / REFERENCE_BYTES
         times = [m.time(alpha, bandwidth_bits, scale) if m is not None else math.inf for m in part.priced]
         if not times or min(times) == math.inf:
             raise SynthError(f"no {part.collective} schedule was found in the time given (--time-limit)")
@@ -237,7 +253,7 @@ def _joined(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], siz
     the allgather's)."""
     from synth.collectives.schedule import ScheduleBuilder
 
-    chosen = [part.schedules[k] for part, k in zip(parts, points)]
+    chosen = [part.schedule(k) for part, k in zip(parts, points)]
     blocks = chosen[0].blocks
     per_block = -(-size // blocks)
     root = plan.root if collective(plan.collective).rooted else None

@@ -123,22 +123,24 @@ def _greedy(g: np.ndarray, port: np.ndarray, hops: np.ndarray, ports: int, lam: 
 def _point(plan, g: np.ndarray, symmetry, base: dict, network, chunks: int, reverse: bool, router: str) -> FrontPoint:
     p = g.shape[1]
     graph = _translated_graph(plan, symmetry, base, network, reverse, router)
-    sender, receiver, step_of, blocks, counts = [], [], [], [], []
+    sender, receiver, step_of, counts = [], [], [], []
     for s, step in enumerate(plan):
         for f, got in step:
-            sender.append(g[:, g[f, 0]])  # e(f(0)) for every element e
+            sender.append(g[:, g[f, 0]])  # e(f(0)) for every element e, receiving the blocks of e(a), a in got
             receiver.append(g[:, 0])
             step_of.append(np.full(p, s, dtype=np.int64))
-            moved = g[:, got]  # (elements, blocks): e(a)
-            blocks.append((np.arange(chunks)[None, None, :] * p + moved[:, :, None]).reshape(p, -1))
             counts.append(np.full(p, len(got) * chunks, dtype=np.int64))
     src, dst = np.concatenate(sender), np.concatenate(receiver)
     real_src, real_dst = (dst, src) if reverse else (src, dst)
     pair = np.searchsorted(graph.dst * p + graph.src, real_dst * p + real_src)
     count = np.concatenate(counts)
     step = np.concatenate(step_of)
-    block = np.concatenate([b.ravel() for b in blocks])
-    deliveries = (np.repeat(step, count), np.repeat(pair, count), block, np.repeat(dst, count))
+
+    def deliveries() -> tuple:  # P (P - 1) x chunks of them: made when the schedule is
+        moved = [(np.arange(chunks)[None, None, :] * p + g[:, got][:, :, None]).reshape(p, -1).ravel()
+                 for chosen in plan for _, got in chosen]
+        return np.repeat(step, count), np.repeat(pair, count), np.concatenate(moved), np.repeat(dst, count)
+
     return FrontPoint(len(plan), _rounds(graph, step, pair, count, len(plan), network), FEASIBLE, 0.0, deliveries,
                       method="dissemination", graph=graph)
 

@@ -51,7 +51,7 @@ class FrontPoint:
     rounds: int | None  # the least total rounds found (None: none found in time)
     status: str  # optimal | feasible | timeout | infeasible
     seconds: float
-    choice: tuple | None = None  # (step, pair, block) per delivery of the solution
+    choice: object = None  # (step, pair, block, receiver) per delivery of the solution, or a function making them
     invariant_status: str = ""  # symmetric synthesis: the program's status among translation-invariant schedules
     method: str = "program"  # program | trees (balanced breadth-first) | dissemination (synth.synthesis.dissemination)
     graph: object = None  # the TransferGraph of its pairs when not the plan's
