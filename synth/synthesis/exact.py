@@ -381,14 +381,18 @@ def spread_schedule(collective: str, graph, spec: str, blocks: int, block_bytes:
     step, pair, block, _ = deliveries
     builder = ScheduleBuilder(collective, "synthesized", spec, graph.ranks, blocks, block_bytes, root=root,
                               ranks_per_node=graph.ranks_per_node)
+    # One sort by (step, pair, block) for all steps (a key of one integer: P (P - 1) deliveries per chunk at
+    # thousands of ranks), then the steps as slices of it.
+    key = (np.asarray(step, dtype=np.int64) * max(1, graph.num_pairs) + pair) * blocks + block
+    by = np.argsort(key, kind="stable")
+    sorted_step = np.asarray(step)[by]
+    bounds = np.searchsorted(sorted_step, np.arange(steps + 1))
     order = range(steps - 1, -1, -1) if reverse else range(steps)
     for s in order:
-        mine = np.flatnonzero(step == s)
+        mine = by[bounds[s]:bounds[s + 1]]
         if not len(mine):
             continue
-        pairs = pair[mine]
-        by = np.lexsort((block[mine], pairs))
-        pairs, ids = pairs[by], block[mine][by]
+        pairs, ids = pair[mine], block[mine]
         unique, first = np.unique(pairs, return_index=True)
         counts = np.diff(np.append(first, len(pairs)))
         src, dst = graph.src[unique], graph.dst[unique]
