@@ -509,7 +509,7 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     return result
 
 
-def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int = 1, root: int = 0,
+def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None = None, root: int = 0,
                ranks_per_node: int = 1, transfers: str | None = None, router: str | None = None, solver: str = "cpsat",
                time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9, method: str = "auto"):
     """Synthesize a collective's schedule by optimization (a time-expanded integer program over
@@ -525,7 +525,8 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int = 1, ro
     sizes : str, optional
         One size, ``A..B`` (powers of two) or ``A,B,...``: a schedule per size band.
     chunks : int, optional
-        Blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce).
+        Blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce);
+        default: a rank's ports with the symmetric method, else 1.
     root, ranks_per_node, transfers, router, solver, time_limit, alpha, bandwidth, method : optional
         As ``synth synthesize`` takes them (``transfers``: ``neighbours`` or ``all``; ``method``:
         ``auto``, ``exact`` or ``symmetric``).

@@ -79,7 +79,7 @@ class Band:
     schedule: Schedule  # verified, with its synthesis record
 
 
-def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, root: int = 0, chunks: int = 1,
+def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, root: int = 0, chunks: int | None = None,
                    reach: str | None = None, router: str | None = None, method: str = "auto") -> SynthesisPlan:
     info = collective(collective_name)
     if info.name not in SYNTHESIZED:
@@ -113,6 +113,10 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
     if method == "symmetric" and symmetry is None:
         raise SynthError(f"--method symmetric: the {graph.reach} transfers of {topology.spec} routed by {graph.router} "
                          "are not translation-invariant")
+    if chunks is None:
+        # Symmetric: as many chunks as a rank has ports, so that the trees can give every link of a router the same
+        # load (the cut bound of a torus or HyperX, exactly); exact: one (the program grows with the blocks).
+        chunks = node_ports(network, ranks_per_node) if symmetry is not None else 1
     # The cut bound's sinks: one terminal per orbit suffices (the translations move every cut onto one of them)
     terminals = None if symmetry is None else symmetry.representatives // ranks_per_node
     return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root),
