@@ -34,6 +34,7 @@ class ReportPlan:
     collectives: list[str] = field(default_factory=list)
     collective_sizes: list[int] = field(default_factory=list)
     collective_router: str | None = None
+    synthesis_time_limit: float | None = None  # the synthesized schedule as one more column of the collectives (None: not)
 
 
 def check_pages(outs: list[Path]) -> None:
@@ -44,7 +45,8 @@ def check_pages(outs: list[Path]) -> None:
 
 def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, opensm: str, lfts: list[str],
                 options: RouterOptions, seed: int, max_flows: int | None, collectives: str | None,
-                collective_bytes: str | None, collective_router: str | None) -> ReportPlan:
+                collective_bytes: str | None, collective_router: str | None,
+                synthesis_time_limit: float | None = None) -> ReportPlan:
     network = topology.network()
     chosen_patterns = parse_patterns(patterns, network.num_terminals, topology)
     chosen = parse_routers(routers if routers is not None else default_routers(topology), topology)
@@ -67,13 +69,15 @@ def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, o
     names = [c.strip() for c in collectives.split(",") if c.strip()] if collectives else []
     for name in names:
         collective(name)  # an unknown name fails before any routing
-    if not names and (collective_bytes is not None or collective_router is not None):
-        raise SynthError("--collective-bytes and --collective-router apply to the collectives section: add --collectives LIST")
+    if not names and (collective_bytes is not None or collective_router is not None or synthesis_time_limit is not None):
+        raise SynthError("--collective-bytes, --collective-router and --synthesize apply to the collectives section: add "
+                         "--collectives LIST")
     sizes = parse_sizes(collective_bytes or DEFAULT_COLLECTIVE_BYTES)
     transfers = collective_router or topology.default_router
     if names:
         make_router(transfers, topology)  # an unknown or inapplicable router fails before any routing
-    return ReportPlan(topology, cost, chosen_patterns, chosen, engines, given, options, seed, names, sizes, transfers)
+    return ReportPlan(topology, cost, chosen_patterns, chosen, engines, given, options, seed, names, sizes, transfers,
+                      synthesis_time_limit)
 
 
 def make_report(plan: ReportPlan, name: str, description: str, source: str, command: str, say, timings: bool,
@@ -82,6 +86,15 @@ def make_report(plan: ReportPlan, name: str, description: str, source: str, comm
     report = build_report(name, description, source, plan.topology, plan.cost, plan.patterns, plan.routers, plan.engines,
                           plan.options, plan.seed, command, say, plan.given, timings, plan.collectives,
                           plan.collective_sizes, executor, plan.collective_router)
+    if plan.synthesis_time_limit is not None:  # the synthesized schedule next to the generated algorithms
+        import dataclasses
+
+        from synth.app.synthesize import compare_with_synthesis
+
+        say("collectives: synthesizing a schedule for each")
+        report = dataclasses.replace(report, collectives=[
+            compare_with_synthesis(c, plan.topology, plan.cost.alpha, plan.cost.bandwidth_bits, plan.synthesis_time_limit,
+                                   say) for c in report.collectives])
     files = {}
     for out in outs:
         files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}

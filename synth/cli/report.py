@@ -50,6 +50,9 @@ def add_parser(sub) -> None:
                    help=f"the message sizes of the collectives section (default {DEFAULT_COLLECTIVE_BYTES}, powers of two)")
     p.add_argument("--collective-router", metavar="NAME", help="the routes the collectives' transfers take (default: the "
                    "family's, dmodk on fat trees, minimal on direct networks)")
+    p.add_argument("--synthesize", nargs="?", const=60.0, type=o.positive("--synthesize", o.MAX_TIME_LIMIT), metavar="S",
+                   help="the collectives section also lists a schedule synthesized for each (synth synthesize), with S "
+                        "seconds of solver time (default 60) and the cut bound in the bound column")
     o.add_max_flows(p)
     o.add_executor(p)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -66,7 +69,7 @@ def cmd_report(args) -> int:
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     plan = plan_report(topology, CostModel(args.alpha, bandwidth, size), args.patterns, args.routers, args.opensm,
                        args.lfts or [], o.router_options(args), seed, args.max_flows, args.collectives,
-                       args.collective_bytes, args.collective_router)
+                       args.collective_bytes, args.collective_router, args.synthesize)
     command = shlex.join(["synth", *args.argv])
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     executor = parse_executor(args.executor)

@@ -251,3 +251,19 @@ def test_the_recorded_time_is_the_cost_model_recomputed_from_the_file(run, tmp_p
             starts[channels[1]] = starts.get(channels[1], 0) + 1  # a node that is its own router: its first link
         total += alpha * max(starts.values()) + beta * max(v / network.channel_bandwidth[c] for c, v in load.items())
     assert doc["synthesis"]["sizes"][0]["seconds"] == pytest.approx(total, rel=1e-12)
+
+
+def test_report_lists_the_synthesized_schedule_in_its_collectives_section(run, tmp_path):
+    out = tmp_path / "r.md"
+    code, _, err = run("report", "torus:4", "--patterns", "a2a-lin", "--routers", "minimal", "--collectives",
+                       "allgather", "--collective-bytes", "1KiB..1MiB", "--synthesize", "10", "--out", out, "--quiet")
+    assert code == 0, err
+    text = out.read_text()
+    header = next(line for line in text.splitlines() if line.startswith("| bytes |"))
+    assert "| synthesized |" in header
+    rows = [line.split("|") for line in text.splitlines() if line.startswith("| 1KiB |") or line.startswith("| 1MiB |")]
+    labels = [c.strip() for c in header.split("|")]
+    for row in rows:  # never below the bound column
+        cells = [c.strip() for c in row]
+        assert float(cells[labels.index("synthesized")]) >= float(cells[labels.index("bound")]) * (1 - 1e-3)
+    assert_user_error(run("report", "torus:4", "--synthesize", "--out", tmp_path / "x.md"), "add --collectives")
