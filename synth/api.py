@@ -526,7 +526,7 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
         One size, ``A..B`` (powers of two) or ``A,B,...``: a schedule per size band.
     chunks : int, optional
         Blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce);
-        default: a rank's ports with the symmetric method, else 1.
+        default: with the symmetric method the fewest that make the cut bound whole rounds, else 1.
     root, ranks_per_node, transfers, router, solver, time_limit, alpha, bandwidth, method : optional
         As ``synth synthesize`` takes them (``transfers``: ``neighbours`` or ``all``; ``method``:
         ``auto``, ``exact`` or ``symmetric``).

@@ -113,14 +113,28 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
     if method == "symmetric" and symmetry is None:
         raise SynthError(f"--method symmetric: the {graph.reach} transfers of {topology.spec} routed by {graph.router} "
                          "are not translation-invariant")
-    if chunks is None:
-        # Symmetric: as many chunks as a rank has ports, so that the trees can give every link of a router the same
-        # load (the cut bound of a torus or HyperX, exactly); exact: one (the program grows with the blocks).
-        chunks = node_ports(network, ranks_per_node) if symmetry is not None else 1
     # The cut bound's sinks: one terminal per orbit suffices (the translations move every cut onto one of them)
     terminals = None if symmetry is None else symmetry.representatives // ranks_per_node
-    return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root),
-                         time_bound(info.name, network, ranks_per_node, root, terminals), symmetry)
+    bound = time_bound(info.name, network, ranks_per_node, root, terminals)
+    if chunks is None:
+        chunks = 1 if symmetry is None else _least_whole_chunks(
+            bound.bandwidth if info.name != "allreduce" else
+            bandwidth_bound("allgather", network, ranks_per_node, root, terminals), network, ranks)
+    return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root), bound, symmetry)
+
+
+def _least_whole_chunks(bandwidth, network, ranks: int) -> int:
+    """Symmetric synthesis' default chunks: the fewest (up to a rank's ports) that make the cut bound
+    a whole number of rounds, what the trees need to meet it (a torus: (P - 1) / 2L blocks, so 2L
+    chunks; a HyperX often 1 or 2; more blocks than needed only round each up to whole bytes);
+    the exact method keeps one (its program grows with the blocks)."""
+    ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
+    rounds = bandwidth.per_byte * ratio * ranks  # the bound in rounds of one chunk per rank
+    ports = node_ports(network)
+    for chunks in range(1, ports + 1):
+        if abs(rounds * chunks - round(rounds * chunks)) <= 1e-9 * max(1.0, rounds * chunks):
+            return chunks
+    return ports
 
 
 def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsat", say=lambda text: None) -> list[Part]:

@@ -30,7 +30,8 @@ def add_parser(sub) -> None:
                    help="the root of broadcast and reduce (default 0)")
     p.add_argument("--chunks", type=lambda t: parse_int(t, "--chunks", 1, 16), metavar="C",
                    help="blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce); default: "
-                        "a rank's ports with the symmetric method (what the cut bound of a torus or HyperX needs), else 1")
+                        "with the symmetric method the fewest (up to a rank's ports) that make the cut bound a whole "
+                        "number of rounds (a 2D torus: 4), else 1")
     p.add_argument("--transfers", choices=REACHES, metavar="REACH",
                    help="the rank pairs one step may join: neighbours (at most one router-to-router link) or all "
                         "(default: neighbours where they join every rank)")
