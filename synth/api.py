@@ -521,7 +521,7 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     collective : str
         ``allgather``, ``reduce-scatter``, ``allreduce``, ``broadcast`` or ``reduce``.
     net : Topology or str
-        Up to 64 ranks; up to 1024 where the network has translations (tori, HyperX).
+        Up to 64 ranks; up to 4096 where the network has translations (tori, HyperX).
     sizes : str, optional
         One size, ``A..B`` (powers of two) or ``A,B,...``: a schedule per size band.
     chunks : int, optional

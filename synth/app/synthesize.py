@@ -113,6 +113,9 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
     if method == "symmetric" and symmetry is None:
         raise SynthError(f"--method symmetric: the {graph.reach} transfers of {topology.spec} routed by {graph.router} "
                          "are not translation-invariant")
+    if symmetry is None and ranks > MAX_EXACT_RANKS:  # auto fell back to the exact method
+        raise SynthError(f"{topology.spec} has {ranks} ranks: the exact method takes up to {MAX_EXACT_RANKS} (the "
+                         f"{graph.reach} transfers routed by {graph.router} are not translation-invariant)")
     # The cut bound's sinks: one terminal per orbit suffices (the translations move every cut onto one of them)
     terminals = None if symmetry is None else symmetry.representatives // ranks_per_node
     bound = time_bound(info.name, network, ranks_per_node, root, terminals)
@@ -203,7 +206,7 @@ def _maker(plan: SynthesisPlan, half: str, point: FrontPoint, blocks: int, rever
     def make() -> Schedule:
         deliveries = point.choice() if callable(point.choice) else point.choice
         if symmetry is not None:
-            deliveries = translate(symmetry, plan.graph, deliveries, designed, plan.chunks)
+            deliveries = translate(symmetry, plan.graph, deliveries, designed)
         return spread_schedule(half, point.graph or plan.graph, plan.topology.spec, blocks, REFERENCE_BYTES,
                                deliveries, point.steps, reverse, plan.root if half in ("broadcast", "reduce") else None)
     return make

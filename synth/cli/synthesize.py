@@ -85,8 +85,8 @@ def cmd_synthesize(args) -> int:
                                                                   else "none") + f" ({f.method}, {f.status})"
                               for f in part.front)
             one = f"{part.one_round} ({part.one_round_status})" if part.one_round is not None else "not on the front"
-            print(f"front     {part.collective}: least steps {part.least_steps} ({part.least_status}), of one round "
-                  f"each {one}; {front}")
+            print(f"front     {part.collective}: least steps with {graph.reach} transfers {part.least_steps} "
+                  f"({part.least_status}), of one round each {one}; {front}")
         for i, band in enumerate(found):
             s = band.schedule
             how = " then ".join(part["method"] + (f" over {part['transfers']} transfers" if part["transfers"] in REACHES
@@ -94,7 +94,7 @@ def cmd_synthesize(args) -> int:
             for entry in s.synthesis["sizes"]:
                 print(f"size      {size_text(entry['bytes'])}: {counted(s.num_steps, 'step')}, "
                       f"{entry['seconds'] * 1e6:.4g} us, bound {entry['bound_seconds'] * 1e6:.4g} us, gap "
-                      f"{entry['gap'] * 100:.1f}%; {s.synthesis['status']}: {how}")
+                      f"{entry['gap'] * 100:.1f}%; {how}: rounds {s.synthesis['status']} for its steps")
             if i in targets:
                 if wants_hdf5(targets[i].target):  # the compact form, as synth schedule writes it
                     write_schedule_hdf5(targets[i].tmp, s, shown=targets[i].target)

@@ -55,7 +55,7 @@ def dissemination_points(symmetry, topology, router: str, chunks: int, reverse: 
     points, seen = [], set()
     for lam in PENALTIES:
         plan = _greedy(g, port, hops, ports, lam)
-        key = tuple((f, len(a)) for step in plan for f, a in step)
+        key = tuple(tuple((f, len(a)) for f, a in step) for step in plan)
         if key in seen:
             continue
         seen.add(key)

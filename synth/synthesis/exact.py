@@ -30,7 +30,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.collectives.schedule import COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.solve import solve
-from synth.solve.problem import FEASIBLE, OPTIMAL, TIMEOUT, ProblemBuilder
+from synth.solve.problem import FEASIBLE, OPTIMAL, ProblemBuilder
 
 MAX_TERMS = 8_000_000  # (item, candidate) pairs over all groups of one program: the size guard
 BANDWIDTH_SCALES = range(1, 17)  # a network's channel bandwidths times one of these must be integers
@@ -157,8 +157,9 @@ def build_program(spread: SpreadProblem, route: Delivery, graph, classes: LoadCl
         for a, e in zip(starts.tolist(), ends.tolist()):
             s, c = divmod(int(keys[a]), channels)
             builder.add(items[a:e], candidates[a:e], capped=True, z=s, coef=int(classes.bandwidth[c]))
-    # a channel carries at most every delivery (repeated) in a step
-    return builder.build(z_upper=len(spread.item_block) * int(classes.repeat.max(initial=1)))
+    # a class carries at most every delivery, each crossing it at most its path's length of times, repeated
+    longest = int(np.diff(graph.paths.offsets).max(initial=1))
+    return builder.build(z_upper=len(spread.item_block) * max(1, longest) * int(classes.repeat.max(initial=1)))
 
 
 def balanced_trees(spread: SpreadProblem, route: Delivery, graph, classes: LoadClasses) -> np.ndarray:
@@ -371,7 +372,7 @@ def one_round_steps(front: list[FrontPoint]) -> tuple[int | None, str]:
         if point.rounds is not None and point.rounds <= point.steps:
             proven = all(p.status == OPTIMAL for p in front[:k + 1])
             return point.steps, OPTIMAL if proven else FEASIBLE
-    return None, TIMEOUT
+    return None, "not on the front"
 
 
 def spread_schedule(collective: str, graph, spec: str, blocks: int, block_bytes: int, deliveries: tuple, steps: int,

@@ -146,12 +146,12 @@ def _channel_orbits(channels: int, maps: list[np.ndarray]) -> tuple[np.ndarray, 
     return label.astype(np.int64), np.bincount(label).astype(np.int64)
 
 
-def translate(symmetry: Symmetry, graph, deliveries: tuple, sources: np.ndarray, chunks: int) -> tuple:
+def translate(symmetry: Symmetry, graph, deliveries: tuple, sources: np.ndarray) -> tuple:
     """The whole schedule's deliveries from the representatives': every element of G moves each
     (step, pair, block) of a representative to (step, the moved pair, the moved rank's block).
     `sources` is the representatives' blocks' ranks (block k: chunk k // orbits); the full
     schedule's block of rank r and chunk c is c x ranks + r (synth.collectives.schedule)."""
-    step, pair, block, _ = deliveries
+    step, pair, block, receiver = deliveries
     g = symmetry.rank_maps.astype(np.int64)  # (|G|, ranks)
     orbits = len(symmetry.representatives)
     chunk = block // orbits
@@ -161,4 +161,4 @@ def translate(symmetry: Symmetry, graph, deliveries: tuple, sources: np.ndarray,
     moved_pair = np.searchsorted(keys, (dst * graph.ranks + src).ravel())
     moved_block = (chunk[None, :] * graph.ranks + g[:, sources[block]]).ravel()
     moved_step = np.broadcast_to(step, src.shape).ravel()
-    return moved_step, moved_pair, moved_block, graph.dst[moved_pair]
+    return moved_step, moved_pair, moved_block, g[:, receiver].ravel()  # the receiver in forward time

@@ -63,7 +63,6 @@ def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours",
         raise SynthError(f"unknown transfer reach '{reach}' (known: {', '.join(REACHES)})")
     network = topology.network()
     n, q = network.num_terminals, ranks_per_node
-    ranks = n * q
     node_pairs = _node_pairs(network, reach)
     pairs = len(node_pairs[0]) * q * q + n * q * (q - 1)
     if pairs > MAX_PAIRS:

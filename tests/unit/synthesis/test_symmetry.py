@@ -223,3 +223,24 @@ def test_on_the_seeds_tori_and_2dfc_large_messages_meet_the_cut_bound_and_beat_e
     assert (synthesized <= generated * (1 + 1e-9)).all()
     assert (synthesized[1:] <= result.bounds[1:] * 1.01).all()
     assert (synthesized >= result.bounds * (1 - 1e-12)).all()
+
+
+def test_a_path_crossing_an_orbit_several_times_still_fits_the_program():
+    """On a ring of nine with every pair a transfer, 0 -> 4 crosses three "+" channels: the
+    one-step schedule needs 10 rounds, more than one crossing per delivery allows; the program must
+    still find it (its rounds' upper bound counts whole paths), and prove the Pareto front."""
+    plan = plan_synthesis("allgather", parse_topology("torus:9"), chunks=1, reach="all")
+    assert plan.symmetry is not None
+    (part,) = synthesize_parts(plan, time_limit=20)
+    program = {f.steps: (f.rounds, f.invariant_status) for f in part.front if f.method == "program"}
+    assert program[1] == (10, "optimal")  # every block straight to every rank: 4 + 3 + 2 + 1 crossings of a "+" link
+    assert program[4][0] == 4  # the cut bound: 8 blocks into a terminal of bandwidth 2
+
+
+def test_auto_falls_back_to_the_exact_method_only_within_its_size():
+    """Even tori with every pair a transfer are not translation-invariant under the minimal router
+    (ties broken by channel number): auto then takes the exact method, and its limit."""
+    from synth.core.errors import SynthError
+
+    with pytest.raises(SynthError, match="the exact method takes up to 64"):
+        plan_synthesis("allgather", parse_topology("torus:10,10"), reach="all")
