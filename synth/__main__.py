@@ -52,10 +52,11 @@ def run() -> int:
         if interrupt.received is None:
             raise
         code = _interrupted(interrupt.received)
-    if interrupt.abandoned():
-        # A native call that an interrupt left running (HiGHS has no stop) would be torn down
-        # under it by the interpreter's finalization: end here, the stack having unwound
-        # (outputs removed, workers stopped).
+    if interrupt.native_interrupted():
+        # A native call that an interrupt reached may still be running (HiGHS has no stop) or be
+        # leaving its thread (CP-SAT, stopped): the interpreter's finalization would tear the
+        # library down under it. End here, the stack having unwound (outputs removed, workers
+        # stopped).
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

@@ -175,7 +175,7 @@ def quiet_worker(parent: int | None = None) -> None:
 
 # After a solver was asked to stop (CP-SAT's stop_search), how long its thread may take to return.
 STOP_SECONDS = 0.5
-_abandoned: list[threading.Thread] = []  # helper threads left in a native call by an interrupt
+_interrupted_calls: list[threading.Thread] = []  # helper threads of native calls that an interrupt reached
 
 
 def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
@@ -183,9 +183,12 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
     at once: in the main thread under synth's handlers, it runs in a daemon helper thread while
     the main thread waits (a wait that a signal's handler ends). On an interrupt, `stop` asks the
     call to end (briefly awaited); a call that cannot be stopped is left to run out in its daemon
-    thread (`abandoned()` says so: the process should then end with os._exit, not in the
-    interpreter's finalization, which would tear down the library under the call). Elsewhere (a
-    worker process, whose SIGTERM is the default action; another thread) it is a plain call."""
+    thread. Either way `native_interrupted()` says so, and the process should then end with
+    os._exit, not in the interpreter's finalization: that would tear the library down under a call
+    still running, and even a call that has returned may still be leaving its thread when the
+    finalization starts (pybind11's OR-Tools then aborts with "PyThreadState_Get: the function
+    must be called with the GIL held", exit -6: CI, stop 30). Elsewhere (a worker process, whose
+    SIGTERM is the default action; another thread) it is a plain call."""
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not _raise:
         return call()
     outcome: list = []
@@ -207,8 +210,7 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
         if stop is not None:
             stop()
             done.wait(STOP_SECONDS)
-        if not done.is_set():
-            _abandoned.append(thread)
+        _interrupted_calls.append(thread)
         raise
     ok, value = outcome[0]
     if not ok:
@@ -216,9 +218,9 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
     return value
 
 
-def abandoned() -> bool:
-    """Whether a native call that an interrupt left behind is still running."""
-    return any(thread.is_alive() for thread in _abandoned)
+def native_interrupted() -> bool:
+    """Whether an interrupt reached a native call (stopped, or left running in its thread)."""
+    return bool(_interrupted_calls)
 
 
 def stoppable(kernel):
