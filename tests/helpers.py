@@ -391,12 +391,15 @@ def replay_contributions(schedule) -> list[list[set]]:
     """A collective schedule replayed without synth's code: per rank, per block, the contributions
     it holds at the end (copies replace a partial with the sender's, reductions add the sender's),
     every send from what its sender held at the start of the step."""
+    schedule = schedule.explicit()  # blocks as runs (TuNA's, Bruck's) listed one by one
     p, blocks = schedule.ranks, schedule.blocks
     reduction = schedule.collective in ("reduce-scatter", "allreduce", "reduce")
     if reduction:
         held = [[{r} for _ in range(blocks)] for r in range(p)]
     elif schedule.collective == "allgather":
         held = [[{b % p} if b % p == r else None for b in range(blocks)] for r in range(p)]
+    elif schedule.collective in ("alltoall", "alltoallv"):  # block s P + d (its part k: k P^2 + s P + d) at rank s
+        held = [[{r} if b % (p * p) // p == r else None for b in range(blocks)] for r in range(p)]
     else:  # broadcast
         held = [[{schedule.root} if r == schedule.root else None for _ in range(blocks)] for r in range(p)]
     for s in range(schedule.num_steps):
@@ -422,4 +425,6 @@ def delivers(schedule) -> bool:
         return all(held[b % p][b] == everyone for b in range(schedule.blocks))
     if schedule.collective == "reduce":
         return all(h == everyone for h in held[schedule.root])
+    if schedule.collective in ("alltoall", "alltoallv"):  # and ends at rank d
+        return all(held[b % p][b] == {b % (p * p) // p} for b in range(schedule.blocks))
     return all(h == everyone for row in held for h in row)  # allreduce

@@ -19,15 +19,17 @@ from synth.collectives.verify import verify
 from synth.core.errors import SynthError
 from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
-from synth.synthesis.bounds import StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
+from synth.synthesis.bounds import BandwidthBound, StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
 from synth.synthesis.exact import (FrontPoint, SpreadProblem, delivery, integer_bandwidth, one_round_steps,
                                    rounds_lower_bound, spread_schedule, synthesize_spread)
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
+from synth.synthesis.exchange import (EXCHANGES, ExchangeRouting, pareto, radices, rounded, route_exchange,
+                                      unit_router_links)
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
 from synth.synthesis.transfers import REACHES, transfer_graph
 
-SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
+SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
 METHODS = ("auto", "exact", "symmetric")
 MAX_EXACT_RANKS = 64  # the whole program: P (P - 1) deliveries per chunk
 MAX_SYMMETRIC_RANKS = 4096  # the representatives' program, or their balanced trees where the program is too large
@@ -43,9 +45,14 @@ class SynthesisPlan:
     step_bound: StepBound
     time_bound: TimeBound
     symmetry: Symmetry | None = None  # translations: the representatives' schedule is designed, then translated
+    exchange: ExchangeRouting | None = None  # alltoall(v): the pairs' paths with every block in one phase
+    sizes: np.ndarray | None = None  # alltoallv: the P^2 block sizes
 
     @property
     def method(self) -> str:
+        if self.exchange is not None:
+            return ("phases: every block in one phase along paths chosen for all pairs at once, or TuNA's radix-r "
+                    "forwarding along them, per size the least time (synth.synthesis.exchange)")
         if self.symmetry is None:
             return "exact: time-expanded integer program (synth.synthesis.exact)"
         return (f"symmetric: time-expanded integer program of {len(self.symmetry.representatives)} representative "
@@ -67,6 +74,7 @@ class Part:
     # gigabytes, so only the chosen ones are kept), and its MappedSchedule at REFERENCE_BYTES per block
     makers: list = field(default_factory=list)
     priced: list = field(default_factory=list)
+    fixed: bool = False  # priced at its own block sizes (alltoallv), not per message size
 
     def schedule(self, k: int) -> Schedule:
         return self.makers[k]()
@@ -80,12 +88,23 @@ class Band:
 
 
 def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, root: int = 0, chunks: int | None = None,
-                   reach: str | None = None, router: str | None = None, method: str = "auto") -> SynthesisPlan:
+                   reach: str | None = None, router: str | None = None, method: str = "auto", sizes=None,
+                   time_limit: float = 60.0, solver: str = "cpsat", say=lambda text: None,
+                   check_only: bool = False) -> SynthesisPlan | None:
+    """What to synthesize, with the transfers and the bounds (an all-to-all(v)'s pairs are routed
+    here, by the path-selection program within `time_limit`, unless `router` is given; with
+    `check_only` its options are checked and None returned, before that long part)."""
     info = collective(collective_name)
     if info.name not in SYNTHESIZED:
         raise SynthError(f"synth synthesize makes {', '.join(SYNTHESIZED)}, not {info.name} (yet)")
     if method not in METHODS:
         raise SynthError(f"--method {method}: expected one of {', '.join(METHODS)}")
+    if (sizes is None) != (info.name != "alltoallv"):
+        raise SynthError("alltoallv needs its block sizes (--sizes)" if sizes is None else
+                         f"--sizes gives an alltoallv's block sizes, not {info.name}'s")
+    if info.name in EXCHANGES:
+        return _plan_exchange(info.name, topology, ranks_per_node, root, chunks, reach, router, method, sizes,
+                              time_limit, solver, say, check_only)
     network = topology.network()
     ranks = network.num_terminals * ranks_per_node
     symmetric = method != "exact" and info.name not in ("broadcast", "reduce") and topology.translations() is not None
@@ -126,6 +145,143 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
     return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root), bound, symmetry)
 
 
+def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, reach, router, method: str, sizes,
+                   time_limit: float, solver: str, say, check_only: bool = False) -> SynthesisPlan | None:
+    """An all-to-all(v): its pairs routed with every block at once, and the bounds of any schedule
+    (synth.synthesis.exchange)."""
+    from synth.collectives.sizes import parse_sizes as parse_block_sizes
+    from synth.synthesis.exchange import ROUTER, node_demand
+    from synth.measure.lp_bound import lp_bound
+    from synth.synthesis.transfers import pairs_graph
+
+    if method == "symmetric":
+        raise SynthError(f"--method symmetric: an {name} is synthesized by phases (--method auto)")
+    if chunks is not None:
+        raise SynthError(f"--chunks: an {name} moves every block whole (it has P^2 of them)")
+    if reach == "neighbours":
+        raise SynthError(f"--transfers neighbours: an {name} sends every block to its destination (--transfers all)")
+    if root != 0:
+        raise SynthError(f"{name} has no root")
+    network = topology.network()
+    ranks = network.num_terminals * ranks_per_node
+    if ranks < 2:
+        raise SynthError(f"{topology.spec} has one rank: nothing to exchange")
+    matrix = None if sizes is None else (parse_block_sizes(sizes, ranks) if isinstance(sizes, str) else np.asarray(sizes))
+    if matrix is not None and matrix.size != ranks * ranks:
+        raise SynthError(f"an alltoallv of {ranks} ranks has {ranks * ranks} block sizes, not {matrix.size}")
+    if check_only:
+        return None
+    if router is None:
+        routing = route_exchange(topology, ranks_per_node, matrix, time_limit, solver, say=say)
+    else:  # the pairs along a given router's paths: the bound is still over every routing
+        a, b, weights = node_demand(network, ranks_per_node, matrix)
+        graph = pairs_graph(topology, ranks_per_node, "all", (a, b), router)
+        from synth.routing.path_selection import PathsReport
+
+        routing = ExchangeRouting(graph, lp_bound(network, a, b, weights=weights).lower, 0, PathsReport())
+    one_phase = _exchange_schedule(name, topology, ranks_per_node, matrix, "spread-out", None, REFERENCE_BYTES)
+    floor = map_schedule(one_phase, topology, paths=transfer_paths(routing.graph, one_phase)).bound
+    if matrix is None:  # per block: the loads are whole blocks on unit bandwidths, so lambda* rounds up
+        # any schedule's loads summed over its steps are whole blocks on a channel of bandwidth 1
+        lp = rounded(routing.lp, 1 if unit_router_links(network) else 0)
+        per_byte = max(lp, floor.busiest_bytes / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
+    else:
+        per_byte = max(routing.lp, floor.busiest_bytes) / exchange_message_bytes(matrix, ranks)
+    why = (f"the multicommodity-flow LP over every routing (lambda* >= {routing.lp:.6g} "
+           f"{'blocks' if matrix is None else 'B'} over bandwidth) or {floor.why_bytes}")
+    bound = TimeBound(floor.messages, BandwidthBound(per_byte, why))
+    steps = StepBound(1, "every pair is joined by one transfer: a direct exchange takes one step")
+    return SynthesisPlan(name, topology, routing.graph, 0, 1, steps, bound, exchange=routing, sizes=matrix)
+
+
+def exchange_message_bytes(matrix: np.ndarray, ranks: int) -> int:
+    """An alltoallv's message size as the size bands show it: the bytes a rank sends, on average."""
+    return max(1, int(np.asarray(matrix, dtype=np.int64).sum()) // ranks)
+
+
+def _exchange_schedule(name: str, topology, ranks_per_node: int, matrix, algorithm: str, radix, block_bytes: int):
+    from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+
+    load_all()
+    ranks = topology.network().num_terminals * ranks_per_node
+    request = Request(name, ranks, ranks * ranks, block_bytes, topology.spec, 0, grid_shape(topology), radix,
+                      ranks_per_node=ranks_per_node, sizes=matrix)
+    refusal = ALGORITHMS[algorithm].refusal(request)
+    if refusal is not None:
+        return None
+    try:
+        schedule = ALGORITHMS[algorithm].generate(request)
+    except SynthError:  # a generator that does not take this network after all
+        return None
+    if algorithm == "tuna" and matrix is None and schedule.size_exchange is not None:
+        # every block's size is known to all: TuNA's rounds need no size exchange (Bruck's radix-r index algorithm)
+        import dataclasses
+
+        schedule = dataclasses.replace(schedule, size_exchange=None)
+    return schedule
+
+
+def _exchange_part(plan: SynthesisPlan, say) -> Part:
+    """The front of an all-to-all(v): one phase along the program's paths, and TuNA's radices along
+    them; the points no other beats in both alpha terms and busiest bytes."""
+    import dataclasses
+
+    from synth.collectives.algorithms import ALGORITHMS, load_all
+    from synth.synthesis.exchange import node_demand
+    from synth.synthesis.transfers import pairs_graph
+
+    load_all()
+    ranks_per_node = plan.graph.ranks_per_node
+    graphs = [plan.graph]
+    if plan.graph.router != plan.topology.default_router:  # the family's paths too: forwarding steps may prefer them
+        a, b, _ = node_demand(plan.topology.network(), ranks_per_node, None)
+        graphs.append(pairs_graph(plan.topology, ranks_per_node, "all", (a, b), plan.topology.default_router))
+    found = []
+    forwarding = "tuna" if plan.sizes is not None else "radix-r bruck"  # TuNA's rounds; uniform: no size exchange
+    # the generated algorithms of the collective too (Kautz-C's two steps on K(d,2), ...): the front is the best
+    # of what synth can make, each point saying what it is
+    generated = [(f"{name} (generated)", name, None) for name, algorithm in ALGORITHMS.items()
+                 if plan.collective in algorithm.collectives and name not in ("spread-out", "tuna")]
+    for label, algorithm, radix in [("one phase", "spread-out", None),
+                                    *((f"{forwarding} r={r}", "tuna", r) for r in radices(plan.graph.ranks)),
+                                    *generated]:
+        schedule = _exchange_schedule(plan.collective, plan.topology, ranks_per_node, plan.sizes, algorithm, radix,
+                                      REFERENCE_BYTES)
+        if schedule is None:
+            continue
+        for graph in graphs:
+            mapped = map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule))
+            unit = 1.0 if plan.sizes is not None else float(REFERENCE_BYTES)
+            busiest = float(mapped.channel_bytes.sum() + mapped.size_bytes.sum()) / unit
+            alphas = int(mapped.port_messages.sum() + mapped.size_port_messages.sum())
+            found.append((label, algorithm, radix, schedule.num_steps, busiest, alphas, mapped, graph))
+        del schedule
+    say(f"{plan.collective}: {len(found)} schedules priced along the pairs' paths")
+    keep = pareto([(f[5], f[4]) for f in found])
+    part = Part(plan.collective, 1, "optimal", [], None, "not on the front", blocks=plan.graph.ranks,
+                fixed=plan.sizes is not None)
+    # one phase: optimal when its busiest channel meets the least of any (lambda* or the terminal links, in whole
+    # node pairs where loads come in them)
+    # node pairs where loads come in them); any point: when it meets the bandwidth bound of any schedule
+    message = exchange_message_bytes(plan.sizes, plan.graph.ranks) if plan.sizes is not None else plan.graph.ranks
+    least_any = plan.time_bound.bandwidth.per_byte * message
+    for i in keep:
+        label, algorithm, radix, steps, busiest, _, mapped, graph = found[i]
+        least = plan.exchange.bound(least_any) if algorithm == "spread-out" else least_any
+        optimal = busiest <= least * (1 + 1e-9)
+        status = "optimal" if optimal else "feasible"
+        part.front.append(FrontPoint(steps, round(busiest, 6), status, 0.0, label, method=label,
+                                     graph=None if graph is plan.graph else graph))
+
+        def make(block_bytes: int = REFERENCE_BYTES, algorithm=algorithm, radix=radix) -> Schedule:
+            made = _exchange_schedule(plan.collective, plan.topology, ranks_per_node, plan.sizes, algorithm, radix,
+                                      block_bytes)
+            return dataclasses.replace(made, algorithm="synthesized")
+        part.makers.append(make)
+        part.priced.append(mapped)
+    return part
+
+
 def _least_whole_chunks(bandwidth, network, ranks: int) -> int:
     """Symmetric synthesis' default chunks: the fewest (up to a rank's ports) that make the cut bound
     a whole number of rounds, what the trees need to meet it (a torus: (P - 1) / 2L blocks, so 2L
@@ -143,6 +299,8 @@ def _least_whole_chunks(bandwidth, network, ranks: int) -> int:
 def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsat", say=lambda text: None) -> list[Part]:
     """The spreading halves of the collective, each synthesized exactly (an allreduce: a
     reduce-scatter, then an allgather, each with half the time)."""
+    if plan.exchange is not None:
+        return [_exchange_part(plan, say)]
     halves = ["reduce-scatter", "allgather"] if plan.collective == "allreduce" else [plan.collective]
     parts = []
     for half in halves:
@@ -239,7 +397,7 @@ def choose(parts: list[Part], size: int, alpha: float, bandwidth_bits: float) ->
     """Per part, the front point of least time at message size `size`, and the total time."""
     chosen, total = [], 0.0
     for part in parts:
-        scale = math.ceil(size / part.blocks) / REFERENCE_BYTES
+        scale = 1.0 if part.fixed else math.ceil(size / part.blocks) / REFERENCE_BYTES
         times = [m.time(alpha, bandwidth_bits, scale) if m is not None else math.inf for m in part.priced]
         if not times or min(times) == math.inf:
             raise SynthError(f"no {part.collective} schedule was found in the time given (--time-limit)")
@@ -274,6 +432,8 @@ def _joined(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], siz
     the allgather's)."""
     from synth.collectives.schedule import ScheduleBuilder
 
+    if plan.exchange is not None:  # one part, made again at the size's blocks (its size exchanges kept)
+        return parts[0].makers[points[0]](-(-size // plan.graph.ranks))
     chosen = [part.schedule(k) for part, k in zip(parts, points)]
     blocks = chosen[0].blocks
     per_block = -(-size // blocks)
@@ -319,7 +479,9 @@ def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size
                    "one_round_steps": part.one_round, "one_round_status": part.one_round_status,
                    "steps": part.front[k].steps, "rounds": part.front[k].rounds, "status": part.front[k].status,
                    "method": part.front[k].method, "transfers": (part.front[k].graph or plan.graph).reach,
+                   "router": (part.front[k].graph or plan.graph).router,
                    "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status, "method": f.method,
+                              "router": (f.graph or plan.graph).router,
                               **({"invariant_status": f.invariant_status} if f.invariant_status else {})}
                              for f in part.front]}
                   for part, k in zip(parts, points)],
@@ -329,6 +491,7 @@ def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size
                    "bandwidth_why": plan.time_bound.bandwidth.why},
         "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits},
         "sizes": per_size,
+        **({"routing": plan.exchange.as_dict()} if plan.exchange is not None else {}),
     }
 
 
@@ -356,7 +519,9 @@ def compare_with_synthesis(comparison, topology, alpha: float, bandwidth_bits: f
     import dataclasses
 
     try:
-        plan = plan_synthesis(comparison.collective, topology, router=comparison.router)
+        # an exchange's pairs are routed by its synthesis (the program), the others' by the comparison's router
+        router = None if comparison.collective in EXCHANGES else comparison.router
+        plan = plan_synthesis(comparison.collective, topology, router=router, time_limit=time_limit, say=say)
         parts = synthesize_parts(plan, time_limit, say=say)
         candidate = SynthesizedCandidate(plan, parts)
         times = np.array([[candidate.time(n, alpha, bandwidth_bits)] for n in comparison.sizes])

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from synth.app.schedule import progress_printer
-from synth.app.synthesize import METHODS, SYNTHESIZED, bands, plan_synthesis, synthesize_parts
+from synth.app.synthesize import METHODS, SYNTHESIZED, bands, exchange_message_bytes, plan_synthesis, synthesize_parts
+from synth.core.errors import SynthError
 from synth.collectives.schedule import collective
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
 from synth.core.output import OutputSet
@@ -21,9 +22,11 @@ def add_parser(sub) -> None:
     p = sub.add_parser("synthesize", help="synthesize a collective's step schedule by optimization, with its bounds")
     p.add_argument("collective", metavar="COLLECTIVE", help=", ".join(SYNTHESIZED))
     p.add_argument("--network", metavar="SPEC", required=True, help="the network whose terminals are the ranks")
-    p.add_argument("--bytes", default="1MiB", metavar="N|RANGE",
+    p.add_argument("--bytes", metavar="N|RANGE",
                    help="the message per rank: one size, a range A..B (powers of two: a schedule per size band) or a "
-                        "list A,B,C (default 1MiB)")
+                        "list A,B,C (default 1MiB; not for alltoallv, whose sizes come from --sizes)")
+    p.add_argument("--sizes", metavar="SPEC", help="alltoallv block sizes: random:S:SEED (uniform in [0, S] bytes) or "
+                   "csv:PATH (a P x P matrix, row s column d the bytes s sends to d)")
     p.add_argument("--ranks-per-node", type=lambda t: parse_int(t, "--ranks-per-node", 1, 64), default=1, metavar="Q",
                    help="ranks per terminal (default 1)")
     p.add_argument("--root", type=lambda t: parse_int(t, "--root", 0), default=0, metavar="R",
@@ -53,12 +56,17 @@ def add_parser(sub) -> None:
 
 def cmd_synthesize(args) -> int:
     check_solver(args.solver)
-    sizes = parse_sizes(args.bytes)
+    if args.bytes is not None and collective(args.collective).name == "alltoallv":
+        raise SynthError("--bytes: an alltoallv's block sizes come from --sizes")
+    sizes = parse_sizes(args.bytes or "1MiB")
     topology = parse_topology(args.network)
-    plan = plan_synthesis(args.collective, topology, ranks_per_node=args.ranks_per_node, root=args.root,
-                          chunks=args.chunks, reach=args.transfers, router=args.router,
-                          method=args.method)
     say = progress_printer(not args.quiet)
+    plan_args = dict(ranks_per_node=args.ranks_per_node, root=args.root, chunks=args.chunks, reach=args.transfers,
+                     router=args.router, method=args.method, sizes=args.sizes, time_limit=args.time_limit,
+                     solver=args.solver, say=say)
+    # what the options say is checked before any output is reserved; an all-to-all's routing (the
+    # program) runs after, so an unwritable --out is one line at once
+    plan = plan_synthesis(args.collective, topology, **plan_args, check_only=True)
     bandwidth_bits = args.bandwidth * 1e9
     with OutputSet() as outputs:
         # The output is reserved before the solver runs: an unwritable --out is one line at once. The
@@ -66,6 +74,10 @@ def cmd_synthesize(args) -> int:
         single = outputs.reserve(args.out) if args.out is not None and len(sizes) == 1 else None
         if args.out is not None and single is None:
             outputs.reserve_dir(args.out, [])
+        if plan is None:
+            plan = plan_synthesis(args.collective, topology, **plan_args)
+        if plan.sizes is not None:  # one band: the matrix's own sizes, shown as a rank's average
+            sizes = [exchange_message_bytes(plan.sizes, plan.graph.ranks)]
         parts = synthesize_parts(plan, args.time_limit, args.solver, say)
         found = bands(plan, parts, sizes, args.alpha, bandwidth_bits)
         targets = {0: single} if single is not None else {}
@@ -81,6 +93,13 @@ def cmd_synthesize(args) -> int:
               f">= {bound.messages} x alpha, >= {bound.bandwidth.per_byte:.4g} B over bandwidth per byte "
               f"({bound.bandwidth.why})")
         for part in parts:
+            if plan.exchange is not None:
+                unit = "B" if plan.sizes is not None else "blocks"
+                front = "; ".join(f"{counted(f.steps, 'step')}: busiest {f.rounds:g} {unit} ({f.method}"
+                                  + (f" along {f.graph.router}'s paths" if f.graph is not None else "") + f", {f.status})"
+                                  for f in part.front)
+                print(f"front     {part.collective}: {front}")
+                continue
             front = "; ".join(f"{counted(f.steps, 'step')}: " + (counted(f.rounds, "round") if f.rounds is not None
                                                                   else "none") + f" ({f.method}, {f.status})"
                               for f in part.front)
@@ -94,7 +113,9 @@ def cmd_synthesize(args) -> int:
             for entry in s.synthesis["sizes"]:
                 print(f"size      {size_text(entry['bytes'])}: {counted(s.num_steps, 'step')}, "
                       f"{entry['seconds'] * 1e6:.4g} us, bound {entry['bound_seconds'] * 1e6:.4g} us, gap "
-                      f"{entry['gap'] * 100:.1f}%; {how}: rounds {s.synthesis['status']} for its steps")
+                      f"{entry['gap'] * 100:.1f}%; {how}: " + (f"routes {s.synthesis['status']} for one phase"
+                                                       if plan.exchange is not None and s.num_steps == 1 else
+                                                       f"rounds {s.synthesis['status']} for its steps"))
             if i in targets:
                 if wants_hdf5(targets[i].target):  # the compact form, as synth schedule writes it
                     write_schedule_hdf5(targets[i].tmp, s, shown=targets[i].target)

@@ -72,9 +72,10 @@ def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours",
 
 
 def pairs_graph(topology, ranks_per_node: int, reach: str, node_pairs: tuple[np.ndarray, np.ndarray],
-                router: str | None = None, seed: int = 0) -> TransferGraph:
+                router: str | None = None, seed: int = 0, node_paths: Paths | None = None) -> TransferGraph:
     """The transfer graph of the given ordered pairs of distinct nodes (every rank of one to every
-    rank of the other), and of the ranks within each node."""
+    rank of the other), and of the ranks within each node; the node pairs routed by `router`, or
+    along `node_paths` (one per node pair, in order; `router` then names where they come from)."""
     from synth.routing.registry import make_router
 
     network = topology.network()
@@ -82,9 +83,10 @@ def pairs_graph(topology, ranks_per_node: int, reach: str, node_pairs: tuple[np.
     ranks = n * q
     a, b = (np.asarray(x, dtype=np.int64) for x in node_pairs)
     router = router or topology.default_router
-    routed = make_router(router, topology)(topology, a, b, phase=np.zeros(len(a), dtype=np.int64),
-                                           occurrence=np.zeros(len(a), dtype=np.int64), seed=seed)
-    node_paths = as_paths(topology, a, b, routed.routes)
+    if node_paths is None:
+        routed = make_router(router, topology)(topology, a, b, phase=np.zeros(len(a), dtype=np.int64),
+                                               occurrence=np.zeros(len(a), dtype=np.int64), seed=seed)
+        node_paths = as_paths(topology, a, b, routed.routes)
     ports = message_ports(network, node_paths)
     # Ranks: every rank of node a to every rank of node b, then the pairs within a node.
     ra = (a[:, None, None] * q + np.arange(q)[None, :, None]).repeat(q, axis=2).ravel()
