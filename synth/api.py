@@ -480,8 +480,8 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     bandwidth : float, optional
         Bits per second.
     synthesized : bool, optional
-        Also synthesize a schedule (:func:`synthesize`'s exact method, up to 64 ranks) and list it as
-        the column ``synthesized``; the bounds then include the cut bound.
+        Also synthesize a schedule (as :func:`synthesize` does) and list it as the column
+        ``synthesized``; the bounds then include its bound (the cut bound; an all-to-all's flow bound).
     time_limit : float, optional
         Seconds for that synthesis.
 
@@ -511,17 +511,21 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
 
 def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None = None, root: int = 0,
                ranks_per_node: int = 1, transfers: str | None = None, router: str | None = None, solver: str = "cpsat",
-               time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9, method: str = "auto"):
+               time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9, method: str = "auto",
+               block_sizes=None):
     """Synthesize a collective's schedule by optimization (a time-expanded integer program over
-    every rank's blocks, or over one rank per orbit of the network's translations), verified and
-    priced next to the lower bounds of any schedule.
+    every rank's blocks, or over one rank per orbit of the network's translations; an all-to-all's
+    pairs routed at once by the path-selection program), verified and priced next to the lower
+    bounds of any schedule.
 
     Parameters
     ----------
     collective : str
-        ``allgather``, ``reduce-scatter``, ``allreduce``, ``broadcast`` or ``reduce``.
+        ``allgather``, ``reduce-scatter``, ``allreduce``, ``broadcast``, ``reduce``, ``alltoall`` or
+        ``alltoallv``.
     net : Topology or str
-        Up to 64 ranks; up to 4096 where the network has translations (tori, HyperX).
+        Up to 64 ranks; up to 4096 where the network has translations (tori, HyperX); an all-to-all
+        up to 1,024 ranks (every rank pair a transfer).
     sizes : str, optional
         One size, ``A..B`` (powers of two) or ``A,B,...``: a schedule per size band.
     chunks : int, optional
@@ -530,6 +534,9 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     root, ranks_per_node, transfers, router, solver, time_limit, alpha, bandwidth, method : optional
         As ``synth synthesize`` takes them (``transfers``: ``neighbours`` or ``all``; ``method``:
         ``auto``, ``exact`` or ``symmetric``).
+    block_sizes : str or numpy.ndarray, optional
+        An alltoallv's P^2 block sizes (``random:S:SEED``, ``csv:PATH`` or an array); ``sizes`` is then
+        not used: one band, at the matrix's sizes.
 
     Returns
     -------
@@ -550,7 +557,11 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     from synth.app.synthesize import bands, plan_synthesis, synthesize_parts
     from synth.pricing.compare import parse_sizes
 
+    from synth.app.synthesize import exchange_message_bytes
+
     plan = plan_synthesis(collective, _topology(net), ranks_per_node=ranks_per_node, root=root, chunks=chunks,
-                          reach=transfers, router=router, method=method)
+                          reach=transfers, router=router, method=method, sizes=block_sizes, time_limit=time_limit,
+                          solver=solver)
     parts = synthesize_parts(plan, time_limit, solver)
-    return bands(plan, parts, parse_sizes(sizes), alpha, bandwidth)
+    message_sizes = parse_sizes(sizes) if plan.sizes is None else [exchange_message_bytes(plan.sizes, plan.graph.ranks)]
+    return bands(plan, parts, message_sizes, alpha, bandwidth)

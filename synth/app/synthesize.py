@@ -150,10 +150,6 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
     """An all-to-all(v): its pairs routed with every block at once, and the bounds of any schedule
     (synth.synthesis.exchange)."""
     from synth.collectives.sizes import parse_sizes as parse_block_sizes
-    from synth.synthesis.exchange import ROUTER, node_demand
-    from synth.measure.lp_bound import lp_bound
-    from synth.synthesis.transfers import pairs_graph
-
     if method == "symmetric":
         raise SynthError(f"--method symmetric: an {name} is synthesized by phases (--method auto)")
     if chunks is not None:
@@ -171,14 +167,7 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
         raise SynthError(f"an alltoallv of {ranks} ranks has {ranks * ranks} block sizes, not {matrix.size}")
     if check_only:
         return None
-    if router is None:
-        routing = route_exchange(topology, ranks_per_node, matrix, time_limit, solver, say=say)
-    else:  # the pairs along a given router's paths: the bound is still over every routing
-        a, b, weights = node_demand(network, ranks_per_node, matrix)
-        graph = pairs_graph(topology, ranks_per_node, "all", (a, b), router)
-        from synth.routing.path_selection import PathsReport
-
-        routing = ExchangeRouting(graph, lp_bound(network, a, b, weights=weights).lower, 0, PathsReport())
+    routing = route_exchange(topology, ranks_per_node, matrix, time_limit, solver, router, say=say)
     one_phase = _exchange_schedule(name, topology, ranks_per_node, matrix, "spread-out", None, REFERENCE_BYTES)
     floor = map_schedule(one_phase, topology, paths=transfer_paths(routing.graph, one_phase)).bound
     if matrix is None:  # per block: the loads are whole blocks on unit bandwidths, so lambda* rounds up
@@ -187,8 +176,8 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
         per_byte = max(lp, floor.busiest_bytes / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
     else:
         per_byte = max(routing.lp, floor.busiest_bytes) / exchange_message_bytes(matrix, ranks)
-    why = (f"the multicommodity-flow LP over every routing (lambda* >= {routing.lp:.6g} "
-           f"{'blocks' if matrix is None else 'B'} over bandwidth) or {floor.why_bytes}")
+    why = (f"{routing.lp_why or 'no flow bound'} (>= {routing.lp:.6g} {'blocks' if matrix is None else 'B'} "
+           f"over bandwidth) or {floor.why_bytes}")
     bound = TimeBound(floor.messages, BandwidthBound(per_byte, why))
     steps = StepBound(1, "every pair is joined by one transfer: a direct exchange takes one step")
     return SynthesisPlan(name, topology, routing.graph, 0, 1, steps, bound, exchange=routing, sizes=matrix)

@@ -34,19 +34,24 @@ from synth.synthesis.transfers import MAX_PAIRS, TransferGraph, pairs_graph
 EXCHANGES = ("alltoall", "alltoallv")
 ROUTER = "paths (one phase of every node pair, synth.synthesis.exchange)"
 MAX_RADICES = 24  # TuNA radices tried: every one up to this many, else spread geometrically
-# node pairs up to which the program chooses among all its candidates (minimal, Valiant, UGAL paths); beyond,
-# among the minimal ones (the Valiant candidates of 512 routers' 261,632 pairs are 6.4e9 channel entries)
-ALL_CANDIDATES_PAIRS = 1 << 14
+# node pairs up to which the program routes them and the LP bounds them (64 nodes: 4,032 pairs in 30 s; the LP of
+# 128 nodes alone takes 170 s, their candidates' tables grow with the square of the pairs)
+PROGRAM_PAIRS = 4096
+SWEEP_ROUTERS = 2048  # routers up to which the sweep cuts are tried (a dense eigenproblem: 2,048 in seconds)
+SWEEP_VECTORS = 4  # Laplacian eigenvectors swept (a torus's first ones come in pairs per dimension)
+SWEEP_PAIRS = 64  # routers v whose distance differences with router 0 are swept
 
 
 @dataclass(frozen=True)
 class ExchangeRouting:
-    """Every rank pair along the program's path, and what the program proved."""
+    """Every rank pair along its path (the program's, or a router's), and the least busiest load of
+    any schedule that this knows."""
 
     graph: TransferGraph
-    lp: float  # lambda*'s certified lower end: blocks (alltoallv: bytes) over bandwidth on the busiest channel
+    lp: float  # a lower bound on lambda*: blocks (alltoallv: bytes) over bandwidth on the busiest channel
+    lp_why: str  # where it comes from: the LP, or the best sweep cut
     granule: int  # every router-to-router channel's load is a multiple of it (0: not, their bandwidths differ)
-    report: PathsReport
+    report: PathsReport | None = None  # the program's, where it routed the pairs
 
     def bound(self, floor: float) -> float:
         """The busiest channel's least load with every block in one phase: lambda* (rounded up to
@@ -55,7 +60,8 @@ class ExchangeRouting:
         return max(rounded(self.lp, self.granule), floor)
 
     def as_dict(self) -> dict:
-        return {"program": self.report.as_dict(), "lp_lower": self.lp}
+        return {**({"program": self.report.as_dict()} if self.report is not None else {}),
+                "flow_bound": self.lp, "flow_bound_why": self.lp_why}
 
 
 def node_demand(network, ranks_per_node: int, sizes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -72,9 +78,13 @@ def node_demand(network, ranks_per_node: int, sizes: np.ndarray | None) -> tuple
 
 
 def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time_limit: float, solver: str,
-                   candidates: str | None = None, say=lambda text: None) -> ExchangeRouting:
-    """The path of every node pair when all of them send at once, chosen by the path-selection
-    program (bytes over bandwidth), and the transfer graph of every rank pair along them."""
+                   router: str | None = None, say=lambda text: None) -> ExchangeRouting:
+    """The path of every node pair when all of them send at once: chosen by the path-selection
+    program (bytes over bandwidth) up to PROGRAM_PAIRS node pairs, else (or with `router`) the
+    router's; the transfer graph of every rank pair along them; the LP bound up to PROGRAM_PAIRS,
+    and the sweep cut bound."""
+    from synth.measure.lp_bound import lp_bound
+
     network = topology.network()
     n, q = network.num_terminals, ranks_per_node
     pairs = n * (n - 1) * q * q + n * q * (q - 1)
@@ -82,16 +92,87 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
         raise SynthError(f"{topology.spec}: an all-to-all of {n * q:,} ranks joins {pairs:,} rank pairs, more than the "
                          f"{MAX_PAIRS:,} a synthesis routes")
     a, b, weights = node_demand(network, q, sizes)
-    if candidates is None:
-        candidates = "all" if len(a) <= ALL_CANDIDATES_PAIRS else "minimal"
-    say(f"routing {len(a):,} node pairs as one phase (path-selection program, {candidates} candidates)")
-    options = PathsOptions(candidates=candidates, solver=solver, time_limit=time_limit, objective="bytes")
-    paths, report = route_phase_paths(topology, a, b, options, seed=0, weights=weights)
-    say(f"routed: {report.progress_text()}")
+    small = len(a) <= PROGRAM_PAIRS
+    report, lp, why = None, 0.0, ""
+    if router is None and small:
+        say(f"routing {len(a):,} node pairs as one phase (path-selection program)")
+        options = PathsOptions(candidates="all", solver=solver, time_limit=time_limit, objective="bytes")
+        paths, report = route_phase_paths(topology, a, b, options, seed=0, weights=weights)
+        say(f"routed: {report.progress_text()}")
+        graph = pairs_graph(topology, q, "all", (a, b), ROUTER, node_paths=paths)
+        lp, why = report.lp_lower, "the multicommodity-flow LP over every routing"
+    else:
+        router = router or topology.default_router
+        say(f"routing {len(a):,} node pairs by {router}" + ("" if small else
+            f" (more than the {PROGRAM_PAIRS:,} the program and the LP take)"))
+        graph = pairs_graph(topology, q, "all", (a, b), router)
+        if small:
+            lp, why = lp_bound(network, a, b, weights=weights).lower, "the multicommodity-flow LP over every routing"
+    cut, cut_why = sweep_cut_bound(network, a, b, weights)
+    if cut > lp * (1 + 1e-9):
+        lp, why = cut, cut_why
     granule = max(1, int(np.gcd.reduce(weights[weights > 0]))) if (weights > 0).any() else 1
-    granule = granule if unit_router_links(network) else 0
-    graph = pairs_graph(topology, q, "all", (a, b), ROUTER, node_paths=paths)
-    return ExchangeRouting(graph, report.lp_lower, granule, report)
+    return ExchangeRouting(graph, lp, why, granule if unit_router_links(network) else 0, report)
+
+
+def sweep_cut_bound(network, a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> tuple[float, str]:
+    """The best of the sweep cuts: routers ordered by each of the router graph's first Laplacian
+    eigenvectors (Fiedler's; on a torus the cosines along a dimension, whose prefixes are its
+    bisections), every prefix S a cut. Any schedule moves what S sends out of S across the links
+    out of S, so its busiest channels carry at least that over their bandwidth, summed over the steps
+    (a maximum is at least the mean), likewise into S: a bound for any routing and any forwarding.
+    (0, "") beyond SWEEP_ROUTERS routers (a dense eigenproblem)."""
+    n = network.num_terminals
+    routers = network.num_nodes - n
+    if routers < 2 or routers > SWEEP_ROUTERS:
+        return 0.0, ""
+    src, dst, bandwidth = network.channel_src, network.channel_dst, network.channel_bandwidth
+    injection = np.flatnonzero(src < n)
+    router_of = np.empty(n, dtype=np.int64)
+    router_of[src[injection][::-1]] = dst[injection][::-1] - n  # a terminal's first link
+    between = (src >= n) & (dst >= n)
+    capacity = np.zeros((routers, routers))
+    np.add.at(capacity, (src[between] - n, dst[between] - n), bandwidth[between])
+    demand = np.zeros((routers, routers))
+    np.add.at(demand, (router_of[a], router_of[b]), weights.astype(np.float64))
+    best, where = 0.0, ""
+    for order in _sweep_orders(capacity):
+        for load, name in ((_prefix_crossing(demand, order), "out of"), (_prefix_crossing(demand.T, order), "into")):
+            cap = _prefix_crossing(capacity if name == "out of" else capacity.T, order)
+            ratio = np.divide(load, cap, out=np.zeros_like(load), where=cap > 0)
+            i = int(np.argmax(ratio))
+            if ratio[i] > best * (1 + 1e-12):
+                best, where = float(ratio[i]), f"the demand {name} {i + 1} of {routers} routers over its links (a sweep cut)"
+    return best, where
+
+
+def _sweep_orders(capacity: np.ndarray):
+    """Orders of the routers whose prefixes are the cuts tried: by each of the first Laplacian
+    eigenvectors (Fiedler's), and by d(0, .) - d(v, .) for routers v (a torus's eigenvectors mix its
+    dimensions where they have one length; the distance differences to v half-way along one
+    dimension give its bisection)."""
+    from scipy.sparse.csgraph import shortest_path
+
+    routers = len(capacity)
+    adjacency = ((capacity + capacity.T) > 0).astype(np.float64)
+    laplacian = np.diag(adjacency.sum(axis=1)) - adjacency
+    _, vectors = np.linalg.eigh(laplacian)
+    for k in range(1, min(SWEEP_VECTORS + 1, routers)):
+        yield np.argsort(np.round(vectors[:, k], 12), kind="stable")
+    distance = shortest_path(capacity > 0, unweighted=True, indices=np.array([0]))[0]
+    if np.isinf(distance).any():
+        return
+    for v in np.unique(np.linspace(1, routers - 1, min(routers - 1, SWEEP_PAIRS)).astype(np.int64)).tolist():
+        other = shortest_path(capacity > 0, unweighted=True, indices=np.array([v]))[0]
+        yield np.argsort(distance - other, kind="stable")
+
+
+def _prefix_crossing(matrix: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """For k = 1 .. R - 1: the sum of matrix[i, j] over i among the first k of `order`, j not."""
+    m = matrix[order][:, order]
+    rows = np.cumsum(m.sum(axis=1))
+    inner = np.cumsum(np.cumsum(m, axis=0), axis=1).diagonal()
+    return (rows - inner)[:-1]
 
 
 def unit_router_links(network) -> bool:
