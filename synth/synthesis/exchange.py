@@ -34,9 +34,11 @@ from synth.synthesis.transfers import MAX_PAIRS, TransferGraph, pairs_graph
 EXCHANGES = ("alltoall", "alltoallv")
 ROUTER = "paths (one phase of every node pair, synth.synthesis.exchange)"
 MAX_RADICES = 24  # TuNA radices tried: every one up to this many, else spread geometrically
-# node pairs up to which the program routes them and the LP bounds them (64 nodes: 4,032 pairs in 30 s; the LP of
-# 128 nodes alone takes 170 s, their candidates' tables grow with the square of the pairs)
-PROGRAM_PAIRS = 4096
+# node pairs up to which the program routes them (64 nodes: 4,032 pairs in 30 s; the candidates' tables grow with
+# the square of the pairs), and up to which the LP bounds them (within the time limit: where it runs out, its
+# certified lower end; a 128-node torus' LP takes 170 s to close)
+PROGRAM_PAIRS = 8192
+LP_PAIRS = 1 << 16
 SWEEP_ROUTERS = 2048  # routers up to which the sweep cuts are tried (a dense eigenproblem: 2,048 in seconds)
 SWEEP_VECTORS = 4  # Laplacian eigenvectors swept (a torus's first ones come in pairs per dimension)
 SWEEP_PAIRS = 64  # routers v whose distance differences with router 0 are swept
@@ -81,8 +83,8 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
                    router: str | None = None, say=lambda text: None) -> ExchangeRouting:
     """The path of every node pair when all of them send at once: chosen by the path-selection
     program (bytes over bandwidth) up to PROGRAM_PAIRS node pairs, else (or with `router`) the
-    router's; the transfer graph of every rank pair along them; the LP bound up to PROGRAM_PAIRS,
-    and the sweep cut bound."""
+    router's; the transfer graph of every rank pair along them; the LP bound up to LP_PAIRS (its
+    certified lower end where it runs out of time), and the sweep cut bound."""
     from synth.measure.lp_bound import lp_bound
 
     network = topology.network()
@@ -92,9 +94,8 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
         raise SynthError(f"{topology.spec}: an all-to-all of {n * q:,} ranks joins {pairs:,} rank pairs, more than the "
                          f"{MAX_PAIRS:,} a synthesis routes")
     a, b, weights = node_demand(network, q, sizes)
-    small = len(a) <= PROGRAM_PAIRS
     report, lp, why = None, 0.0, ""
-    if router is None and small:
+    if router is None and len(a) <= PROGRAM_PAIRS:
         say(f"routing {len(a):,} node pairs as one phase (path-selection program)")
         options = PathsOptions(candidates="all", solver=solver, time_limit=time_limit, objective="bytes")
         paths, report = route_phase_paths(topology, a, b, options, seed=0, weights=weights)
@@ -103,11 +104,13 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
         lp, why = report.lp_lower, "the multicommodity-flow LP over every routing"
     else:
         router = router or topology.default_router
-        say(f"routing {len(a):,} node pairs by {router}" + ("" if small else
-            f" (more than the {PROGRAM_PAIRS:,} the program and the LP take)"))
+        say(f"routing {len(a):,} node pairs by {router}" + ("" if len(a) <= PROGRAM_PAIRS else
+            f" (more than the {PROGRAM_PAIRS:,} the program takes)"))
         graph = pairs_graph(topology, q, "all", (a, b), router)
-        if small:
-            lp, why = lp_bound(network, a, b, weights=weights).lower, "the multicommodity-flow LP over every routing"
+        if len(a) <= LP_PAIRS:
+            say("the multicommodity-flow LP bound")
+            lp = lp_bound(network, a, b, weights=weights, time_limit=time_limit).lower
+            why = "the multicommodity-flow LP over every routing"
     cut, cut_why = sweep_cut_bound(network, a, b, weights)
     if cut > lp * (1 + 1e-9):
         lp, why = cut, cut_why
