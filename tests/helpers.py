@@ -428,3 +428,35 @@ def delivers(schedule) -> bool:
     if schedule.collective in ("alltoall", "alltoallv"):  # and ends at rank d
         return all(held[b % p][b] == {b % (p * p) // p} for b in range(schedule.blocks))
     return all(h == everyone for row in held for h in row)  # allreduce
+
+
+def edge_lp(num_nodes: int, edges: list[tuple[int, int]], pairs: list[tuple[int, int]]) -> float:
+    """lambda* of unit messages between node pairs (a, b) over directed `edges` (a list of (u, v), parallel
+    ones apart): one commodity per message, every edge carrying at most lambda in all, lambda minimized
+    (dense matrices, scipy's HiGHS). The LP bound's independent check."""
+    from scipy.optimize import linprog
+
+    m, e = len(pairs), len(edges)
+    if not m:
+        return 0.0
+    variables = m * e + 1
+    a_eq, b_eq = [], []
+    for i, (a, b) in enumerate(pairs):
+        for node in range(num_nodes):
+            row = np.zeros(variables)
+            for j, (x, y) in enumerate(edges):
+                if x == node:
+                    row[i * e + j] += 1
+                if y == node:
+                    row[i * e + j] -= 1
+            a_eq.append(row)
+            b_eq.append(1.0 if node == a else -1.0 if node == b else 0.0)
+    a_ub = np.zeros((e, variables))
+    for j in range(e):
+        a_ub[j, [i * e + j for i in range(m)]] = 1
+        a_ub[j, -1] = -1
+    cost = np.zeros(variables)
+    cost[-1] = 1
+    result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(e), A_eq=np.array(a_eq), b_eq=b_eq, method="highs")
+    assert result.status == 0
+    return float(result.x[-1])

@@ -14,42 +14,17 @@ import math
 import networkx as nx
 import numpy as np
 from hypothesis import given, settings, strategies as st
-from scipy.optimize import linprog
 
 from synth.measure.lp_bound import lp_bound
 from synth.routing.minimal import minimal, minimal_random
-from helpers import GraphTopology, connected_graphs
+from helpers import GraphTopology, connected_graphs, edge_lp
 
 
 def per_message_lp(topology: GraphTopology, src, dst) -> float:
     g = topology.nx_graph()
-    edges = list(g.edges(keys=True))
+    edges = [(x, y) for x, y, _ in g.edges(keys=True)]
     pairs = [(s // topology.per_router, d // topology.per_router) for s, d in zip(src, dst)]
-    pairs = [(a, b) for a, b in pairs if a != b]
-    if not pairs:
-        return 0.0
-    m, e, v = len(pairs), len(edges), topology.routers
-    variables = m * e + 1
-    a_eq, b_eq = [], []
-    for i, (a, b) in enumerate(pairs):
-        for node in range(v):
-            row = np.zeros(variables)
-            for j, (x, y, _) in enumerate(edges):
-                if x == node:
-                    row[i * e + j] += 1
-                if y == node:
-                    row[i * e + j] -= 1
-            a_eq.append(row)
-            b_eq.append(1.0 if node == a else -1.0 if node == b else 0.0)
-    a_ub = np.zeros((e, variables))
-    for j in range(e):
-        a_ub[j, [i * e + j for i in range(m)]] = 1
-        a_ub[j, -1] = -1
-    cost = np.zeros(variables)
-    cost[-1] = 1
-    result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(e), A_eq=np.array(a_eq), b_eq=b_eq, method="highs")
-    assert result.status == 0
-    return float(result.x[-1])
+    return edge_lp(topology.routers, edges, [(a, b) for a, b in pairs if a != b])
 
 
 def router_link_max(topology, paths) -> int:

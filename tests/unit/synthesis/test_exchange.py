@@ -18,9 +18,8 @@ import json
 import networkx as nx
 import numpy as np
 import pytest
-from scipy.optimize import linprog
 
-from helpers import assert_user_error, delivers, run
+from helpers import assert_user_error, delivers, edge_lp, run
 from synth.app.synthesize import SynthesizedCandidate, bands, plan_synthesis, synthesize_parts
 from synth.collectives.verify import verify
 from synth.pricing.compare import candidates, parse_sizes
@@ -56,42 +55,15 @@ def test_one_phase_meets_the_least_busiest_link_of_every_routing_of_a_ring(n):
     assert plan.exchange.lp <= one.rounds + 1e-9
 
 
-def _edge_lp(graph: nx.DiGraph) -> float:
-    """lambda* of the all-to-all among a directed graph's nodes: flows aggregated per source,
-    every link carrying at most lambda, minimized (scipy's HiGHS)."""
-    nodes, edges = list(graph.nodes), list(graph.edges)
-    n, m = len(nodes), len(edges)
-    index = {v: i for i, v in enumerate(nodes)}
-    variables = n * m + 1  # f[s, e], then lambda
-    rows, rhs = [], []
-    for s in range(n):
-        for v in range(n):
-            row = np.zeros(variables)
-            for e, (a, b) in enumerate(edges):
-                if index[a] == v:
-                    row[s * m + e] += 1
-                if index[b] == v:
-                    row[s * m + e] -= 1
-            rows.append(row)
-            rhs.append(n - 1 if v == s else -1)
-    capacity = np.zeros((m, variables))
-    for e in range(m):
-        capacity[e, [s * m + e for s in range(n)]] = 1
-        capacity[e, -1] = -1
-    cost = np.zeros(variables)
-    cost[-1] = 1
-    result = linprog(cost, A_ub=capacity, b_ub=np.zeros(m), A_eq=np.array(rows), b_eq=rhs, bounds=(0, None),
-                     method="highs")
-    assert result.status == 0
-    return float(result.fun)
-
-
 def test_the_lp_bound_is_the_multicommodity_optimum_of_a_3x3_torus():
     graph = nx.DiGraph()
     for x, y in itertools.product(range(3), repeat=2):
         for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)):
             graph.add_edge((x, y), ((x + dx) % 3, (y + dy) % 3))
-    optimum = _edge_lp(graph)
+    nodes = list(graph.nodes)
+    index = {v: i for i, v in enumerate(nodes)}
+    optimum = edge_lp(len(nodes), [(index[u], index[v]) for u, v in graph.edges],
+                      [(a, b) for a in range(len(nodes)) for b in range(len(nodes)) if a != b])
     plan = plan_synthesis("alltoall", parse_topology("torus:3,3"), time_limit=20)
     assert plan.exchange.lp <= optimum + 1e-6
     assert np.ceil(plan.exchange.lp - 1e-9) == np.ceil(optimum - 1e-9)
