@@ -24,8 +24,7 @@ from synth.synthesis.exact import (FrontPoint, SpreadProblem, delivery, integer_
                                    rounds_lower_bound, spread_schedule, synthesize_spread)
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
-from synth.synthesis.exchange import (EXCHANGES, ExchangeRouting, pareto, radices, rounded, route_exchange,
-                                      unit_router_links)
+from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
 from synth.synthesis.transfers import REACHES, transfer_graph
 
@@ -171,9 +170,8 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
     one_phase = _exchange_schedule(name, topology, ranks_per_node, matrix, "spread-out", None, REFERENCE_BYTES)
     floor = map_schedule(one_phase, topology, paths=transfer_paths(routing.graph, one_phase)).bound
     if matrix is None:  # per block: the loads are whole blocks on unit bandwidths, so lambda* rounds up
-        # any schedule's loads summed over its steps are whole blocks on a channel of bandwidth 1
-        lp = rounded(routing.lp, 1 if unit_router_links(network) else 0)
-        per_byte = max(lp, floor.busiest_bytes / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
+        # not rounded up to whole blocks: a schedule may split its blocks in parts (MD, DO) and spread them over paths
+        per_byte = max(routing.lp, floor.busiest_bytes / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
     else:
         per_byte = max(routing.lp, floor.busiest_bytes) / exchange_message_bytes(matrix, ranks)
     why = (f"{routing.lp_why or 'no flow bound'} (>= {routing.lp:.6g} {'blocks' if matrix is None else 'B'} "
@@ -243,24 +241,27 @@ def _exchange_part(plan: SynthesisPlan, say) -> Part:
             unit = 1.0 if plan.sizes is not None else float(REFERENCE_BYTES)
             busiest = float(mapped.channel_bytes.sum() + mapped.size_bytes.sum()) / unit
             alphas = int(mapped.port_messages.sum() + mapped.size_port_messages.sum())
-            found.append((label, algorithm, radix, schedule.num_steps, busiest, alphas, mapped, graph))
+            whole = schedule.blocks == plan.graph.ranks ** 2  # every block moved whole (no parts), along one path
+            found.append((label, algorithm, radix, schedule.num_steps, busiest, alphas, mapped, graph, whole))
         del schedule
     say(f"{plan.collective}: {len(found)} schedules priced along the pairs' paths")
     keep = pareto([(f[5], f[4]) for f in found])
     part = Part(plan.collective, 1, "optimal", [], None, "not on the front", blocks=plan.graph.ranks,
                 fixed=plan.sizes is not None)
-    # one phase: optimal when its busiest channel meets the least of any (lambda* or the terminal links, in whole
-    # node pairs where loads come in them)
-    # node pairs where loads come in them); any point: when it meets the bandwidth bound of any schedule
+    # a point is optimal when its busiest load meets the least of its kind: one phase along the pairs' paths (whole
+    # node pairs), a schedule of whole blocks (lambda* rounded up to whole blocks), or any schedule (lambda*); the
+    # time's gap is always to the bound of any schedule
     message = exchange_message_bytes(plan.sizes, plan.graph.ranks) if plan.sizes is not None else plan.graph.ranks
     least_any = plan.time_bound.bandwidth.per_byte * message
     for i in keep:
-        label, algorithm, radix, steps, busiest, _, mapped, graph = found[i]
-        least = plan.exchange.bound(least_any) if algorithm == "spread-out" else least_any
+        label, algorithm, radix, steps, busiest, _, mapped, graph, whole = found[i]
+        least = least_any if not whole else plan.exchange.bound(least_any, whole_pairs=algorithm == "spread-out")
         optimal = busiest <= least * (1 + 1e-9)
         status = "optimal" if optimal else "feasible"
+        among = ("one phase along these pairs' paths" if algorithm == "spread-out" else
+                 "schedules moving whole blocks" if whole else "any schedule")
         part.front.append(FrontPoint(steps, round(busiest, 6), status, 0.0, label, method=label,
-                                     graph=None if graph is plan.graph else graph))
+                                     graph=None if graph is plan.graph else graph, among=among))
 
         def make(block_bytes: int = REFERENCE_BYTES, algorithm=algorithm, radix=radix) -> Schedule:
             made = _exchange_schedule(plan.collective, plan.topology, ranks_per_node, plan.sizes, algorithm, radix,
@@ -469,6 +470,7 @@ def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size
                    "steps": part.front[k].steps, "rounds": part.front[k].rounds, "status": part.front[k].status,
                    "method": part.front[k].method, "transfers": (part.front[k].graph or plan.graph).reach,
                    "router": (part.front[k].graph or plan.graph).router,
+                   **({"optimal_among": part.front[k].among} if part.front[k].among else {}),
                    "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status, "method": f.method,
                               "router": (f.graph or plan.graph).router,
                               **({"invariant_status": f.invariant_status} if f.invariant_status else {})}

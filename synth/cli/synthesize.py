@@ -113,9 +113,9 @@ def cmd_synthesize(args) -> int:
             for entry in s.synthesis["sizes"]:
                 print(f"size      {size_text(entry['bytes'])}: {counted(s.num_steps, 'step')}, "
                       f"{entry['seconds'] * 1e6:.4g} us, bound {entry['bound_seconds'] * 1e6:.4g} us, gap "
-                      f"{entry['gap'] * 100:.1f}%; {how}: " + (f"routes {s.synthesis['status']} for one phase"
-                                                       if plan.exchange is not None and s.num_steps == 1 else
-                                                       f"rounds {s.synthesis['status']} for its steps"))
+                      f"{entry['gap'] * 100:.1f}%; {how}: " + (
+                          f"busiest load {s.synthesis['status']} among {s.synthesis['parts'][0]['optimal_among']}"
+                          if plan.exchange is not None else f"rounds {s.synthesis['status']} for its steps"))
             if i in targets:
                 if wants_hdf5(targets[i].target):  # the compact form, as synth schedule writes it
                     write_schedule_hdf5(targets[i].tmp, s, shown=targets[i].target)

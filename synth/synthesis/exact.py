@@ -55,6 +55,7 @@ class FrontPoint:
     invariant_status: str = ""  # symmetric synthesis: the program's status among translation-invariant schedules
     method: str = "program"  # program | trees (balanced breadth-first) | dissemination (synth.synthesis.dissemination)
     graph: object = None  # the TransferGraph of its pairs when not the plan's
+    among: str = ""  # an all-to-all's point: the schedules its status is about (synth.app.synthesize._exchange_part)
 
 
 def delivery(graph, reverse: bool) -> Delivery:

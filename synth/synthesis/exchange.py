@@ -55,11 +55,13 @@ class ExchangeRouting:
     granule: int  # every router-to-router channel's load is a multiple of it (0: not, their bandwidths differ)
     report: PathsReport | None = None  # the program's, where it routed the pairs
 
-    def bound(self, floor: float) -> float:
-        """The busiest channel's least load with every block in one phase: lambda* (rounded up to
-        the granule where the router-to-router channels have bandwidth 1: their loads are then
-        multiples of it) or `floor`, the terminal links'."""
-        return max(rounded(self.lp, self.granule), floor)
+    def bound(self, floor: float, whole_pairs: bool = True) -> float:
+        """The least busiest load, summed over the steps, of a schedule that moves every block
+        whole along one path: lambda* rounded up to whole blocks where the router-to-router channels
+        have bandwidth 1 (their loads are then whole blocks; `whole_pairs`, one phase along the
+        pairs' paths: multiples of a node pair's blocks), or `floor`, the terminal links'. A
+        schedule that splits blocks (MD, DO) is bounded by lambda* itself."""
+        return max(rounded(self.lp, self.granule if whole_pairs else min(self.granule, 1)), floor)
 
     def as_dict(self) -> dict:
         return {**({"program": self.report.as_dict()} if self.report is not None else {}),

@@ -123,7 +123,7 @@ def test_the_command_writes_the_same_verified_file_twice(tmp_path):
     doc = json.loads(outs[0])
     record = doc["synthesis"]
     assert record["status"] == "optimal" and record["parts"][0]["method"] == "one phase"
-    assert record["routing"]["program"]["lp_bound"] == 8 and "routes optimal for one phase" in stdout
+    assert record["routing"]["program"]["lp_bound"] == 8 and "busiest load optimal among one phase along these pairs' paths" in stdout
     code, stdout, _ = run("verify", str(tmp_path / "a2a0.json"))
     assert code == 0 and stdout.startswith("OK")
 
