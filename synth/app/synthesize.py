@@ -258,7 +258,7 @@ def _exchange_part(plan: SynthesisPlan, say) -> Part:
         least = least_any if not whole else plan.exchange.bound(least_any, whole_pairs=algorithm == "spread-out")
         optimal = busiest <= least * (1 + 1e-9)
         status = "optimal" if optimal else "feasible"
-        among = ("one phase along these pairs' paths" if algorithm == "spread-out" else
+        among = ("one-phase schedules" if algorithm == "spread-out" else
                  "schedules moving whole blocks" if whole else "any schedule")
         part.front.append(FrontPoint(steps, round(busiest, 6), status, 0.0, label, method=label,
                                      graph=None if graph is plan.graph else graph, among=among))

@@ -107,7 +107,6 @@ class PathsReport:
 
     choices: int = 0  # flow-candidate pairs of the phase
     lp_bound: int = 0  # the LP bound over all paths (synth.measure.lp_bound): no routing at all does better
-    lp_lower: float = 0.0  # its certified lower end of lambda* (not rounded up: a bound on fractional sums too)
     candidate_bound: int = 0  # no choice among the candidates does better
     lp_status: str = "optimal"  # of the candidate LP (synth.measure.lp_bound.LpBound.status)
     start: str = ""  # which starting routing was best
@@ -461,7 +460,6 @@ def route_phase_paths(topology, src: np.ndarray, dst: np.ndarray, options: Paths
                                  time_limit=LP_TIME_LIMIT, spread_only=True, granule=granule)
     bound = max(int(floor_load.max(initial=0)), global_lp.bound, spread.bound)
     report.lp_bound, report.candidate_bound, report.lp_status = global_lp.bound, bound, spread.status
-    report.lp_lower = global_lp.lower
 
     starts = {"lp-rounding": _rounded(pricer, candidates, pair)}
     for name, router in (("minimal", minimal), ("valiant", valiant), ("ugal", ugal)):

@@ -29,10 +29,13 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.routing.path_selection import PathsOptions, PathsReport, route_phase_paths
+from synth.synthesis.symmetry import moved_channels, translation_group
 from synth.synthesis.transfers import MAX_PAIRS, TransferGraph, pairs_graph
+from synth.topology.paths import Paths
 
 EXCHANGES = ("alltoall", "alltoallv")
 ROUTER = "paths (one phase of every node pair, synth.synthesis.exchange)"
+TRANSLATED = "translated (terminal 0's paths balanced over the channel orbits, synth.synthesis.exchange)"
 MAX_RADICES = 24  # TuNA radices tried: every one up to this many, else spread geometrically
 # node pairs up to which the program routes them (64 nodes: 4,032 pairs in 30 s; the candidates' tables grow with
 # the square of the pairs), and up to which the LP bounds them (within the time limit: where it runs out, its
@@ -41,6 +44,7 @@ PROGRAM_PAIRS = 8192
 LP_PAIRS = 1 << 16
 SWEEP_ROUTERS = 2048  # routers up to which the sweep cuts are tried (a dense eigenproblem: 2,048 in seconds)
 SWEEP_VECTORS = 4  # Laplacian eigenvectors swept (a torus's first ones come in pairs per dimension)
+MAX_MULTISETS = 16  # minimal multisets of channel orbits kept per destination (a torus: 2 per half-way dimension)
 SWEEP_PAIRS = 64  # routers v whose distance differences with router 0 are swept
 
 
@@ -83,9 +87,10 @@ def node_demand(network, ranks_per_node: int, sizes: np.ndarray | None) -> tuple
 
 def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time_limit: float, solver: str,
                    router: str | None = None, say=lambda text: None) -> ExchangeRouting:
-    """The path of every node pair when all of them send at once: chosen by the path-selection
-    program (bytes over bandwidth) up to PROGRAM_PAIRS node pairs, else (or with `router`) the
-    router's; the transfer graph of every rank pair along them; the LP bound up to LP_PAIRS (its
+    """The path of every node pair when all of them send at once: translation-invariant where the
+    network has translations (an alltoall, one rank per node: translated_paths), else chosen by the
+    path-selection program (bytes over bandwidth) up to PROGRAM_PAIRS node pairs, else (or with
+    `router`) the router's; the transfer graph of every rank pair along them; the LP bound up to LP_PAIRS (its
     certified lower end where it runs out of time), and the sweep cut bound."""
     from synth.measure.lp_bound import lp_bound
 
@@ -97,27 +102,146 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
                          f"{MAX_PAIRS:,} a synthesis routes")
     a, b, weights = node_demand(network, q, sizes)
     report, lp, why = None, 0.0, ""
-    if router is None and len(a) <= PROGRAM_PAIRS:
-        say(f"routing {len(a):,} node pairs as one phase (path-selection program)")
-        options = PathsOptions(candidates="all", solver=solver, time_limit=time_limit, objective="bytes")
-        paths, report = route_phase_paths(topology, a, b, options, seed=0, weights=weights)
-        say(f"routed: {report.progress_text()}")
-        graph = pairs_graph(topology, q, "all", (a, b), ROUTER, node_paths=paths)
-        lp, why = report.lp_lower, "the multicommodity-flow LP over every routing"
-    else:
-        router = router or topology.default_router
-        say(f"routing {len(a):,} node pairs by {router}" + ("" if len(a) <= PROGRAM_PAIRS else
-            f" (more than the {PROGRAM_PAIRS:,} the program takes)"))
-        graph = pairs_graph(topology, q, "all", (a, b), router)
-        if len(a) <= LP_PAIRS:
-            say("the multicommodity-flow LP bound")
-            lp = lp_bound(network, a, b, weights=weights, time_limit=time_limit).lower
-            why = "the multicommodity-flow LP over every routing"
+    if len(a) <= LP_PAIRS:
+        say("the multicommodity-flow LP bound")
+        lp = lp_bound(network, a, b, weights=weights, time_limit=time_limit).lower
+        why = "the multicommodity-flow LP over every routing"
     cut, cut_why = sweep_cut_bound(network, a, b, weights)
     if cut > lp * (1 + 1e-9):
         lp, why = cut, cut_why
     granule = max(1, int(np.gcd.reduce(weights[weights > 0]))) if (weights > 0).any() else 1
-    return ExchangeRouting(graph, lp, why, granule if unit_router_links(network) else 0, report)
+    granule = granule if unit_router_links(network) else 0
+    paths, name = None, router
+    if router is None and sizes is None and q == 1:  # tori, HyperX: a translation-invariant routing
+        paths, name = translated_paths(topology, say), TRANSLATED
+    if router is None and len(a) <= PROGRAM_PAIRS and (
+            paths is None or _busiest(network, paths, weights) > rounded(lp, granule) * (1 + 1e-9)):
+        # (an even ring's half-way pairs all turn one way when translated: the program splits them)
+        say(f"routing {len(a):,} node pairs as one phase (path-selection program)")
+        options = PathsOptions(candidates="all", solver=solver, time_limit=time_limit, objective="bytes")
+        chosen, report = route_phase_paths(topology, a, b, options, seed=0, weights=weights)
+        say(f"routed: {report.progress_text()}")
+        if paths is None or _busiest(network, chosen, weights) < _busiest(network, paths, weights):
+            paths, name = chosen, ROUTER
+        else:
+            report = None
+    if paths is None:
+        name = router or topology.default_router
+        say(f"routing {len(a):,} node pairs by {name}" + ("" if len(a) <= PROGRAM_PAIRS else
+            f" (more than the {PROGRAM_PAIRS:,} the program takes)"))
+        graph = pairs_graph(topology, q, "all", (a, b), name)
+    else:
+        graph = pairs_graph(topology, q, "all", (a, b), name, node_paths=paths)
+    return ExchangeRouting(graph, lp, why, granule, report)
+
+
+def _busiest(network, paths: Paths, weights: np.ndarray) -> float:
+    """The busiest router-to-router channel's load over bandwidth, every node pair's path weighed."""
+    n = network.num_terminals
+    load = np.bincount(paths.channels, weights=np.repeat(weights, paths.lengths()).astype(np.float64),
+                       minlength=network.num_channels) / network.channel_bandwidth
+    between = (network.channel_src >= n) & (network.channel_dst >= n)
+    return float(load[between].max(initial=0.0))
+
+
+def translated_paths(topology, say=lambda text: None) -> Paths | None:
+    """Every node pair's path (in node_demand's order) of a translation-invariant routing: where the
+    network's translations act freely and transitively on its terminals (tori, HyperX), the paths
+    from terminal 0 are chosen and every pair (s, t) takes the image of 0's path to g^-1(t) under
+    the translation g moving 0 to s. Its loads follow from 0's paths alone: a channel of orbit O
+    carries |G| / |O| times the crossings of O by them (orbit-stabilizer), so the choice is small.
+
+    A minimal path in a Cayley graph of an abelian group is any ordering of its multiset of letters
+    (the channel orbits it crosses), so the candidates of a destination are its minimal multisets
+    (found breadth-first, at most MAX_MULTISETS each), each laid out as a path in orbit order; a
+    greedy choice in decreasing order of destinations' distance, then moves off the busiest orbit
+    while one lowers it. None where there are no such translations."""
+    group = translation_group(topology)
+    if group is None:
+        return None
+    nodes, channel_class, class_size = group
+    network = topology.network()
+    n = network.num_terminals
+    src, dst = network.channel_src, network.channel_dst
+    between = np.flatnonzero((src >= n) & (dst >= n))
+    classes = len(class_size)
+    repeat = len(nodes) / class_size  # a crossing of orbit O by 0's paths loads each channel of O this often
+    # routers breadth-first from terminal 0's router, each with its minimal multisets of orbits (count vectors)
+    injection = np.flatnonzero(src < n)
+    first = {int(src[c]): int(c) for c in injection[::-1]}
+    start = int(dst[first[0]])
+    out: dict[int, list[int]] = {}
+    for c in between.tolist():
+        out.setdefault(int(src[c]), []).append(c)
+    multisets = {start: [np.zeros(classes, dtype=np.int64)]}
+    frontier = [start]
+    while frontier:
+        grown: dict[int, list[np.ndarray]] = {}
+        for r in frontier:
+            for c in out.get(r, []):
+                t = int(dst[c])
+                if t in multisets:
+                    continue
+                options = grown.setdefault(t, [])
+                for m in multisets[r]:
+                    m = m.copy()
+                    m[channel_class[c]] += 1
+                    if len(options) < MAX_MULTISETS and not any(np.array_equal(m, o) for o in options):
+                        options.append(m)
+        multisets.update(grown)
+        frontier = list(grown)
+    if len(multisets) != network.num_nodes - n:
+        return None
+    router_of = dst[np.array([first[t] for t in range(n)])]
+    items = [multisets[int(router_of[t])] for t in range(1, n)]  # per terminal t != 0: its router's candidates
+    load = np.zeros(classes)
+    chosen = [0] * len(items)
+    for i in sorted(range(len(items)), key=lambda i: (-int(items[i][0].sum()), i)):
+        # greedy, farthest first: the candidate keeping the busiest orbit lowest, then the squares
+        best = min(range(len(items[i])), key=lambda k: (float(np.max(load + repeat * items[i][k])),
+                                                        float(((load + repeat * items[i][k]) ** 2).sum()), k))
+        chosen[i] = best
+        load += repeat * items[i][best]
+    improved = True
+    while improved:  # move an item so that the busiest orbits get fewer or lower, while one does
+        improved = False
+        top = load.max()
+        for i in range(len(items)):
+            here = items[i][chosen[i]]
+            for k, other in enumerate(items[i]):
+                trial = load + repeat * (other - here)
+                lower = trial.max() < top - 1e-9 or (
+                    trial.max() <= top + 1e-9 and (trial >= top - 1e-9).sum() < (load >= top - 1e-9).sum())
+                if k != chosen[i] and lower:
+                    load, chosen[i], improved = trial, k, True
+                    break
+            if improved:
+                break
+    say(f"translated routing: busiest orbit {load.max():g} messages")
+    by_class = {(int(src[c]), int(channel_class[c])): c for c in between.tolist()}
+    rows = []
+    for t in range(1, n):
+        path, r = [first[0]], start
+        for cls, count in enumerate(items[t - 1][chosen[t - 1]].tolist()):
+            for _ in range(count):
+                c = by_class[(r, cls)]
+                path.append(c)
+                r = int(dst[c])
+        path.append(int(np.flatnonzero(dst == t)[0]))  # its ejection link
+        rows.append(path)
+    base = Paths(np.concatenate([[0], np.cumsum([len(p) for p in rows])]).astype(np.int64),
+                 np.array([c for p in rows for c in p], dtype=np.int64))
+    # pair (s, t) = (g(0), g(u)): g the element moving 0 to s, u = g^-1(t)
+    element = np.empty(n, dtype=np.int64)
+    element[nodes[:, 0]] = np.arange(n)
+    moved = moved_channels(network, nodes, base.channels)  # (|G|, channels of 0's paths)
+    a, b, _ = node_demand(network, 1, None)
+    g = element[a]
+    u = np.argsort(nodes[:, :n], axis=1)[g, b]
+    lengths = base.lengths()[u - 1]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    index = np.repeat(base.offsets[u - 1] - offsets[:-1], lengths) + np.arange(offsets[-1])
+    return Paths(offsets, moved[np.repeat(g, lengths), index])
 
 
 def sweep_cut_bound(network, a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> tuple[float, str]:

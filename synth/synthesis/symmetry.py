@@ -37,12 +37,7 @@ class Symmetry:
     def moved_paths(self, network, channels: np.ndarray) -> np.ndarray:
         """(|G|, len(channels)): a path's channels moved by every element (between the moved
         nodes; of parallel channels, the first)."""
-        count = network.num_nodes
-        keys = network.channel_src.astype(np.int64) * count + network.channel_dst
-        order = np.argsort(keys, kind="stable")
-        moved = (self.node_maps[:, network.channel_src[channels]].astype(np.int64) * count
-                 + self.node_maps[:, network.channel_dst[channels]])
-        return order[np.searchsorted(keys[order], moved)]
+        return moved_channels(network, self.node_maps, channels)
 
     def invariant(self, graph) -> bool:
         """Every pair's path of `graph`, moved by a generator, is the moved pair's path (so the
@@ -57,6 +52,17 @@ class Symmetry:
         """Per channel orbit, how many times a channel of it is crossed per crossing of the orbit by
         one representative delivery, summed over G (|G| / |O|)."""
         return self.order // self.class_size
+
+
+def moved_channels(network, node_maps: np.ndarray, channels: np.ndarray) -> np.ndarray:
+    """(elements, len(channels)): channels moved by every node permutation of `node_maps` (the
+    channel between the moved nodes; of parallel channels, the first)."""
+    count = network.num_nodes
+    keys = network.channel_src.astype(np.int64) * count + network.channel_dst
+    order = np.argsort(keys, kind="stable")
+    moved = (node_maps[:, network.channel_src[channels]].astype(np.int64) * count
+             + node_maps[:, network.channel_dst[channels]])
+    return order[np.searchsorted(keys[order], moved)]
 
 
 def network_symmetry(topology, graph) -> Symmetry | None:
@@ -162,3 +168,19 @@ def translate(symmetry: Symmetry, graph, deliveries: tuple, sources: np.ndarray)
     moved_block = (chunk[None, :] * graph.ranks + g[:, sources[block]]).ravel()
     moved_step = np.broadcast_to(step, src.shape).ravel()
     return moved_step, moved_pair, moved_block, g[:, receiver].ravel()  # the receiver in forward time
+
+
+def translation_group(topology):
+    """(node maps (|G|, nodes) int32, channel orbit per channel, channels per orbit) of the
+    translations of `topology` where they act freely and transitively on its terminals (|G| = N: one
+    element per terminal, element g moving terminal 0 to terminal node_maps[g, 0]); else None."""
+    generators = topology.translations()
+    if not generators:
+        return None
+    network = topology.network()
+    n = network.num_terminals
+    nodes = _closure([np.asarray(g, dtype=np.int32) for g in generators], network.num_nodes)
+    if nodes is None or len(nodes) != n or len(np.unique(nodes[:, 0])) != n or (nodes[:, 0] >= n).any():
+        return None
+    channel_class, class_size = _channel_orbits(network.num_channels, [_channel_map(network, g) for g in generators])
+    return nodes, channel_class, class_size

@@ -123,7 +123,7 @@ def test_the_command_writes_the_same_verified_file_twice(tmp_path):
     doc = json.loads(outs[0])
     record = doc["synthesis"]
     assert record["status"] == "optimal" and record["parts"][0]["method"] == "one phase"
-    assert record["routing"]["program"]["lp_bound"] == 8 and "busiest load optimal among one phase along these pairs' paths" in stdout
+    assert record["routing"]["flow_bound"] == 8 and "translated" in record["router"] and "busiest load optimal among one-phase schedules" in stdout
     code, stdout, _ = run("verify", str(tmp_path / "a2a0.json"))
     assert code == 0 and stdout.startswith("OK")
 
@@ -202,3 +202,28 @@ def test_the_sweep_bound_is_a_cut_bound_and_here_the_best_one(spec, graph):
     network = parse_topology(spec).network()
     value, _ = sweep_cut_bound(network, *node_demand(network, 1, None))
     assert value == pytest.approx(_best_cut_exhaustively(graph))
+
+
+@pytest.mark.parametrize("spec, bisection", [("torus:8,8", 64), ("torus:4,4,4", 32), ("torus:6,4", 18),
+                                             ("2dfc:4,4", 4), ("torus:16,32", 2048)])
+def test_translated_routes_are_paths_at_the_bisection_bound(spec, bisection):
+    """Every pair's route walks from its source to its destination over linked nodes, and the busiest
+    router link, counted here, carries the sweep cut's bound (the bisection: 6x4 torus 12 x 12 pairs
+    over two planes of 4 links, 18)."""
+    from synth.synthesis.exchange import node_demand, sweep_cut_bound, translated_paths
+
+    topology = parse_topology(spec)
+    network = topology.network()
+    paths = translated_paths(topology)
+    a, b, weights = node_demand(network, 1, None)
+    src, dst = network.channel_src[paths.channels], network.channel_dst[paths.channels]
+    starts, ends = paths.offsets[:-1], paths.offsets[1:] - 1
+    assert np.array_equal(src[starts], a) and np.array_equal(dst[ends], b)
+    inner = np.ones(len(paths.channels), dtype=bool)
+    inner[ends] = False
+    assert np.array_equal(dst[inner], src[np.flatnonzero(inner) + 1])  # consecutive hops meet
+    n = network.num_terminals
+    loads = np.bincount(paths.channels, minlength=network.num_channels)
+    router_links = (network.channel_src >= n) & (network.channel_dst >= n)
+    assert loads[router_links].max() == bisection
+    assert sweep_cut_bound(network, a, b, weights)[0] == pytest.approx(bisection)
