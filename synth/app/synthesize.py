@@ -162,8 +162,14 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
     if ranks < 2:
         raise SynthError(f"{topology.spec} has one rank: nothing to exchange")
     matrix = None if sizes is None else (parse_block_sizes(sizes, ranks) if isinstance(sizes, str) else np.asarray(sizes))
-    if matrix is not None and matrix.size != ranks * ranks:
-        raise SynthError(f"an alltoallv of {ranks} ranks has {ranks * ranks} block sizes, not {matrix.size}")
+    if matrix is not None:
+        if matrix.size != ranks * ranks:
+            raise SynthError(f"an alltoallv of {ranks} ranks has {ranks * ranks} block sizes, not {matrix.size}")
+        if matrix.dtype.kind not in "iu" or (matrix < 0).any():
+            raise SynthError("an alltoallv's block sizes are whole numbers of bytes, none negative")
+        matrix = matrix.reshape(-1)
+        if not (matrix.reshape(ranks, ranks) * ~np.eye(ranks, dtype=bool)).any():
+            raise SynthError("every block between two ranks of this alltoallv is empty: nothing to exchange")
     if check_only:
         return None
     routing = route_exchange(topology, ranks_per_node, matrix, time_limit, solver, router, say=say)
@@ -248,18 +254,16 @@ def _exchange_part(plan: SynthesisPlan, say) -> Part:
     keep = pareto([(f[5], f[4]) for f in found])
     part = Part(plan.collective, 1, "optimal", [], None, "not on the front", blocks=plan.graph.ranks,
                 fixed=plan.sizes is not None)
-    # a point is optimal when its busiest load meets the least of its kind: one phase along the pairs' paths (whole
-    # node pairs), a schedule of whole blocks (lambda* rounded up to whole blocks), or any schedule (lambda*); the
-    # time's gap is always to the bound of any schedule
+    # a point is optimal when its busiest load meets the least of its kind: a schedule of whole blocks, each on one
+    # path (lambda* rounded up to whole blocks), or any schedule (lambda*); the gap is always to any schedule's bound
     message = exchange_message_bytes(plan.sizes, plan.graph.ranks) if plan.sizes is not None else plan.graph.ranks
     least_any = plan.time_bound.bandwidth.per_byte * message
     for i in keep:
         label, algorithm, radix, steps, busiest, _, mapped, graph, whole = found[i]
-        least = least_any if not whole else plan.exchange.bound(least_any, whole_pairs=algorithm == "spread-out")
+        least = plan.exchange.bound(least_any) if whole else least_any
         optimal = busiest <= least * (1 + 1e-9)
         status = "optimal" if optimal else "feasible"
-        among = ("one-phase schedules" if algorithm == "spread-out" else
-                 "schedules moving whole blocks" if whole else "any schedule")
+        among = "schedules moving whole blocks" if whole else "any schedule"
         part.front.append(FrontPoint(steps, round(busiest, 6), status, 0.0, label, method=label,
                                      graph=None if graph is plan.graph else graph, among=among))
 

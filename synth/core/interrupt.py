@@ -175,6 +175,7 @@ def quiet_worker(parent: int | None = None) -> None:
 
 # After a solver was asked to stop (CP-SAT's stop_search), how long its thread may take to return.
 STOP_SECONDS = 0.5
+WAKE_SECONDS = 0.2  # the main thread's wait on a native call wakes this often (a signal's handler runs then)
 _interrupted_calls: list[threading.Thread] = []  # helper threads of native calls that an interrupt reached
 
 
@@ -195,6 +196,11 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
     done = threading.Event()
 
     def run() -> None:
+        # The kernel hands a process's signal to any thread that does not block it: one taken by this
+        # thread (or by the library's threads, which inherit its mask) would leave the main thread
+        # waiting until the call ends (CP-SAT: a minute; seen once in 200 SIGTERMs). Blocked here,
+        # every SIGINT and SIGTERM goes to the main thread.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
             outcome.append((True, call()))
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread as it is
@@ -205,7 +211,8 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
     thread = threading.Thread(target=run, name="synth-native", daemon=True)
     thread.start()
     try:
-        done.wait()
+        while not done.wait(WAKE_SECONDS):  # and should one still reach another thread: looked at this often
+            pass
     except BaseException:
         if stop is not None:
             stop()

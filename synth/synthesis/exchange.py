@@ -38,10 +38,12 @@ ROUTER = "paths (one phase of every node pair, synth.synthesis.exchange)"
 TRANSLATED = "translated (terminal 0's paths balanced over the channel orbits, synth.synthesis.exchange)"
 MAX_RADICES = 24  # TuNA radices tried: every one up to this many, else spread geometrically
 # node pairs up to which the program routes them (64 nodes: 4,032 pairs in 30 s; the candidates' tables grow with
-# the square of the pairs), and up to which the LP bounds them (within the time limit: where it runs out, its
-# certified lower end; a 128-node torus' LP takes 170 s to close)
+# the square of the pairs), and up to which the LP bounds them
 PROGRAM_PAIRS = 8192
 LP_PAIRS = 1 << 16
+# The LP runs to lambda* (K(8,2) in 60 s, Slim Fly q = 5 in 120 s here), not to the time limit: a bound that depends
+# on the clock would change between reruns. Past this guard it is left out (the sweep cut remains).
+LP_GUARD_SECONDS = 900.0
 SWEEP_ROUTERS = 2048  # routers up to which the sweep cuts are tried (a dense eigenproblem: 2,048 in seconds)
 SWEEP_VECTORS = 4  # Laplacian eigenvectors swept (a torus's first ones come in pairs per dimension)
 MAX_MULTISETS = 16  # minimal multisets of channel orbits kept per destination (a torus: 2 per half-way dimension)
@@ -56,16 +58,15 @@ class ExchangeRouting:
     graph: TransferGraph
     lp: float  # a lower bound on lambda*: blocks (alltoallv: bytes) over bandwidth on the busiest channel
     lp_why: str  # where it comes from: the LP, or the best sweep cut
-    granule: int  # every router-to-router channel's load is a multiple of it (0: not, their bandwidths differ)
+    granule: int  # 1: the router-to-router channels have bandwidth 1, loads of whole blocks are whole; 0: they differ
     report: PathsReport | None = None  # the program's, where it routed the pairs
 
-    def bound(self, floor: float, whole_pairs: bool = True) -> float:
-        """The least busiest load, summed over the steps, of a schedule that moves every block
-        whole along one path: lambda* rounded up to whole blocks where the router-to-router channels
-        have bandwidth 1 (their loads are then whole blocks; `whole_pairs`, one phase along the
-        pairs' paths: multiples of a node pair's blocks), or `floor`, the terminal links'. A
-        schedule that splits blocks (MD, DO) is bounded by lambda* itself."""
-        return max(rounded(self.lp, self.granule if whole_pairs else min(self.granule, 1)), floor)
+    def bound(self, floor: float) -> float:
+        """The least busiest load, summed over the steps, of a schedule that moves every block whole
+        along one path: lambda* rounded up to whole blocks (alltoallv: bytes) where the
+        router-to-router channels have bandwidth 1 (their loads are then whole blocks), or `floor`,
+        the terminal links'. A schedule that splits blocks (MD, DO) is bounded by lambda* itself."""
+        return max(rounded(self.lp, self.granule), floor)
 
     def as_dict(self) -> dict:
         return {**({"program": self.report.as_dict()} if self.report is not None else {}),
@@ -104,13 +105,13 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
     report, lp, why = None, 0.0, ""
     if len(a) <= LP_PAIRS:
         say("the multicommodity-flow LP bound")
-        lp = lp_bound(network, a, b, weights=weights, time_limit=time_limit).lower
-        why = "the multicommodity-flow LP over every routing"
+        found = lp_bound(network, a, b, exact=True, weights=weights, time_limit=LP_GUARD_SECONDS)
+        if found.status == "optimal":  # lambda* itself; past the guard it is left out (reruns stay identical)
+            lp, why = found.lower, "the multicommodity-flow LP over every routing"
     cut, cut_why = sweep_cut_bound(network, a, b, weights)
     if cut > lp * (1 + 1e-9):
         lp, why = cut, cut_why
-    granule = max(1, int(np.gcd.reduce(weights[weights > 0]))) if (weights > 0).any() else 1
-    granule = granule if unit_router_links(network) else 0
+    granule = 1 if unit_router_links(network) else 0
     paths, name = None, router
     if router is None and sizes is None and q == 1:  # tori, HyperX: a translation-invariant routing
         paths, name = translated_paths(topology, say), TRANSLATED
@@ -250,13 +251,17 @@ def sweep_cut_bound(network, a: np.ndarray, b: np.ndarray, weights: np.ndarray) 
     bisections), every prefix S a cut. Any schedule moves what S sends out of S across the links
     out of S, so its busiest channels carry at least that over their bandwidth, summed over the steps
     (a maximum is at least the mean), likewise into S: a bound for any routing and any forwarding.
-    (0, "") beyond SWEEP_ROUTERS routers (a dense eigenproblem)."""
+    (0, "") beyond SWEEP_ROUTERS routers (a dense eigenproblem), and where a terminal has links to
+    several routers (XGFTs with w1 > 1: it is then on both sides of a cut of routers)."""
     n = network.num_terminals
     routers = network.num_nodes - n
     if routers < 2 or routers > SWEEP_ROUTERS:
         return 0.0, ""
     src, dst, bandwidth = network.channel_src, network.channel_dst, network.channel_bandwidth
     injection = np.flatnonzero(src < n)
+    if len(injection) != n or int((dst < n).sum()) != n:
+        # a terminal linked to several routers may cross any cut of routers on its own links: no cut here
+        return 0.0, ""
     router_of = np.empty(n, dtype=np.int64)
     router_of[src[injection][::-1]] = dst[injection][::-1] - n  # a terminal's first link
     between = (src >= n) & (dst >= n)
