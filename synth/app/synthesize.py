@@ -149,6 +149,7 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
     """An all-to-all(v): its pairs routed with every block at once, and the bounds of any schedule
     (synth.synthesis.exchange)."""
     from synth.collectives.sizes import parse_sizes as parse_block_sizes
+
     if method == "symmetric":
         raise SynthError(f"--method symmetric: an {name} is synthesized by phases (--method auto)")
     if chunks is not None:
@@ -175,8 +176,7 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
     routing = route_exchange(topology, ranks_per_node, matrix, time_limit, solver, router, say=say)
     one_phase = _exchange_schedule(name, topology, ranks_per_node, matrix, "spread-out", None, REFERENCE_BYTES)
     floor = map_schedule(one_phase, topology, paths=transfer_paths(routing.graph, one_phase)).bound
-    if matrix is None:  # per block: the loads are whole blocks on unit bandwidths, so lambda* rounds up
-        # not rounded up to whole blocks: a schedule may split its blocks in parts (MD, DO) and spread them over paths
+    if matrix is None:  # lambda* in blocks, not rounded up: a schedule may split its blocks (MD, DO) over paths
         per_byte = max(routing.lp, floor.busiest_bytes / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
     else:
         per_byte = max(routing.lp, floor.busiest_bytes) / exchange_message_bytes(matrix, ranks)
