@@ -9,6 +9,7 @@ A size range gives a schedule per size band (consecutive sizes that pick the sam
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -24,9 +25,9 @@ from synth.synthesis.exact import (FrontPoint, SpreadProblem, delivery, integer_
                                    rounds_lower_bound, spread_schedule, synthesize_spread)
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
-from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, pareto, radices, route_exchange
+from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
-from synth.synthesis.transfers import REACHES, transfer_graph
+from synth.synthesis.transfers import REACHES, pairs_graph, transfer_graph
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
 METHODS = ("auto", "exact", "symmetric")
@@ -50,8 +51,9 @@ class SynthesisPlan:
     @property
     def method(self) -> str:
         if self.exchange is not None:
-            return ("phases: every block in one phase along paths chosen for all pairs at once, or TuNA's radix-r "
-                    "forwarding along them, per size the least time (synth.synthesis.exchange)")
+            return ("phases: every block in one phase along paths chosen for all pairs at once, or forwarding (TuNA's "
+                    "radix-r rounds, the generated algorithms) along them or the family's, per size the least time "
+                    "(synth.synthesis.exchange)")
         if self.symmetry is None:
             return "exact: time-expanded integer program (synth.synthesis.exact)"
         return (f"symmetric: time-expanded integer program of {len(self.symmetry.representatives)} representative "
@@ -208,20 +210,15 @@ def _exchange_schedule(name: str, topology, ranks_per_node: int, matrix, algorit
         return None
     if algorithm == "tuna" and matrix is None and schedule.size_exchange is not None:
         # every block's size is known to all: TuNA's rounds need no size exchange (Bruck's radix-r index algorithm)
-        import dataclasses
-
         schedule = dataclasses.replace(schedule, size_exchange=None)
     return schedule
 
 
 def _exchange_part(plan: SynthesisPlan, say) -> Part:
-    """The front of an all-to-all(v): one phase along the program's paths, and TuNA's radices along
-    them; the points no other beats in both alpha terms and busiest bytes."""
-    import dataclasses
-
+    """The front of an all-to-all(v): one phase, TuNA's radices and the generated algorithms, each
+    along the plan's pair paths and the family's; the points no other beats in both alpha terms and
+    busiest bytes."""
     from synth.collectives.algorithms import ALGORITHMS, load_all
-    from synth.synthesis.exchange import node_demand
-    from synth.synthesis.transfers import pairs_graph
 
     load_all()
     ranks_per_node = plan.graph.ranks_per_node
@@ -230,6 +227,7 @@ def _exchange_part(plan: SynthesisPlan, say) -> Part:
         a, b, _ = node_demand(plan.topology.network(), ranks_per_node, None)
         graphs.append(pairs_graph(plan.topology, ranks_per_node, "all", (a, b), plan.topology.default_router))
     found = []
+    unit = 1.0 if plan.sizes is not None else float(REFERENCE_BYTES)  # loads in bytes (alltoallv) or blocks
     forwarding = "tuna" if plan.sizes is not None else "radix-r bruck"  # TuNA's rounds; uniform: no size exchange
     # the generated algorithms of the collective too (Kautz-C's two steps on K(d,2), ...): the front is the best
     # of what synth can make, each point saying what it is
@@ -244,7 +242,6 @@ def _exchange_part(plan: SynthesisPlan, say) -> Part:
             continue
         for graph in graphs:
             mapped = map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule))
-            unit = 1.0 if plan.sizes is not None else float(REFERENCE_BYTES)
             busiest = float(mapped.channel_bytes.sum() + mapped.size_bytes.sum()) / unit
             alphas = int(mapped.port_messages.sum() + mapped.size_port_messages.sum())
             whole = schedule.blocks == plan.graph.ranks ** 2  # every block moved whole (no parts), along one path
@@ -368,8 +365,6 @@ def _status_for_any_schedule(point: FrontPoint, rounds_bound: int) -> FrontPoint
     """A symmetric front point's status for any schedule (the program's "optimal" is among
     translation-invariant ones: optimal outright only where the rounds meet the bandwidth bound;
     the steps it proves least are the step bound). Its deliveries are translated when made."""
-    import dataclasses
-
     if point.choice is None:
         return point
     status = point.status
@@ -511,8 +506,6 @@ def compare_with_synthesis(comparison, topology, alpha: float, bandwidth_bits: f
                            say=lambda text: None):
     """`comparison` (synth.pricing.compare.Comparison) with the synthesized schedule as one more
     column and the cut bound in the bounds; where synthesis does not apply, one more "left out" line."""
-    import dataclasses
-
     try:
         # an exchange's pairs are routed by its synthesis (the program), the others' by the comparison's router
         router = None if comparison.collective in EXCHANGES else comparison.router
