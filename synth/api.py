@@ -514,9 +514,10 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
                time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9, method: str = "auto",
                block_sizes=None):
     """Synthesize a collective's schedule by optimization (a time-expanded integer program over
-    every rank's blocks, or over one rank per orbit of the network's translations; an all-to-all's
-    pairs routed at once by the path-selection program), verified and priced next to the lower
-    bounds of any schedule.
+    every rank's blocks, or over one rank per orbit of the network's translations; balanced
+    spreading trees above 64 ranks without translations; an all-to-all's pairs routed at once by
+    the path-selection program), verified and priced next to the lower bounds of any schedule. The
+    generated algorithms are on the front too: per size the least time of all is taken.
 
     Parameters
     ----------
@@ -524,8 +525,9 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
         ``allgather``, ``reduce-scatter``, ``allreduce``, ``broadcast``, ``reduce``, ``alltoall`` or
         ``alltoallv``.
     net : Topology or str
-        Up to 64 ranks; up to 4096 where the network has translations (tori, HyperX); an all-to-all
-        up to 1,024 ranks (every rank pair a transfer).
+        Up to 64 ranks with the exact program; up to 4096 where the network has translations (tori,
+        HyperX); else the trees, up to 4,000,000 deliveries (an allgather of about 2,000 ranks); an
+        all-to-all up to 1,024 ranks (every rank pair a transfer).
     sizes : str, optional
         One size, ``A..B`` (powers of two) or ``A,B,...``: a schedule per size band.
     chunks : int, optional
@@ -533,7 +535,7 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
         default: with the symmetric method the fewest that make the cut bound whole rounds, else 1.
     root, ranks_per_node, transfers, router, solver, time_limit, alpha, bandwidth, method : optional
         As ``synth synthesize`` takes them (``transfers``: ``neighbours`` or ``all``; ``method``:
-        ``auto``, ``exact`` or ``symmetric``).
+        ``auto``, ``exact``, ``symmetric`` or ``trees``).
     block_sizes : str or numpy.ndarray, optional
         An alltoallv's P^2 block sizes (``random:S:SEED``, ``csv:PATH`` or an array); ``sizes`` is then
         not used: one band, at the matrix's sizes.

@@ -5,6 +5,11 @@ The exact method (synth.synthesis.exact): the least steps of one round each, pro
 Pareto front of steps against total rounds above it; per message size the front point of least
 time under the cost model (alpha per message a port starts, beta per byte on the busiest channel).
 A size range gives a schedule per size band (consecutive sizes that pick the same point).
+
+The generated algorithms of the collective (synth.pricing.compare.candidates, priced along the same
+router) are one more part, a whole alternative to the synthesized ones: per size the least time of
+either is taken, so a synthesized schedule is never slower than what synth already generates, and
+the record names which point it is ("generated: ring", ...) with its own status against the bounds.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from synth.core.errors import SynthError
 from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.bounds import BandwidthBound, StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
-from synth.synthesis.exact import (FrontPoint, SpreadProblem, delivery, integer_bandwidth, one_round_steps,
-                                   rounds_lower_bound, spread_schedule, synthesize_spread)
+from synth.synthesis.exact import (FrontPoint, LoadClasses, SpreadProblem, balanced_trees, decode, delivery,
+                                   integer_bandwidth, one_round_steps, rounds_lower_bound, spread_schedule,
+                                   synthesize_spread, tree_rounds)
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
@@ -30,9 +36,11 @@ from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
 from synth.synthesis.transfers import REACHES, pairs_graph, transfer_graph
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
-METHODS = ("auto", "exact", "symmetric")
+METHODS = ("auto", "exact", "symmetric", "trees")
 MAX_EXACT_RANKS = 64  # the whole program: P (P - 1) deliveries per chunk
 MAX_SYMMETRIC_RANKS = 4096  # the representatives' program, or their balanced trees where the program is too large
+GENERATED_PAIRS = "the algorithm's own"  # a generated point's transfers: the pairs its algorithm joins
+MAX_TREE_DELIVERIES = 4_000_000  # every rank's blocks without a program: P (P - 1) x chunks (a few minutes)
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,7 @@ class SynthesisPlan:
     symmetry: Symmetry | None = None  # translations: the representatives' schedule is designed, then translated
     exchange: ExchangeRouting | None = None  # alltoall(v): the pairs' paths with every block in one phase
     sizes: np.ndarray | None = None  # alltoallv: the P^2 block sizes
+    trees_only: bool = False  # no program: the balanced trees (networks without translations above MAX_EXACT_RANKS)
 
     @property
     def method(self) -> str:
@@ -54,6 +63,9 @@ class SynthesisPlan:
             return ("phases: every block in one phase along paths chosen for all pairs at once, or forwarding (TuNA's "
                     "radix-r rounds, the generated algorithms) along them or the family's, per size the least time "
                     "(synth.synthesis.exchange)")
+        if self.symmetry is None and self.trees_only:
+            return ("trees: breadth-first spreading trees of every rank's blocks with their loads balanced, over the "
+                    "transfers and over every pair (synth.synthesis.exact.balanced_trees)")
         if self.symmetry is None:
             return "exact: time-expanded integer program (synth.synthesis.exact)"
         return (f"symmetric: time-expanded integer program of {len(self.symmetry.representatives)} representative "
@@ -71,6 +83,8 @@ class Part:
     one_round: int | None  # the least steps of one round each
     one_round_status: str
     blocks: int = 1  # blocks of every schedule of the part
+    whole: bool = False  # an alternative to the other parts together (the generated algorithms, an all-to-all)
+    point_blocks: list = field(default_factory=list)  # per front point its blocks, where they differ (generated)
     # per front point: a function making its schedule (made again when chosen: schedules of thousands of ranks are
     # gigabytes, so only the chosen ones are kept), and its MappedSchedule at REFERENCE_BYTES per block
     makers: list = field(default_factory=list)
@@ -79,6 +93,18 @@ class Part:
 
     def schedule(self, k: int) -> Schedule:
         return self.makers[k]()
+
+    def blocks_of(self, k: int) -> int:
+        return self.point_blocks[k] if self.point_blocks else self.blocks
+
+    def best(self, size: int, alpha: float, bandwidth_bits: float) -> tuple[int, float]:
+        """The front point of least time at message size `size` (-1 and inf: none was found)."""
+        times = [m.time(alpha, bandwidth_bits, 1.0 if self.fixed else math.ceil(size / self.blocks_of(k)) / REFERENCE_BYTES)
+                 if m is not None else math.inf for k, m in enumerate(self.priced)]
+        if not times or min(times) == math.inf:
+            return -1, math.inf
+        best = int(np.argmin(times))
+        return best, times[best]
 
 
 @dataclass(frozen=True)
@@ -108,19 +134,21 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
                               time_limit, solver, say, check_only)
     network = topology.network()
     ranks = network.num_terminals * ranks_per_node
-    symmetric = method != "exact" and info.name not in ("broadcast", "reduce") and topology.translations() is not None
+    symmetric = (method in ("auto", "symmetric") and info.name not in ("broadcast", "reduce")
+                 and topology.translations() is not None)
     if method == "symmetric" and not symmetric:
         raise SynthError(f"--method symmetric: {topology.spec} has no translations synth knows"
                          if info.name not in ("broadcast", "reduce") else
                          f"--method symmetric: a {info.name} has one root, no translation maps it to itself")
-    limit = MAX_SYMMETRIC_RANKS if symmetric else MAX_EXACT_RANKS
-    if ranks > limit:
+    if ranks > (MAX_SYMMETRIC_RANKS if symmetric else MAX_EXACT_RANKS if method == "exact" else ranks):
         raise SynthError(f"{topology.spec} has {ranks} ranks: the {'symmetric' if symmetric else 'exact'} method "
-                         f"takes up to {limit}")
+                         f"takes up to {MAX_SYMMETRIC_RANKS if symmetric else MAX_EXACT_RANKS}")
     if info.rooted and not 0 <= root < ranks:
         raise SynthError(f"--root {root} is not a rank of {topology.spec} (0..{ranks - 1})")
     if not info.rooted and root != 0:
         raise SynthError(f"{info.name} has no root")
+    if not symmetric and (method == "trees" or ranks > MAX_EXACT_RANKS):  # before any pair is routed
+        _check_tree_size(info.name, topology.spec, ranks, chunks)
     if reach is None:  # neighbours where they join every rank, else every pair
         graph = transfer_graph(topology, ranks_per_node, "neighbours", router)
         if (graph.distances() < 0).any():
@@ -133,9 +161,10 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
     if method == "symmetric" and symmetry is None:
         raise SynthError(f"--method symmetric: the {graph.reach} transfers of {topology.spec} routed by {graph.router} "
                          "are not translation-invariant")
-    if symmetry is None and ranks > MAX_EXACT_RANKS:  # auto fell back to the exact method
-        raise SynthError(f"{topology.spec} has {ranks} ranks: the exact method takes up to {MAX_EXACT_RANKS} (the "
-                         f"{graph.reach} transfers routed by {graph.router} are not translation-invariant)")
+    # without translations: the program up to MAX_EXACT_RANKS, the balanced trees alone above (or when asked)
+    trees_only = symmetry is None and (method == "trees" or ranks > MAX_EXACT_RANKS)
+    if trees_only:
+        _check_tree_size(info.name, topology.spec, ranks, chunks)
     # The cut bound's sinks: one terminal per orbit suffices (the translations move every cut onto one of them)
     terminals = None if symmetry is None else symmetry.representatives // ranks_per_node
     bound = time_bound(info.name, network, ranks_per_node, root, terminals)
@@ -143,7 +172,17 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
         chunks = 1 if symmetry is None else _least_whole_chunks(
             bound.bandwidth if info.name != "allreduce" else
             bandwidth_bound("allgather", network, ranks_per_node, root, terminals), network, ranks)
-    return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root), bound, symmetry)
+    return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root), bound, symmetry,
+                         trees_only=trees_only)
+
+
+def _check_tree_size(name: str, spec: str, ranks: int, chunks: int | None) -> None:
+    """The trees method's size guard: its deliveries (every block to every other rank) are made
+    one by one."""
+    blocks = (chunks or 1) * (ranks if name in ("allgather", "reduce-scatter", "allreduce") else 1)
+    if blocks * (ranks - 1) > MAX_TREE_DELIVERIES:
+        raise SynthError(f"{spec} has {ranks} ranks: the trees method takes up to {MAX_TREE_DELIVERIES:,} deliveries "
+                         f"(blocks x (ranks - 1)), this needs {blocks * (ranks - 1):,}")
 
 
 def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, reach, router, method: str, sizes,
@@ -249,7 +288,7 @@ def _exchange_part(plan: SynthesisPlan, say) -> Part:
         del schedule
     say(f"{plan.collective}: {len(found)} schedules priced along the pairs' paths")
     keep = pareto([(f[5], f[4]) for f in found])
-    part = Part(plan.collective, 1, "optimal", [], None, "not on the front", blocks=plan.graph.ranks,
+    part = Part(plan.collective, 1, "optimal", [], None, "not on the front", blocks=plan.graph.ranks, whole=True,
                 fixed=plan.sizes is not None)
     # a point is optimal when its busiest load meets the least of its kind: a schedule of whole blocks, each on one
     # path (lambda* rounded up to whole blocks), or any schedule (lambda*); the gap is always to any schedule's bound
@@ -287,13 +326,64 @@ def _least_whole_chunks(bandwidth, network, ranks: int) -> int:
     return ports
 
 
-def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsat", say=lambda text: None) -> list[Part]:
-    """The spreading halves of the collective, each synthesized exactly (an allreduce: a
-    reduce-scatter, then an allgather, each with half the time)."""
+def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsat", say=lambda text: None,
+                     generated=None) -> list[Part]:
+    """The spreading halves of the collective, each synthesized (an allreduce: a reduce-scatter,
+    then an allgather, each with half the time), and the generated algorithms as one whole part
+    (`generated`: synth.pricing.compare's candidates along the plan's router, when already made)."""
     if plan.exchange is not None:
         return [_exchange_part(plan, say)]
+    parts = _spreading_parts(plan, time_limit, solver, say)
+    whole = _generated_part(plan, generated, say)
+    return parts + ([whole] if whole is not None else [])
+
+
+def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
+    """The generated algorithms of the collective (one rank per node), each a front point priced as
+    `synth compare` prices it: optimal where it meets the time bound of any schedule (its message
+    starts and its busiest bytes both at their bounds), else feasible."""
+    from synth.pricing.compare import candidates
+
+    if plan.graph.ranks_per_node != 1:
+        return None
+    if generated is None:
+        try:
+            generated, _ = candidates(plan.collective, plan.topology, plan.graph.router, plan.root)
+        except SynthError:
+            return None
+    generated = [c for c in generated if c.make is not None]
+    if not generated:
+        return None
+    network = plan.topology.network()
+    ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
+    part = Part(plan.collective, None, "not synthesized", [], None, "not on the front", blocks=generated[0].blocks,
+                whole=True)
+    bound = plan.time_bound
+    for candidate in generated:
+        mapped = candidate.mapped
+        busiest = float(mapped.channel_bytes.sum())  # bytes over bandwidth, at REFERENCE_BYTES per block
+        at_bound = (mapped.messages <= bound.messages
+                    and busiest <= bound.bandwidth.per_byte * candidate.blocks * REFERENCE_BYTES * (1 + 1e-9))
+        rounds = round(busiest / REFERENCE_BYTES * ratio, 6)  # blocks of its own over unit bandwidth
+        part.front.append(FrontPoint(mapped.steps, rounds, "optimal" if at_bound else "feasible", 0.0, candidate.label,
+                                     method=f"generated: {candidate.label}", reach=GENERATED_PAIRS))
+        part.makers.append(_relabelled(candidate.make))
+        part.priced.append(mapped)
+        part.point_blocks.append(candidate.blocks)
+    say(f"{plan.collective}: {len(generated)} generated algorithms priced along {plan.graph.router}'s paths")
+    return part
+
+
+def _relabelled(make):
+    def made(block_bytes: int) -> Schedule:
+        return dataclasses.replace(make(block_bytes), algorithm="synthesized")
+    return made
+
+
+def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -> list[Part]:
     halves = ["reduce-scatter", "allgather"] if plan.collective == "allreduce" else [plan.collective]
     parts = []
+    every_pair = None  # the trees method's graph of every pair, made once for both halves
     for half in halves:
         reverse = half in ("reduce-scatter", "reduce")
         p = plan.graph.ranks
@@ -319,7 +409,7 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
         say(f"{half}: {len(spread.item_block):,} deliveries, at least {least} steps and {rounds_bound} rounds")
         front = synthesize_spread(spread, route, plan.graph, network, least, time_limit=time_limit / len(halves),
                                   solver=solver, rounds_bound=rounds_bound, symmetry=symmetry,
-                                  say=lambda t: say(f"{half}: {t}"))
+                                  program=not plan.trees_only, say=lambda t: say(f"{half}: {t}"))
         if symmetry is not None:
             front = [_status_for_any_schedule(point, rounds_bound) for point in front]
         # A schedule of `least` steps (the step bound) proves the least steps, whatever its rounds.
@@ -331,6 +421,14 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
                                          node_ports(network, plan.graph.ranks_per_node),
                                          say=lambda t: say(f"{half}: {t}"))
             front = sorted(front + [e for e in extra if e.steps < front[0].steps], key=lambda f: f.steps)
+        if plan.trees_only and plan.graph.reach != "all":
+            # the bandwidth end where the core has room: every rank's blocks straight to every rank, one step
+            every_pair = every_pair or _every_pair_graph(plan, say)
+            if every_pair is not None:
+                point = _direct_point(spread, every_pair, network, reverse, rounds_bound)
+                say(f"{half}: 1 step over every pair: {point.rounds} rounds")
+                if point.steps < front[0].steps:
+                    front = [point, *front]
         part = Part(half, least if solved else None, "optimal" if solved else front[0].status if front else "timeout",
                     front, *one_round, blocks=len(sources))
         for point in front:
@@ -347,6 +445,25 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
             del schedule
         parts.append(part)
     return parts
+
+
+def _every_pair_graph(plan: SynthesisPlan, say):
+    try:
+        return transfer_graph(plan.topology, plan.graph.ranks_per_node, "all", plan.graph.router)
+    except SynthError as exc:  # too many pairs: the trees over the plan's transfers stand alone
+        say(f"no one-step point: {exc}")
+        return None
+
+
+def _direct_point(spread: SpreadProblem, graph, network, reverse: bool, rounds_bound: int) -> FrontPoint:
+    """Every block straight from its source to every rank in one step (reversed: every partial to
+    the block's owner), over `graph`'s pairs: its rounds are the busiest channel's blocks."""
+    route = delivery(graph, reverse)
+    classes = LoadClasses.channels(integer_bandwidth(network))
+    trees = balanced_trees(spread, route, graph, classes)
+    rounds = tree_rounds(spread, route, graph, classes, trees, 1)
+    return FrontPoint(1, rounds, "optimal" if rounds <= rounds_bound else "feasible", 0.0,
+                      decode(spread, route, trees), method="trees", graph=graph)
 
 
 def _maker(plan: SynthesisPlan, half: str, point: FrontPoint, blocks: int, reverse: bool, symmetry, designed):
@@ -383,17 +500,19 @@ def transfer_paths(graph, schedule: Schedule):
 
 
 def choose(parts: list[Part], size: int, alpha: float, bandwidth_bits: float) -> tuple[tuple[int, ...], float]:
-    """Per part, the front point of least time at message size `size`, and the total time."""
-    chosen, total = [], 0.0
-    for part in parts:
-        scale = 1.0 if part.fixed else math.ceil(size / part.blocks) / REFERENCE_BYTES
-        times = [m.time(alpha, bandwidth_bits, scale) if m is not None else math.inf for m in part.priced]
-        if not times or min(times) == math.inf:
-            raise SynthError(f"no {part.collective} schedule was found in the time given (--time-limit)")
-        best = int(np.argmin(times))
-        chosen.append(best)
-        total += times[best]
-    return tuple(chosen), total
+    """Per part, the front point of least time at message size `size` (-1: the part is not used),
+    and the total time: the synthesized parts together (an allreduce's two halves) or one whole
+    part (the generated algorithms), whichever takes less; the synthesized ones on a tie."""
+    best = [part.best(size, alpha, bandwidth_bits) for part in parts]
+    halves = [i for i, part in enumerate(parts) if not part.whole]
+    options = []
+    if halves and all(best[i][1] < math.inf for i in halves):
+        options.append((sum(best[i][1] for i in halves), halves))
+    options += [(best[i][1], [i]) for i, part in enumerate(parts) if part.whole and best[i][1] < math.inf]
+    if not options:
+        raise SynthError(f"no {parts[0].collective} schedule was found in the time given (--time-limit)")
+    total, used = min(options, key=lambda option: option[0])
+    return tuple(best[i][0] if i in used else -1 for i in range(len(parts))), total
 
 
 def bands(plan: SynthesisPlan, parts: list[Part], sizes: list[int], alpha: float, bandwidth_bits: float) -> list[Band]:
@@ -421,9 +540,11 @@ def _joined(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], siz
     the allgather's)."""
     from synth.collectives.schedule import ScheduleBuilder
 
-    if plan.exchange is not None:  # one part, made again at the size's blocks (its size exchanges kept)
-        return parts[0].makers[points[0]](-(-size // plan.graph.ranks))
-    chosen = [part.schedule(k) for part, k in zip(parts, points)]
+    whole = [(part, k) for part, k in zip(parts, points) if k >= 0 and part.whole]
+    if whole:  # an all-to-all's or a generated algorithm's, made again at the size's blocks (size exchanges kept)
+        part, k = whole[0]
+        return part.makers[k](-(-size // part.blocks_of(k)))
+    chosen = [part.schedule(k) for part, k in zip(parts, points) if k >= 0]
     blocks = chosen[0].blocks
     per_block = -(-size // blocks)
     root = plan.root if collective(plan.collective).rooted else None
@@ -449,7 +570,8 @@ def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size
     """What the file says of its synthesis: method, bounds, the front, the cost and gap per size,
     and an honest status (optimal only where every chosen point's rounds are proven least for its
     steps and the steps least; the gap is to the time bound of any schedule)."""
-    statuses = [parts[i].front[k].status for i, k in enumerate(points)]
+    used = [(part, k) for part, k in zip(parts, points) if k >= 0]
+    statuses = [part.front[k].status for part, k in used]
     status = "optimal" if all(s == "optimal" for s in statuses) else \
         "feasible" if all(s in ("optimal", "feasible") for s in statuses) else "timeout"
     per_size = []
@@ -467,14 +589,15 @@ def record(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], size
         "parts": [{"collective": part.collective, "least_steps": part.least_steps, "least_steps_status": part.least_status,
                    "one_round_steps": part.one_round, "one_round_status": part.one_round_status,
                    "steps": part.front[k].steps, "rounds": part.front[k].rounds, "status": part.front[k].status,
-                   "method": part.front[k].method, "transfers": (part.front[k].graph or plan.graph).reach,
+                   "method": part.front[k].method,
+                   "transfers": part.front[k].reach or (part.front[k].graph or plan.graph).reach,
                    "router": (part.front[k].graph or plan.graph).router,
                    **({"optimal_among": part.front[k].among} if part.front[k].among else {}),
                    "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status, "method": f.method,
                               "router": (f.graph or plan.graph).router,
                               **({"invariant_status": f.invariant_status} if f.invariant_status else {})}
                              for f in part.front]}
-                  for part, k in zip(parts, points)],
+                  for part, k in used],
         "bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
                    "messages": plan.time_bound.messages,
                    "busiest_bytes_per_byte": plan.time_bound.bandwidth.per_byte,

@@ -41,8 +41,11 @@ def add_parser(sub) -> None:
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's)")
     p.add_argument("--method", choices=METHODS, default="auto",
                    help="exact: one program over every rank's blocks (up to 64 ranks); symmetric: the program of one "
-                        "rank per orbit of the network's translations (tori, HyperX), translated to all; auto "
-                        "(default): symmetric where the network has translations")
+                        "rank per orbit of the network's translations (tori, HyperX, Kautz K(D,2) with D + 1 a prime "
+                        "power), translated to all; trees: balanced breadth-first trees and every block sent straight, "
+                        "no program (thousands of ranks); auto (default): symmetric where the network has "
+                        "translations, else exact up to 64 ranks and trees above. The generated algorithms are always "
+                        "on the front too")
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
                    metavar="S", help="the solver's time for the whole synthesis, shared equally by the step counts tried "
@@ -100,6 +103,11 @@ def cmd_synthesize(args) -> int:
                                   for f in part.front)
                 print(f"front     {part.collective}: {front}")
                 continue
+            if part.whole:  # the generated algorithms, priced along the same paths
+                front = "; ".join(f"{f.method.removeprefix('generated: ')} {counted(f.steps, 'step')}, {f.rounds:g} "
+                                  f"rounds ({f.status})" for f in part.front)
+                print(f"generated {part.collective} along {graph.router}'s paths: {front}")
+                continue
             front = "; ".join(f"{counted(f.steps, 'step')}: " + (counted(f.rounds, "round") if f.rounds is not None
                                                                   else "none") + f" ({f.method}, {f.status})"
                               for f in part.front)
@@ -115,7 +123,10 @@ def cmd_synthesize(args) -> int:
                       f"{entry['seconds'] * 1e6:.4g} us, bound {entry['bound_seconds'] * 1e6:.4g} us, gap "
                       f"{entry['gap'] * 100:.1f}%; {how}: " + (
                           f"busiest load {s.synthesis['status']} among {s.synthesis['parts'][0]['optimal_among']}"
-                          if plan.exchange is not None else f"rounds {s.synthesis['status']} for its steps"))
+                          if plan.exchange is not None else
+                          f"{s.synthesis['status']} (at the bounds of any schedule: optimal)"
+                          if s.synthesis["parts"][0]["method"].startswith("generated") else
+                          f"rounds {s.synthesis['status']} for its steps"))
             if i in targets:
                 if wants_hdf5(targets[i].target):  # the compact form, as synth schedule writes it
                     write_schedule_hdf5(targets[i].tmp, s, shown=targets[i].target)

@@ -10,9 +10,12 @@ TuNA is compared at radix 2, ceil(sqrt(P)) and P - 1.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -62,6 +65,8 @@ class Candidate:
     label: str
     blocks: int  # blocks a message is split into
     mapped: MappedSchedule
+    # the schedule again with blocks of the given bytes (synthesis keeps the one it chooses)
+    make: Callable[[int], object] | None = field(default=None, repr=False, compare=False)
 
     def time(self, size: int, alpha: float, bandwidth_bits: float) -> float:
         """The model's estimate at message size `size` (its blocks rounded up to whole bytes)."""
@@ -73,11 +78,12 @@ class Candidate:
         return alpha * bound.messages + beta_of(bandwidth_bits) * bound.busiest_bytes * size / (self.blocks * REFERENCE_BYTES)
 
 
-def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[str]]:
-    """Every applicable algorithm's schedule, routed; and one line per algorithm left out."""
+def candidates(name: str, topology, router: str, root: int = 0) -> tuple[list[Candidate], list[str]]:
+    """Every applicable algorithm's schedule, routed; and one line per algorithm left out (a rooted
+    collective's with its `root`: synthesis prices them, `compare` does not)."""
     load_all()
     info = collective(name)
-    if info.rooted or name == "alltoallv":
+    if name == "alltoallv":
         raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
     ranks = topology.network().num_terminals
     _router_applies(topology, router, ranks)
@@ -89,10 +95,10 @@ def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[
         radices = [2, math.ceil(math.sqrt(ranks)), max(2, ranks - 1)] if algorithm_name == "tuna" else [None]
         for radix in dict.fromkeys(radices):
             blocks = expected_blocks(name, ranks)
-            natural = Request(name, ranks, ranks, REFERENCE_BYTES, topology.spec, 0, dims, radix)
+            natural = Request(name, ranks, ranks, REFERENCE_BYTES, topology.spec, root, dims, radix)
             if blocks is None:
                 blocks = algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
-            request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, 0, dims, radix)
+            request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, root, dims, radix)
             refusal = algorithm.refusal(request) or too_large(algorithm, request)
             if refusal is None and sends_every_pair(algorithm):  # its routes' hops are known before it is made
                 every_pair = all_pairs_hops(topology, router) if every_pair is None else every_pair
@@ -111,8 +117,13 @@ def candidates(name: str, topology, router: str) -> tuple[list[Candidate], list[
             if not report.ok:
                 raise AssertionError(f"{label} generated a wrong schedule: {report.violation}")
             split = ranks if info.blocks == "P^2" else blocks
-            out.append(Candidate(label, split, map_schedule(schedule, topology, router)))
+            out.append(Candidate(label, split, map_schedule(schedule, topology, router),
+                                 functools.partial(_regenerate, algorithm, request)))
     return out, skipped
+
+
+def _regenerate(algorithm, request: Request, block_bytes: int):
+    return algorithm.generate(dataclasses.replace(request, block_bytes=block_bytes))
 
 
 def _router_applies(topology, router: str, ranks: int) -> None:
@@ -165,6 +176,8 @@ class Comparison:
 def compare(name: str, topology, sizes: list[int], router: str | None, alpha: float, bandwidth_bits: float) -> Comparison:
     """Every algorithm of `name` on `topology` priced at every message size, with the bound (`router`
     None: the family's default router)."""
+    if collective(name).rooted or name == "alltoallv":
+        raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
     router = router or topology.default_router
     found, skipped = candidates(name, topology, router)
     if not found:

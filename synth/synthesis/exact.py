@@ -56,6 +56,7 @@ class FrontPoint:
     method: str = "program"  # program | trees (balanced breadth-first) | dissemination (synth.synthesis.dissemination)
     graph: object = None  # the TransferGraph of its pairs when not the plan's
     among: str = ""  # an all-to-all's point: the schedules its status is about (synth.app.synthesize._exchange_part)
+    reach: str = ""  # the pairs its transfers join where not a TransferGraph's (a generated algorithm's own)
 
 
 def delivery(graph, reverse: bool) -> Delivery:
@@ -299,7 +300,7 @@ def decode(spread: SpreadProblem, route: Delivery, choice: np.ndarray) -> tuple:
 
 def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, least: int, *, time_limit: float,
                       solver: str = "cpsat", rounds_bound: int = 0, extra_steps: int = 4, threads: int = 1,
-                      symmetry=None, say=lambda text: None) -> list[FrontPoint]:
+                      symmetry=None, program: bool = True, say=lambda text: None) -> list[FrontPoint]:
     """The Pareto front of steps against total rounds: from `least` steps (the step bound, which
     is reached: with rounds unlimited every holder sends to every neighbour in each step) up, the
     least total rounds of each step count, until the rounds reach `rounds_bound` (the bandwidth
@@ -308,15 +309,16 @@ def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, le
     The balanced breadth-first trees come first: where they meet the bandwidth bound they are
     optimal and no program is solved; where the program would exceed the size guard they are the
     one point of the front (feasible, with their gap), so a network of thousands of ranks still
-    gets a schedule."""
+    gets a schedule; without `program` they are the front's one point (the trees method)."""
     bandwidth = integer_bandwidth(network)
     classes = LoadClasses.channels(bandwidth) if symmetry is None else LoadClasses.orbits(symmetry, bandwidth)
     trees = balanced_trees(spread, route, graph, classes)
     first = max(1, least)
     rounds = tree_rounds(spread, route, graph, classes, trees, first)
     say(f"{first} steps: balanced breadth-first trees take {rounds} rounds")
-    if rounds <= rounds_bound:
-        return [FrontPoint(first, rounds, OPTIMAL, 0.0, decode(spread, route, trees), method="trees")]
+    if rounds <= rounds_bound or not program:
+        return [FrontPoint(first, rounds, OPTIMAL if rounds <= rounds_bound else FEASIBLE, 0.0,
+                           decode(spread, route, trees), method="trees")]
     # Each step count gets an equal share of the time, fixed in advance: CP-SAT's limits are
     # deterministic (synth.solve.cpsat), so the same inputs give the same front, byte for byte.
     share = max(1.0, time_limit / (1 + extra_steps))

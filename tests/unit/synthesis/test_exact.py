@@ -101,7 +101,7 @@ def _least_steps_by_search(spec: str) -> int:
 def test_the_least_steps_of_one_round_equal_an_exhaustive_search(spec):
     topology = parse_topology(spec)
     plan = plan_synthesis("allgather", topology, chunks=1, method="exact")  # the search sends one block per rank
-    (part,) = synthesize_parts(plan, time_limit=60)
+    (part,) = synthesize_parts(plan, time_limit=60, generated=())
     assert part.least_status == "optimal" and part.least_steps == plan.step_bound.steps
     assert part.one_round_status == "optimal"
     assert part.one_round == _least_steps_by_search(spec)
@@ -113,7 +113,7 @@ def test_the_least_steps_of_one_round_equal_an_exhaustive_search(spec):
 def test_synthesized_schedules_deliver_and_cost_no_less_than_the_bound(collective, spec, chunks):
     topology = parse_topology(spec)
     plan = plan_synthesis(collective, topology, chunks=chunks, root=1 if collective in ("broadcast", "reduce") else 0)
-    parts = synthesize_parts(plan, time_limit=60)
+    parts = synthesize_parts(plan, time_limit=60, generated=())
     sizes = [1 << 10, 1 << 20]
     for band in bands(plan, parts, sizes, 1e-6, 100e9):
         assert delivers(band.schedule)
@@ -126,7 +126,7 @@ def test_the_rounds_reach_the_cut_bound_on_a_ring_with_chunks():
     """On a ring (torus:4, links of bandwidth 1, terminals of 2) the allgather's cut bound is
     (P - 1) / 2 blocks per unit: two chunks per rank reach it, 3 rounds of half blocks."""
     plan = plan_synthesis("allgather", parse_topology("torus:4"), chunks=2)
-    (part,) = synthesize_parts(plan, time_limit=60)
+    (part,) = synthesize_parts(plan, time_limit=60, generated=())
     best = min(f.rounds for f in part.front if f.rounds is not None)
     assert best == math.ceil(bandwidth_bound("allgather", parse_topology("torus:4").network()).per_byte * 8 - 1e-9)
 
@@ -161,7 +161,8 @@ def test_a_size_range_writes_a_file_per_band(run, tmp_path):
 @pytest.mark.parametrize("argv, says", [
     (["scatter", "--network", "torus:4"], "synth synthesize makes allgather"),
     (["allgather", "--network", "torus:8,8,2", "--method", "exact"], "the exact method takes up to 64"),
-    (["allgather", "--network", "kautz:8,2"], "the exact method takes up to 64"),
+    (["allgather", "--network", "kautz:8,2", "--method", "exact"], "the exact method takes up to 64"),
+    (["allgather", "--network", "dragonfly:6,12,6"], "the trees method takes up to 4,000,000 deliveries"),
     (["allgather", "--network", "torus:64,65"], "the symmetric method takes up to 4096"),
     (["allgather", "--network", "kautz:2,2", "--method", "symmetric"], "has no translations"),
     (["broadcast", "--network", "torus:4", "--method", "symmetric"], "no translation maps it to itself"),
@@ -193,10 +194,11 @@ def test_compare_lists_the_synthesized_schedule_never_below_the_bound_and_at_mos
     assert out.splitlines()[1].split()[-3] == "synthesized"  # the header: ... synthesized bound best
 
 
-def test_compare_says_where_synthesis_does_not_apply(run):
+def test_compare_says_where_synthesis_does_not_apply(run, monkeypatch):
+    monkeypatch.setattr("synth.app.synthesize.MAX_TREE_DELIVERIES", 1000)
     code, out, err = run("compare", "allgather", "--network", "kautz:8", "--bytes", "1KiB", "--synthesize")
     assert code == 0, err
-    assert "left out  synthesized: kautz:8 has 72 ranks: the exact method takes up to 64" in out
+    assert "left out  synthesized: kautz:8 has 72 ranks: the trees method takes up to 1,000 deliveries" in out
 
 
 def test_a_fat_tree_takes_every_pair_and_reaches_its_cut_bound_at_large_sizes():

@@ -132,7 +132,7 @@ def test_symmetric_schedules_deliver_at_the_cut_bound(collective, spec, chunks):
     network = topology.network()
     plan = plan_synthesis(collective, topology, chunks=chunks)
     assert plan.symmetry is not None and plan.symmetry.order == network.num_terminals
-    parts = synthesize_parts(plan, time_limit=60)
+    parts = synthesize_parts(plan, time_limit=60, generated=())
     (band,) = bands(plan, parts, [1 << 26], 1e-6, 100e9)
     schedule = band.schedule
     assert delivers(schedule)
@@ -151,7 +151,7 @@ def test_the_symmetric_optimum_is_never_below_the_exact_one(spec, chunks):
     topology = parse_topology(spec)
     fronts = {}
     for method in ("exact", "symmetric"):
-        (part,) = synthesize_parts(plan_synthesis("allgather", topology, chunks=chunks, method=method), time_limit=60)
+        (part,) = synthesize_parts(plan_synthesis("allgather", topology, chunks=chunks, method=method), time_limit=60, generated=())
         fronts[method] = {f.steps: f.rounds for f in part.front if f.rounds is not None}
     for steps, rounds in fronts["symmetric"].items():
         if steps in fronts["exact"]:
@@ -163,7 +163,7 @@ def test_the_record_says_what_the_symmetric_program_proves():
     """Where the rounds miss the bandwidth bound, the point is optimal among translation-invariant
     schedules only: the file says feasible, and the program's own status beside it."""
     plan = plan_synthesis("allgather", parse_topology("torus:8,8"), chunks=1)
-    parts = synthesize_parts(plan, time_limit=60)
+    parts = synthesize_parts(plan, time_limit=60, generated=())
     (band,) = bands(plan, parts, [1 << 20], 1e-6, 100e9)
     record = band.schedule.synthesis
     assert record["method"].startswith("symmetric")
@@ -184,7 +184,7 @@ def test_dissemination_takes_few_steps_and_delivers(collective, spec, most):
     takes 3); the schedule of the smallest size replays here and costs no less than the bound."""
     topology = parse_topology(spec)
     plan = plan_synthesis(collective, topology)
-    parts = synthesize_parts(plan, time_limit=60)
+    parts = synthesize_parts(plan, time_limit=60, generated=())
     for part in parts:
         methods = {f.method: f.steps for f in part.front}
         assert methods["dissemination"] < methods.get("trees", methods.get("program"))
@@ -231,16 +231,21 @@ def test_a_path_crossing_an_orbit_several_times_still_fits_the_program():
     still find it (its rounds' upper bound counts whole paths), and prove the Pareto front."""
     plan = plan_synthesis("allgather", parse_topology("torus:9"), chunks=1, reach="all")
     assert plan.symmetry is not None
-    (part,) = synthesize_parts(plan, time_limit=20)
+    (part,) = synthesize_parts(plan, time_limit=20, generated=())
     program = {f.steps: (f.rounds, f.invariant_status) for f in part.front if f.method == "program"}
     assert program[1] == (10, "optimal")  # every block straight to every rank: 4 + 3 + 2 + 1 crossings of a "+" link
     assert program[4][0] == 4  # the cut bound: 8 blocks into a terminal of bandwidth 2
 
 
-def test_auto_falls_back_to_the_exact_method_only_within_its_size():
+def test_auto_falls_back_to_the_exact_method_within_its_size_and_to_the_trees_above():
     """Even tori with every pair a transfer are not translation-invariant under the minimal router
-    (ties broken by channel number): auto then takes the exact method, and its limit."""
+    (ties broken by channel number): auto then takes the exact method up to 64 ranks, the trees
+    above, and the trees' size guard."""
     from synth.core.errors import SynthError
 
-    with pytest.raises(SynthError, match="the exact method takes up to 64"):
-        plan_synthesis("allgather", parse_topology("torus:10,10"), reach="all")
+    small = plan_synthesis("allgather", parse_topology("torus:6,6"), reach="all")
+    assert small.symmetry is None and not small.trees_only
+    large = plan_synthesis("allgather", parse_topology("torus:10,10"), reach="all")
+    assert large.symmetry is None and large.trees_only and large.method.startswith("trees")
+    with pytest.raises(SynthError, match="the trees method takes up to"):
+        plan_synthesis("allgather", parse_topology("torus:10,10"), reach="all", chunks=500)
