@@ -124,7 +124,8 @@ def cmd_synthesize(args) -> int:
                       f"{entry['gap'] * 100:.1f}%; {how}: " + (
                           f"busiest load {s.synthesis['status']} among {s.synthesis['parts'][0]['optimal_among']}"
                           if plan.exchange is not None else
-                          f"{s.synthesis['status']} (at the bounds of any schedule: optimal)"
+                          ("optimal: at the bounds of any schedule" if s.synthesis["status"] == "optimal" else
+                           f"{s.synthesis['status']}, above the bounds of any schedule")
                           if s.synthesis["parts"][0]["method"].startswith("generated") else
                           f"rounds {s.synthesis['status']} for its steps"))
             if i in targets:

@@ -172,13 +172,16 @@ def translate(symmetry: Symmetry, graph, deliveries: tuple, sources: np.ndarray)
 
 def translation_group(topology):
     """(node maps (|G|, nodes) int32, channel orbit per channel, channels per orbit) of the
-    translations of `topology` where they act freely and transitively on its terminals (|G| = N: one
-    element per terminal, element g moving terminal 0 to terminal node_maps[g, 0]); else None."""
+    translations of `topology` where they commute and act freely and transitively on its terminals
+    (|G| = N: one element per terminal, element g moving terminal 0 to terminal node_maps[g, 0]);
+    else None."""
     generators = topology.translations()
     if not generators:
         return None
     network = topology.network()
     n = network.num_terminals
+    if any(not np.array_equal(g[h], h[g]) for g in generators for h in generators):
+        return None  # not abelian (Kautz's affine maps): the Cayley-graph routing assumes it commutes
     nodes = _closure([np.asarray(g, dtype=np.int32) for g in generators], network.num_nodes)
     if nodes is None or len(nodes) != n or len(np.unique(nodes[:, 0])) != n or (nodes[:, 0] >= n).any():
         return None

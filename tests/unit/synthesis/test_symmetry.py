@@ -76,7 +76,46 @@ def test_the_channel_orbits_are_those_every_shift_gives():
     assert len(orbits) == 6  # a terminal's link up and down, and the four directions
 
 
-@pytest.mark.parametrize("spec", ["kautz:2,2", "dragonfly:1,2,1", "torus:4,4@fail=r0.0-r1.0"])
+@pytest.mark.parametrize("d, k", [(2, 2), (3, 2), (4, 2), (5, 2), (7, 2), (8, 2), (2, 3), (3, 1)])
+def test_kautz_translations_are_letter_maps_acting_freely_regular_where_d_plus_1_is_a_prime_power(d, k):
+    """Built here from the definition: nodes are the words over 0..D with no letter twice in a row
+    (read from the routers' names k<x_1>.<x_2>...), xy.. -> y..z. Every generator, read on the
+    words, is one map of letters applied letter by letter, and the arcs go onto arcs; the group
+    they generate (closed here with sets) moves no word but by the identity: for D + 1 in 3, 4, 5,
+    8, 9 and K >= 2 the affine group of GF(D + 1), D (D + 1) elements (regular on K(D,2)), else
+    the cyclic shift of the letters, D + 1 elements."""
+    topology = parse_topology(f"kautz:{d},{k}")
+    network = topology.network()
+    n = network.num_terminals
+    word = {v: tuple(int(x) for x in network.node_names[n + v][1:].split(".")) for v in range(n)}
+    assert all(a != b for w in word.values() for a, b in zip(w, w[1:]))
+    arcs = {(word[int(a) - n], word[int(b) - n]) for a, b in zip(network.channel_src, network.channel_dst)
+            if a >= n and b >= n}
+    assert all(u[1:] == v[:-1] for u, v in arcs) and len(arcs) == n * d
+    maps = []
+    for g in topology.translations():
+        letters = {}
+        for v in range(n):
+            for x, y in zip(word[v], word[int(g[n + v]) - n]):
+                assert letters.setdefault(x, y) == y  # one letter map
+            assert int(g[v]) == int(g[n + v]) - n  # the terminal moves with its router
+        maps.append(letters)
+        assert {(tuple(letters[x] for x in u), tuple(letters[x] for x in v)) for u, v in arcs} == arcs
+    group, frontier = {tuple(range(d + 1))}, [tuple(range(d + 1))]
+    while frontier:
+        frontier = [e for e in {tuple(m[x] for x in f) for f in frontier for m in maps} if e not in group]
+        group.update(frontier)
+    words = list(word.values())
+    for element in group - {tuple(range(d + 1))}:
+        assert all(tuple(element[x] for x in w) != w for w in words)  # free
+    affine = k >= 2 and d + 1 in (3, 4, 5, 8, 9)
+    assert len(group) == (d * (d + 1) if affine else d + 1)
+    assert (len(group) == n) == (affine and k == 2 or k == 1)  # regular: one orbit
+    symmetry = network_symmetry(topology, transfer_graph(topology))
+    assert symmetry.order == len(group) and len(symmetry.representatives) == n // len(group)
+
+
+@pytest.mark.parametrize("spec", ["xgft:2:4,4:1,2", "dragonfly:1,2,1", "torus:4,4@fail=r0.0-r1.0"])
 def test_networks_without_translations_have_no_symmetry(spec):
     topology = parse_topology(spec)
     assert network_symmetry(topology, transfer_graph(topology, reach="all")) is None
