@@ -31,6 +31,7 @@ from synth.synthesis.exact import (FrontPoint, LoadClasses, SpreadProblem, balan
                                    synthesize_spread, tree_rounds)
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
+from synth.synthesis.relay import rank_groups, relay_point
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
 from synth.synthesis.transfers import REACHES, pairs_graph, transfer_graph
@@ -65,7 +66,8 @@ class SynthesisPlan:
                     "(synth.synthesis.exchange)")
         if self.symmetry is None and self.trees_only:
             return ("trees: breadth-first spreading trees of every rank's blocks with their loads balanced, over the "
-                    "transfers and over every pair (synth.synthesis.exact.balanced_trees)")
+                    "transfers and over every pair, and relay trees through every group (synth.synthesis.exact."
+                    "balanced_trees, synth.synthesis.relay)")
         if self.symmetry is None:
             return "exact: time-expanded integer program (synth.synthesis.exact)"
         return (f"symmetric: time-expanded integer program of {len(self.symmetry.representatives)} representative "
@@ -427,8 +429,14 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
             if every_pair is not None:
                 point = _direct_point(spread, every_pair, network, reverse, rounds_bound)
                 say(f"{half}: 1 step over every pair: {point.rounds} rounds")
-                if point.steps < front[0].steps:
-                    front = [point, *front]
+                extra = [point]
+                groups = rank_groups(plan.topology, plan.graph.ranks_per_node)
+                if groups is not None:  # between the two: two steps through a relay per group
+                    relay = relay_point(sources, groups, every_pair, network, reverse, rounds_bound)
+                    if relay is not None:
+                        say(f"{half}: 2 steps through relays: {relay.rounds} rounds")
+                        extra.append(relay)
+                front = sorted(front + [e for e in extra if e.steps < front[0].steps], key=lambda f: f.steps)
         part = Part(half, least if solved else None, "optimal" if solved else front[0].status if front else "timeout",
                     front, *one_round, blocks=len(sources))
         for point in front:
@@ -463,7 +471,7 @@ def _direct_point(spread: SpreadProblem, graph, network, reverse: bool, rounds_b
     trees = balanced_trees(spread, route, graph, classes)
     rounds = tree_rounds(spread, route, graph, classes, trees, 1)
     return FrontPoint(1, rounds, "optimal" if rounds <= rounds_bound else "feasible", 0.0,
-                      decode(spread, route, trees), method="trees", graph=graph)
+                      decode(spread, route, trees), method="straight", graph=graph)
 
 
 def _maker(plan: SynthesisPlan, half: str, point: FrontPoint, blocks: int, reverse: bool, symmetry, designed):

@@ -357,6 +357,12 @@ def tree_rounds(spread: SpreadProblem, route: Delivery, graph, classes: LoadClas
     """The program's objective of a choice, counted directly (no program built): per step, the
     busiest channel class's crossings x repeat over its bandwidth, rounded up, summed."""
     step, pair, _, _ = decode(spread, route, choice)
+    return delivery_rounds(graph, classes, step, pair, steps)
+
+
+def delivery_rounds(graph, classes: LoadClasses, step: np.ndarray, pair: np.ndarray, steps: int) -> int:
+    """Per step, the busiest channel class's crossings x repeat over its bandwidth, rounded up,
+    summed: the rounds of deliveries (step, pair) along `graph`'s paths."""
     lengths = np.diff(graph.paths.offsets)[pair]
     channel = classes.of_channel[graph.paths.select(pair).channels]
     keys = np.repeat(step, lengths) * len(classes.repeat) + channel
