@@ -27,10 +27,11 @@ from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.bounds import BandwidthBound, StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
 from synth.synthesis.exact import (FrontPoint, LoadClasses, SpreadProblem, balanced_trees, decode, delivery,
-                                   integer_bandwidth, one_round_steps, rounds_lower_bound, spread_schedule,
-                                   synthesize_spread, tree_rounds)
+                                   delivery_rounds, integer_bandwidth, one_round_steps, rounds_lower_bound,
+                                   spread_schedule, synthesize_spread, tree_rounds)
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
+from synth.synthesis.layers import Stage, layer_sizes, pareto_program, stage_deliveries
 from synth.synthesis.relay import rank_groups, relay_point
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
@@ -41,6 +42,8 @@ METHODS = ("auto", "exact", "symmetric", "trees")
 MAX_EXACT_RANKS = 64  # the whole program: P (P - 1) deliveries per chunk
 MAX_SYMMETRIC_RANKS = 4096  # the representatives' program, or their balanced trees where the program is too large
 GENERATED_PAIRS = "the algorithm's own"  # a generated point's transfers: the pairs its algorithm joins
+MAX_LAYERED_RANKS = 512  # the per-layer points' stages are priced over every rank pair's path
+LAYERED = ("allgather", "reduce-scatter")  # the halves the per-layer program makes (an allreduce: both)
 MAX_TREE_DELIVERIES = 4_000_000  # every rank's blocks without a program: P (P - 1) x chunks (a few minutes)
 
 
@@ -437,6 +440,14 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
                         say(f"{half}: 2 steps through relays: {relay.rounds} rounds")
                         extra.append(relay)
                 front = sorted(front + [e for e in extra if e.steps < front[0].steps], key=lambda f: f.steps)
+        sizes = layer_sizes(plan.topology, plan.graph.ranks_per_node, p) if half in LAYERED else None
+        if sizes is not None and p <= MAX_LAYERED_RANKS:
+            every_pair = every_pair or _every_pair_graph(plan, say)
+            if every_pair is not None:
+                layered = _layered_points(plan, sizes, every_pair, network, reverse, rounds_bound)
+                say(f"{half}: per layer ({' x '.join(map(str, sizes))}): " + "; ".join(
+                    f"{f.steps} steps, {f.rounds} rounds" for f in layered))
+                front = sorted(front + layered, key=lambda f: f.steps)
         part = Part(half, least if solved else None, "optimal" if solved else front[0].status if front else "timeout",
                     front, *one_round, blocks=len(sources))
         for point in front:
@@ -444,8 +455,9 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
                 part.makers.append(None)
                 part.priced.append(None)
                 continue
+            # the program's and the balanced trees' points are the representatives' (translated when made)
             maker = _maker(plan, half, point, len(sources), reverse,
-                           None if point.method == "dissemination" else symmetry, designed)
+                           symmetry if point.method in ("program", "trees") else None, designed)
             graph = point.graph or plan.graph
             schedule = maker()
             part.makers.append(maker)
@@ -472,6 +484,35 @@ def _direct_point(spread: SpreadProblem, graph, network, reverse: bool, rounds_b
     rounds = tree_rounds(spread, route, graph, classes, trees, 1)
     return FrontPoint(1, rounds, "optimal" if rounds <= rounds_bound else "feasible", 0.0,
                       decode(spread, route, trees), method="straight", graph=graph)
+
+
+def _layered_points(plan: SynthesisPlan, sizes: tuple[int, ...], graph, network, reverse: bool,
+                    rounds_bound: int) -> list[FrontPoint]:
+    """The per-layer program's Pareto front (synth.synthesis.layers) as front points over `graph`
+    (every pair): each stage priced once along its pairs' paths, forward or (reduce-scatter)
+    reversed."""
+    p = graph.ranks
+    keys = graph.dst.astype(np.int64) * p + graph.src
+    classes = LoadClasses.channels(integer_bandwidth(network))
+
+    def choice(step, sender, receiver, block):
+        a, b = (receiver, sender) if reverse else (sender, receiver)
+        return step, np.searchsorted(keys, b * p + a), block, receiver
+
+    def cost(stage: Stage):
+        step, sender, receiver, block = stage_deliveries(sizes, stage, (), plan.chunks, 0)
+        schedule = spread_schedule("allgather", graph, plan.topology.spec, p * plan.chunks, REFERENCE_BYTES,
+                                   choice(step, sender, receiver, block), len(stage.steps), reverse, None)
+        mapped = map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule))
+        return float(mapped.port_messages.sum()), float(mapped.channel_bytes.sum())
+
+    points = []
+    for combination in pareto_program(sizes, cost):
+        made = choice(*combination.deliveries(sizes, plan.chunks))
+        rounds = delivery_rounds(graph, classes, made[0], made[1], combination.steps)
+        points.append(FrontPoint(combination.steps, rounds, "optimal" if rounds <= rounds_bound else "feasible", 0.0,
+                                 made, method=combination.label(sizes), graph=graph))
+    return points
 
 
 def _maker(plan: SynthesisPlan, half: str, point: FrontPoint, blocks: int, reverse: bool, symmetry, designed):

@@ -1,0 +1,176 @@
+"""Per-layer synthesis combined by dynamic programming (issue 24; Prisacari20 ch.4's hierarchical
+decomposition applied to allgather and reduce-scatter).
+
+A hierarchical network numbers its ranks in mixed radix over its layers (Topology.hierarchy, with
+the Q ranks of a node as the first layer): a dragonfly's terminals of a router, routers of a group
+and groups; a torus's or HyperX's dimensions. An allgather then splits into one allgather per
+layer, in some order: in the stage of layer l every row of ranks that differ only in coordinate l
+runs an allgather among its H_l members, each member's block being everything it holds (the
+blocks of the ranks that differ from it only in the layers done before). A layer's schedule is
+one of LAYER_ALGORITHMS on H_l ranks (sending straight, the ring, Bruck's dissemination, recursive
+doubling where H_l is a power of two), embedded in every row at once.
+
+The cost model makes the choice a dynamic program: a stage's transfers are the same whatever was
+done before, only each carries prod(H_d, d done) times the blocks, so its alpha terms (message
+starts at the busiest port, per step) are fixed and its beta terms (busiest channel's bytes over
+bandwidth, per step) scale by that product, and the stages' steps add up. Each (layer, algorithm)
+is priced once, along the paths of every rank pair on the real network (all rows at once: their
+contention counted), and the program over subsets D of the layers keeps, per D, the Pareto set of
+(alpha terms, beta terms) of the orders and algorithms that complete D. The Pareto set of all the
+layers holds, for every message size, the least time of any order and choice of layer algorithms
+(alpha x A + beta x n x B is least at a Pareto point). What that covers: these layer orders and
+these layer algorithms, each stage a whole layer; not chunks split between layers nor pipelined
+stages (left undone: a stage ends before the next starts, as the step model prices it).
+
+A reduce-scatter is the allgather of the reverse order run backwards (synth.synthesis.exact.
+spread_schedule reverses it), priced on the reversed stages.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.core.errors import SynthError
+
+LAYER_ALGORITHMS = ("straight", "ring", "bruck", "rd-b")
+MAX_FRONT = 12  # Pareto points kept per subset of layers (the fewest alpha terms first)
+
+
+def layer_sizes(topology, ranks_per_node: int, ranks: int) -> tuple[int, ...] | None:
+    """H_1..H_L (the first the fastest-varying rank coordinate), layers of one dropped; None where
+    the family has no hierarchy or it has fewer than two layers."""
+    hierarchy = topology.hierarchy()
+    if hierarchy is None:
+        return None
+    sizes = tuple(h for h in ((ranks_per_node,) + tuple(hierarchy)) if h > 1)
+    if len(sizes) < 2 or math.prod(sizes) != ranks:
+        return None
+    return sizes
+
+
+def layer_steps(algorithm: str, members: int) -> list[list[tuple[int, int, list[int]]]] | None:
+    """An allgather among `members` ranks (block j at member j) as steps of (sender, receiver,
+    blocks); None where the algorithm does not take that many."""
+    if algorithm == "straight":
+        return [[(u, v, [u]) for u in range(members) for v in range(members) if u != v]]
+    from synth.collectives.algorithms import ALGORITHMS, Request, load_all
+
+    load_all()
+    request = Request("allgather", members, members, 1, f"torus:{members}", 0, (members,))
+    if ALGORITHMS[algorithm].refusal(request) is not None:
+        return None
+    try:
+        schedule = ALGORITHMS[algorithm].generate(request).explicit()
+    except SynthError:
+        return None
+    steps = []
+    for s in range(schedule.num_steps):
+        transfers = []
+        for t in range(int(schedule.step_ptr[s]), int(schedule.step_ptr[s + 1])):
+            blocks = schedule.block_ids[schedule.block_ptr[t]:schedule.block_ptr[t + 1]]
+            transfers.append((int(schedule.src[t]), int(schedule.dst[t]), sorted(int(b) % members for b in blocks)))
+        steps.append(transfers)
+    return steps
+
+
+@dataclass(frozen=True)
+class Stage:
+    layer: int  # index into the sizes
+    algorithm: str
+    steps: list  # layer_steps
+
+
+def stage_deliveries(sizes: tuple[int, ...], stage: Stage, done: tuple[int, ...], chunks: int,
+                     first_step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(step, sender, receiver, block) of every block moved by `stage` after the layers `done`:
+    in every row of the layer at once, a member's layer block is its holdings, the blocks (all
+    chunks) of the ranks differing from it only in the done layers."""
+    ranks = math.prod(sizes)
+    stride = np.array([math.prod(sizes[:k]) for k in range(len(sizes))], dtype=np.int64)
+    rank = np.arange(ranks, dtype=np.int64)
+    coordinate = (rank[:, None] // stride[None, :]) % np.asarray(sizes, dtype=np.int64)[None, :]
+    layer, h = stage.layer, sizes[stage.layer]
+    base = rank[coordinate[:, layer] == 0]  # one rank per row: member j is base + j stride
+    # the holdings of a rank: itself with the done coordinates set to every value
+    offsets = np.zeros(1, dtype=np.int64)
+    for d in done:
+        offsets = (offsets[:, None] + np.arange(sizes[d], dtype=np.int64)[None, :] * stride[d]).ravel()
+    steps, senders, receivers, blocks = [], [], [], []
+    for s, transfers in enumerate(stage.steps):
+        for u, v, layer_blocks in transfers:
+            src = base + u * stride[layer]
+            dst = base + v * stride[layer]
+            for j in layer_blocks:
+                owner = base + j * stride[layer]
+                zero = owner - sum(coordinate[owner, d] * stride[d] for d in done)
+                held = (zero[:, None] + offsets[None, :]).ravel()  # (rows x holdings)
+                held = (held[:, None] + np.arange(chunks, dtype=np.int64)[None, :] * ranks).ravel()
+                per_row = len(offsets) * chunks
+                steps.append(np.full(len(held), first_step + s, dtype=np.int64))
+                senders.append(np.repeat(src, per_row))
+                receivers.append(np.repeat(dst, per_row))
+                blocks.append(held)
+    join = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
+    return join(steps), join(senders), join(receivers), join(blocks)
+
+
+@dataclass(frozen=True)
+class Combination:
+    stages: tuple[Stage, ...]
+    alphas: float  # the alpha terms summed over the steps
+    betas: float  # the busiest channels' bytes over bandwidth summed, at REFERENCE_BYTES per block
+
+    @property
+    def steps(self) -> int:
+        return sum(len(stage.steps) for stage in self.stages)
+
+    def label(self, sizes: tuple[int, ...]) -> str:
+        return "layers " + " then ".join(f"{sizes[s.layer]} by {s.algorithm}" for s in self.stages)
+
+    def deliveries(self, sizes: tuple[int, ...], chunks: int):
+        """(step, sender, receiver, block) of the whole allgather."""
+        parts, done, step = [], (), 0
+        for stage in self.stages:
+            parts.append(stage_deliveries(sizes, stage, done, chunks, step))
+            done, step = done + (stage.layer,), step + len(stage.steps)
+        return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
+
+
+def pareto_program(sizes: tuple[int, ...], cost) -> list[Combination]:
+    """The dynamic program over subsets of the layers: per subset D, the Pareto set (alpha terms,
+    beta terms) of the orders and layer algorithms completing D; `cost(layer, algorithm)` gives a
+    stage's (alpha terms, beta terms at one block per member, steps) or None."""
+    layers = len(sizes)
+    stages = {}
+    for layer in range(layers):
+        for algorithm in LAYER_ALGORITHMS:
+            steps = layer_steps(algorithm, sizes[layer])
+            if steps is not None:
+                stages[layer, algorithm] = (Stage(layer, algorithm, steps), *cost(Stage(layer, algorithm, steps)))
+    best: dict[int, list[Combination]] = {0: [Combination((), 0.0, 0.0)]}
+    for mask in range(1 << layers):  # subsets in increasing order: each after every subset of it
+        best[mask] = _pareto(best.get(mask, []))
+        for combination in best[mask]:
+            scale = math.prod(sizes[d] for d in range(layers) if mask >> d & 1)
+            for (layer, _), (stage, alphas, betas) in stages.items():
+                if mask >> layer & 1:
+                    continue
+                grown = Combination(combination.stages + (stage,), combination.alphas + alphas,
+                                    combination.betas + betas * scale)
+                best.setdefault(mask | 1 << layer, []).append(grown)
+    return best[(1 << layers) - 1]
+
+
+def _pareto(found: list[Combination]) -> list[Combination]:
+    """The points no other beats in both alpha and beta terms (ties: the first found), fewest
+    alpha terms first, at most MAX_FRONT."""
+    order = sorted(range(len(found)), key=lambda i: (found[i].alphas, found[i].betas, i))
+    kept, least = [], math.inf
+    for i in order:
+        if found[i].betas < least * (1 - 1e-12):
+            kept.append(found[i])
+            least = found[i].betas
+    return kept[:MAX_FRONT]
