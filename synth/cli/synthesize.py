@@ -44,8 +44,8 @@ def add_parser(sub) -> None:
                         "rank per orbit of the network's translations (tori, HyperX, Kautz K(D,2) with D + 1 a prime "
                         "power), translated to all; trees: balanced breadth-first trees and every block sent straight, "
                         "no program (thousands of ranks); auto (default): symmetric where the network has "
-                        "translations, else exact up to 64 ranks and trees above. The generated algorithms are always "
-                        "on the front too")
+                        "translations, else exact up to 64 ranks and trees above. The per-layer points (hierarchical "
+                        "networks up to 512 ranks) and the generated algorithms are always on the front too")
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
                    metavar="S", help="the solver's time for the whole synthesis, shared equally by the step counts tried "
