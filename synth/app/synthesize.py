@@ -15,6 +15,7 @@ the record names which point it is ("generated: ring", ...) with its own status 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -349,7 +350,7 @@ def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
     starts and its busiest bytes both at their bounds), else feasible."""
     from synth.pricing.compare import candidates
 
-    if plan.graph.ranks_per_node != 1:
+    if plan.graph.ranks_per_node != 1 or (generated is not None and not len(generated)):  # () asks for none
         return None
     if generated is None:
         try:
@@ -357,6 +358,8 @@ def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
         except SynthError:
             return None
     generated = [c for c in generated if c.make is not None]
+    if plan.collective == "reduce-scatter" and plan.graph.ranks_per_node == 1:
+        generated = generated + _reversed_allgathers(plan)
     if not generated:
         return None
     network = plan.topology.network()
@@ -377,6 +380,46 @@ def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
         part.point_blocks.append(candidate.blocks)
     say(f"{plan.collective}: {len(generated)} generated algorithms priced along {plan.graph.router}'s paths")
     return part
+
+
+def _reversed_allgathers(plan: SynthesisPlan) -> list:
+    """The generated allgathers run backwards as reduce-scatters (a rank's partial of a block goes
+    back along the edge the block came by, after its own receivers' partials arrived): valid where
+    every rank receives every block once, which the verifier decides; a reduce-scatter has fewer
+    generators of its own (Bruck's dissemination reversed takes log P steps on any P)."""
+    from synth.pricing.compare import Candidate, candidates
+
+    try:
+        found, _ = candidates("allgather", plan.topology, plan.graph.router)
+    except SynthError:
+        return []
+    out = []
+    for candidate in found:
+        if candidate.make is None:
+            continue
+        make = functools.partial(_time_reversed, candidate.make)
+        schedule = make(REFERENCE_BYTES)
+        if not verify(schedule).ok:
+            continue
+        out.append(Candidate(f"{candidate.label} reversed", candidate.blocks,
+                             map_schedule(schedule, plan.topology, plan.graph.router), make))
+    return out
+
+
+def _time_reversed(make, block_bytes: int) -> Schedule:
+    """An allgather's schedule made at `block_bytes`, its steps backwards, every transfer turned
+    around and reducing: a reduce-scatter where every rank received every block once."""
+    from synth.collectives.schedule import REDUCE, ScheduleBuilder
+
+    forward = make(block_bytes).explicit()
+    builder = ScheduleBuilder("reduce-scatter", forward.algorithm, forward.spec, forward.ranks, forward.blocks,
+                              forward.block_bytes, ranks_per_node=forward.ranks_per_node)
+    for s in range(forward.num_steps - 1, -1, -1):
+        t = slice(forward.step_ptr[s], forward.step_ptr[s + 1])
+        counts = np.diff(forward.block_ptr[t.start:t.stop + 1])
+        ids = forward.block_ids[forward.block_ptr[t.start]:forward.block_ptr[t.stop]]
+        builder.add_step(forward.dst[t], forward.src[t], (counts, ids), REDUCE)
+    return builder.build()
 
 
 def _relabelled(make):
@@ -682,7 +725,8 @@ def compare_with_synthesis(comparison, topology, alpha: float, bandwidth_bits: f
         # an exchange's pairs are routed by its synthesis (the program), the others' by the comparison's router
         router = None if comparison.collective in EXCHANGES else comparison.router
         plan = plan_synthesis(comparison.collective, topology, router=router, time_limit=time_limit, say=say)
-        parts = synthesize_parts(plan, time_limit, say=say)
+        # the comparison's algorithms are the generated part (priced along the same router), not made again
+        parts = synthesize_parts(plan, time_limit, say=say, generated=comparison.candidates)
         candidate = SynthesizedCandidate(plan, parts)
         times = np.array([[candidate.time(n, alpha, bandwidth_bits)] for n in comparison.sizes])
     except SynthError as exc:

@@ -159,3 +159,15 @@ def test_relay_trees_take_two_steps_at_the_terminal_bound_with_few_messages(coll
         assert np.bincount(sender, minlength=72).max() == most
     into = np.bincount(schedule.dst if collective == "allgather" else schedule.src, weights=blocks, minlength=72)
     assert (into == 71).all()
+
+
+def test_generated_allgathers_run_backwards_are_reduce_scatters_on_any_number_of_ranks():
+    """A reduce-scatter has few generators of its own off powers of two (the ring); Bruck's allgather
+    run backwards takes ceil(log2 P) steps on any P. Replayed here: every reversed one delivers."""
+    plan = plan_synthesis("reduce-scatter", parse_topology("torus:3,5"))
+    (*_, generated) = synthesize_parts(plan, 5)
+    labels = {f.method: f.steps for f in generated.front}
+    assert labels["generated: bruck reversed"] == 4
+    for k, point in enumerate(generated.front):
+        schedule = generated.makers[k](1 << 10)
+        assert schedule.collective == "reduce-scatter" and delivers(schedule), point.method
