@@ -1,6 +1,6 @@
 """Schedule synthesis against the generated algorithms, in the same run (issue 24).
 
-For each network and collective: the exact method's run time (wall clock, model building included),
+For each network and collective: the synthesis' run time (wall clock, model building included),
 the front's status, and at a few message sizes the synthesized schedule's time next to the best
 generated algorithm's and the bound of any schedule (synth's cost model, alpha 1 us, 100 Gb/s).
 
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for help
 import synth  # noqa: E402
 
 DEFAULT_NETWORKS = ["kautz:2,2", "kautz:3,2", "hyperx:4,4", "torus:4,4", "torus:8", "xgft:2:4,4:1,2"]
-# issue 24's seed networks (those over 64 ranks without translations are refused, and say so)
+# issue 24's seed networks (over 64 ranks without translations: the trees, relay and per-layer points)
 SEED_NETWORKS = ["kautz:2,2", "kautz:3,2", "kautz:4,2", "kautz:5,2", "kautz:6,2", "kautz:7,2", "kautz:8,2", "2dfc:4,4",
                  "2dfc:8,8", "torus:8,8", "torus:4,4,4", "dragonfly:2,4,2", "dragonfly:3,6,3", "xgft:2:8,8:1,8",
                  "slimfly:5"]
