@@ -526,7 +526,7 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
         ``alltoallv``.
     net : Topology or str
         Up to 64 ranks with the exact program; up to 4096 where the network has translations (tori,
-        HyperX); else the trees, up to 4,000,000 deliveries (an allgather of about 2,000 ranks); an
+        HyperX); else the trees, up to 4,000,000 deliveries and 1,024 ranks where every pair is a transfer; an
         all-to-all up to 1,024 ranks (every rank pair a transfer).
     sizes : str, optional
         One size, ``A..B`` (powers of two) or ``A,B,...``: a schedule per size band.

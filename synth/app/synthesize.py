@@ -197,8 +197,8 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
     (synth.synthesis.exchange)."""
     from synth.collectives.sizes import parse_sizes as parse_block_sizes
 
-    if method == "symmetric":
-        raise SynthError(f"--method symmetric: an {name} is synthesized by phases (--method auto)")
+    if method in ("symmetric", "trees"):
+        raise SynthError(f"--method {method}: an {name} is synthesized by phases (--method auto)")
     if chunks is not None:
         raise SynthError(f"--chunks: an {name} moves every block whole (it has P^2 of them)")
     if reach == "neighbours":
@@ -350,20 +350,23 @@ def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
     starts and its busiest bytes both at their bounds), else feasible."""
     from synth.pricing.compare import candidates
 
-    if plan.graph.ranks_per_node != 1 or (generated is not None and not len(generated)):  # () asks for none
+    if generated is not None and not len(generated):  # () asks for none
         return None
     if generated is None:
         try:
-            generated, _ = candidates(plan.collective, plan.topology, plan.graph.router, plan.root)
+            generated, _ = candidates(plan.collective, plan.topology, plan.graph.router, plan.root,
+                                      plan.graph.ranks_per_node)
         except SynthError:
             return None
     generated = [c for c in generated if c.make is not None]
-    if plan.collective == "reduce-scatter" and plan.graph.ranks_per_node == 1:
+    if plan.collective == "reduce-scatter":
         generated = generated + _reversed_allgathers(plan)
     if not generated:
         return None
     network = plan.topology.network()
     ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
+    # rounds in the synthesized points' blocks (a rank's message in `chunks`, or the root's in all), to compare
+    unit = plan.chunks * (1 if plan.collective in ("broadcast", "reduce") else plan.graph.ranks)
     part = Part(plan.collective, None, "not synthesized", [], None, "not on the front", blocks=generated[0].blocks,
                 whole=True)
     bound = plan.time_bound
@@ -372,7 +375,7 @@ def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
         busiest = float(mapped.channel_bytes.sum())  # bytes over bandwidth, at REFERENCE_BYTES per block
         at_bound = (mapped.messages <= bound.messages
                     and busiest <= bound.bandwidth.per_byte * candidate.blocks * REFERENCE_BYTES * (1 + 1e-9))
-        rounds = round(busiest / REFERENCE_BYTES * ratio, 6)  # blocks of its own over unit bandwidth
+        rounds = round(busiest / (candidate.blocks * REFERENCE_BYTES) * unit * ratio, 6)
         part.front.append(FrontPoint(mapped.steps, rounds, "optimal" if at_bound else "feasible", 0.0, candidate.label,
                                      method=f"generated: {candidate.label}", reach=GENERATED_PAIRS))
         part.makers.append(_relabelled(candidate.make))
@@ -390,7 +393,7 @@ def _reversed_allgathers(plan: SynthesisPlan) -> list:
     from synth.pricing.compare import Candidate, candidates
 
     try:
-        found, _ = candidates("allgather", plan.topology, plan.graph.router)
+        found, _ = candidates("allgather", plan.topology, plan.graph.router, 0, plan.graph.ranks_per_node)
     except SynthError:
         return []
     out = []
@@ -455,9 +458,13 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
         ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
         rounds_bound = rounds_lower_bound(per_byte * ratio, len(sources))
         say(f"{half}: {len(spread.item_block):,} deliveries, at least {least} steps and {rounds_bound} rounds")
-        front = synthesize_spread(spread, route, plan.graph, network, least, time_limit=time_limit / len(halves),
-                                  solver=solver, rounds_bound=rounds_bound, symmetry=symmetry,
-                                  program=not plan.trees_only, say=lambda t: say(f"{half}: {t}"))
+        if plan.trees_only and plan.graph.reach == "all":  # breadth-first trees over every pair: straight sends
+            front = [_direct_point(spread, plan.graph, network, reverse, rounds_bound)]
+            say(f"{half}: 1 step over every pair: {front[0].rounds} rounds")
+        else:
+            front = synthesize_spread(spread, route, plan.graph, network, least, time_limit=time_limit / len(halves),
+                                      solver=solver, rounds_bound=rounds_bound, symmetry=symmetry,
+                                      program=not plan.trees_only, say=lambda t: say(f"{half}: {t}"))
         if symmetry is not None:
             front = [_status_for_any_schedule(point, rounds_bound) for point in front]
         # A schedule of `least` steps (the step bound) proves the least steps, whatever its rounds.
@@ -511,22 +518,28 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
 
 
 def _every_pair_graph(plan: SynthesisPlan, say):
+    if plan.graph.reach == "all":
+        return plan.graph
     try:
         return transfer_graph(plan.topology, plan.graph.ranks_per_node, "all", plan.graph.router)
-    except SynthError as exc:  # too many pairs: the trees over the plan's transfers stand alone
-        say(f"no one-step point: {exc}")
+    except SynthError:  # too many pairs: the trees over the plan's transfers stand alone
+        say(f"no straight, relay or per-layer points: every pair of {plan.graph.ranks} ranks is more than a "
+            "transfer graph holds")
         return None
 
 
 def _direct_point(spread: SpreadProblem, graph, network, reverse: bool, rounds_bound: int) -> FrontPoint:
     """Every block straight from its source to every rank in one step (reversed: every partial to
-    the block's owner), over `graph`'s pairs: its rounds are the busiest channel's blocks."""
-    route = delivery(graph, reverse)
-    classes = LoadClasses.channels(integer_bandwidth(network))
-    trees = balanced_trees(spread, route, graph, classes)
-    rounds = tree_rounds(spread, route, graph, classes, trees, 1)
+    the block's owner), over `graph`'s pairs (every pair): its rounds are the busiest channel's
+    blocks. Made with arrays: each delivery has one sender, its block's source."""
+    p = graph.ranks
+    source = spread.sources[spread.item_block]
+    a, b = (spread.item_rank, source) if reverse else (source, spread.item_rank)
+    pair = np.searchsorted(graph.dst.astype(np.int64) * p + graph.src, b * p + a)
+    step = np.zeros(len(pair), dtype=np.int64)
+    rounds = delivery_rounds(graph, LoadClasses.channels(integer_bandwidth(network)), step, pair, 1)
     return FrontPoint(1, rounds, "optimal" if rounds <= rounds_bound else "feasible", 0.0,
-                      decode(spread, route, trees), method="straight", graph=graph)
+                      (step, pair, spread.item_block.copy(), spread.item_rank.copy()), method="straight", graph=graph)
 
 
 def _layered_points(plan: SynthesisPlan, sizes: tuple[int, ...], graph, network, reverse: bool,
@@ -602,7 +615,8 @@ def choose(parts: list[Part], size: int, alpha: float, bandwidth_bits: float) ->
         options.append((sum(best[i][1] for i in halves), halves))
     options += [(best[i][1], [i]) for i, part in enumerate(parts) if part.whole and best[i][1] < math.inf]
     if not options:
-        raise SynthError(f"no {parts[0].collective} schedule was found in the time given (--time-limit)")
+        missing = [part.collective for part, (_, time) in zip(parts, best) if time == math.inf]
+        raise SynthError(f"no {missing[0]} schedule was found in the time given (--time-limit)")
     total, used = min(options, key=lambda option: option[0])
     return tuple(best[i][0] if i in used else -1 for i in range(len(parts))), total
 

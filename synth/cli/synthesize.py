@@ -92,7 +92,8 @@ def cmd_synthesize(args) -> int:
         print(f"network   {topology.label()}: {graph.ranks} ranks; transfers: {graph.reach} "
               f"({counted(graph.num_pairs, 'rank pair')}, routed by {graph.router})")
         print(f"method    {plan.method}")
-        print(f"bounds    steps >= {plan.step_bound.steps} with these transfers ({plan.step_bound.why}); any schedule: "
+        print(f"bounds    steps >= {plan.step_bound.steps} with {graph.reach} transfers ({plan.step_bound.why}; points "
+              f"over every pair and generated ones may take fewer); any schedule: "
               f">= {bound.messages} x alpha, >= {bound.bandwidth.per_byte:.4g} B over bandwidth per byte "
               f"({bound.bandwidth.why})")
         for part in parts:
@@ -124,7 +125,8 @@ def cmd_synthesize(args) -> int:
                       f"{entry['gap'] * 100:.1f}%; {how}: " + (
                           f"busiest load {s.synthesis['status']} among {s.synthesis['parts'][0]['optimal_among']}"
                           if plan.exchange is not None else
-                          ("optimal: at the bounds of any schedule" if s.synthesis["status"] == "optimal" else
+                          ("optimal: at the bounds of any schedule, but for blocks rounded up to whole bytes"
+                           if s.synthesis["status"] == "optimal" else
                            f"{s.synthesis['status']}, above the bounds of any schedule")
                           if s.synthesis["parts"][0]["method"].startswith("generated") else
                           f"rounds {s.synthesis['status']} for its steps"))

@@ -78,15 +78,16 @@ class Candidate:
         return alpha * bound.messages + beta_of(bandwidth_bits) * bound.busiest_bytes * size / (self.blocks * REFERENCE_BYTES)
 
 
-def candidates(name: str, topology, router: str, root: int = 0) -> tuple[list[Candidate], list[str]]:
+def candidates(name: str, topology, router: str, root: int = 0,
+               ranks_per_node: int = 1) -> tuple[list[Candidate], list[str]]:
     """Every applicable algorithm's schedule, routed; and one line per algorithm left out (a rooted
-    collective's with its `root`: synthesis prices them, `compare` does not)."""
+    collective's with its `root`, and Q ranks a node: synthesis prices them, `compare` does not)."""
     load_all()
     info = collective(name)
     if name == "alltoallv":
         raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
-    ranks = topology.network().num_terminals
-    _router_applies(topology, router, ranks)
+    ranks = topology.network().num_terminals * ranks_per_node
+    _router_applies(topology, router, topology.network().num_terminals)
     dims = grid_shape(topology)
     out, skipped, every_pair = [], [], None
     for algorithm_name, algorithm in ALGORITHMS.items():
@@ -95,13 +96,15 @@ def candidates(name: str, topology, router: str, root: int = 0) -> tuple[list[Ca
         radices = [2, math.ceil(math.sqrt(ranks)), max(2, ranks - 1)] if algorithm_name == "tuna" else [None]
         for radix in dict.fromkeys(radices):
             blocks = expected_blocks(name, ranks)
-            natural = Request(name, ranks, ranks, REFERENCE_BYTES, topology.spec, root, dims, radix)
+            natural = Request(name, ranks, ranks, REFERENCE_BYTES, topology.spec, root, dims, radix,
+                              ranks_per_node=ranks_per_node)
             if blocks is None:
                 blocks = algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
-            request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, root, dims, radix)
+            request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, root, dims, radix,
+                              ranks_per_node=ranks_per_node)
             refusal = algorithm.refusal(request) or too_large(algorithm, request)
             if refusal is None and sends_every_pair(algorithm):  # its routes' hops are known before it is made
-                every_pair = all_pairs_hops(topology, router) if every_pair is None else every_pair
+                every_pair = all_pairs_hops(topology, router, ranks_per_node) if every_pair is None else every_pair
                 refusal = too_large(algorithm, request, hops=every_pair)
             label = algorithm_name if radix is None else f"{algorithm_name} r={radix}"
             if refusal is not None:

@@ -120,9 +120,14 @@ def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int
 
 
 def time_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0, representatives=None) -> TimeBound:
+    """The message starts as synth.pricing.collective_bound counts them (log_{1+k} P where one
+    rank's data must reach every rank; a reduce only 1: the model charges a message to the port
+    that starts it, so every rank sending straight to the root takes one alpha), and the cut bound."""
+    from synth.pricing.collective_bound import SPREADING
+
     p = network.num_terminals * ranks_per_node
     k = node_ports(network, ranks_per_node)
-    messages = math.ceil(math.log(p) / math.log(1 + k) - 1e-12) if p > 1 else 0
+    messages = (math.ceil(math.log(p) / math.log(1 + k) - 1e-12) if collective in SPREADING else 1) if p > 1 else 0
     return TimeBound(messages, bandwidth_bound(collective, network, ranks_per_node, root, representatives))
 
 

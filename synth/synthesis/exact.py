@@ -171,7 +171,7 @@ def balanced_trees(spread: SpreadProblem, route: Delivery, graph, classes: LoadC
     senders first, each from the sender whose path leaves the step's busiest channel class least
     loaded (loads in the program's units: crossings x repeat / bandwidth; ties: the lower sender).
     The program's starting point, and the schedule itself where the program is too large."""
-    far = {r: _levels(route, r, graph.ranks) for r in np.unique(spread.sources).tolist()}
+    far = _levels(route, np.unique(spread.sources), graph.ranks)
     source = spread.sources[spread.item_block]
     level = np.array([far[int(r)][v] for r, v in zip(source.tolist(), spread.item_rank.tolist())], dtype=np.int64)
     weight = classes.repeat / classes.bandwidth  # a crossing's share of a step's rounds
@@ -269,24 +269,18 @@ def _flow_balanced(option_paths: list[list[np.ndarray]], classes: LoadClasses) -
     return picked
 
 
-def _levels(route: Delivery, source: int, ranks: int) -> np.ndarray:
-    """Steps from `source` to every rank along the deliveries (breadth-first; -1: unreachable)."""
-    import collections
+def _levels(route: Delivery, sources: np.ndarray, ranks: int) -> dict[int, np.ndarray]:
+    """Per source, the steps from it to every rank along the deliveries (breadth-first, in
+    compiled code: scipy's unweighted shortest paths; -1: unreachable)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import shortest_path
 
-    receivers = [[] for _ in range(ranks)]
-    for v in range(ranks):
-        for u in route.sender[v].tolist():
-            receivers[u].append(v)
-    far = np.full(ranks, -1, dtype=np.int64)
-    far[source] = 0
-    queue = collections.deque([source])
-    while queue:
-        u = queue.popleft()
-        for v in receivers[u]:
-            if far[v] < 0:
-                far[v] = far[u] + 1
-                queue.append(v)
-    return far
+    receiver = np.concatenate([np.full(len(s), v, dtype=np.int64) for v, s in enumerate(route.sender)])
+    sender = np.concatenate([np.asarray(s, dtype=np.int64) for s in route.sender])
+    arcs = csr_matrix((np.ones(len(sender)), (sender, receiver)), shape=(ranks, ranks))
+    found = shortest_path(arcs, directed=True, unweighted=True, indices=np.asarray(sources, dtype=np.int64))
+    found = np.where(np.isinf(found), -1, found).astype(np.int64)
+    return {int(r): row for r, row in zip(np.asarray(sources).tolist(), found)}
 
 
 def decode(spread: SpreadProblem, route: Delivery, choice: np.ndarray) -> tuple:

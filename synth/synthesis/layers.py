@@ -36,7 +36,6 @@ import numpy as np
 from synth.core.errors import SynthError
 
 LAYER_ALGORITHMS = ("straight", "ring", "bruck", "rd-b")
-MAX_FRONT = 12  # Pareto points kept per subset of layers (the fewest alpha terms first)
 
 
 def layer_sizes(topology, ranks_per_node: int, ranks: int) -> tuple[int, ...] | None:
@@ -141,8 +140,9 @@ class Combination:
 
 def pareto_program(sizes: tuple[int, ...], cost) -> list[Combination]:
     """The dynamic program over subsets of the layers: per subset D, the Pareto set (alpha terms,
-    beta terms) of the orders and layer algorithms completing D; `cost(layer, algorithm)` gives a
-    stage's (alpha terms, beta terms at one block per member, steps) or None."""
+    beta terms) of the orders and layer algorithms completing D; `cost(stage)` gives a Stage's
+    (alpha terms, beta terms) after no other layer (one rank's blocks per member). Every Pareto
+    point is kept (a few: at most the orders times the choices)."""
     layers = len(sizes)
     stages = {}
     for layer in range(layers):
@@ -166,11 +166,11 @@ def pareto_program(sizes: tuple[int, ...], cost) -> list[Combination]:
 
 def _pareto(found: list[Combination]) -> list[Combination]:
     """The points no other beats in both alpha and beta terms (ties: the first found), fewest
-    alpha terms first, at most MAX_FRONT."""
+    alpha terms first."""
     order = sorted(range(len(found)), key=lambda i: (found[i].alphas, found[i].betas, i))
     kept, least = [], math.inf
     for i in order:
         if found[i].betas < least * (1 - 1e-12):
             kept.append(found[i])
             least = found[i].betas
-    return kept[:MAX_FRONT]
+    return kept
