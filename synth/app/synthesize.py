@@ -27,9 +27,9 @@ from synth.core.errors import SynthError
 from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.bounds import BandwidthBound, StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
-from synth.synthesis.exact import (FrontPoint, LoadClasses, SpreadProblem, balanced_trees, decode, delivery,
-                                   delivery_rounds, integer_bandwidth, one_round_steps, rounds_lower_bound,
-                                   spread_schedule, synthesize_spread, tree_rounds)
+from synth.synthesis.exact import (FrontPoint, LoadClasses, SpreadProblem, delivery, delivery_rounds,
+                                   integer_bandwidth, one_round_steps, rounds_lower_bound, spread_schedule,
+                                   synthesize_spread)
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
 from synth.synthesis.layers import Stage, layer_sizes, pareto_program, stage_deliveries
@@ -105,8 +105,10 @@ class Part:
 
     def best(self, size: int, alpha: float, bandwidth_bits: float) -> tuple[int, float]:
         """The front point of least time at message size `size` (-1 and inf: none was found)."""
-        times = [m.time(alpha, bandwidth_bits, 1.0 if self.fixed else math.ceil(size / self.blocks_of(k)) / REFERENCE_BYTES)
-                 if m is not None else math.inf for k, m in enumerate(self.priced)]
+        def scale(k: int) -> float:  # a point's blocks at this size, rounded up to whole bytes
+            return 1.0 if self.fixed else math.ceil(size / self.blocks_of(k)) / REFERENCE_BYTES
+        times = [m.time(alpha, bandwidth_bits, scale(k)) if m is not None else math.inf
+                 for k, m in enumerate(self.priced)]
         if not times or min(times) == math.inf:
             return -1, math.inf
         best = int(np.argmin(times))
@@ -345,7 +347,8 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
 
 
 def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
-    """The generated algorithms of the collective (one rank per node), each a front point priced as
+    """The generated algorithms of the collective (with the plan's Q ranks a node and root; a
+    reduce-scatter's also the allgathers run backwards), each a front point priced as
     `synth compare` prices it: optimal where it meets the time bound of any schedule (its message
     starts and its busiest bytes both at their bounds), else feasible."""
     from synth.pricing.compare import candidates

@@ -91,7 +91,7 @@ def stage_deliveries(sizes: tuple[int, ...], stage: Stage, done: tuple[int, ...]
     stride = np.array([math.prod(sizes[:k]) for k in range(len(sizes))], dtype=np.int64)
     rank = np.arange(ranks, dtype=np.int64)
     coordinate = (rank[:, None] // stride[None, :]) % np.asarray(sizes, dtype=np.int64)[None, :]
-    layer, h = stage.layer, sizes[stage.layer]
+    layer = stage.layer
     base = rank[coordinate[:, layer] == 0]  # one rank per row: member j is base + j stride
     # the holdings of a rank: itself with the done coordinates set to every value
     offsets = np.zeros(1, dtype=np.int64)
