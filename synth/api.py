@@ -512,7 +512,7 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
 def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None = None, root: int = 0,
                ranks_per_node: int = 1, transfers: str | None = None, router: str | None = None, solver: str = "cpsat",
                time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9, method: str = "auto",
-               block_sizes=None):
+               block_sizes=None, routes: str | None = None):
     """Synthesize a collective's schedule by optimization (a time-expanded integer program over
     every rank's blocks, or over one rank per orbit of the network's translations; balanced
     spreading trees above 64 ranks without translations; an all-to-all's pairs routed at once by
@@ -539,6 +539,9 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     block_sizes : str or numpy.ndarray, optional
         An alltoallv's P^2 block sizes (``random:S:SEED``, ``csv:PATH`` or an array); ``sizes`` is then
         not used: one band, at the matrix's sizes.
+    routes : str, optional
+        A routes file (synth-routes/2) whose paths the transfers take instead of ``router``'s: it
+        needs a path for every node pair a transfer joins.
 
     Returns
     -------
@@ -561,9 +564,11 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
 
     from synth.app.synthesize import exchange_message_bytes
 
+    from synth.app.schedule import checked_routes
+
     plan = plan_synthesis(collective, _topology(net), ranks_per_node=ranks_per_node, root=root, chunks=chunks,
                           reach=transfers, router=router, method=method, sizes=block_sizes, time_limit=time_limit,
-                          solver=solver)
+                          solver=solver, routes=None if routes is None else checked_routes(routes))
     parts = synthesize_parts(plan, time_limit, solver)
     message_sizes = parse_sizes(sizes) if plan.sizes is None else [exchange_message_bytes(plan.sizes, plan.graph.ranks)]
     return bands(plan, parts, message_sizes, alpha, bandwidth)

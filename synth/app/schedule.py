@@ -59,7 +59,7 @@ def plan_schedule(collective_name: str, algorithm_name: str, topology, *, messag
     if info.name not in algorithm.collectives:
         raise SynthError(f"{algorithm.name} generates {', '.join(algorithm.collectives)}, not {info.name}")
     ranks = topology.network().num_terminals * ranks_per_node
-    routes = _checked_routes(routes_path) if routes_path is not None else None
+    routes = checked_routes(routes_path) if routes_path is not None else None
     if info.rooted and root >= ranks:
         raise SynthError(f"--root {root} is not a rank of {topology.spec} (0..{ranks - 1})")
     if not info.rooted and root != 0:
@@ -118,7 +118,7 @@ def make_schedule(plan: SchedulePlan, router: str | None = None, say=lambda text
     return schedule
 
 
-def _checked_routes(path: str) -> dict:
+def checked_routes(path: str) -> dict:
     """A routes file to price a schedule on, re-verified as `synth check` does: paths that leave
     the network or walk a channel twice are refused, not priced."""
     from synth.checking.routes import check_routes

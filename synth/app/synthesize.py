@@ -61,6 +61,7 @@ class SynthesisPlan:
     exchange: ExchangeRouting | None = None  # alltoall(v): the pairs' paths with every block in one phase
     sizes: np.ndarray | None = None  # alltoallv: the P^2 block sizes
     trees_only: bool = False  # no program: the balanced trees (networks without translations above MAX_EXACT_RANKS)
+    routes: dict | None = None  # a routes file (synth-routes/2) whose paths every transfer takes, in place of a router
 
     @property
     def method(self) -> str:
@@ -125,7 +126,7 @@ class Band:
 def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, root: int = 0, chunks: int | None = None,
                    reach: str | None = None, router: str | None = None, method: str = "auto", sizes=None,
                    time_limit: float = 60.0, solver: str = "cpsat", say=lambda text: None,
-                   check_only: bool = False) -> SynthesisPlan | None:
+                   check_only: bool = False, routes: dict | None = None) -> SynthesisPlan | None:
     """What to synthesize, with the transfers and the bounds (an all-to-all(v)'s pairs are routed
     here, by the path-selection program within `time_limit`, unless `router` is given; with
     `check_only` its options are checked and None returned, before that long part)."""
@@ -137,9 +138,13 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
     if (sizes is None) != (info.name != "alltoallv"):
         raise SynthError("alltoallv needs its block sizes (--sizes)" if sizes is None else
                          f"--sizes gives an alltoallv's block sizes, not {info.name}'s")
+    if routes is not None and router is not None:
+        raise SynthError("--routes and --router: the transfers take one or the other")
+    if routes is not None and routes["topology"]["spec"] != topology.spec:
+        raise SynthError(f"the routes file is for {routes['topology']['spec']}, not {topology.spec}")
     if info.name in EXCHANGES:
         return _plan_exchange(info.name, topology, ranks_per_node, root, chunks, reach, router, method, sizes,
-                              time_limit, solver, say, check_only)
+                              time_limit, solver, say, check_only, routes)
     network = topology.network()
     ranks = network.num_terminals * ranks_per_node
     symmetric = (method in ("auto", "symmetric") and info.name not in ("broadcast", "reduce")
@@ -158,13 +163,13 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
     if not symmetric and (method == "trees" or ranks > MAX_EXACT_RANKS):  # before any pair is routed
         _check_tree_size(info.name, topology.spec, ranks, chunks)
     if reach is None:  # neighbours where they join every rank, else every pair
-        graph = transfer_graph(topology, ranks_per_node, "neighbours", router)
+        graph = transfer_graph(topology, ranks_per_node, "neighbours", router, routes=routes)
         if (graph.distances() < 0).any():
-            graph = transfer_graph(topology, ranks_per_node, "all", router)
+            graph = transfer_graph(topology, ranks_per_node, "all", router, routes=routes)
     else:
         if reach not in REACHES:
             raise SynthError(f"--transfers {reach}: expected one of {', '.join(REACHES)}")
-        graph = transfer_graph(topology, ranks_per_node, reach, router)
+        graph = transfer_graph(topology, ranks_per_node, reach, router, routes=routes)
     symmetry = network_symmetry(topology, graph) if symmetric else None
     if method == "symmetric" and symmetry is None:
         raise SynthError(f"--method symmetric: the {graph.reach} transfers of {topology.spec} routed by {graph.router} "
@@ -181,7 +186,7 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
             bound.bandwidth if info.name != "allreduce" else
             bandwidth_bound("allgather", network, ranks_per_node, root, terminals), network, ranks)
     return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root), bound, symmetry,
-                         trees_only=trees_only)
+                         trees_only=trees_only, routes=routes)
 
 
 def _check_tree_size(name: str, spec: str, ranks: int, chunks: int | None) -> None:
@@ -194,7 +199,8 @@ def _check_tree_size(name: str, spec: str, ranks: int, chunks: int | None) -> No
 
 
 def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, reach, router, method: str, sizes,
-                   time_limit: float, solver: str, say, check_only: bool = False) -> SynthesisPlan | None:
+                   time_limit: float, solver: str, say, check_only: bool = False,
+                   routes: dict | None = None) -> SynthesisPlan | None:
     """An all-to-all(v): its pairs routed with every block at once, and the bounds of any schedule
     (synth.synthesis.exchange)."""
     from synth.collectives.sizes import parse_sizes as parse_block_sizes
@@ -222,7 +228,7 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
             raise SynthError("every block between two ranks of this alltoallv is empty: nothing to exchange")
     if check_only:
         return None
-    routing = route_exchange(topology, ranks_per_node, matrix, time_limit, solver, router, say=say)
+    routing = route_exchange(topology, ranks_per_node, matrix, time_limit, solver, router, say=say, routes=routes)
     one_phase = _exchange_schedule(name, topology, ranks_per_node, matrix, "spread-out", None, REFERENCE_BYTES)
     floor = map_schedule(one_phase, topology, paths=transfer_paths(routing.graph, one_phase)).bound
     if matrix is None:  # lambda* in blocks, not rounded up: a schedule may split its blocks (MD, DO) over paths
@@ -270,7 +276,8 @@ def _exchange_part(plan: SynthesisPlan, say) -> Part:
     load_all()
     ranks_per_node = plan.graph.ranks_per_node
     graphs = [plan.graph]
-    if plan.graph.router != plan.topology.default_router:  # the family's paths too: forwarding steps may prefer them
+    if plan.routes is None and plan.graph.router != plan.topology.default_router:
+        # the family's paths too: forwarding steps may prefer them (not where a routes file gives the fabric's)
         a, b, _ = node_demand(plan.topology.network(), ranks_per_node, None)
         graphs.append(pairs_graph(plan.topology, ranks_per_node, "all", (a, b), plan.topology.default_router))
     found = []
@@ -357,8 +364,8 @@ def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
         return None
     if generated is None:
         try:
-            generated, _ = candidates(plan.collective, plan.topology, plan.graph.router, plan.root,
-                                      plan.graph.ranks_per_node)
+            generated, _ = candidates(plan.collective, plan.topology, plan.topology.default_router if plan.routes
+                                      else plan.graph.router, plan.root, plan.graph.ranks_per_node, plan.routes)
         except SynthError:
             return None
     generated = [c for c in generated if c.make is not None]
@@ -396,7 +403,8 @@ def _reversed_allgathers(plan: SynthesisPlan) -> list:
     from synth.pricing.compare import Candidate, candidates
 
     try:
-        found, _ = candidates("allgather", plan.topology, plan.graph.router, 0, plan.graph.ranks_per_node)
+        found, _ = candidates("allgather", plan.topology, plan.topology.default_router if plan.routes
+                              else plan.graph.router, 0, plan.graph.ranks_per_node, plan.routes)
     except SynthError:
         return []
     out = []
@@ -408,7 +416,8 @@ def _reversed_allgathers(plan: SynthesisPlan) -> list:
         if not verify(schedule).ok:
             continue
         out.append(Candidate(f"{candidate.label} reversed", candidate.blocks,
-                             map_schedule(schedule, plan.topology, plan.graph.router), make))
+                             map_schedule(schedule, plan.topology, None if plan.routes else plan.graph.router,
+                                          routes=plan.routes), make))
     return out
 
 
@@ -475,9 +484,13 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
         one_round = one_round_steps(front)
         if symmetry is not None and abelian_regular(symmetry, plan.graph.ranks_per_node):
             # the latency end: fewer steps than the transfer graph's diameter, over longer paths
-            extra = dissemination_points(symmetry, plan.topology, plan.graph.router, plan.chunks, reverse,
-                                         node_ports(network, plan.graph.ranks_per_node),
-                                         say=lambda t: say(f"{half}: {t}"))
+            try:
+                extra = dissemination_points(symmetry, plan.topology, plan.graph.router, plan.chunks, reverse,
+                                             node_ports(network, plan.graph.ranks_per_node), routes=plan.routes,
+                                             say=lambda t: say(f"{half}: {t}"))
+            except SynthError as exc:  # a routes file without the longer paths dissemination takes
+                say(f"{half}: no dissemination points: {exc}")
+                extra = []
             front = sorted(front + [e for e in extra if e.steps < front[0].steps], key=lambda f: f.steps)
         if plan.trees_only and plan.graph.reach != "all":
             # the bandwidth end where the core has room: every rank's blocks straight to every rank, one step
@@ -524,10 +537,10 @@ def _every_pair_graph(plan: SynthesisPlan, say):
     if plan.graph.reach == "all":
         return plan.graph
     try:
-        return transfer_graph(plan.topology, plan.graph.ranks_per_node, "all", plan.graph.router)
-    except SynthError:  # too many pairs: the trees over the plan's transfers stand alone
-        say(f"no straight, relay or per-layer points: every pair of {plan.graph.ranks} ranks is more than a "
-            "transfer graph holds")
+        return transfer_graph(plan.topology, plan.graph.ranks_per_node, "all",
+                              None if plan.routes else plan.graph.router, routes=plan.routes)
+    except SynthError as exc:  # too many pairs, or a routes file without them: the plan's transfers stand alone
+        say(f"no straight, relay or per-layer points over every pair: {exc}")
         return None
 
 

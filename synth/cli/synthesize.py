@@ -39,6 +39,9 @@ def add_parser(sub) -> None:
                    help="the rank pairs one step may join: neighbours (at most one router-to-router link) or all "
                         "(default: neighbours where they join every rank)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's)")
+    p.add_argument("--routes", metavar="FILE", help="a routes file (synth-routes/2, as `synth route --out` writes it "
+                   "and `synth check` passes) whose paths the transfers take instead: the fabric's own routes; it "
+                   "needs a path for every node pair a transfer joins (route an all-to-all to have them all)")
     p.add_argument("--method", choices=METHODS, default="auto",
                    help="exact: one program over every rank's blocks (up to 64 ranks); symmetric: the program of one "
                         "rank per orbit of the network's translations (tori, HyperX, Kautz K(D,2) with D + 1 a prime "
@@ -64,9 +67,14 @@ def cmd_synthesize(args) -> int:
     sizes = parse_sizes(args.bytes or "1MiB")
     topology = parse_topology(args.network)
     say = progress_printer(not args.quiet)
+    routes = None
+    if args.routes is not None:
+        from synth.app.schedule import checked_routes
+
+        routes = checked_routes(args.routes)
     plan_args = dict(ranks_per_node=args.ranks_per_node, root=args.root, chunks=args.chunks, reach=args.transfers,
                      router=args.router, method=args.method, sizes=args.sizes, time_limit=args.time_limit,
-                     solver=args.solver, say=say)
+                     solver=args.solver, say=say, routes=routes)
     # what the options say is checked before any output is reserved; an all-to-all's routing (the
     # program) runs after, so an unwritable --out is one line at once
     plan = plan_synthesis(args.collective, topology, **plan_args, check_only=True)

@@ -78,16 +78,18 @@ class Candidate:
         return alpha * bound.messages + beta_of(bandwidth_bits) * bound.busiest_bytes * size / (self.blocks * REFERENCE_BYTES)
 
 
-def candidates(name: str, topology, router: str, root: int = 0,
-               ranks_per_node: int = 1) -> tuple[list[Candidate], list[str]]:
-    """Every applicable algorithm's schedule, routed; and one line per algorithm left out (a rooted
-    collective's with its `root`, and Q ranks a node: synthesis prices them, `compare` does not)."""
+def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: int = 1,
+               routes: dict | None = None) -> tuple[list[Candidate], list[str]]:
+    """Every applicable algorithm's schedule, routed (by `router`, or along a routes file's paths);
+    and one line per algorithm left out (a rooted collective's with its `root`, Q ranks a node, a
+    routes file: synthesis prices them, `compare` does not)."""
     load_all()
     info = collective(name)
     if name == "alltoallv":
         raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
     ranks = topology.network().num_terminals * ranks_per_node
-    _router_applies(topology, router, topology.network().num_terminals)
+    if routes is None:
+        _router_applies(topology, router, topology.network().num_terminals)
     dims = grid_shape(topology)
     out, skipped, every_pair = [], [], None
     for algorithm_name, algorithm in ALGORITHMS.items():
@@ -103,7 +105,7 @@ def candidates(name: str, topology, router: str, root: int = 0,
             request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, root, dims, radix,
                               ranks_per_node=ranks_per_node)
             refusal = algorithm.refusal(request) or too_large(algorithm, request)
-            if refusal is None and sends_every_pair(algorithm):  # its routes' hops are known before it is made
+            if refusal is None and routes is None and sends_every_pair(algorithm):  # hops known before it is made
                 every_pair = all_pairs_hops(topology, router, ranks_per_node) if every_pair is None else every_pair
                 refusal = too_large(algorithm, request, hops=every_pair)
             label = algorithm_name if radix is None else f"{algorithm_name} r={radix}"
@@ -112,7 +114,7 @@ def candidates(name: str, topology, router: str, root: int = 0,
                 continue
             schedule = algorithm.generate(request)
             refusal = too_large(algorithm, request, schedule.num_block_sends, schedule.num_transfers,
-                                mapped_hops(schedule, topology, router))  # with its routes and pricing
+                                mapped_hops(schedule, topology, router, routes))  # with its routes and pricing
             if refusal is not None:
                 skipped.append(f"{label}: {refusal}")
                 continue
@@ -120,7 +122,7 @@ def candidates(name: str, topology, router: str, root: int = 0,
             if not report.ok:
                 raise AssertionError(f"{label} generated a wrong schedule: {report.violation}")
             split = ranks if info.blocks == "P^2" else blocks
-            out.append(Candidate(label, split, map_schedule(schedule, topology, router),
+            out.append(Candidate(label, split, map_schedule(schedule, topology, router, routes=routes),
                                  functools.partial(_regenerate, algorithm, request)))
     return out, skipped
 

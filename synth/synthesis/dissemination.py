@@ -39,7 +39,7 @@ def abelian_regular(symmetry, ranks_per_node: int) -> bool:
     return all(np.array_equal(a[g], g[:, a]) for a in probe)
 
 
-def dissemination_points(symmetry, topology, router: str, chunks: int, reverse: bool, ports: int,
+def dissemination_points(symmetry, topology, router: str, chunks: int, reverse: bool, ports: int, routes=None,
                          say=lambda text: None) -> list[FrontPoint]:
     """A front point per penalty (duplicates dropped): its deliveries over its own transfer graph,
     reversed for a reduce-scatter. The pairs from rank 0 (and to it) are routed by `router`; every
@@ -49,8 +49,10 @@ def dissemination_points(symmetry, topology, router: str, chunks: int, reverse: 
     p = g.shape[1]
     network = topology.network()
     others = np.arange(1, p)
-    base = {"from": pairs_graph(topology, 1, "from rank 0", (np.zeros(p - 1, dtype=np.int64), others), router),
-            "to": pairs_graph(topology, 1, "to rank 0", (others, np.zeros(p - 1, dtype=np.int64)), router)}
+    zeros = np.zeros(p - 1, dtype=np.int64)
+    base = {"from": pairs_graph(topology, 1, "from rank 0", (zeros, others), router, routes=routes),
+            "to": pairs_graph(topology, 1, "to rank 0", (others, zeros), router, routes=routes)}
+    router = base["from"].router  # the routes file's name where its paths are taken
     port, hops = _ports(g, symmetry, base, network, reverse)
     points, seen = [], set()
     for lam in PENALTIES:

@@ -30,7 +30,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.routing.path_selection import PathsOptions, PathsReport, route_phase_paths
 from synth.synthesis.symmetry import moved_channels, translation_group
-from synth.synthesis.transfers import MAX_PAIRS, TransferGraph, pairs_graph
+from synth.synthesis.transfers import MAX_PAIRS, TransferGraph, pairs_graph, routes_label
 from synth.topology.paths import Paths
 
 EXCHANGES = ("alltoall", "alltoallv")
@@ -87,11 +87,11 @@ def node_demand(network, ranks_per_node: int, sizes: np.ndarray | None) -> tuple
 
 
 def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time_limit: float, solver: str,
-                   router: str | None = None, say=lambda text: None) -> ExchangeRouting:
+                   router: str | None = None, say=lambda text: None, routes: dict | None = None) -> ExchangeRouting:
     """The path of every node pair when all of them send at once: translation-invariant where the
     network has translations (an alltoall, one rank per node: translated_paths), else chosen by the
     path-selection program (bytes over bandwidth) up to PROGRAM_PAIRS node pairs, else (or with
-    `router`) the router's; the transfer graph of every rank pair along them; the LP bound up to LP_PAIRS (its
+    `router`) the router's, or (`routes`) a routes file's; the transfer graph of every rank pair along them; the LP bound up to LP_PAIRS (its
     certified lower end where it runs out of time), and the sweep cut bound."""
     from synth.measure.lp_bound import lp_bound
 
@@ -113,6 +113,10 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
         lp, why = cut, cut_why
     granule = 1 if unit_router_links(network) else 0
     paths, name = None, router
+    if routes is not None:  # the fabric's own paths: neither translated nor chosen
+        from synth.pricing.schedule_cost import paths_from_routes
+
+        paths, name, router = paths_from_routes(routes, topology, a, b), routes_label(routes), routes_label(routes)
     if router is None and sizes is None and q == 1:  # tori, HyperX: a translation-invariant routing
         paths, name = translated_paths(topology, say), TRANSLATED
     if router is None and len(a) <= PROGRAM_PAIRS and (

@@ -57,8 +57,13 @@ class TransferGraph:
         return int(np.bincount(self.src, minlength=self.ranks).max(initial=0))
 
 
+def routes_label(routes: dict) -> str:
+    """How a routes file names itself as the router of a transfer graph."""
+    return f"a routes file of {routes.get('router', 'unknown')}"
+
+
 def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours", router: str | None = None,
-                   seed: int = 0) -> TransferGraph:
+                   seed: int = 0, routes: dict | None = None) -> TransferGraph:
     if reach not in REACHES:
         raise SynthError(f"unknown transfer reach '{reach}' (known: {', '.join(REACHES)})")
     network = topology.network()
@@ -68,13 +73,15 @@ def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours",
     if pairs > MAX_PAIRS:
         raise SynthError(f"{topology.spec}: {pairs:,} rank pairs with {reach} transfers, more than the {MAX_PAIRS:,} a "
                          "synthesis program takes; use --transfers neighbours or a smaller network")
-    return pairs_graph(topology, q, reach, node_pairs, router, seed)
+    return pairs_graph(topology, q, reach, node_pairs, router, seed, routes=routes)
 
 
 def pairs_graph(topology, ranks_per_node: int, reach: str, node_pairs: tuple[np.ndarray, np.ndarray],
-                router: str | None = None, seed: int = 0, node_paths: Paths | None = None) -> TransferGraph:
+                router: str | None = None, seed: int = 0, node_paths: Paths | None = None,
+                routes: dict | None = None) -> TransferGraph:
     """The transfer graph of the given ordered pairs of distinct nodes (every rank of one to every
-    rank of the other), and of the ranks within each node; the node pairs routed by `router`, or
+    rank of the other), and of the ranks within each node; the node pairs routed by `router`, along
+    a routes file's paths (`routes`: synth-routes/2, a path for every pair or a one-line error), or
     along `node_paths` (one per node pair, in order; `router` then names where they come from)."""
     from synth.routing.registry import make_router
 
@@ -83,6 +90,10 @@ def pairs_graph(topology, ranks_per_node: int, reach: str, node_pairs: tuple[np.
     ranks = n * q
     a, b = (np.asarray(x, dtype=np.int64) for x in node_pairs)
     router = router or topology.default_router
+    if node_paths is None and routes is not None:
+        from synth.pricing.schedule_cost import paths_from_routes
+
+        node_paths, router = paths_from_routes(routes, topology, a, b), routes_label(routes)
     if node_paths is None:
         routed = make_router(router, topology)(topology, a, b, phase=np.zeros(len(a), dtype=np.int64),
                                                occurrence=np.zeros(len(a), dtype=np.int64), seed=seed)
