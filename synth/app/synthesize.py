@@ -429,12 +429,18 @@ def _time_reversed(make, block_bytes: int) -> Schedule:
     forward = make(block_bytes).explicit()
     builder = ScheduleBuilder("reduce-scatter", forward.algorithm, forward.spec, forward.ranks, forward.blocks,
                               forward.block_bytes, ranks_per_node=forward.ranks_per_node)
-    for s in range(forward.num_steps - 1, -1, -1):
-        t = slice(forward.step_ptr[s], forward.step_ptr[s + 1])
-        counts = np.diff(forward.block_ptr[t.start:t.stop + 1])
-        ids = forward.block_ids[forward.block_ptr[t.start]:forward.block_ptr[t.stop]]
-        builder.add_step(forward.dst[t], forward.src[t], (counts, ids), REDUCE)
+    for src, dst, blocks, _ in reversed(list(_steps(forward))):
+        builder.add_step(dst, src, blocks, REDUCE)
     return builder.build()
+
+
+def _steps(schedule: Schedule):
+    """Per step of a schedule with its blocks listed: (src, dst, (counts, ids), op)."""
+    for s in range(schedule.num_steps):
+        t = slice(schedule.step_ptr[s], schedule.step_ptr[s + 1])
+        counts = np.diff(schedule.block_ptr[t.start:t.stop + 1])
+        ids = schedule.block_ids[schedule.block_ptr[t.start]:schedule.block_ptr[t.stop]]
+        yield schedule.src[t], schedule.dst[t], (counts, ids), schedule.op[t]
 
 
 def _relabelled(make):
@@ -673,11 +679,8 @@ def _joined(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], siz
     builder = ScheduleBuilder(plan.collective, "synthesized", plan.topology.spec, plan.graph.ranks, blocks, per_block,
                               root=root, ranks_per_node=plan.graph.ranks_per_node)
     for schedule in chosen:
-        for s in range(schedule.num_steps):
-            t = slice(schedule.step_ptr[s], schedule.step_ptr[s + 1])
-            counts = np.diff(schedule.block_ptr[t.start:t.stop + 1])
-            ids = schedule.block_ids[schedule.block_ptr[t.start]:schedule.block_ptr[t.stop]]
-            builder.add_step(schedule.src[t], schedule.dst[t], (counts, ids), schedule.op[t])
+        for src, dst, blocks, op in _steps(schedule):
+            builder.add_step(src, dst, blocks, op)
     return builder.build()
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.synthesis.exact import FEASIBLE, OPTIMAL, FrontPoint, LoadClasses, delivery_rounds, integer_bandwidth
+from synth.synthesis.transfers import terminal_routers
 
 
 def rank_groups(topology, ranks_per_node: int) -> np.ndarray | None:
@@ -25,10 +26,7 @@ def rank_groups(topology, ranks_per_node: int) -> np.ndarray | None:
     if groups is None:
         return None
     network = topology.network()
-    n = network.num_terminals
-    injection = network.channel_src < n
-    router = np.empty(n, dtype=np.int64)
-    router[network.channel_src[injection]] = network.channel_dst[injection] - n
+    router = terminal_routers(network) - network.num_terminals
     return np.repeat(np.asarray(groups, dtype=np.int64)[router], ranks_per_node)
 
 

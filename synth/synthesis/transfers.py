@@ -116,6 +116,16 @@ def pairs_graph(topology, ranks_per_node: int, reach: str, node_pairs: tuple[np.
     return TransferGraph(ranks, q, reach, src[order], dst[order], paths, port[order], router)
 
 
+def terminal_routers(network) -> np.ndarray:
+    """Per terminal, the node of the router its first injection channel enters."""
+    n = network.num_terminals
+    src, dst = network.channel_src, network.channel_dst
+    injection = src < n
+    router_of = np.full(n, -1, dtype=np.int64)
+    router_of[src[injection][::-1]] = dst[injection][::-1]
+    return router_of
+
+
 def _node_pairs(network, reach: str) -> tuple[np.ndarray, np.ndarray]:
     """The ordered pairs of distinct terminals a transfer may join."""
     n = network.num_terminals
@@ -123,9 +133,7 @@ def _node_pairs(network, reach: str) -> tuple[np.ndarray, np.ndarray]:
         a, b = np.nonzero(~np.eye(n, dtype=bool))
         return a.astype(np.int64), b.astype(np.int64)
     src, dst = network.channel_src, network.channel_dst
-    injection = src < n
-    router_of = np.full(n, -1, dtype=np.int64)
-    router_of[src[injection][::-1]] = dst[injection][::-1]  # a terminal's first injection channel
+    router_of = terminal_routers(network)
     linked = np.zeros((network.num_nodes, network.num_nodes), dtype=bool)
     between = (src >= n) & (dst >= n)
     linked[src[between], dst[between]] = True
