@@ -32,7 +32,8 @@ from synth.synthesis.exact import (FrontPoint, LoadClasses, SpreadProblem, deliv
                                    synthesize_spread)
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
-from synth.synthesis.layers import Stage, layer_sizes, pareto_program, stage_deliveries
+from synth.synthesis.layers import (Stage, layer_sizes, pareto_program, pipelined, rotated, stage_deliveries,
+                                    uniform)
 from synth.synthesis.relay import rank_groups, relay_point
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
@@ -46,6 +47,7 @@ GENERATED_PAIRS = "the algorithm's own"  # a generated point's transfers: the pa
 MAX_LAYERED_RANKS = 512  # the per-layer points' stages are priced over every rank pair's path
 LAYERED = ("allgather", "reduce-scatter")  # the halves the per-layer program makes (an allreduce: both)
 MAX_TREE_DELIVERIES = 4_000_000  # every rank's blocks without a program: P (P - 1) x chunks (a few minutes)
+LAYERED_PIECES = (2, 4, 8)  # the pipelined per-layer points' pieces (each within MAX_TREE_DELIVERIES)
 
 
 @dataclass(frozen=True)
@@ -516,19 +518,22 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
         if sizes is not None and p <= MAX_LAYERED_RANKS:
             every_pair = every_pair or _every_pair_graph(plan, say)
             if every_pair is not None:
-                layered = _layered_points(plan, sizes, every_pair, network, reverse, rounds_bound)
+                layered = _layered_points(plan, sizes, every_pair, network, reverse, per_byte,
+                                          lambda t: say(f"{half}: {t}"))
                 say(f"{half}: per layer ({' x '.join(map(str, sizes))}): " + "; ".join(
                     f"{f.steps} steps, {f.rounds} rounds" for f in layered))
                 front = sorted(front + layered, key=lambda f: f.steps)
         part = Part(half, least if solved else None, "optimal" if solved else front[0].status if front else "timeout",
                     front, *one_round, blocks=len(sources))
+        if any(point.blocks for point in front):  # per-layer points with every block split in shares
+            part.point_blocks = [point.blocks or len(sources) for point in front]
         for point in front:
             if point.choice is None:
                 part.makers.append(None)
                 part.priced.append(None)
                 continue
             # the program's and the balanced trees' points are the representatives' (translated when made)
-            maker = _maker(plan, half, point, len(sources), reverse,
+            maker = _maker(plan, half, point, point.blocks or len(sources), reverse,
                            symmetry if point.method in ("program", "trees") else None, designed)
             graph = point.graph or plan.graph
             schedule = maker()
@@ -565,31 +570,55 @@ def _direct_point(spread: SpreadProblem, graph, network, reverse: bool, rounds_b
 
 
 def _layered_points(plan: SynthesisPlan, sizes: tuple[int, ...], graph, network, reverse: bool,
-                    rounds_bound: int) -> list[FrontPoint]:
+                    per_byte: float, say) -> list[FrontPoint]:
     """The per-layer program's Pareto front (synth.synthesis.layers) as front points over `graph`
     (every pair): each stage priced once along its pairs' paths, forward or (reduce-scatter)
-    reversed."""
+    reversed; then each point's blocks split between rotations of its order and in pipelined
+    pieces, each priced whole, and of them all the points no other beats in both alpha terms and
+    busiest bytes (a message's, whatever the split)."""
     p = graph.ranks
     keys = graph.dst.astype(np.int64) * p + graph.src
     classes = LoadClasses.channels(integer_bandwidth(network))
+    ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
 
     def choice(step, sender, receiver, block):
         a, b = (receiver, sender) if reverse else (sender, receiver)
         return step, np.searchsorted(keys, b * p + a), block, receiver
 
+    def priced(deliveries, blocks: int, steps: int):
+        schedule = spread_schedule("allgather", graph, plan.topology.spec, blocks, REFERENCE_BYTES, deliveries, steps,
+                                   reverse, None)
+        return map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule))
+
     def cost(stage: Stage):
-        step, sender, receiver, block = stage_deliveries(sizes, stage, (), plan.chunks, 0)
-        schedule = spread_schedule("allgather", graph, plan.topology.spec, p * plan.chunks, REFERENCE_BYTES,
-                                   choice(step, sender, receiver, block), len(stage.steps), reverse, None)
-        mapped = map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule))
+        mapped = priced(choice(*stage_deliveries(sizes, stage, (), plan.chunks, 0)), p * plan.chunks, len(stage.steps))
         return float(mapped.port_messages.sum()), float(mapped.channel_bytes.sum())
 
+    sequential = pareto_program(sizes, cost)
+    found = [(c, 1, c.alphas, c.betas) for c in sequential]  # (combination, shares, alpha terms, betas a plan block)
+    splits = [pipelined(c, k) for c in sequential for k in LAYERED_PIECES]
+    for base in sequential + uniform(sizes, memory_layer=plan.graph.ranks_per_node > 1):
+        splits += [rotated(base, sizes, leading, both_ways) for leading in range(2, len(sizes) + 1)
+                   for both_ways in (False, True)]
+    for split in splits:
+        if split is None or p * (p - 1) * plan.chunks * split.shares > MAX_TREE_DELIVERIES:
+            continue
+        mapped = priced(choice(*split.deliveries(sizes, plan.chunks)), p * plan.chunks * split.shares, split.steps)
+        found.append((split, split.shares, float(mapped.port_messages.sum()),
+                      float(mapped.channel_bytes.sum()) / split.shares))
+    kept = pareto([(alphas, betas) for _, _, alphas, betas in found])
+    say(f"per layer: {len(sequential)} orders and choices on the front, {len(found) - len(sequential)} splits priced, "
+        f"{sum(found[i][1] > 1 for i in kept)} of them kept")
     points = []
-    for combination in pareto_program(sizes, cost):
+    for i in kept:
+        combination, shares, _, _ = found[i]
+        blocks = p * plan.chunks * shares
         made = choice(*combination.deliveries(sizes, plan.chunks))
         rounds = delivery_rounds(graph, classes, made[0], made[1], combination.steps)
-        points.append(FrontPoint(combination.steps, rounds, "optimal" if rounds <= rounds_bound else "feasible", 0.0,
-                                 made, method=combination.label(sizes), graph=graph))
+        optimal = rounds <= rounds_lower_bound(per_byte * ratio, blocks)
+        points.append(FrontPoint(combination.steps, rounds if shares == 1 else round(rounds / shares, 6),
+                                 "optimal" if optimal else "feasible", 0.0, made, method=combination.label(sizes),
+                                 graph=graph, blocks=blocks if shares > 1 else 0))
     return points
 
 
@@ -673,14 +702,18 @@ def _joined(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], siz
         part, k = whole[0]
         return part.makers[k](-(-size // part.blocks_of(k)))
     chosen = [part.schedule(k) for part, k in zip(parts, points) if k >= 0]
-    blocks = chosen[0].blocks
+    # halves with blocks split in different shares: each block of a half split further, to their least common
+    # multiple (block b's pieces b + j x blocks: the same rank's, as block b mod ranks is rank b's)
+    blocks = math.lcm(*(schedule.blocks for schedule in chosen))
     per_block = -(-size // blocks)
     root = plan.root if collective(plan.collective).rooted else None
     builder = ScheduleBuilder(plan.collective, "synthesized", plan.topology.spec, plan.graph.ranks, blocks, per_block,
                               root=root, ranks_per_node=plan.graph.ranks_per_node)
     for schedule in chosen:
-        for src, dst, blocks, op in _steps(schedule):
-            builder.add_step(src, dst, blocks, op)
+        split = blocks // schedule.blocks
+        pieces = np.arange(split, dtype=np.int64) * schedule.blocks
+        for src, dst, (counts, ids), op in _steps(schedule):
+            builder.add_step(src, dst, (counts * split, (ids[:, None] + pieces[None, :]).ravel()), op)
     return builder.build()
 
 

@@ -31,7 +31,6 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.pricing.alphabeta import beta_of, node_ports
 
-EPSILON = 1e-9  # relative: a cut better than the current ratio by less is no improvement
 BOUNDED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
 
 
@@ -89,14 +88,15 @@ def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int
     an automorphism moves a cut onto one of the same ratio, so the cuts holding one of them suffice."""
     if collective not in BOUNDED:
         raise SynthError(f"no synthesis bound for {collective} (bounded: {', '.join(BOUNDED)})")
-    graph = _capacity_graph(network)
     n, q = network.num_terminals, ranks_per_node
     p = n * q
     if p == 1 or n == 1:
         return BandwidthBound(0.0, "one node: no channel needs to be crossed")
     if collective in ("allgather", "reduce-scatter"):
         reverse = collective == "reduce-scatter"
-        ratio, inside = _cut_ratio(graph.reverse(copy=False) if reverse else graph, n, q,
+        src, dst, capacity, scale = _arcs(network)
+        ratio, inside = _cut_ratio((dst, src, capacity, scale) if reverse else (src, dst, capacity, scale),
+                                   network.num_nodes, n, q,
                                    range(n) if representatives is None else sorted(set(representatives)))
         way = "leave" if reverse else "enter"
         count = p - q * sum(1 for v in inside if v < n)
@@ -112,7 +112,7 @@ def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int
     # A set S splitting the nodes holds node 0 or not; a node b on the other side: C_in(S) is at
     # least the min cut from b to 0 or from 0 to b.
     least = min(min(flow(0, b), flow(b, 0)) for b in range(1, n))
-    injection = float(sum(d["capacity"] for _, _, d in graph.out_edges(range(n), data=True)))
+    injection = float(network.channel_bandwidth[network.channel_src < n].sum())
     gossip = 2 * (n - 1) / injection  # synth.pricing.collective_bound's count: 2(N - 1) n injected in all
     if gossip >= 1.0 / least:
         return BandwidthBound(gossip, f"2(N - 1) = {2 * (n - 1)} vectors injected through bandwidth {injection:g}")
@@ -131,61 +131,91 @@ def time_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0,
     return TimeBound(messages, bandwidth_bound(collective, network, ranks_per_node, root, representatives))
 
 
-def _capacity_graph(network) -> nx.DiGraph:
-    """The network's nodes, an arc per linked pair with the bandwidth of its channels."""
-    keys = network.channel_src.astype(np.int64) * network.num_nodes + network.channel_dst
-    unique, where = np.unique(keys, return_inverse=True)
-    capacity = np.bincount(where, weights=network.channel_bandwidth, minlength=len(unique))
-    graph = nx.DiGraph()
-    graph.add_nodes_from(range(network.num_nodes))
-    graph.add_edges_from((int(k // network.num_nodes), int(k % network.num_nodes), {"capacity": float(c)})
-                         for k, c in zip(unique.tolist(), capacity.tolist()))
-    return graph
-
-
-def _max_flow(network):
-    """max-flow value between two nodes, by scipy's Dinic on the channels' bandwidths (made
-    integers: synth.synthesis.exact's scale), in bandwidth units: thousands of flows a second."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import maximum_flow
-
+def _arcs(network) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """An arc per linked node pair (source, destination, the bandwidth of its channels made
+    integers: synth.synthesis.exact's scale) and the scale (integer units per bandwidth unit)."""
     from synth.synthesis.exact import integer_bandwidth
 
     scaled = integer_bandwidth(network)
-    scale = float(scaled[0]) / float(network.channel_bandwidth[0])
     count = network.num_nodes
     keys = network.channel_src.astype(np.int64) * count + network.channel_dst
     unique, where = np.unique(keys, return_inverse=True)
-    capacity = np.bincount(where, weights=scaled, minlength=len(unique)).astype(np.int32)
-    matrix = csr_matrix((capacity, (unique // count, unique % count)), shape=(count, count))
+    capacity = np.bincount(where, weights=scaled, minlength=len(unique)).round().astype(np.int64)
+    return unique // count, unique % count, capacity, float(scaled[0]) / float(network.channel_bandwidth[0])
+
+
+def _max_flow(network):
+    """max-flow value between two nodes, by scipy's Dinic on the channels' integer bandwidths, in
+    bandwidth units: thousands of flows a second."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_flow
+
+    src, dst, capacity, scale = _arcs(network)
+    count = network.num_nodes
+    matrix = csr_matrix((capacity.astype(np.int32), (src, dst)), shape=(count, count))
     return lambda a, b: maximum_flow(matrix, int(a), int(b), method="dinic").flow_value / scale
 
 
-def _cut_ratio(graph: nx.DiGraph, n: int, q: int, sinks) -> tuple[float, set]:
+INT32 = 2**31 - 1  # scipy's maximum_flow takes int32 capacities (larger ones are silently wrong)
+
+
+def _cut_ratio(arcs, count: int, n: int, q: int, sinks) -> tuple[float, set]:
     """max over node sets S holding a terminal of (ranks outside S) / (bandwidth into S), and S.
-    Dinkelbach: with lam the best ratio so far, a set S with q (ranks outside S) - lam C_in(S) > 0
-    is better; the least of q |terminals in S| + lam C_in(S) over S holding terminal v is a min cut
-    (source -> every terminal with capacity q, the channels with lam x bandwidth, sink v)."""
+    Dinkelbach: with lam = a / b the best ratio so far, a set S with q (ranks outside S) - lam
+    C_in(S) > 0 is better; the least of q |terminals in S| + lam C_in(S) over S holding terminal v
+    is a min cut (source -> every terminal with capacity q, the arcs with lam x bandwidth, sink v),
+    here times b: integer capacities q b and a x bandwidth, so the ratios compare exactly. Each cut
+    by scipy's Dinic (the sink side: what the source cannot reach in the residual graph), or by
+    networkx where the capacities pass int32."""
+    src, dst, capacity, scale = arcs
     p = n * q
-    best, inside = -1.0, set()
-    for v in range(n):  # the single nodes first: every rank's own blocks arrive through its links
-        into = sum(d["capacity"] for _, _, d in graph.in_edges(v, data=True))
-        if into > 0 and (p - q) / into > best:
-            best, inside = (p - q) / into, {v}
+    into_node = np.bincount(dst, weights=capacity, minlength=count).astype(np.int64)
+    # the single nodes first: every rank's own blocks arrive through its links
+    candidates = [(p - q, int(into_node[v]), v) for v in range(n) if into_node[v] > 0]
+    a, b, v0 = max(candidates, key=lambda c: (c[0] / c[1], -c[2]))
+    inside = {v0}
+    source = count
     while True:
-        cuts = nx.DiGraph()
-        cuts.add_edges_from((a, b, {"capacity": best * d["capacity"]}) for a, b, d in graph.edges(data=True))
-        cuts.add_edges_from(("source", u, {"capacity": float(q)}) for u in range(n))
         improved = None
+        cut_capacity = np.concatenate([a * capacity, np.full(n, q * b, dtype=np.int64)])
+        tails = np.concatenate([src, np.full(n, source)])
+        heads = np.concatenate([dst, np.arange(n)])
+        min_cut = _scipy_min_cut if n * q * b <= INT32 and int(cut_capacity.max()) <= INT32 else _networkx_min_cut
         for v in sinks:
-            value, (_, sink_side) = nx.minimum_cut(cuts, "source", v)
-            if p - value > EPSILON * p:
-                sink_side = set(sink_side)
-                into = sum(d["capacity"] for a, b, d in graph.edges(data=True) if a not in sink_side and b in sink_side)
-                outside = p - q * sum(1 for u in sink_side if isinstance(u, int) and u < n)
-                if into > 0 and outside / into > best * (1 + EPSILON):
-                    improved = (outside / into, sink_side)
+            value, sink_side = min_cut(tails, heads, cut_capacity, count + 1, source, int(v))
+            if p * b - value > 0:
+                into = int(capacity[~sink_side[src] & sink_side[dst]].sum())
+                outside = p - q * int(sink_side[:n].sum())
+                if into > 0 and outside * b > a * into:
+                    improved = (outside, into, set(np.flatnonzero(sink_side[:count]).tolist()))
                     break
         if improved is None:
-            return best, inside
-        best, inside = improved
+            return a / (b / scale), inside
+        a, b, inside = improved
+
+
+def _scipy_min_cut(tails, heads, capacity, count: int, source: int, sink: int) -> tuple[int, np.ndarray]:
+    """The min cut's value and its sink side (a mask): the nodes the source does not reach along
+    arcs with capacity left."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order, maximum_flow
+
+    matrix = csr_matrix((capacity.astype(np.int32), (tails, heads)), shape=(count, count))
+    result = maximum_flow(matrix, source, sink, method="dinic")
+    residual = (matrix - result.flow).tocsr()  # the flow is antisymmetric: a reverse arc's room is its flow
+    residual.data[residual.data < 0] = 0
+    residual.eliminate_zeros()
+    reached = breadth_first_order(residual, source, directed=True, return_predecessors=False)
+    sink_side = np.ones(count, dtype=bool)
+    sink_side[reached] = False
+    return int(result.flow_value), sink_side
+
+
+def _networkx_min_cut(tails, heads, capacity, count: int, source: int, sink: int) -> tuple[int, np.ndarray]:
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(count))
+    graph.add_edges_from((int(t), int(h), {"capacity": int(c)}) for t, h, c in zip(tails, heads, capacity))
+    value, (_, sink_nodes) = nx.minimum_cut(graph, source, sink)
+    sink_side = np.zeros(count, dtype=bool)
+    sink_side[list(sink_nodes)] = True
+    return int(value), sink_side

@@ -57,6 +57,7 @@ class FrontPoint:
     graph: object = None  # the TransferGraph of its pairs when not the plan's
     among: str = ""  # an all-to-all's point: the schedules its status is about (synth.app.synthesize._exchange_part)
     reach: str = ""  # the pairs its transfers join where not a TransferGraph's (a generated algorithm's own)
+    blocks: int = 0  # its blocks where not its part's (a per-layer point with every block split in shares)
 
 
 def delivery(graph, reverse: bool) -> Delivery:

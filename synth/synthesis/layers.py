@@ -19,8 +19,15 @@ contention counted), and the program over subsets D of the layers keeps, per D, 
 (alpha terms, beta terms) of the orders and algorithms that complete D. The Pareto set of all the
 layers holds, for every message size, the least time of any order and choice of layer algorithms
 (alpha x A + beta x n x B is least at a Pareto point). What that covers: these layer orders and
-these layer algorithms, each stage a whole layer; not chunks split between layers nor pipelined
-stages (left undone: a stage ends before the next starts, as the step model prices it).
+these layer algorithms, each stage a whole layer, one after the other.
+
+Splits (Concurrent): every block split into shares run at once, a step being every share's step
+of that number: rotations of the leading stages (a torus's x then y with y then x), both ways
+round (each layer's members numbered backwards: the links a one-way ring leaves idle), and
+pipelined stages. Their merged steps' busiest port and channel are the shares' together, not a
+sum, so each is priced whole on the network (synth.app.synthesize._layered_points), made from the
+program's Pareto points and from one algorithm on every layer (`uniform`); the choice per size is
+the least over the program's front and these splits, not over every split of every order.
 
 A reduce-scatter is the allgather of the reverse order run backwards (synth.synthesis.exact.
 spread_schedule reverses it), priced on the reversed stages.
@@ -28,6 +35,7 @@ spread_schedule reverses it), priced on the reversed stages.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -82,11 +90,13 @@ class Stage:
     steps: list  # layer_steps
 
 
-def stage_deliveries(sizes: tuple[int, ...], stage: Stage, done: tuple[int, ...], chunks: int,
+def stage_deliveries(sizes: tuple[int, ...], stage: Stage, done: tuple[int, ...], chunks,
                      first_step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(step, sender, receiver, block) of every block moved by `stage` after the layers `done`:
-    in every row of the layer at once, a member's layer block is its holdings, the blocks (all
-    chunks) of the ranks differing from it only in the done layers."""
+    in every row of the layer at once, a member's layer block is its holdings, the blocks of the
+    ranks differing from it only in the done layers (`chunks`: every chunk of them, a count, or
+    the chunk indices listed; block b is chunk b // ranks of rank b mod ranks)."""
+    chunk_ids = np.arange(chunks, dtype=np.int64) if np.ndim(chunks) == 0 else np.asarray(chunks, dtype=np.int64)
     ranks = math.prod(sizes)
     stride = np.array([math.prod(sizes[:k]) for k in range(len(sizes))], dtype=np.int64)
     rank = np.arange(ranks, dtype=np.int64)
@@ -106,8 +116,8 @@ def stage_deliveries(sizes: tuple[int, ...], stage: Stage, done: tuple[int, ...]
                 owner = base + j * stride[layer]
                 zero = owner - sum(coordinate[owner, d] * stride[d] for d in done)
                 held = (zero[:, None] + offsets[None, :]).ravel()  # (rows x holdings)
-                held = (held[:, None] + np.arange(chunks, dtype=np.int64)[None, :] * ranks).ravel()
-                per_row = len(offsets) * chunks
+                held = (held[:, None] + chunk_ids[None, :] * ranks).ravel()
+                per_row = len(offsets) * len(chunk_ids)
                 steps.append(np.full(len(held), first_step + s, dtype=np.int64))
                 senders.append(np.repeat(src, per_row))
                 receivers.append(np.repeat(dst, per_row))
@@ -127,15 +137,126 @@ class Combination:
         return sum(len(stage.steps) for stage in self.stages)
 
     def label(self, sizes: tuple[int, ...]) -> str:
-        return "layers " + " then ".join(f"{sizes[s.layer]} by {s.algorithm}" for s in self.stages)
+        return "layers " + " then ".join(f"{s.layer + 1} ({sizes[s.layer]}) by {s.algorithm}" for s in self.stages)
 
     def deliveries(self, sizes: tuple[int, ...], chunks: int):
         """(step, sender, receiver, block) of the whole allgather."""
-        parts, done, step = [], (), 0
-        for stage in self.stages:
-            parts.append(stage_deliveries(sizes, stage, done, chunks, step))
-            done, step = done + (stage.layer,), step + len(stage.steps)
+        return _lane_deliveries(sizes, self.stages, _back_to_back(self.stages), np.arange(chunks))
+
+
+def _back_to_back(stages) -> tuple[int, ...]:
+    """The first step of each stage when each starts as the one before ends."""
+    return tuple(itertools.accumulate((len(stage.steps) for stage in stages[:-1]), initial=0))
+
+
+def _lane_deliveries(sizes, stages, starts, chunk_ids):
+    parts, done = [], ()
+    for stage, start in zip(stages, starts):
+        parts.append(stage_deliveries(sizes, stage, done, chunk_ids, start))
+        done += (stage.layer,)
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
+
+
+@dataclass(frozen=True)
+class Lane:
+    """A share of every block going through its own order of stages, each from a given step."""
+
+    share: int  # the lane moves chunks share, share + shares, ... of the split blocks
+    stages: tuple[Stage, ...]
+    starts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Concurrent:
+    """A combination with every block split into `shares` chunks, the lanes of chunks running at
+    once (steps merged: a step is every lane's step of that number): the chunk split between layer
+    orders (`rotated`) or pipelined stages (`pipelined`). Stages of different layers use different
+    links, and where the ports differ too (a node that is its own router) their alpha terms
+    overlap as well: the merged steps cost less than the stages one after the other. Its cost is
+    not the stages' sum (the busiest port and channel of a merged step are the lanes' together),
+    so it is priced whole, on the network."""
+
+    base: Combination
+    how: str
+    shares: int
+    lanes: tuple[Lane, ...]
+
+    @property
+    def steps(self) -> int:
+        return max(start + len(stage.steps) for lane in self.lanes for stage, start in zip(lane.stages, lane.starts))
+
+    def label(self, sizes: tuple[int, ...]) -> str:
+        return f"{self.base.label(sizes)}, {self.how}"
+
+    def deliveries(self, sizes: tuple[int, ...], chunks: int):
+        """(step, sender, receiver, block) of the whole allgather, each of the `chunks` blocks of
+        a rank split into `shares` (block b: chunk b // ranks of rank b mod ranks)."""
+        total = chunks * self.shares
+        parts = [_lane_deliveries(sizes, lane.stages, lane.starts, np.arange(lane.share, total, self.shares))
+                 for lane in self.lanes]
         return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
+
+
+def mirrored(stage: Stage, members: int) -> Stage:
+    """The stage with its members numbered backwards (member j as -j mod H): a ring the other way
+    round, a dissemination to the other side; on a torus or a HyperX row the other links."""
+    def flip(j: int) -> int:
+        return -j % members
+    return Stage(stage.layer, stage.algorithm,
+                 [[(flip(u), flip(v), sorted(flip(j) for j in blocks)) for u, v, blocks in step] for step in stage.steps])
+
+
+def rotated(combination: Combination, sizes: tuple[int, ...], leading: int, both_ways: bool = False) -> Concurrent | None:
+    """The chunk split between layer orders: the first `leading` stages rotated, r shares, share
+    g taking them from the g-th on, then the first ones (each of those layers busy from the first
+    step, each with a share), then the other stages in order (the ranks of a node last: their
+    copies through memory, each block entering a node once); `both_ways`: 2r shares, the second r
+    with every stage mirrored (the links a one-way ring or an uneven route leaves idle). None with
+    fewer than two stages to rotate (and, both ways, where no stage changes when mirrored)."""
+    stages = combination.stages
+    if not 2 <= leading <= len(stages):
+        return None
+    head, tail = stages[:leading], stages[leading:]
+    orders = [head[g:] + head[:g] + tail for g in range(leading)]
+    if both_ways:
+        flipped = tuple(mirrored(stage, sizes[stage.layer]) for stage in stages)
+        if flipped == stages:
+            return None
+        orders += [flipped[g:leading] + flipped[:g] + flipped[leading:] for g in range(leading)]
+    lanes = tuple(Lane(g, order, _back_to_back(order)) for g, order in enumerate(orders))
+    which = "the order" if leading == len(stages) else f"the first {leading} stages"
+    how = f"1/{len(lanes)} of each block in each rotation of {which}" + (", both ways round" if both_ways else "")
+    return Concurrent(combination, how, len(lanes), lanes)
+
+
+def uniform(sizes: tuple[int, ...], memory_layer: bool) -> list[Combination]:
+    """Per layer algorithm, the combination taking it on every layer where it applies (else
+    straight), the layers in order, the ranks of a node (`memory_layer`: layer 0) last: the bases
+    of the concurrent splits besides the sequential front (a split's best order is not the
+    sequential one's, where memory copies are free and a node's blocks should cross the network
+    once)."""
+    layers = list(range(1, len(sizes))) + [0] if memory_layer else list(range(len(sizes)))
+    out, seen = [], set()
+    for algorithm in LAYER_ALGORITHMS:
+        chosen = [algorithm if layer_steps(algorithm, sizes[layer]) is not None else "straight" for layer in layers]
+        if tuple(chosen) not in seen:
+            seen.add(tuple(chosen))
+            out.append(Combination(tuple(Stage(layer, a, layer_steps(a, sizes[layer])) for layer, a in zip(layers, chosen)),
+                                   math.nan, math.nan))
+    return out
+
+
+def pipelined(combination: Combination, pieces: int) -> Concurrent | None:
+    """Pipelined stages: `pieces` shares in the same order, share i starting each stage i x D steps
+    later (D the longest stage: a share's stage never meets the next share's same stage), so the
+    stages of different layers overlap; None with one stage."""
+    stages = combination.stages
+    if len(stages) < 2 or pieces < 2:
+        return None
+    delay = max(len(stage.steps) for stage in stages)
+    first = _back_to_back(stages)
+    lanes = tuple(Lane(i, stages, tuple(start + i * delay for start in first)) for i in range(pieces))
+    return Concurrent(combination, f"pipelined in {pieces} pieces", pieces, lanes)
 
 
 def pareto_program(sizes: tuple[int, ...], cost) -> list[Combination]:

@@ -42,7 +42,7 @@ def test_a_dragonfly_of_72_ranks_is_synthesized_by_trees_and_meets_its_cut_bound
     (part,) = last["parts"]
     # the per-layer straight sends (terminals of a router, routers of a group, groups: 1 + 3 + 8 messages a port)
     assert (part["steps"], part["rounds"], part["status"], part["transfers"]) == (3, 71, "optimal", "all")
-    assert part["method"] == "layers 2 by straight then 4 by straight then 9 by straight"
+    assert part["method"] == "layers 1 (2) by straight then 2 (4) by straight then 3 (9) by straight"
     front = {(f["steps"], f["method"]): (f["rounds"], f["status"]) for f in part["front"]}
     assert front[1, "straight"] == front[2, "relay trees"] == (71, "optimal")
     assert front[3, "trees"] == (73, "feasible")
