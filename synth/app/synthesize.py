@@ -32,8 +32,8 @@ from synth.synthesis.exact import (FrontPoint, LoadClasses, SpreadProblem, deliv
                                    synthesize_spread)
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
-from synth.synthesis.layers import (Stage, layer_sizes, pareto_program, pipelined, rotated, stage_deliveries,
-                                    uniform)
+from synth.synthesis.layers import (Combination, Leaders, Stage, layer_sizes, pareto_program, pipelined, rotated,
+                                    stage_deliveries, uniform)
 from synth.synthesis.relay import rank_groups, relay_point
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
@@ -606,6 +606,24 @@ def _layered_points(plan: SynthesisPlan, sizes: tuple[int, ...], graph, network,
         mapped = priced(choice(*split.deliveries(sizes, plan.chunks)), p * plan.chunks * split.shares, split.steps)
         found.append((split, split.shares, float(mapped.port_messages.sum()),
                       float(mapped.channel_bytes.sum()) / split.shares))
+    if plan.graph.ranks_per_node > 1:  # the node's ranks gathered to a leader: one message a node's port per step
+        q = plan.graph.ranks_per_node
+
+        def leader_cost(stage: Stage):  # the stage among the leaders (the gather and broadcast: the same for all)
+            alone = Leaders(Combination((stage,), 0.0, 0.0), q)
+            mapped = priced(choice(*alone.network_deliveries(sizes, plan.chunks, 0)), p * plan.chunks, len(stage.steps))
+            return float(mapped.port_messages.sum()), float(mapped.channel_bytes.sum())
+
+        among = pareto_program(sizes[1:], leader_cost)
+        for network in among + [rotated(c, sizes[1:], leading, both_ways) for c in among + uniform(sizes[1:], False)
+                                for leading in range(2, len(sizes)) for both_ways in (False, True)]:
+            if network is None:
+                continue
+            whole = Leaders(network, q)
+            blocks = p * plan.chunks * whole.shares
+            mapped = priced(choice(*whole.deliveries(sizes, plan.chunks)), blocks, whole.steps)
+            found.append((whole, whole.shares, float(mapped.port_messages.sum()),
+                          float(mapped.channel_bytes.sum()) / whole.shares))
     kept = pareto([(alphas, betas) for _, _, alphas, betas in found])
     say(f"per layer: {len(sequential)} orders and choices on the front, {len(found) - len(sequential)} splits priced, "
         f"{sum(found[i][1] > 1 for i in kept)} of them kept")

@@ -136,8 +136,11 @@ class Combination:
     def steps(self) -> int:
         return sum(len(stage.steps) for stage in self.stages)
 
-    def label(self, sizes: tuple[int, ...]) -> str:
-        return "layers " + " then ".join(f"{s.layer + 1} ({sizes[s.layer]}) by {s.algorithm}" for s in self.stages)
+    shares = 1  # its blocks are not split (Concurrent's are)
+
+    def label(self, sizes: tuple[int, ...], first: int = 1) -> str:
+        """Its stages in order (layer `first` the fastest-varying coordinate of `sizes`)."""
+        return "layers " + " then ".join(f"{s.layer + first} ({sizes[s.layer]}) by {s.algorithm}" for s in self.stages)
 
     def deliveries(self, sizes: tuple[int, ...], chunks: int):
         """(step, sender, receiver, block) of the whole allgather."""
@@ -185,8 +188,8 @@ class Concurrent:
     def steps(self) -> int:
         return max(start + len(stage.steps) for lane in self.lanes for stage, start in zip(lane.stages, lane.starts))
 
-    def label(self, sizes: tuple[int, ...]) -> str:
-        return f"{self.base.label(sizes)}, {self.how}"
+    def label(self, sizes: tuple[int, ...], first: int = 1) -> str:
+        return f"{self.base.label(sizes, first)}, {self.how}"
 
     def deliveries(self, sizes: tuple[int, ...], chunks: int):
         """(step, sender, receiver, block) of the whole allgather, each of the `chunks` blocks of
@@ -257,6 +260,63 @@ def pipelined(combination: Combination, pieces: int) -> Concurrent | None:
     first = _back_to_back(stages)
     lanes = tuple(Lane(i, stages, tuple(start + i * delay for start in first)) for i in range(pieces))
     return Concurrent(combination, f"pipelined in {pieces} pieces", pieces, lanes)
+
+
+@dataclass(frozen=True)
+class Leaders:
+    """With Q ranks a node: every rank's blocks gathered to its node's first rank (one step, each
+    rank starting one copy at its own memory port), a combination over the network's layers among
+    those leaders only (a node's Q ranks' blocks its chunks: one message a port where all Q ranks
+    would start theirs at the node's shared port), then a binomial broadcast in each node (ceil
+    log2 Q steps of one copy a rank). The small-message end with Q > 1: message starts of one rank
+    a node."""
+
+    network: Combination | Concurrent  # over the layers without the node's (sizes[1:])
+    q: int
+
+    @property
+    def shares(self) -> int:
+        return self.network.shares
+
+    @property
+    def steps(self) -> int:
+        return 1 + self.network.steps + (self.q - 1).bit_length()
+
+    def label(self, sizes: tuple[int, ...]) -> str:
+        among = self.network.label(sizes[1:], first=2).removeprefix("layers ")
+        return f"layers gathered to a leader a node, then {among}, then a binomial broadcast in the node"
+
+    def deliveries(self, sizes: tuple[int, ...], chunks: int):
+        """(step, sender, receiver, block): block b is chunk b // P of rank b mod P, rank m Q + i the
+        i-th of node m; the leaders' chunk c of node m is rank m Q + c mod Q's chunk c // Q (each of
+        the `chunks` split in the network's shares)."""
+        q, nodes = self.q, math.prod(sizes[1:])
+        ranks = nodes * q
+        parts = [self.network_deliveries(sizes, chunks, 1)]
+        chunks *= self.shares
+        chunk = np.arange(chunks, dtype=np.int64)
+        # the gather: rank m Q + i, i > 0, sends its chunks to m Q
+        member = (np.arange(nodes, dtype=np.int64)[:, None] * q + np.arange(1, q)[None, :]).ravel()
+        parts.append((np.zeros(len(member) * chunks, dtype=np.int64), np.repeat(member, chunks),
+                      np.repeat(member - member % q, chunks), (member[:, None] + chunk[None, :] * ranks).ravel()))
+        # the broadcast: member i receives from i - 2^floor(log2 i) at that step every block but its own
+        everything = np.arange(ranks * chunks, dtype=np.int64)
+        first = 1 + self.network.steps
+        for i in range(1, q):
+            top = 1 << (i.bit_length() - 1)
+            to = np.arange(nodes, dtype=np.int64) * q + i
+            lacks = everything[None, :] % ranks != to[:, None]
+            count = lacks.sum(axis=1)
+            parts.append((np.full(int(count.sum()), first + i.bit_length() - 1, dtype=np.int64),
+                          np.repeat(to - top, count), np.repeat(to, count), np.nonzero(lacks)[1]))
+        return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
+
+    def network_deliveries(self, sizes: tuple[int, ...], chunks: int, first_step: int):
+        """The network stages' deliveries among the leaders, from `first_step`."""
+        q, nodes = self.q, math.prod(sizes[1:])
+        step, sender, receiver, block = self.network.deliveries(sizes[1:], q * chunks)
+        node, c = block % nodes, block // nodes
+        return step + first_step, sender * q, receiver * q, node * q + c % q + (c // q) * nodes * q
 
 
 def pareto_program(sizes: tuple[int, ...], cost) -> list[Combination]:

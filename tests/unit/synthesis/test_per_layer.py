@@ -91,7 +91,7 @@ def test_every_split_and_pipeline_delivers_its_allgather_and_reduce_scatter(spec
     (k - 1) times the longest stage's."""
     from synth.app.synthesize import transfer_graph
     from synth.synthesis.exact import spread_schedule
-    from synth.synthesis.layers import layer_sizes, pipelined, rotated, uniform
+    from synth.synthesis.layers import Leaders, layer_sizes, pipelined, rotated, uniform
 
     topology = parse_topology(spec)
     sizes = layer_sizes(topology, q, topology.network().num_terminals * q)
@@ -102,6 +102,10 @@ def test_every_split_and_pipeline_delivers_its_allgather_and_reduce_scatter(spec
     splits = [s for c in combos for s in [rotated(c, sizes, lead, both) for lead in range(2, len(sizes) + 1)
                                           for both in (False, True)] + [pipelined(c, k) for k in (2, 3)] if s]
     assert any(s.how.startswith("pipelined") for s in splits) and any("both ways" in s.how for s in splits)
+    if q > 1:  # the node's ranks through a leader, around every sequential and rotated order of the network layers
+        network = pareto_program(sizes[1:], lambda stage: (len(stage.steps), 1.0)) + uniform(sizes[1:], False)
+        splits += [Leaders(c, q) for c in network]
+        splits += [Leaders(r, q) for c in network for both in (False, True) if (r := rotated(c, sizes[1:], 2, both))]
     for split in splits:
         step, sender, receiver, block = split.deliveries(sizes, 2)
         for collective, reverse in (("allgather", False), ("reduce-scatter", True)):
@@ -110,7 +114,7 @@ def test_every_split_and_pipeline_delivers_its_allgather_and_reduce_scatter(spec
             schedule = spread_schedule(collective, graph, spec, p * 2 * split.shares, 8, made, split.steps, reverse,
                                        None)
             assert verify(schedule).ok and delivers(schedule), (split.label(sizes), collective)
-        if split.how.startswith("pipelined"):
+        if getattr(split, "how", "").startswith("pipelined"):
             lengths = [len(s.steps) for s in split.base.stages]
             assert split.steps == sum(lengths) + (split.shares - 1) * max(lengths)
 
@@ -119,14 +123,15 @@ def test_splitting_blocks_between_rotated_layer_orders_reaches_the_cut_bound_wit
     """torus 4x4 with 4 ranks a node: one layer after the other, a node's links of one dimension
     idle while the other's work, the busiest link carries 4 x the cut bound's 60/4 blocks (measured
     before the splits: 300% above the bound at every size). Half of each block through x then y and
-    half through y then x, each way round the ring, the node's own copies last through memory: 15
-    rounds, the cut bound, 0.5% above the time bound at 256 MiB. Counted here from the transfers:
-    every block enters every node once, over the network."""
+    half through y then x, each way round the ring, among the nodes' leaders, the node's own copies
+    through memory: 15 rounds, the cut bound, 0.1% above the time bound at 256 MiB. Counted here
+    from the transfers: every block enters every node once, over the network."""
     plan = plan_synthesis("allgather", parse_topology("torus:4,4"), ranks_per_node=4, method="trees")
     (part,) = synthesize_parts(plan, 5, generated=())
     k, _ = part.best(1 << 28, 1e-6, 100e9)
     point = part.front[k]
-    assert "rotation of the first 2 stages, both ways round" in point.method
+    assert "by ring, 1/4 of each block in each rotation of the order, both ways round" in point.method
+    assert point.method.startswith("layers gathered to a leader a node")
     assert point.rounds == 15 and point.status == "optimal"
     schedule = part.schedule(k)
     assert verify(schedule).ok and delivers(schedule)
@@ -161,3 +166,26 @@ def test_an_allreduce_joins_halves_split_in_different_shares():
                 assert verify(schedule).ok and delivers(schedule)
                 return
     pytest.fail("no two points with different shares")
+
+
+def test_a_leader_a_node_starts_one_message_a_node_port_per_step():
+    """dragonfly (2,4,2) with 4 ranks a node (a node's one link its port): every rank sending over
+    the network, a node's port starts 4 messages a step (30 alpha terms at 32 B, 400% above the
+    bound before the leaders). Gathered to a leader (1 step, each rank one copy through its own
+    memory port), Bruck among the leaders of 9 groups (4 steps), of 4 routers (2), straight among
+    2 terminals (1), a binomial broadcast in the node (2): 10, counted here from the transfers."""
+    plan = plan_synthesis("allgather", parse_topology("dragonfly:2,4,2"), ranks_per_node=4)
+    (part,) = synthesize_parts(plan, 5, generated=())
+    k, _ = part.best(32, 1e-6, 100e9)
+    assert part.front[k].method.startswith("layers gathered to a leader a node, then 4 (9) by bruck")
+    schedule = part.schedule(k)
+    assert verify(schedule).ok and delivers(schedule)
+    step = schedule.transfer_step()
+    starts = 0
+    for s in range(schedule.num_steps):
+        src, dst = schedule.src[step == s], schedule.dst[step == s]
+        across = src // 4 != dst // 4
+        per_node = np.bincount(src[across] // 4, minlength=72).max(initial=0)
+        per_rank = np.bincount(src[~across], minlength=288).max(initial=0)
+        starts += max(per_node, per_rank)
+    assert starts == 10 == part.priced[k].port_messages.sum()
