@@ -44,9 +44,10 @@ METHODS = ("auto", "exact", "symmetric", "trees")
 MAX_EXACT_RANKS = 64  # the whole program: P (P - 1) deliveries per chunk
 MAX_SYMMETRIC_RANKS = 4096  # the representatives' program, or their balanced trees where the program is too large
 GENERATED_PAIRS = "the algorithm's own"  # a generated point's transfers: the pairs its algorithm joins
-MAX_LAYERED_RANKS = 512  # the per-layer points' stages are priced over every rank pair's path
+MAX_LAYERED_RANKS = 2048  # the per-layer points' stages are priced over every rank pair's path
 LAYERED = ("allgather", "reduce-scatter")  # the halves the per-layer program makes (an allreduce: both)
 MAX_TREE_DELIVERIES = 4_000_000  # every rank's blocks without a program: P (P - 1) x chunks (a few minutes)
+MAX_EVERY_PAIRS = 1 << 22  # the straight, relay and per-layer points' pairs: no program, arrays of them (2,048 ranks)
 LAYERED_PIECES = (2, 4, 8)  # the pipelined per-layer points' pieces (each within MAX_TREE_DELIVERIES)
 
 
@@ -549,7 +550,7 @@ def _every_pair_graph(plan: SynthesisPlan, say):
         return plan.graph
     try:
         return transfer_graph(plan.topology, plan.graph.ranks_per_node, "all",
-                              None if plan.routes else plan.graph.router, routes=plan.routes)
+                              None if plan.routes else plan.graph.router, routes=plan.routes, limit=MAX_EVERY_PAIRS)
     except SynthError as exc:  # too many pairs, or a routes file without them: the plan's transfers stand alone
         say(f"no straight, relay or per-layer points over every pair: {exc}")
         return None

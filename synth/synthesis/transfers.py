@@ -63,16 +63,17 @@ def routes_label(routes: dict) -> str:
 
 
 def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours", router: str | None = None,
-                   seed: int = 0, routes: dict | None = None) -> TransferGraph:
+                   seed: int = 0, routes: dict | None = None, limit: int = MAX_PAIRS) -> TransferGraph:
+    """The transfer graph of the rank pairs `reach` joins (at most `limit`), routed."""
     if reach not in REACHES:
         raise SynthError(f"unknown transfer reach '{reach}' (known: {', '.join(REACHES)})")
     network = topology.network()
     n, q = network.num_terminals, ranks_per_node
     node_pairs = _node_pairs(network, reach)
     pairs = len(node_pairs[0]) * q * q + n * q * (q - 1)
-    if pairs > MAX_PAIRS:
-        raise SynthError(f"{topology.spec}: {pairs:,} rank pairs with {reach} transfers, more than the {MAX_PAIRS:,} a "
-                         "synthesis program takes; use --transfers neighbours or a smaller network")
+    if pairs > limit:
+        raise SynthError(f"{topology.spec}: {pairs:,} rank pairs with {reach} transfers, more than the {limit:,} a "
+                         "synthesis takes; use --transfers neighbours or a smaller network")
     return pairs_graph(topology, q, reach, node_pairs, router, seed, routes=routes)
 
 
