@@ -242,7 +242,8 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
            f"over bandwidth) or {floor.why_bytes}")
     bound = TimeBound(floor.messages, BandwidthBound(per_byte, why))
     steps = StepBound(1, "every pair is joined by one transfer: a direct exchange takes one step")
-    return SynthesisPlan(name, topology, routing.graph, 0, 1, steps, bound, exchange=routing, sizes=matrix)
+    return SynthesisPlan(name, topology, routing.graph, 0, 1, steps, bound, exchange=routing, sizes=matrix,
+                         routes=routes)
 
 
 def exchange_message_bytes(matrix: np.ndarray, ranks: int) -> int:

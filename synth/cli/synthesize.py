@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from synth.app.exchange_routes import write_exchange_routes
 from synth.app.schedule import progress_printer
 from synth.app.synthesize import METHODS, SYNTHESIZED, bands, exchange_message_bytes, plan_synthesis, synthesize_parts
 from synth.core.errors import SynthError
@@ -48,7 +49,7 @@ def add_parser(sub) -> None:
                         "power), translated to all; trees: balanced breadth-first trees and every block sent straight, "
                         "no program (thousands of ranks); auto (default): symmetric where the network has "
                         "translations, else exact up to 64 ranks and trees above. The per-layer points (hierarchical "
-                        "networks up to 512 ranks) and the generated algorithms are always on the front too")
+                        "networks up to 2,048 ranks) and the generated algorithms are always on the front too")
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
                    metavar="S", help="the solver's time for the whole synthesis, shared equally by the step counts tried "
@@ -56,6 +57,9 @@ def add_parser(sub) -> None:
     add_cost_model(p)
     p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/1 with its synthesis record); "
                    "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json")
+    p.add_argument("--routes-out", metavar="FILE", help="alltoall: also write the exchange's routes, one phase of every "
+                   "node pair (traffic a2a-all), as a routes file (synth-routes/2; .h5 the compact form) that synth "
+                   "check, synth tables and synth synthesize --routes take")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_synthesize)
 
@@ -78,6 +82,12 @@ def cmd_synthesize(args) -> int:
     # what the options say is checked before any output is reserved; an all-to-all's routing (the
     # program) runs after, so an unwritable --out is one line at once
     plan = plan_synthesis(args.collective, topology, **plan_args, check_only=True)
+    if args.routes_out is not None and collective(args.collective).name != "alltoall":
+        raise SynthError(f"--routes-out: only an alltoall's synthesis routes its pairs as one phase, not "
+                         f"{collective(args.collective).name}'s" + (" (its routes weigh the matrix's bytes, which a "
+                                                                      "routes file's traffic cannot name)"
+                                                                      if collective(args.collective).name == "alltoallv"
+                                                                      else ""))
     bandwidth_bits = args.bandwidth * 1e9
     with OutputSet() as outputs:
         # The output is reserved before the solver runs: an unwritable --out is one line at once. The
@@ -85,6 +95,7 @@ def cmd_synthesize(args) -> int:
         single = outputs.reserve(args.out) if args.out is not None and len(sizes) == 1 else None
         if args.out is not None and single is None:
             outputs.reserve_dir(args.out, [])
+        routes_target = outputs.reserve(args.routes_out) if args.routes_out is not None else None
         if plan is None:
             plan = plan_synthesis(args.collective, topology, **plan_args)
         if plan.sizes is not None:  # one band: the matrix's own sizes, shown as a rank's average
@@ -145,7 +156,13 @@ def cmd_synthesize(args) -> int:
                     with targets[i].open() as handle:
                         write_schedule(handle, s)
         print(f"verified  every send holds its blocks; every schedule delivers the {collective(plan.collective).name}")
+        if routes_target is not None:
+            e = write_exchange_routes(routes_target, plan)
+            print(f"routes    one phase of {counted(plan.topology.network().num_terminals, 'node')}' pairs: busiest "
+                  f"channel {e.max_contention}, cut bound {e.lower_bound} ({e.status})")
         if args.out is not None:
             print(f"wrote {args.out}")
+        if args.routes_out is not None:
+            print(f"wrote {args.routes_out}")
     return 0
 

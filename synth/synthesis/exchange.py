@@ -60,6 +60,7 @@ class ExchangeRouting:
     lp_why: str  # where it comes from: the LP, or the best sweep cut
     granule: int  # 1: the router-to-router channels have bandwidth 1, loads of whole blocks are whole; 0: they differ
     report: PathsReport | None = None  # the program's, where it routed the pairs
+    options: PathsOptions | None = None  # the program's options, where it routed the pairs
 
     def bound(self, floor: float) -> float:
         """The least busiest load, summed over the steps, of a schedule that moves every block whole
@@ -102,7 +103,7 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
         raise SynthError(f"{topology.spec}: an all-to-all of {n * q:,} ranks joins {pairs:,} rank pairs, more than the "
                          f"{MAX_PAIRS:,} a synthesis routes")
     a, b, weights = node_demand(network, q, sizes)
-    report, lp, why = None, 0.0, ""
+    report, lp, why, options = None, 0.0, "", None
     if len(a) <= LP_PAIRS:
         say("the multicommodity-flow LP bound")
         found = lp_bound(network, a, b, exact=True, weights=weights, time_limit=LP_GUARD_SECONDS)
@@ -137,7 +138,7 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
         graph = pairs_graph(topology, q, "all", (a, b), name)
     else:
         graph = pairs_graph(topology, q, "all", (a, b), name, node_paths=paths)
-    return ExchangeRouting(graph, lp, why, granule, report)
+    return ExchangeRouting(graph, lp, why, granule, report, options if report is not None else None)
 
 
 def _busiest(network, paths: Paths, weights: np.ndarray) -> float:

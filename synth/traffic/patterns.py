@@ -421,8 +421,22 @@ def _lat(request: PatternRequest) -> Workload:
     groups = topology.router_groups() if topology is not None else None
     if groups is None:
         raise SynthError("traffic pattern 'a2a-lat' needs a network of groups (Prisacari20 ch.4: dragonflies)")
+    terminals = topology.network().num_terminals
+    if request.ranks != terminals:  # its phases pair terminals by their routers' links
+        raise SynthError(f"traffic pattern 'a2a-lat' pairs the {terminals} terminals by their links: one rank a "
+                         f"terminal, not {request.ranks} ranks")
     table = lat_destinations(topology.network(), groups)
     return _all_to_all(request, lambda s, p: table[p, s])
+
+
+@_pattern("a2a-all", "a2a-all", "every ordered pair of distinct ranks in one phase: a whole exchange at once (the "
+          "routing of synth synthesize alltoall)")
+def _all_pairs(request: PatternRequest) -> Workload:
+    request.no_argument()
+    n = request.ranks
+    src, dst = np.nonzero(~np.eye(n, dtype=bool))  # by source, then destination
+    return Workload(request.pattern, n, 1, request.message_bytes, explicit=(Flows.uniform(src, dst, request.message_bytes),),
+                    explicit_phases=np.zeros(1, dtype=np.int64))
 
 
 @_pattern("shift", "shift:K", "one permutation: d = (s + K) mod N")

@@ -173,3 +173,19 @@ def test_bitrev_on_a_non_power_of_two_reverses_the_largest_power_of_two_prefix()
     assert dst[:1024] == [int(f"{s:010b}"[::-1], 2) for s in range(1024)]
     assert dst[1024:] == list(range(1024, 1056))
     assert sorted(dst) == list(range(1056))
+
+
+def test_a2a_all_is_every_ordered_pair_once_in_one_phase():
+    workload = parse_pattern("a2a-all", 5, None, 77)
+    flows = workload.flows(0)
+    assert workload.num_phases == 1
+    assert sorted(zip(flows.src.tolist(), flows.dst.tolist())) == [(a, b) for a in range(5) for b in range(5) if a != b]
+    assert (flows.bytes == 77).all()
+
+
+def test_a2a_lat_refuses_ranks_that_are_not_the_terminals():
+    """It pairs terminals by their routers' links: with Q ranks a terminal (synth synthesize
+    alltoall --ranks-per-node 2 priced it) its table was indexed past its terminals."""
+    topology = parse_topology("dragonfly:2,4,2")
+    with pytest.raises(SynthError, match="one rank a terminal"):
+        parse_pattern("a2a-lat", 144, topology.hierarchy(), topology=topology)
