@@ -70,7 +70,7 @@ def plan_schedule(collective_name: str, algorithm_name: str, topology, *, messag
     if peer is not None and peer >= ranks:
         raise SynthError(f"--peer {peer} is not a rank of {topology.spec} (0..{ranks - 1})")
     natural_blocks = expected_blocks(info.name, ranks)
-    dims = grid_shape(topology)
+    dims = grid_shape(topology, ranks_per_node)
     if natural_blocks is None:
         natural = Request(info.name, ranks, ranks, 0, topology.spec, root, dims, peer=peer)
         natural_blocks = blocks if blocks is not None else \
@@ -86,8 +86,6 @@ def plan_schedule(collective_name: str, algorithm_name: str, topology, *, messag
     if sizes is not None and info.name != "alltoallv":
         raise SynthError(f"--sizes gives the block sizes of an alltoallv, not of {info.name}")
     refuse_options(algorithm, {"batch": batch, "radix": radix})
-    if ranks_per_node > 1 and dims:
-        dims = ()  # several ranks per router: the ranks are no longer the router grid
     request = Request(info.name, ranks, blocks, per_block, topology.spec, root, dims, radix, batch, ranks_per_node, None,
                       peer)
     refusal = algorithm.refusal(request) or too_large(algorithm, request)  # before the sizes (P^2 of them) are made

@@ -256,8 +256,8 @@ def _exchange_schedule(name: str, topology, ranks_per_node: int, matrix, algorit
 
     load_all()
     ranks = topology.network().num_terminals * ranks_per_node
-    request = Request(name, ranks, ranks * ranks, block_bytes, topology.spec, 0, grid_shape(topology), radix,
-                      ranks_per_node=ranks_per_node, sizes=matrix)
+    request = Request(name, ranks, ranks * ranks, block_bytes, topology.spec, 0, grid_shape(topology, ranks_per_node),
+                      radix, ranks_per_node=ranks_per_node, sizes=matrix)
     refusal = ALGORITHMS[algorithm].refusal(request)
     if refusal is not None:
         return None

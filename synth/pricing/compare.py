@@ -90,7 +90,7 @@ def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: 
     ranks = topology.network().num_terminals * ranks_per_node
     if routes is None:
         _router_applies(topology, router, topology.network().num_terminals)
-    dims = grid_shape(topology)
+    dims = grid_shape(topology, ranks_per_node)
     out, skipped, every_pair = [], [], None
     for algorithm_name, algorithm in ALGORITHMS.items():
         if name not in algorithm.collectives:

@@ -6,6 +6,10 @@ generated algorithm's and the bound of any schedule (synth's cost model, alpha 1
 
     python tests/bench/bench_synthesis.py                     # the default set
     python tests/bench/bench_synthesis.py --networks torus:8,8 --collectives allgather --time-limit 120
+    python tests/bench/bench_synthesis.py --networks "torus:4,4;dragonfly:2,4,2" --ranks-per-node 4
+
+With Q ranks a node (`--ranks-per-node`; `synth compare` prices one rank a terminal) the generated
+algorithms are those of the synthesis' own front, priced the same way.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ def main() -> int:
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--sizes", default=SIZES)
     parser.add_argument("--seeds", action="store_true", help="the seeds' networks (issue 24's list) instead")
+    parser.add_argument("--ranks-per-node", type=int, default=1, metavar="Q")
     args = parser.parse_args()
     networks = SEED_NETWORKS if args.seeds else args.networks.split(";")
     sizes = args.sizes
@@ -44,6 +49,9 @@ def main() -> int:
     print("|---|---|---|---|---|" + "---|" * len(sizes.split(",")))
     for spec in networks:
         for collective in args.collectives.split(","):
+            if args.ranks_per_node > 1:
+                print(with_ranks_per_node(spec, collective, args.ranks_per_node, sizes, args.time_limit), flush=True)
+                continue
             start = time.perf_counter()
             result = synth.compare(collective, spec, sizes=sizes, synthesized=True, time_limit=args.time_limit)
             seconds = time.perf_counter() - start
@@ -63,6 +71,34 @@ def main() -> int:
             print(f"| {spec} | {collective} | {ranks} | {seconds:.1f} s | {status} | " + " | ".join(cells) + " |",
                   flush=True)
     return 0
+
+
+def with_ranks_per_node(spec: str, collective: str, q: int, sizes: str, time_limit: float) -> str:
+    """A table row with Q ranks a node: the synthesized schedule's time (every point of its front,
+    the generated algorithms' among them) next to the best generated algorithm's and the bound."""
+    from synth.app.synthesize import at_least, choose, plan_synthesis, synthesize_parts
+    from synth.pricing.compare import parse_sizes
+    from synth.topology import parse_topology
+
+    alpha, bandwidth_bits = 1e-6, 100e9
+    start = time.perf_counter()
+    plan = plan_synthesis(collective, parse_topology(spec), ranks_per_node=q, time_limit=time_limit)
+    parts = synthesize_parts(plan, time_limit)
+    seconds = time.perf_counter() - start
+    generated = [part for part in parts if part.whole]
+    status = "/".join(sorted({f.status for part in parts if not part.whole for f in part.front}))
+    cells = []
+    for size in parse_sizes(sizes):
+        _, total = choose(parts, size, alpha, bandwidth_bits)
+        bound = plan.time_bound.seconds(size, alpha, bandwidth_bits)
+        if generated:
+            k, best = generated[0].best(size, alpha, bandwidth_bits)
+            label = generated[0].front[k].method.removeprefix("generated: ")
+            cells.append(f"{at_least(total, bound) * 1e6:.4g} / {best * 1e6:.4g} ({label}) / {bound * 1e6:.4g}")
+        else:
+            cells.append(f"{at_least(total, bound) * 1e6:.4g} / none / {bound * 1e6:.4g}")
+    return (f"| {spec}, Q = {q} | {collective} | {plan.graph.ranks} | {seconds:.1f} s | {status} | "
+            + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

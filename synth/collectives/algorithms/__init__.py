@@ -163,8 +163,10 @@ def refuse_options(algorithm: Algorithm, given: dict[str, object]) -> None:
             raise SynthError(f"--{option} applies to {', '.join(takers)}, not to {algorithm.name}")
 
 
-def grid_shape(topology) -> tuple[int, ...]:
-    """The ranks as a grid: a torus's or HyperX's router sizes with one terminal per router, else ()."""
+def grid_shape(topology, ranks_per_node: int = 1) -> tuple[int, ...]:
+    """The ranks as a grid: a torus's or HyperX's router sizes with one terminal per router and one
+    rank per terminal, else () (several ranks a router are no longer the router grid)."""
     from synth.topology.grid import RouterGrid
 
-    return tuple(topology.sizes) if isinstance(topology, RouterGrid) and topology.p == 1 else ()
+    return (tuple(topology.sizes) if isinstance(topology, RouterGrid) and topology.p == 1 and ranks_per_node == 1
+            else ())
