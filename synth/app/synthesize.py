@@ -619,16 +619,17 @@ def _layered_points(plan: SynthesisPlan, sizes: tuple[int, ...], graph, network,
         among = pareto_program(sizes[1:], leader_cost)
         for network in among + [rotated(c, sizes[1:], leading, both_ways) for c in among + uniform(sizes[1:], False)
                                 for leading in range(2, len(sizes)) for both_ways in (False, True)]:
-            if network is None:
+            if network is None or p * (p - 1) * plan.chunks * network.shares > MAX_TREE_DELIVERIES:
                 continue
-            whole = Leaders(network, q)
+            # run backwards (a reduce-scatter), the direct gather is the leader scattering Q - 1 copies at one port
+            whole = Leaders(network, q, "binomial" if reverse else "direct")
             blocks = p * plan.chunks * whole.shares
             mapped = priced(choice(*whole.deliveries(sizes, plan.chunks)), blocks, whole.steps)
             found.append((whole, whole.shares, float(mapped.port_messages.sum()),
                           float(mapped.channel_bytes.sum()) / whole.shares))
     kept = pareto([(alphas, betas) for _, _, alphas, betas in found])
-    say(f"per layer: {len(sequential)} orders and choices on the front, {len(found) - len(sequential)} splits priced, "
-        f"{sum(found[i][1] > 1 for i in kept)} of them kept")
+    say(f"per layer: {len(sequential)} orders and choices on the front, {len(found) - len(sequential)} splits and "
+        f"leader points priced, {sum(not isinstance(found[i][0], Combination) for i in kept)} of them kept")
     points = []
     for i in kept:
         combination, shares, _, _ = found[i]

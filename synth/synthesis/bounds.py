@@ -202,7 +202,8 @@ def _scipy_min_cut(tails, heads, capacity, count: int, source: int, sink: int) -
 
     matrix = csr_matrix((capacity.astype(np.int32), (tails, heads)), shape=(count, count))
     result = maximum_flow(matrix, source, sink, method="dinic")
-    residual = (matrix - result.flow).tocsr()  # the flow is antisymmetric: a reverse arc's room is its flow
+    # the flow is antisymmetric: a reverse arc's room is its flow (in int64: cap + flow may pass int32)
+    residual = (matrix.astype(np.int64) - result.flow.astype(np.int64)).tocsr()
     residual.data[residual.data < 0] = 0
     residual.eliminate_zeros()
     reached = breadth_first_order(residual, source, directed=True, return_predecessors=False)

@@ -26,8 +26,9 @@ of that number: rotations of the leading stages (a torus's x then y with y then 
 round (each layer's members numbered backwards: the links a one-way ring leaves idle), and
 pipelined stages. Their merged steps' busiest port and channel are the shares' together, not a
 sum, so each is priced whole on the network (synth.app.synthesize._layered_points), made from the
-program's Pareto points and from one algorithm on every layer (`uniform`); the choice per size is
-the least over the program's front and these splits, not over every split of every order.
+program's Pareto points (rotations and pipelines) and from one algorithm on every layer
+(`uniform`, rotations); the choice per size is the least over the program's front and these
+splits, not over every split of every order.
 
 A reduce-scatter is the allgather of the reverse order run backwards (synth.synthesis.exact.
 spread_schedule reverses it), priced on the reversed stages.
@@ -205,8 +206,9 @@ def mirrored(stage: Stage, members: int) -> Stage:
     round, a dissemination to the other side; on a torus or a HyperX row the other links."""
     def flip(j: int) -> int:
         return -j % members
-    return Stage(stage.layer, stage.algorithm,
-                 [[(flip(u), flip(v), sorted(flip(j) for j in blocks)) for u, v, blocks in step] for step in stage.steps])
+    return Stage(stage.layer, stage.algorithm,  # transfers sorted, as layer_steps lists them: a stage the same
+                 [sorted((flip(u), flip(v), sorted(flip(j) for j in blocks)) for u, v, blocks in step)
+                  for step in stage.steps])
 
 
 def rotated(combination: Combination, sizes: tuple[int, ...], leading: int, both_ways: bool = False) -> Concurrent | None:
@@ -264,27 +266,35 @@ def pipelined(combination: Combination, pieces: int) -> Concurrent | None:
 
 @dataclass(frozen=True)
 class Leaders:
-    """With Q ranks a node: every rank's blocks gathered to its node's first rank (one step, each
-    rank starting one copy at its own memory port), a combination over the network's layers among
-    those leaders only (a node's Q ranks' blocks its chunks: one message a port where all Q ranks
-    would start theirs at the node's shared port), then a binomial broadcast in each node (ceil
-    log2 Q steps of one copy a rank). The small-message end with Q > 1: message starts of one rank
-    a node."""
+    """With Q ranks a node: every rank's blocks gathered to its node's first rank, a combination
+    over the network's layers among those leaders only (a node's Q ranks' blocks its chunks: one
+    message a port where all Q ranks would start theirs at the node's shared port), then a
+    binomial broadcast in each node (ceil log2 Q steps of one copy a rank). The gather: `direct`,
+    one step, each rank one copy at its own memory port; or `binomial`, ceil log2 Q steps, member i
+    passing what it holds to i - 2^j at step j where i mod 2^(j+1) = 2^j: run backwards (a
+    reduce-scatter) the direct gather is the leader scattering Q - 1 copies at its one port, the
+    binomial one log2 Q. The small-message end with Q > 1: message starts of one rank a node."""
 
     network: Combination | Concurrent  # over the layers without the node's (sizes[1:])
     q: int
+    gather: str = "direct"  # or binomial
 
     @property
     def shares(self) -> int:
         return self.network.shares
 
     @property
+    def gather_steps(self) -> int:
+        return 1 if self.gather == "direct" else (self.q - 1).bit_length()
+
+    @property
     def steps(self) -> int:
-        return 1 + self.network.steps + (self.q - 1).bit_length()
+        return self.gather_steps + self.network.steps + (self.q - 1).bit_length()
 
     def label(self, sizes: tuple[int, ...]) -> str:
         among = self.network.label(sizes[1:], first=2).removeprefix("layers ")
-        return f"layers gathered to a leader a node, then {among}, then a binomial broadcast in the node"
+        how = "" if self.gather == "direct" else " binomially"
+        return f"layers gathered{how} to a leader a node, then {among}, then a binomial broadcast in the node"
 
     def deliveries(self, sizes: tuple[int, ...], chunks: int):
         """(step, sender, receiver, block): block b is chunk b // P of rank b mod P, rank m Q + i the
@@ -292,20 +302,30 @@ class Leaders:
         the `chunks` split in the network's shares)."""
         q, nodes = self.q, math.prod(sizes[1:])
         ranks = nodes * q
-        parts = [self.network_deliveries(sizes, chunks, 1)]
+        parts = [self.network_deliveries(sizes, chunks, self.gather_steps)]
         chunks *= self.shares
         chunk = np.arange(chunks, dtype=np.int64)
-        # the gather: rank m Q + i, i > 0, sends its chunks to m Q
-        member = (np.arange(nodes, dtype=np.int64)[:, None] * q + np.arange(1, q)[None, :]).ravel()
-        parts.append((np.zeros(len(member) * chunks, dtype=np.int64), np.repeat(member, chunks),
-                      np.repeat(member - member % q, chunks), (member[:, None] + chunk[None, :] * ranks).ravel()))
-        # the broadcast: member i receives from i - 2^floor(log2 i) at that step every block but its own
+        node = np.arange(nodes, dtype=np.int64) * q
+        for i in range(1, q):  # the gather: member i's blocks and those it gathered, once, to a member below
+            if self.gather == "direct":
+                step, to, held = 0, 0, [i]
+            else:
+                step = (i & -i).bit_length() - 1  # i's lowest set bit j: it sends at step j to i - 2^j
+                to, held = i - (1 << step), range(i, min(i + (1 << step), q))
+            rank = (node[:, None] + np.asarray(held, dtype=np.int64)[None, :]).ravel()
+            blocks = (rank[:, None] + chunk[None, :] * ranks).ravel()
+            sender = np.repeat(node + i, len(held) * chunks)
+            parts.append((np.full(len(blocks), step, dtype=np.int64), sender, sender - i + to, blocks))
+        # the broadcast: member i receives from i - 2^floor(log2 i) at that step every block it does not hold
+        # (its own; after a binomial gather also those of the members it gathered, i + 1 .. i + 2^j - 1)
         everything = np.arange(ranks * chunks, dtype=np.int64)
-        first = 1 + self.network.steps
+        owner = everything % ranks
+        first = self.gather_steps + self.network.steps
         for i in range(1, q):
             top = 1 << (i.bit_length() - 1)
+            span = 1 if self.gather == "direct" else 1 << ((i & -i).bit_length() - 1)
             to = np.arange(nodes, dtype=np.int64) * q + i
-            lacks = everything[None, :] % ranks != to[:, None]
+            lacks = ~((owner[None, :] >= to[:, None]) & (owner[None, :] < to[:, None] - i + min(i + span, q)))
             count = lacks.sum(axis=1)
             parts.append((np.full(int(count.sum()), first + i.bit_length() - 1, dtype=np.int64),
                           np.repeat(to - top, count), np.repeat(to, count), np.nonzero(lacks)[1]))

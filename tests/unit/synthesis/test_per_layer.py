@@ -83,7 +83,8 @@ def test_every_layered_point_delivers_its_collective(collective, spec, q):
 
 # --- chunk splits between layer orders and pipelined stages (synth.synthesis.layers.Concurrent) ---
 
-@pytest.mark.parametrize("spec, q", [("torus:3,4", 2), ("hyperx:2,3", 1), ("dragonfly:2,4,2", 1)])
+@pytest.mark.parametrize("spec, q", [("torus:3,4", 2), ("torus:2,3", 4), ("hyperx:2,2", 3), ("hyperx:2,3", 1),
+                                     ("dragonfly:2,4,2", 1)])
 def test_every_split_and_pipeline_delivers_its_allgather_and_reduce_scatter(spec, q):
     """Every rotation (of every leading run of stages, one way and both ways round) and every
     pipeline of every sequential point, built and run forward (allgather) and backwards
@@ -104,7 +105,7 @@ def test_every_split_and_pipeline_delivers_its_allgather_and_reduce_scatter(spec
     assert any(s.how.startswith("pipelined") for s in splits) and any("both ways" in s.how for s in splits)
     if q > 1:  # the node's ranks through a leader, around every sequential and rotated order of the network layers
         network = pareto_program(sizes[1:], lambda stage: (len(stage.steps), 1.0)) + uniform(sizes[1:], False)
-        splits += [Leaders(c, q) for c in network]
+        splits += [Leaders(c, q, gather) for c in network for gather in ("direct", "binomial")]
         splits += [Leaders(r, q) for c in network for both in (False, True) if (r := rotated(c, sizes[1:], 2, both))]
     for split in splits:
         step, sender, receiver, block = split.deliveries(sizes, 2)
