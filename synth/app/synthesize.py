@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -35,6 +36,7 @@ from synth.synthesis.dissemination import abelian_regular, dissemination_points
 from synth.synthesis.layers import (Combination, Leaders, Stage, layer_sizes, pareto_program, pipelined, rotated,
                                     stage_deliveries, uniform)
 from synth.synthesis.relay import rank_groups, relay_point
+from synth.synthesis.scatter_allgather import SCATTERS, chain_deliveries, pipelined_deliveries
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
 from synth.synthesis.transfers import REACHES, pairs_graph, transfer_graph
@@ -48,7 +50,9 @@ MAX_LAYERED_RANKS = 2048  # the per-layer points' stages are priced over every r
 LAYERED = ("allgather", "reduce-scatter")  # the halves the per-layer program makes (an allreduce: both)
 MAX_TREE_DELIVERIES = 4_000_000  # every rank's blocks without a program: P (P - 1) x chunks (a few minutes)
 MAX_EVERY_PAIRS = 1 << 22  # the straight, relay and per-layer points' pairs: no program, arrays of them (2,048 ranks)
-LAYERED_PIECES = (2, 4, 8)  # the pipelined per-layer points' pieces (each within MAX_TREE_DELIVERIES)
+LAYERED_PIECES = (2, 4, 8)
+SCATTER_PIECES = (1, 4, 16, 64)  # the scatter-then-allgather broadcast's pipelined pieces
+CHAIN_PIECES = (64, 256, 1024, 4096)  # the pipelined chains' pieces
 
 
 @dataclass(frozen=True)
@@ -352,9 +356,112 @@ def synthesize_parts(plan: SynthesisPlan, time_limit: float, solver: str = "cpsa
     (`generated`: synth.pricing.compare's candidates along the plan's router, when already made)."""
     if plan.exchange is not None:
         return [_exchange_part(plan, say)]
-    parts = _spreading_parts(plan, time_limit, solver, say)
+    rooted = plan.collective in ("broadcast", "reduce")  # half the time for the scatter's allgather
+    parts = _spreading_parts(plan, time_limit / 2 if rooted else time_limit, solver, say)
+    if rooted:
+        scattered = _scatter_allgather_part(plan, time_limit / 2, solver, say)
+        parts += [scattered] if scattered is not None else []
     whole = _generated_part(plan, generated, say)
     return parts + ([whole] if whole is not None else [])
+
+
+def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str, say) -> Part | None:
+    """A broadcast as a scatter (binomial or straight) then the synthesized allgather's points, in
+    1, 4, 16 or 64 pieces pipelined (synth.synthesis.scatter_allgather); a reduce the same backwards: a whole
+    alternative, its points the ones no other beats in both message starts and busiest bytes per
+    byte of message, each feasible unless it meets the bounds of any schedule."""
+    from synth.collectives.algorithms import grid_shape
+    from synth.collectives.algorithms.hamiltonian import hamiltonian_cycles
+
+    q = plan.graph.ranks_per_node
+    try:
+        allgather_plan = plan_synthesis("allgather", plan.topology, ranks_per_node=q,
+                                        router=None if plan.routes else plan.graph.router, time_limit=time_limit,
+                                        solver=solver, routes=plan.routes)
+        (allgather,) = _spreading_parts(allgather_plan, time_limit, solver, lambda t: say(f"scatter, then {t}"))
+    except SynthError as exc:  # the allgather's limits: the other points stand
+        say(f"{plan.collective}: no scatter-then-allgather points: {exc}")
+        return None
+    p = plan.graph.ranks
+    network = plan.topology.network()
+    ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
+    router = None if plan.routes else plan.graph.router
+    found = []
+    for k, point in enumerate(allgather.front):
+        if allgather.makers[k] is None:
+            continue
+        for pieces, scatter in itertools.product(SCATTER_PIECES, SCATTERS):
+            blocks = allgather.blocks_of(k) * pieces
+            if blocks * (p - 1) > MAX_TREE_DELIVERIES:
+                continue
+            deliveries = functools.partial(_scatter_then_allgather, p, plan.root, allgather.blocks_of(k),
+                                           allgather.makers[k], pieces, scatter)
+            make = functools.partial(_broadcast_of, plan, deliveries, blocks)
+            mapped = map_schedule(make(REFERENCE_BYTES), plan.topology, router, routes=plan.routes)
+            found.append((point, f"{scatter} scatter, then allgather {point.method}, {pieces} piece(s) pipelined",
+                          blocks, make, mapped))
+    # the pipelined chains, for the largest messages: a 2D torus's four directed Hamiltonian cycles, else rank order
+    cycles = hamiltonian_cycles(grid_shape(plan.topology, q))
+    orders = [cycles[0], cycles[0][::-1], cycles[1], cycles[1][::-1]] if cycles is not None else [np.arange(p)]
+    what = ("pipelined chains along the torus's four directed Hamiltonian cycles" if cycles is not None else
+            "pipelined chain of the ranks in order")
+    for pieces in CHAIN_PIECES:
+        if pieces * (p - 1) <= MAX_TREE_DELIVERIES:
+            make = functools.partial(_broadcast_of, plan, functools.partial(chain_deliveries, orders, plan.root, pieces),
+                                     pieces)
+            mapped = map_schedule(make(REFERENCE_BYTES), plan.topology, router, routes=plan.routes)
+            found.append((None, f"{what} from the root, {pieces} pieces", pieces, make, mapped))
+    if not found:
+        return None
+    kept = pareto([(float(m.port_messages.sum()), float(m.channel_bytes.sum()) / blocks)
+                   for _, _, blocks, _, m in found])
+    part = Part(plan.collective, None, "not synthesized", [], None, "not on the front", blocks=found[0][2], whole=True)
+    bound = plan.time_bound
+    for i in kept:
+        _, label, blocks, make, mapped = found[i]
+        busiest = float(mapped.channel_bytes.sum())
+        at_bound = (mapped.messages <= bound.messages
+                    and busiest <= bound.bandwidth.per_byte * blocks * REFERENCE_BYTES * (1 + 1e-9))
+        rounds = round(busiest / (blocks * REFERENCE_BYTES) * plan.chunks * ratio, 6)
+        if plan.collective == "reduce":  # the broadcast run backwards
+            label = label.replace(" scatter, then allgather ", " gather after reduce-scatter ").replace(
+                " from the root,", " to the root,")
+        part.front.append(FrontPoint(mapped.steps, rounds, "optimal" if at_bound else "feasible", 0.0, None,
+                                     method=label, reach="the scatter's and the allgather's"))
+        part.makers.append(make)
+        part.priced.append(mapped)
+        part.point_blocks.append(blocks)
+    say(f"{plan.collective}: {len(found)} scatter-then-allgather points priced, {len(kept)} kept")
+    return part
+
+
+def _scatter_then_allgather(ranks: int, root: int, allgather_blocks: int, make_allgather, pieces: int, scatter: str):
+    return pipelined_deliveries(ranks, root, allgather_blocks, make_allgather().explicit(), pieces, scatter)
+
+
+def _broadcast_of(plan: SynthesisPlan, deliveries, blocks: int, block_bytes: int) -> Schedule:
+    """The broadcast (reduce: run backwards) of `deliveries()` ((step, sender, receiver, block) and
+    the steps) over `blocks` blocks, one transfer per rank pair and step."""
+    from synth.collectives.schedule import COPY, REDUCE, ScheduleBuilder
+
+    p = plan.graph.ranks
+    (step, sender, receiver, block), steps = deliveries()
+    order = np.lexsort((block, receiver, sender, step))
+    step, sender, receiver, block = step[order], sender[order], receiver[order], block[order]
+    reverse = plan.collective == "reduce"
+    builder = ScheduleBuilder(plan.collective, "synthesized", plan.topology.spec, p, blocks, block_bytes, root=plan.root,
+                              ranks_per_node=plan.graph.ranks_per_node)
+    bounds = np.searchsorted(step, np.arange(steps + 1))
+    for s in (reversed(range(steps)) if reverse else range(steps)):
+        lo, hi = bounds[s], bounds[s + 1]
+        pair = sender[lo:hi] * p + receiver[lo:hi]
+        first = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if hi > lo else np.zeros(0, dtype=np.int64)
+        counts = np.diff(np.r_[first, hi - lo])
+        src, dst = sender[lo:hi][first], receiver[lo:hi][first]
+        if reverse:  # a partial goes back along the edge the block came by
+            src, dst = dst, src
+        builder.add_step(src, dst, (counts, block[lo:hi]), REDUCE if reverse else COPY)
+    return builder.build()
 
 
 def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
