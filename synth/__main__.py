@@ -52,7 +52,8 @@ def run() -> int:
         if interrupt.received is None:
             raise
         code = _interrupted(interrupt.received)
-    if interrupt.native_interrupted():
+    # (a signal caught by the command's own handler, synth.cli.main, counts: `received` is set)
+    if interrupt.native_interrupted() or (interrupt.received is not None and interrupt.native_running()):
         # A native call that an interrupt reached may still be running (HiGHS has no stop) or be
         # leaving its thread (CP-SAT, stopped): the interpreter's finalization would tear the
         # library down under it. End here, the stack having unwound (outputs removed, workers

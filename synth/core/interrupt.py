@@ -175,6 +175,7 @@ def quiet_worker(parent: int | None = None) -> None:
 
 # After a solver was asked to stop (CP-SAT's stop_search), how long its thread may take to return.
 STOP_SECONDS = 0.5
+NATIVE_THREAD = "synth-native"
 WAKE_SECONDS = 0.2  # the main thread's wait on a native call wakes this often (a signal's handler runs then)
 _interrupted_calls: list[threading.Thread] = []  # helper threads of native calls that an interrupt reached
 
@@ -208,16 +209,17 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
         finally:
             done.set()
 
-    thread = threading.Thread(target=run, name="synth-native", daemon=True)
-    thread.start()
+    thread = threading.Thread(target=run, name=NATIVE_THREAD, daemon=True)
     try:
+        thread.start()  # an interrupt while it starts: the call may run all the same (CI, stop 31)
         while not done.wait(WAKE_SECONDS):  # and should one still reach another thread: looked at this often
             pass
     except BaseException:
-        if stop is not None:
-            stop()
-            done.wait(STOP_SECONDS)
-        _interrupted_calls.append(thread)
+        if thread.ident is not None:
+            if stop is not None:
+                stop()
+                done.wait(STOP_SECONDS)
+            _interrupted_calls.append(thread)
         raise
     ok, value = outcome[0]
     if not ok:
@@ -228,6 +230,13 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
 def native_interrupted() -> bool:
     """Whether an interrupt reached a native call (stopped, or left running in its thread)."""
     return bool(_interrupted_calls)
+
+
+def native_running() -> bool:
+    """Whether a native call's thread is alive: after an interrupt, wherever it came, the
+    interpreter's finalization must not wait on it (a solver's own threads can hold the exit for
+    the rest of its time)."""
+    return any(t.name == NATIVE_THREAD and t.is_alive() for t in threading.enumerate())
 
 
 def stoppable(kernel):

@@ -55,3 +55,31 @@ def test_other_unraisable_exceptions_are_still_reported():
               "class C:\n    def __del__(self):\n        raise ValueError('from __del__')\nC()\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "ValueError: from __del__" in done.stderr
+
+
+STARTING = r'''
+import os, signal, sys, threading, time
+sys.argv = ["synth"]
+from synth.core import interrupt
+
+interrupt.install_handlers()
+start = threading.Thread.start
+
+def start_then_signal(self):  # the signal lands as the call's thread starts, before the wait
+    start(self)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+threading.Thread.start = start_then_signal
+try:
+    interrupt.native(lambda: time.sleep(30))
+except interrupt.Interrupted:
+    print("interrupted", interrupt.native_interrupted(), interrupt.native_running(), flush=True)
+'''
+
+
+def test_an_interrupt_as_the_native_thread_starts_still_marks_the_call_interrupted():
+    """A SIGTERM between the thread's start and the main thread's wait (CI, stop 31: the process
+    then waited for a 30 s solve in the interpreter's finalization): the call counts as
+    interrupted, so synth ends with os._exit, not by waiting on it."""
+    done = subprocess.run([sys.executable, "-c", STARTING], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["interrupted", "True", "True"], done.stderr
