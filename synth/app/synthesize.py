@@ -50,7 +50,7 @@ MAX_LAYERED_RANKS = 2048  # the per-layer points' stages are priced over every r
 LAYERED = ("allgather", "reduce-scatter")  # the halves the per-layer program makes (an allreduce: both)
 MAX_TREE_DELIVERIES = 4_000_000  # every rank's blocks without a program: P (P - 1) x chunks (a few minutes)
 MAX_EVERY_PAIRS = 1 << 22  # the straight, relay and per-layer points' pairs: no program, arrays of them (2,048 ranks)
-LAYERED_PIECES = (2, 4, 8)
+LAYERED_PIECES = (2, 4, 8)  # the pipelined per-layer points' pieces (each within MAX_TREE_DELIVERIES)
 SCATTER_PIECES = (1, 4, 16, 64)  # the scatter-then-allgather broadcast's pipelined pieces
 CHAIN_PIECES = (64, 256, 1024, 4096)  # the pipelined chains' pieces
 
@@ -403,7 +403,7 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
     # the pipelined chains, for the largest messages: a 2D torus's four directed Hamiltonian cycles, else rank order
     cycles = hamiltonian_cycles(grid_shape(plan.topology, q))
     orders = [cycles[0], cycles[0][::-1], cycles[1], cycles[1][::-1]] if cycles is not None else [np.arange(p)]
-    what = ("pipelined chains along the torus's four directed Hamiltonian cycles" if cycles is not None else
+    what = ("pipelined chains along the grid's four directed Hamiltonian cycles" if cycles is not None else
             "pipelined chain of the ranks in order")
     for pieces in CHAIN_PIECES:
         if pieces * (p - 1) <= MAX_TREE_DELIVERIES:
