@@ -374,20 +374,29 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
     from synth.collectives.algorithms.hamiltonian import hamiltonian_cycles
 
     q = plan.graph.ranks_per_node
-    try:
-        allgather_plan = plan_synthesis("allgather", plan.topology, ranks_per_node=q,
-                                        router=None if plan.routes else plan.graph.router, time_limit=time_limit,
-                                        solver=solver, routes=plan.routes)
-        (allgather,) = _spreading_parts(allgather_plan, time_limit, solver, lambda t: say(f"scatter, then {t}"))
-    except SynthError as exc:  # the allgather's limits: the other points stand
-        say(f"{plan.collective}: no scatter-then-allgather points: {exc}")
-        return None
     p = plan.graph.ranks
     network = plan.topology.network()
     ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
     router = None if plan.routes else plan.graph.router
     found = []
-    for k, point in enumerate(allgather.front):
+
+    def priced(label: str, blocks: int, make) -> None:
+        try:
+            mapped = map_schedule(make(REFERENCE_BYTES), plan.topology, router, routes=plan.routes)
+        except SynthError as exc:  # a routes file without a pair the point needs: the other points stand
+            say(f"{plan.collective}: {label}: left out: {exc}")
+            return
+        found.append((label, blocks, make, mapped))
+
+    allgather = None
+    try:
+        allgather_plan = plan_synthesis("allgather", plan.topology, ranks_per_node=q, router=router,
+                                        time_limit=time_limit, solver=solver, routes=plan.routes)
+        if p * allgather_plan.chunks * (p - 1) * min(SCATTER_PIECES) <= MAX_TREE_DELIVERIES:  # else none is made
+            (allgather,) = _spreading_parts(allgather_plan, time_limit, solver, lambda t: say(f"scatter, then {t}"))
+    except SynthError as exc:  # the allgather's limits: the chains stand
+        say(f"{plan.collective}: no scatter-then-allgather points: {exc}")
+    for k, point in enumerate(allgather.front if allgather is not None else []):
         if allgather.makers[k] is None:
             continue
         for pieces, scatter in itertools.product(SCATTER_PIECES, SCATTERS):
@@ -396,29 +405,24 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
                 continue
             deliveries = functools.partial(_scatter_then_allgather, p, plan.root, allgather.blocks_of(k),
                                            allgather.makers[k], pieces, scatter)
-            make = functools.partial(_broadcast_of, plan, deliveries, blocks)
-            mapped = map_schedule(make(REFERENCE_BYTES), plan.topology, router, routes=plan.routes)
-            found.append((point, f"{scatter} scatter, then allgather {point.method}, {pieces} piece(s) pipelined",
-                          blocks, make, mapped))
-    # the pipelined chains, for the largest messages: a 2D torus's four directed Hamiltonian cycles, else rank order
+            priced(f"{scatter} scatter, then allgather {point.method}, {pieces} piece(s) pipelined", blocks,
+                   functools.partial(_broadcast_of, plan, deliveries, blocks))
+    # the pipelined chains, for the largest messages: a 2D grid's four directed Hamiltonian cycles, else rank order
     cycles = hamiltonian_cycles(grid_shape(plan.topology, q))
     orders = [cycles[0], cycles[0][::-1], cycles[1], cycles[1][::-1]] if cycles is not None else [np.arange(p)]
     what = ("pipelined chains along the grid's four directed Hamiltonian cycles" if cycles is not None else
             "pipelined chain of the ranks in order")
     for pieces in CHAIN_PIECES:
         if pieces * (p - 1) <= MAX_TREE_DELIVERIES:
-            make = functools.partial(_broadcast_of, plan, functools.partial(chain_deliveries, orders, plan.root, pieces),
-                                     pieces)
-            mapped = map_schedule(make(REFERENCE_BYTES), plan.topology, router, routes=plan.routes)
-            found.append((None, f"{what} from the root, {pieces} pieces", pieces, make, mapped))
+            priced(f"{what} from the root, {pieces} pieces", pieces, functools.partial(
+                _broadcast_of, plan, functools.partial(chain_deliveries, orders, plan.root, pieces), pieces))
     if not found:
         return None
-    kept = pareto([(float(m.port_messages.sum()), float(m.channel_bytes.sum()) / blocks)
-                   for _, _, blocks, _, m in found])
-    part = Part(plan.collective, None, "not synthesized", [], None, "not on the front", blocks=found[0][2], whole=True)
+    kept = pareto([(float(m.port_messages.sum()), float(m.channel_bytes.sum()) / blocks) for _, blocks, _, m in found])
+    part = Part(plan.collective, None, "not synthesized", [], None, "not on the front", blocks=found[0][1], whole=True)
     bound = plan.time_bound
     for i in kept:
-        _, label, blocks, make, mapped = found[i]
+        label, blocks, make, mapped = found[i]
         busiest = float(mapped.channel_bytes.sum())
         at_bound = (mapped.messages <= bound.messages
                     and busiest <= bound.bandwidth.per_byte * blocks * REFERENCE_BYTES * (1 + 1e-9))

@@ -214,12 +214,11 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
         thread.start()  # an interrupt while it starts: the call may run all the same (CI, stop 31)
         while not done.wait(WAKE_SECONDS):  # and should one still reach another thread: looked at this often
             pass
-    except BaseException:
-        if thread.ident is not None:
-            if stop is not None:
-                stop()
-                done.wait(STOP_SECONDS)
-            _interrupted_calls.append(thread)
+    except BaseException:  # recorded even if the thread had not begun: it may yet (os._exit then ends it)
+        if stop is not None:
+            stop()
+            done.wait(STOP_SECONDS)
+        _interrupted_calls.append(thread)
         raise
     ok, value = outcome[0]
     if not ok:

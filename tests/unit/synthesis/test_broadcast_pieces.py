@@ -77,3 +77,16 @@ def test_the_torus_broadcast_at_large_sizes_takes_four_chains_near_its_cut_bound
     record = band.schedule.synthesis
     assert "four directed Hamiltonian cycles" in record["parts"][0]["method"]
     assert record["sizes"][0]["gap"] < 0.11  # 10.5% (measured); whole-message trees: 1,500%
+
+
+def test_a_routes_file_without_the_scatters_pairs_leaves_those_points_out(run, tmp_path):
+    """The fabric's routes of neighbours only: the scatter and the chain need other pairs, so those
+    points are left out (said on stderr) and the broadcast is made of the others."""
+    routes = tmp_path / "stencil.json"
+    assert run("route", "torus:4,4", "--router", "dor", "--traffic", "stencil:64x64:4x4", "--out", routes,
+               "--quiet")[0] == 0
+    code, _, err = run("synthesize", "broadcast", "--network", "torus:4,4", "--routes", routes, "--time-limit", "2",
+                       "--out", tmp_path / "b.json")
+    assert code == 0, err
+    assert "left out: the routes file has no path" in err
+    assert run("verify", tmp_path / "b.json")[0] == 0
