@@ -95,7 +95,7 @@ def cmd_synthesize(args) -> int:
         single = outputs.reserve(args.out) if args.out is not None and len(sizes) == 1 else None
         if args.out is not None and single is None:
             outputs.reserve_dir(args.out, [])
-        routes_target = outputs.reserve(args.routes_out) if args.routes_out is not None else None
+        routes_target = outputs.reserve(args.routes_out, "--routes-out") if args.routes_out is not None else None
         if plan is None:
             plan = plan_synthesis(args.collective, topology, **plan_args)
         if plan.sizes is not None:  # one band: the matrix's own sizes, shown as a rank's average

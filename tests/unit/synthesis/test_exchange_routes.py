@@ -78,3 +78,7 @@ def test_an_unwritable_routes_out_is_one_line_before_any_routing(run, tmp_path):
     assert_user_error(run("synthesize", "alltoall", "--network", "torus:4,4", "--out", out, "--routes-out",
                           blocker / "r.json"), "not a directory")
     assert not out.exists()
+
+
+def test_an_empty_routes_out_is_named(run, tmp_path):
+    assert_user_error(run("synthesize", "alltoall", "--network", "torus:4,4", "--routes-out", ""), "--routes-out is empty")
