@@ -37,6 +37,7 @@ from synth.synthesis.layers import (Combination, Leaders, Stage, layer_sizes, pa
                                     stage_deliveries, uniform)
 from synth.synthesis.relay import rank_groups, relay_point
 from synth.synthesis.scatter_allgather import SCATTERS, chain_deliveries, pipelined_deliveries
+from synth.synthesis.tree_packing import pack_trees, packed_deliveries
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
 from synth.synthesis.transfers import REACHES, pairs_graph, transfer_graph
@@ -53,6 +54,9 @@ MAX_EVERY_PAIRS = 1 << 22  # the straight, relay and per-layer points' pairs: no
 LAYERED_PIECES = (2, 4, 8)  # the pipelined per-layer points' pieces (each within MAX_TREE_DELIVERIES)
 SCATTER_PIECES = (1, 4, 16, 64)  # the scatter-then-allgather broadcast's pipelined pieces
 CHAIN_PIECES = (64, 256, 1024, 4096)  # the pipelined chains' pieces
+PACKED_TREES = 64  # trees of a packing at most (M, blocks a round: its load is within 1/M of the LP's)
+PACKING_WORK = 250_000  # trees x transfer pairs of one packing (a few seconds to half a minute)
+PACKED_ROUNDS = tuple(1 << i for i in range(2, 11))  # the packed trees' rounds, pipelined: 4 to 1,024
 
 
 @dataclass(frozen=True)
@@ -416,6 +420,7 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
         if pieces * (p - 1) <= MAX_TREE_DELIVERIES:
             priced(f"{what} from the root, {pieces} pieces", pieces, functools.partial(
                 _broadcast_of, plan, functools.partial(chain_deliveries, orders, plan.root, pieces), pieces))
+    _packed_trees(plan, say, priced)
     if not found:
         return None
     kept = pareto([(float(m.port_messages.sum()), float(m.channel_bytes.sum()) / blocks) for _, blocks, _, m in found])
@@ -437,6 +442,33 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
         part.point_blocks.append(blocks)
     say(f"{plan.collective}: {len(found)} scatter-then-allgather points priced, {len(kept)} kept")
     return part
+
+
+def _packed_trees(plan: SynthesisPlan, say, priced) -> None:
+    """The broadcast by M packed spanning trees (synth.synthesis.tree_packing), M the least
+    max-flow from the root in units of the slowest channel (Edmonds' count of arc-disjoint trees
+    where every channel is alike) times 1, 2, 4, ... up to PACKED_TREES and PACKING_WORK, each
+    pipelined over PACKED_ROUNDS rounds."""
+    network = plan.topology.network()
+    bandwidth = network.channel_bandwidth.astype(np.float64)
+    graph = plan.graph
+    if plan.collective == "reduce":  # trees into the root: each pair's arc turned round, its path the pair's own
+        graph = dataclasses.replace(graph, src=graph.dst, dst=graph.src)
+    cut = bandwidth_bound(plan.collective, network, graph.ranks_per_node, plan.root).per_byte
+    p = graph.ranks
+    trees = max(1, round(1.0 / (cut * float(bandwidth.min()))))
+    while trees <= PACKED_TREES and trees * graph.num_pairs <= PACKING_WORK:
+        packing = pack_trees(graph, bandwidth, plan.root, trees, cut)
+        depth = int(packing.depth.max())
+        say(f"{plan.collective}: {trees} packed trees: {packing.per_byte / cut - 1:.1%} above the cut bound, "
+            f"{depth} deep")
+        for rounds in PACKED_ROUNDS:
+            if rounds * trees * (p - 1) <= MAX_TREE_DELIVERIES:
+                blocks = rounds * trees
+                priced(f"{trees} packed spanning trees ({depth} deep, {packing.per_byte / cut - 1:.1%} above the "
+                       f"cut bound), {rounds} rounds pipelined", blocks, functools.partial(
+                           _broadcast_of, plan, functools.partial(packed_deliveries, graph, packing, rounds), blocks))
+        trees *= 2
 
 
 def _scatter_then_allgather(ranks: int, root: int, allgather_blocks: int, make_allgather, pieces: int, scatter: str):
