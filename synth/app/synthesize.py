@@ -55,7 +55,9 @@ LAYERED_PIECES = (2, 4, 8)  # the pipelined per-layer points' pieces (each withi
 SCATTER_PIECES = (1, 4, 16, 64)  # the scatter-then-allgather broadcast's pipelined pieces
 CHAIN_PIECES = (64, 256, 1024, 4096)  # the pipelined chains' pieces
 PACKED_TREES = 64  # trees of a packing at most (M, blocks a round: its load is within 1/M of the LP's)
-PACKING_WORK = 250_000  # trees x transfer pairs of one packing (a few seconds to half a minute)
+PACKING_WORK = 25_000_000  # trees x transfer pairs x ranks of one packing (the (3,6,3) dragonfly's 8 trees: 12 s)
+PACKING_RESTARTS = 8  # tries of a packing at most, until one meets the cut bound,
+RESTART_WORK = 20_000_000  # while the tries' trees x transfer pairs x ranks stay within this
 PACKED_ROUNDS = tuple(1 << i for i in range(2, 11))  # the packed trees' rounds, pipelined: 4 to 1,024
 
 
@@ -384,13 +386,18 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
     router = None if plan.routes else plan.graph.router
     found = []
 
-    def priced(label: str, blocks: int, make) -> None:
+    def priced(label: str, blocks: int, make, graph=None) -> None:
+        """`graph`: the transfer graph whose pairs the point uses, priced along its paths (the paths
+        its trees were packed on); else every transfer routed by the plan's router or routes file."""
+        schedule = make(REFERENCE_BYTES)
         try:
-            mapped = map_schedule(make(REFERENCE_BYTES), plan.topology, router, routes=plan.routes)
+            mapped = (map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule)) if graph is not None
+                      else map_schedule(schedule, plan.topology, router, routes=plan.routes))
         except SynthError as exc:  # a routes file without a pair the point needs: the other points stand
             say(f"{plan.collective}: {label}: left out: {exc}")
             return
-        found.append((label, blocks, make, mapped))
+        reach = f"the {graph.reach} transfers" if graph is not None else "the scatter's and the allgather's"
+        found.append((label, blocks, make, mapped, reach))
 
     allgather = None
     try:
@@ -423,11 +430,11 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
     _packed_trees(plan, say, priced)
     if not found:
         return None
-    kept = pareto([(float(m.port_messages.sum()), float(m.channel_bytes.sum()) / blocks) for _, blocks, _, m in found])
+    kept = pareto([(float(m.port_messages.sum()), float(m.channel_bytes.sum()) / blocks) for _, blocks, _, m, _ in found])
     part = Part(plan.collective, None, "not synthesized", [], None, "not on the front", blocks=found[0][1], whole=True)
     bound = plan.time_bound
     for i in kept:
-        label, blocks, make, mapped = found[i]
+        label, blocks, make, mapped, reach = found[i]
         busiest = float(mapped.channel_bytes.sum())
         at_bound = (mapped.messages <= bound.messages
                     and busiest <= bound.bandwidth.per_byte * blocks * REFERENCE_BYTES * (1 + 1e-9))
@@ -436,19 +443,20 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
             label = label.replace(" scatter, then allgather ", " gather after reduce-scatter ").replace(
                 " from the root,", " to the root,")
         part.front.append(FrontPoint(mapped.steps, rounds, "optimal" if at_bound else "feasible", 0.0, None,
-                                     method=label, reach="the scatter's and the allgather's"))
+                                     method=label, reach=reach))
         part.makers.append(make)
         part.priced.append(mapped)
         part.point_blocks.append(blocks)
-    say(f"{plan.collective}: {len(found)} scatter-then-allgather points priced, {len(kept)} kept")
+    say(f"{plan.collective}: {len(found)} scatter, chain and packed-tree points priced, {len(kept)} kept")
     return part
 
 
 def _packed_trees(plan: SynthesisPlan, say, priced) -> None:
     """The broadcast by M packed spanning trees (synth.synthesis.tree_packing), M the least
     max-flow from the root in units of the slowest channel (Edmonds' count of arc-disjoint trees
-    where every channel is alike) times 1, 2, 4, ... up to PACKED_TREES and PACKING_WORK, each
-    pipelined over PACKED_ROUNDS rounds."""
+    where every channel is alike) times 1, 2, 4, ... up to the second at the cut bound, PACKED_TREES
+    and PACKING_WORK, each pipelined over PACKED_ROUNDS rounds and priced along the transfers' paths
+    it was packed on."""
     network = plan.topology.network()
     bandwidth = network.channel_bandwidth.astype(np.float64)
     graph = plan.graph
@@ -456,9 +464,10 @@ def _packed_trees(plan: SynthesisPlan, say, priced) -> None:
         graph = dataclasses.replace(graph, src=graph.dst, dst=graph.src)
     cut = bandwidth_bound(plan.collective, network, graph.ranks_per_node, plan.root).per_byte
     p = graph.ranks
-    trees = max(1, round(1.0 / (cut * float(bandwidth.min()))))
-    while trees <= PACKED_TREES and trees * graph.num_pairs <= PACKING_WORK:
-        packing = pack_trees(graph, bandwidth, plan.root, trees, cut)
+    trees, met = max(1, round(1.0 / (cut * float(bandwidth.min())))), 0
+    while trees <= PACKED_TREES and trees * graph.num_pairs * p <= PACKING_WORK:
+        restarts = max(1, min(PACKING_RESTARTS, RESTART_WORK // (trees * graph.num_pairs * p)))
+        packing = pack_trees(graph, bandwidth, plan.root, trees, cut, restarts)
         depth = int(packing.depth.max())
         say(f"{plan.collective}: {trees} packed trees: {packing.per_byte / cut - 1:.1%} above the cut bound, "
             f"{depth} deep")
@@ -467,7 +476,11 @@ def _packed_trees(plan: SynthesisPlan, say, priced) -> None:
                 blocks = rounds * trees
                 priced(f"{trees} packed spanning trees ({depth} deep, {packing.per_byte / cut - 1:.1%} above the "
                        f"cut bound), {rounds} rounds pipelined", blocks, functools.partial(
-                           _broadcast_of, plan, functools.partial(packed_deliveries, graph, packing, rounds), blocks))
+                           _broadcast_of, plan, functools.partial(packed_deliveries, graph, packing, rounds), blocks),
+                       plan.graph)
+        met += packing.per_byte <= cut * (1 + 1e-9)
+        if met == 2:  # at the cut bound twice: more trees deepen the pipeline and start more messages
+            break
         trees *= 2
 
 

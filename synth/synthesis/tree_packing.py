@@ -7,7 +7,7 @@ the broadcast's cut bound (synth.synthesis.bounds: n over that max-flow) once pi
 trees are over ranks, their arcs the pairs of the transfer graph, each routed along its path (a
 pair of a Kautz graph's or a torus's neighbours crosses one channel; a pair of a dragonfly's or a
 Slim Fly's linked routers crosses the two terminals' links too, so there the terminals' links are
-the cut and a rank may send no more than it receives: trees in which each rank forwards to few).
+the cut and a rank may forward no more blocks than it receives).
 
 The packing: M trees (M blocks a round, one on each; a tree may repeat), the busiest channel's
 trees over its bandwidth as small as can be found. Each tree is a least-cost spanning arborescence
@@ -15,9 +15,15 @@ trees over its bandwidth as small as can be found. Each tree is a least-cost spa
 an exponential potential of the channels' use by the other trees, sum over channels of
 exp(ETA x use / (bandwidth x M x the cut bound)) (the multiplicative weights of Garg and Koenemann's
 packing, made integral); then each tree in turn is taken out and chosen again against the others,
-until a pass changes none. At the cut bound the packing is optimal (no schedule moves fewer bytes
-over the busiest channel); above it, that is the gap it reports. Among trees of equal cost, arcs
-out of ranks nearer the root are a hair cheaper, for a shallow tree: its depth is the pipeline's fill.
+until a pass changes none. Edmonds' trees cannot see that one tree's arcs out of a rank share its
+link, so then, while a channel is over the cut bound's share, a rank whose arc crosses it moves to
+another parent whose pair has room (the shallowest first; never one below it, so every tree still
+spans), and last, ranks move to parents two or more levels nearer the root where the pairs have
+room (a shallower pipeline). The ties (and so the trees) depend on the rank numbering: a packing is
+tried again with the ties broken by a seeded perturbation, `restarts` times at most, until one meets
+the cut bound. At the cut bound the packing is optimal (no schedule moves fewer bytes over the
+busiest channel); above it, that is the gap it reports. Among trees of equal cost, arcs out of ranks
+nearer the root are a hair cheaper, for a shallow tree: its depth is the pipeline's fill.
 
 The layout (`packed_deliveries`): round r's block on tree T leaves the root at step r and crosses
 the arc into a rank of depth h at step r + h - 1: rounds + depth - 1 steps, one message per rank
@@ -30,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 from synth.core.errors import SynthError
 from synth.synthesis.arborescence import min_arborescence
@@ -51,13 +58,27 @@ class TreePacking:
         return len(self.arcs)
 
 
-def pack_trees(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: float) -> TreePacking:
+def pack_trees(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: float, restarts: int = 1) -> TreePacking:
     """`trees` spanning arborescences rooted at `root` in the transfer graph `graph`
     (synth.synthesis.transfers.TransferGraph) whose use of the channels, over `bandwidth`, is as
-    even as the potential finds; `cut_bound`: the broadcast's bound per byte (the potential's scale)."""
+    even as found; `cut_bound`: the broadcast's bound per byte (the potential's scale, and where
+    the restarts stop). The best of up to `restarts` tries (least load, then least depth)."""
+    best = None
+    for attempt in range(max(1, restarts)):
+        packing = _packing(graph, bandwidth, root, trees, cut_bound, attempt)
+        if best is None or (packing.per_byte, int(packing.depth.max())) < (best.per_byte, int(best.depth.max())):
+            best = packing
+        if best.per_byte <= cut_bound * (1 + 1e-9):
+            break
+    return best
+
+
+def _packing(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: float, attempt: int) -> TreePacking:
     owner = np.repeat(np.arange(graph.num_pairs), graph.paths.lengths())
     channels = graph.paths.channels
     level = _levels(graph, root)[graph.src]
+    if attempt:  # ties broken another way: a seeded perturbation below one level
+        level = level + 0.5 * np.random.default_rng(attempt).random(graph.num_pairs)
     scale = ETA / (bandwidth * trees * max(cut_bound, 1e-300))
     use = np.zeros(len(bandwidth))
 
@@ -65,9 +86,11 @@ def pack_trees(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: f
         return np.bincount(graph.paths.select(tree[tree >= 0]).channels, minlength=len(bandwidth))
 
     def cheapest() -> np.ndarray:
-        grow = np.exp(np.minimum(scale * use, 600.0)) * np.expm1(scale)  # the potential's growth per channel
+        exponent = scale * use
+        # the potential's growth per channel, all divided by the largest (Edmonds' choice is the same)
+        grow = np.exp(exponent - exponent.max()) * np.expm1(scale)
         cost = np.bincount(owner, weights=grow[channels], minlength=graph.num_pairs)
-        cost = cost + LEVEL_PRICE * float(grow.min()) * level
+        cost = cost + LEVEL_PRICE * float(grow[grow > 0].min()) * level
         tree = min_arborescence(graph.ranks, graph.src, graph.dst, cost, root)
         if tree is None:
             raise SynthError(f"no spanning tree from rank {root} over the {graph.reach} transfers")
@@ -89,64 +112,95 @@ def pack_trees(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: f
         if not changed:
             break
     arcs = np.array(chosen)
+    _Moves(graph, arcs, use, trees * cut_bound * bandwidth * (1 + 1e-9), root).balance().shallow()
     return TreePacking(arcs, np.array([_depths(graph, a, root) for a in arcs]),
                        float((use / bandwidth).max()) / trees, passes)
 
 
-def budgeted_trees(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: float) -> TreePacking:
-    """`trees` breadth-first spanning trees rooted at `root`, each rank adopting unreached
-    neighbours while every channel of the pair's path has room: a channel's room is
-    M x the cut bound x its bandwidth arcs in all, the root's shared out evenly between the trees,
-    every other rank's spent in the first tree that reaches it with room (so it forwards there,
-    up to M blocks a round, and is a leaf in the later ones: each tree about log_M P deep, at the
-    terminals' cut bound where the transfers allow). A rank no pair with room reaches is joined by
-    the pair whose busiest channel is least over its room."""
-    n_channels = len(bandwidth)
-    room = trees * cut_bound * bandwidth * (1 + 1e-9)
-    use = np.zeros(n_channels)
-    bounds = np.searchsorted(graph.src[np.lexsort((graph.dst, graph.src))], np.arange(graph.ranks + 1))
-    order = np.lexsort((graph.paths.lengths(), graph.src))  # per rank its pairs, shortest paths first
-    offsets, channels = graph.paths.offsets, graph.paths.channels
-    path = [channels[offsets[k]:offsets[k + 1]] for k in range(graph.num_pairs)]
-    out = [order[bounds[u]:bounds[u + 1]].tolist() for u in range(graph.ranks)]
-    dst = graph.dst.tolist()
-    root_channels = np.unique(np.concatenate([path[k] for k in out[root]] or [np.zeros(0, dtype=np.int64)]))
-    chosen = []
-    for t in range(trees):
-        share = use.copy()  # the root's channels: this tree may take up to its even share of their room
-        share[root_channels] = use[root_channels] + room[root_channels] * (1 - 1e-9) / (trees - t)
-        arcs = np.full(graph.ranks, -1, dtype=np.int64)
-        reached = np.zeros(graph.ranks, dtype=bool)
-        reached[root] = True
-        queue, head = [root], 0
-        while not reached.all():
-            while head < len(queue):
-                u = queue[head]
-                head += 1
-                limit = np.where(np.isin(np.arange(n_channels), root_channels), share, room) if u == root else room
-                for k in out[u]:
-                    v = dst[k]
-                    if not reached[v] and (use[path[k]] + 1 <= limit[path[k]]).all():
-                        use[path[k]] += 1
-                        arcs[v], reached[v] = k, True
-                        queue.append(v)
-            if not reached.all():  # none with room: the least overloaded pair into an unreached rank
-                k = _least_over(graph, reached, path, use, room)
-                use[path[k]] += 1
-                arcs[dst[k]], reached[dst[k]] = k, True
-                queue.append(dst[k])
-        chosen.append(arcs)
-    arcs = np.array(chosen)
-    return TreePacking(arcs, np.array([_depths(graph, a, root) for a in arcs]),
-                       float((use / bandwidth).max()) / trees, 1)
+class _Moves:
+    """Moves of one rank of one tree to another parent (its subtree with it), each keeping every
+    tree spanning: the new parent is not below it. `use` and `arcs` are changed in place."""
 
+    def __init__(self, graph, arcs: np.ndarray, use: np.ndarray, room: np.ndarray, root: int):
+        self.graph, self.arcs, self.use, self.room, self.root = graph, arcs, use, room, root
+        offsets, channels = graph.paths.offsets, graph.paths.channels
+        self.path = [channels[offsets[k]:offsets[k + 1]] for k in range(graph.num_pairs)]
+        bounds = np.searchsorted(graph.dst[np.argsort(graph.dst, kind="stable")], np.arange(graph.ranks + 1))
+        order = np.argsort(graph.dst, kind="stable")
+        self.into = [order[bounds[v]:bounds[v + 1]].tolist() for v in range(graph.ranks)]
+        self.src = graph.src.tolist()
 
-def _least_over(graph, reached: np.ndarray, path: list, use: np.ndarray, room: np.ndarray) -> int:
-    candidates = np.flatnonzero(reached[graph.src] & ~reached[graph.dst])
-    if not len(candidates):
-        raise SynthError(f"no spanning tree over the {graph.reach} transfers")
-    worst = [float(((use[path[k]] + 1) / room[path[k]]).max(initial=0.0)) for k in candidates.tolist()]
-    return int(candidates[int(np.argmin(worst))])
+    def _parent(self, t: int, v: int) -> int:
+        k = int(self.arcs[t, v])
+        return -1 if k < 0 else self.src[k]
+
+    def _below(self, t: int, w: int, v: int) -> bool:
+        """Whether w is v or in v's subtree of tree t."""
+        while w >= 0:
+            if w == v:
+                return True
+            w = self._parent(t, w)
+        return False
+
+    def _fits(self, old: int, new: int) -> bool:
+        """Whether pair `new` in place of pair `old` keeps every channel of its path within its room."""
+        change: dict[int, int] = {}
+        for c in self.path[new].tolist():
+            change[c] = change.get(c, 0) + 1
+        for c in self.path[old].tolist():
+            if c in change:
+                change[c] -= 1
+        return all(self.use[c] + d <= self.room[c] for c, d in change.items())
+
+    def _move(self, t: int, v: int, new: int) -> None:
+        old = int(self.arcs[t, v])
+        np.subtract.at(self.use, self.path[old], 1)
+        np.add.at(self.use, self.path[new], 1)
+        self.arcs[t, v] = new
+
+    def balance(self) -> "_Moves":
+        """While a channel is over its room (the cut bound's share), move a rank whose pair into it
+        crosses that channel to a parent whose pair fits, the shallowest such parent first."""
+        for _ in range(self.graph.ranks * len(self.arcs)):
+            over = np.flatnonzero(self.use > self.room)
+            if not len(over):
+                break
+            moved = False
+            for c in over[np.argsort(self.room[over] - self.use[over], kind="stable")].tolist():
+                depth = [_depths(self.graph, a, self.root) for a in self.arcs]
+                for t, v in zip(*np.nonzero(self.arcs >= 0)):
+                    t, v = int(t), int(v)
+                    if c not in self.path[int(self.arcs[t, v])]:
+                        continue
+                    for k in sorted(self.into[v], key=lambda k: depth[t][self.src[k]]):
+                        if k != self.arcs[t, v] and not self._below(t, self.src[k], v) and \
+                                self._fits(int(self.arcs[t, v]), k):
+                            self._move(t, v, k)
+                            moved = True
+                            break
+                    if self.use[c] <= self.room[c]:
+                        break
+            if not moved:
+                break
+        return self
+
+    def shallow(self) -> "_Moves":
+        """Deepest ranks first, move a rank to a parent at least two levels above its own one
+        where the pair fits (the channels stay within the larger of their room and their use)."""
+        self.room = np.maximum(self.room, self.use)
+        for t in range(len(self.arcs)):
+            depth = _depths(self.graph, self.arcs[t], self.root)
+            for v in np.argsort(-depth, kind="stable").tolist():
+                if v == self.root:
+                    continue
+                for k in sorted(self.into[v], key=lambda k: depth[self.src[k]]):
+                    if depth[self.src[k]] + 1 >= depth[v]:
+                        break
+                    if self._fits(int(self.arcs[t, v]), k):
+                        self._move(t, v, k)
+                        depth = _depths(self.graph, self.arcs[t], self.root)
+                        break
+        return self
 
 
 def packed_deliveries(graph, packing: TreePacking, rounds: int):
@@ -165,8 +219,19 @@ def packed_deliveries(graph, packing: TreePacking, rounds: int):
 
 
 def _levels(graph, root: int) -> np.ndarray:
-    distance = graph.distances()[root].astype(np.float64)
-    return np.where(distance < 0, graph.ranks, distance)
+    """Per rank its hops from the root over the transfers (unreachable: P)."""
+    from scipy.sparse.csgraph import breadth_first_order
+
+    parent = breadth_first_order(csr_matrix((np.ones(graph.num_pairs), (graph.src, graph.dst)),
+                                            shape=(graph.ranks, graph.ranks)), root, return_predecessors=True)[1]
+    arcs = np.full(graph.ranks, -1, dtype=np.int64)
+    reached = parent >= 0
+    keys = graph.dst.astype(np.int64) * graph.ranks + graph.src
+    order = np.argsort(keys, kind="stable")
+    arcs[reached] = order[np.searchsorted(keys[order], np.flatnonzero(reached) * graph.ranks + parent[reached])]
+    hops = _depths(graph, arcs, root).astype(np.float64)
+    hops[~reached & (np.arange(graph.ranks) != root)] = graph.ranks
+    return hops
 
 
 def _depths(graph, arcs: np.ndarray, root: int) -> np.ndarray:

@@ -7,6 +7,7 @@ generated algorithm's and the bound of any schedule (synth's cost model, alpha 1
     python tests/bench/bench_synthesis.py                     # the default set
     python tests/bench/bench_synthesis.py --networks torus:8,8 --collectives allgather --time-limit 120
     python tests/bench/bench_synthesis.py --networks "torus:4,4;dragonfly:2,4,2" --ranks-per-node 4
+    python tests/bench/bench_synthesis.py --seeds --collectives broadcast --sizes 32B,1MiB,64MiB,256MiB
 
 With Q ranks a node (`--ranks-per-node`; `synth compare` prices one rank a terminal) the generated
 algorithms are those of the synthesis' own front, priced the same way.
@@ -30,6 +31,7 @@ SEED_NETWORKS = ["kautz:2,2", "kautz:3,2", "kautz:4,2", "kautz:5,2", "kautz:6,2"
                  "slimfly:5"]
 DEFAULT_COLLECTIVES = ["allgather", "reduce-scatter", "allreduce"]
 SIZES = "1KiB,1MiB,64MiB"
+ROOTED = ("broadcast", "reduce")
 
 
 def main() -> int:
@@ -49,7 +51,7 @@ def main() -> int:
     print("|---|---|---|---|---|" + "---|" * len(sizes.split(",")))
     for spec in networks:
         for collective in args.collectives.split(","):
-            if args.ranks_per_node > 1:
+            if args.ranks_per_node > 1 or collective in ROOTED:  # `synth compare` prices neither
                 print(with_ranks_per_node(spec, collective, args.ranks_per_node, sizes, args.time_limit), flush=True)
                 continue
             start = time.perf_counter()
@@ -74,7 +76,7 @@ def main() -> int:
 
 
 def with_ranks_per_node(spec: str, collective: str, q: int, sizes: str, time_limit: float) -> str:
-    """A table row with Q ranks a node: the synthesized schedule's time (every point of its front,
+    """A table row with Q ranks a node (or a broadcast or reduce): the synthesized schedule's time (every point of its front,
     the generated algorithms' among them) next to the best generated algorithm's and the bound."""
     from synth.app.synthesize import at_least, choose, plan_synthesis, synthesize_parts
     from synth.pricing.compare import parse_sizes
@@ -85,7 +87,7 @@ def with_ranks_per_node(spec: str, collective: str, q: int, sizes: str, time_lim
     plan = plan_synthesis(collective, parse_topology(spec), ranks_per_node=q, time_limit=time_limit)
     parts = synthesize_parts(plan, time_limit)
     seconds = time.perf_counter() - start
-    generated = [part for part in parts if part.whole]
+    generated = [part for part in parts if part.whole and part.front and part.front[0].method.startswith("generated: ")]
     status = "/".join(sorted({f.status for part in parts if not part.whole for f in part.front}))
     cells = []
     for size in parse_sizes(sizes):
@@ -97,7 +99,7 @@ def with_ranks_per_node(spec: str, collective: str, q: int, sizes: str, time_lim
             cells.append(f"{at_least(total, bound) * 1e6:.4g} / {best * 1e6:.4g} ({label}) / {bound * 1e6:.4g}")
         else:
             cells.append(f"{at_least(total, bound) * 1e6:.4g} / none / {bound * 1e6:.4g}")
-    return (f"| {spec}, Q = {q} | {collective} | {plan.graph.ranks} | {seconds:.1f} s | {status} | "
+    return (f"| {spec}{f', Q = {q}' if q > 1 else ''} | {collective} | {plan.graph.ranks} | {seconds:.1f} s | {status} | "
             + " | ".join(cells) + " |")
 
 

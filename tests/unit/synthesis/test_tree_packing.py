@@ -75,42 +75,62 @@ def _walk(graph, arcs, root):
 
 @pytest.mark.parametrize("spec, degree", [("kautz:2,2", 2), ("kautz:3,2", 3), ("kautz:4,2", 4), ("torus:4,4", 4),
                                           ("torus:6,6", 4)])
-def test_edmonds_count_of_trees_reaches_the_cut_bound(spec, degree):
+def test_edmonds_count_of_trees_reaches_the_cut_bound_from_every_root(spec, degree):
+    """With up to 8 tries (the ties broken anew): the torus 8x8 from rank 32 is a root where
+    they do not (100% above at 4 trees; tests/bench/RESULTS.md)."""
     topology = parse_topology(spec)
     network = topology.network()
     graph = transfer_graph(topology)
     bandwidth = network.channel_bandwidth.astype(float)
-    packing = pack_trees(graph, bandwidth, 1, degree, 1.0 / degree)
-    load = np.zeros(network.num_channels)
-    for t, arcs in enumerate(packing.arcs):
-        hops = _walk(graph, arcs, 1)
-        assert len(hops) == graph.ranks  # spanning
-        assert all(packing.depth[t, v] == h for v, h in hops.items())
-        for k in arcs[arcs >= 0].tolist():
-            for c in graph.paths.channels[graph.paths.offsets[k]:graph.paths.offsets[k + 1]].tolist():
-                load[c] += 1
-    # every link (bandwidth 1) in one tree, a terminal's link (bandwidth d) in at most d: n / d bytes over bandwidth
-    assert (load / bandwidth).max() == 1
-    assert packing.per_byte == pytest.approx(1.0 / degree)
+    for root in range(graph.ranks):
+        packing = pack_trees(graph, bandwidth, root, degree, 1.0 / degree, restarts=8)
+        load = np.zeros(network.num_channels)
+        for t, arcs in enumerate(packing.arcs):
+            hops = _walk(graph, arcs, root)
+            assert len(hops) == graph.ranks  # spanning
+            assert all(packing.depth[t, v] == h for v, h in hops.items())
+            for k in arcs[arcs >= 0].tolist():
+                for c in graph.paths.channels[graph.paths.offsets[k]:graph.paths.offsets[k + 1]].tolist():
+                    load[c] += 1
+        # every link (bandwidth 1) in one tree, a terminal's link (bandwidth d) in at most d: n / d bytes over
+        # bandwidth, what the root's d links bound any broadcast to
+        assert (load / bandwidth).max() == 1, root
+        assert packing.per_byte == pytest.approx(1.0 / degree)
 
 
 @pytest.mark.parametrize("collective", ["broadcast", "reduce"])
 @pytest.mark.parametrize("spec, q, root, trees", [("kautz:2,2", 1, 3, 2), ("torus:3,3", 1, 4, 4),
                                                    ("dragonfly:2,4,2", 2, 5, 3)])
 def test_the_pipelined_packing_delivers(collective, spec, q, root, trees):
+    """Packed as synth.app.synthesize packs them (a reduce's trees into the root, over the pairs
+    turned round): replayed, and every transfer one of the plan's pairs, carrying over each channel
+    of its path the blocks the packing counted there."""
+    import dataclasses
+
     topology = parse_topology(spec)
     plan = plan_synthesis(collective, topology, ranks_per_node=q, root=root, time_limit=2)
-    packing = pack_trees(plan.graph, topology.network().channel_bandwidth.astype(float), root, trees, 1.0)
+    graph = plan.graph if collective == "broadcast" else dataclasses.replace(plan.graph, src=plan.graph.dst,
+                                                                              dst=plan.graph.src)
+    bandwidth = topology.network().channel_bandwidth.astype(float)
+    packing = pack_trees(graph, bandwidth, root, trees, 1.0)
     rounds = 3
-    deliveries = functools.partial(packed_deliveries, plan.graph, packing, rounds)
+    deliveries = functools.partial(packed_deliveries, graph, packing, rounds)
     schedule = _broadcast_of(plan, deliveries, rounds * trees, 8)
     assert verify(schedule).ok and delivers(schedule)
     assert schedule.num_steps == rounds + packing.depth.max() - 1
+    pairs = dict(((int(s), int(d)), k) for k, (s, d) in enumerate(zip(plan.graph.src, plan.graph.dst)))
+    counts = np.diff(schedule.block_ptr)
+    load = np.zeros(len(bandwidth))
+    for s, d, c in zip(schedule.src.tolist(), schedule.dst.tolist(), counts.tolist()):
+        k = pairs[(s, d)]  # KeyError: a transfer off the plan's pairs
+        for channel in plan.graph.paths.channels[plan.graph.paths.offsets[k]:plan.graph.paths.offsets[k + 1]].tolist():
+            load[channel] += c
+    assert (load / bandwidth).max() / (rounds * trees) == pytest.approx(packing.per_byte)
 
 
 @pytest.mark.parametrize("collective", ["broadcast", "reduce"])
 def test_the_kautz_broadcast_at_large_sizes_takes_the_packed_trees(collective):
-    """K(3,2) at 256 MiB: 5.2% above the bound (measured; the scatter then allgather: 92%)."""
+    """K(3,2) at 256 MiB: 5.0% above the bound (measured; the scatter then allgather: 92%)."""
     plan = plan_synthesis(collective, parse_topology("kautz:3,2"), time_limit=4)
     parts = synthesize_parts(plan, 4, generated=())
     (band,) = bands(plan, parts, [1 << 28], 1e-6, 100e9)
