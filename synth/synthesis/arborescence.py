@@ -47,28 +47,31 @@ def min_arborescence(n: int, src, dst, cost, root: int) -> np.ndarray | None:
 
 
 def _cycles(parent: np.ndarray) -> np.ndarray:
-    """Per node the number of the cycle of `parent` pointers it lies on (-1: none)."""
+    """Per node the number of the cycle of `parent` pointers it lies on (-1: none; parent -1 at
+    the root), cycles numbered in the order of the least node whose walk ends on them. Pointer
+    doubling: after at least n steps every walk sits on a cycle (or at the root), so the cycles'
+    nodes are the image of parent^(2^k >= n); along a cycle, doubling takes its least node."""
     n = len(parent)
-    cycle = [-1] * n
-    state = [0] * n  # 0: not seen, 1: on the walk from the current start, 2: done
-    count = 0
-    up = parent.tolist()
-    for v in range(n):
-        walk = []
-        u = v
-        while u >= 0 and state[u] == 0:
-            state[u] = 1
-            walk.append(u)
-            u = up[u]
-        if u >= 0 and state[u] == 1:  # the walk closed on itself: u's cycle
-            w = u
-            while True:
-                cycle[w] = count
-                w = up[w]
-                if w == u:
-                    break
-            count += 1
-        for w in walk:
-            state[w] = 2
-    return np.array(cycle, dtype=np.int64)
-
+    index = np.arange(n)
+    step = np.where(parent >= 0, parent, index)  # the root a fixed point, not a cycle
+    far, span = step, 1
+    while span < n:
+        far, span = far[far], span * 2
+    on = np.zeros(n, dtype=bool)
+    on[far] = True
+    on &= parent >= 0
+    least, jump, span = np.where(on, index, n), step, 1
+    while span < n:
+        least, jump, span = np.minimum(least, least[jump]), jump[jump], span * 2
+    cycle = np.full(n, -1, dtype=np.int64)
+    ends = least[far]  # per node, the least node of the cycle its walk ends on (n: the root)
+    labels = np.unique(least[on])
+    if not len(labels):
+        return cycle
+    first = np.full(len(labels), n, dtype=np.int64)  # per cycle, the least node whose walk ends on it
+    reaching = ends < n
+    np.minimum.at(first, np.searchsorted(labels, ends[reaching]), index[reaching])
+    rank = np.empty(len(labels), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(labels))
+    cycle[on] = rank[np.searchsorted(labels, least[on])]
+    return cycle
