@@ -396,7 +396,7 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
         except SynthError as exc:  # a routes file without a pair the point needs: the other points stand
             say(f"{plan.collective}: {label}: left out: {exc}")
             return
-        reach = f"the {graph.reach} transfers" if graph is not None else "the scatter's and the allgather's"
+        reach = graph.reach if graph is not None else "the scatter's and the allgather's"
         found.append((label, blocks, make, mapped, reach))
 
     allgather = None

@@ -143,14 +143,14 @@ class _Moves:
         return False
 
     def _fits(self, old: int, new: int) -> bool:
-        """Whether pair `new` in place of pair `old` keeps every channel of its path within its room."""
+        """Whether pair `new` in place of pair `old` keeps every channel it adds to within its room."""
         change: dict[int, int] = {}
         for c in self.path[new].tolist():
             change[c] = change.get(c, 0) + 1
         for c in self.path[old].tolist():
             if c in change:
                 change[c] -= 1
-        return all(self.use[c] + d <= self.room[c] for c, d in change.items())
+        return all(self.use[c] + d <= self.room[c] for c, d in change.items() if d > 0)
 
     def _move(self, t: int, v: int, new: int) -> None:
         old = int(self.arcs[t, v])
@@ -167,14 +167,16 @@ class _Moves:
                 break
             moved = False
             for c in over[np.argsort(self.room[over] - self.use[over], kind="stable")].tolist():
+                if self.use[c] <= self.room[c]:  # brought within its room by the moves for another channel
+                    continue
                 depth = [_depths(self.graph, a, self.root) for a in self.arcs]
                 for t, v in zip(*np.nonzero(self.arcs >= 0)):
                     t, v = int(t), int(v)
                     if c not in self.path[int(self.arcs[t, v])]:
                         continue
                     for k in sorted(self.into[v], key=lambda k: depth[t][self.src[k]]):
-                        if k != self.arcs[t, v] and not self._below(t, self.src[k], v) and \
-                                self._fits(int(self.arcs[t, v]), k):
+                        if k != self.arcs[t, v] and c not in self.path[k] and not self._below(t, self.src[k], v) \
+                                and self._fits(int(self.arcs[t, v]), k):  # c lighter, nothing over its room
                             self._move(t, v, k)
                             moved = True
                             break
