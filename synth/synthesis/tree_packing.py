@@ -53,10 +53,6 @@ class TreePacking:
     per_byte: float  # the busiest channel's bytes over bandwidth per byte of message, pipelined
     passes: int
 
-    @property
-    def trees(self) -> int:
-        return len(self.arcs)
-
 
 def pack_trees(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: float, restarts: int = 1) -> TreePacking:
     """`trees` spanning arborescences rooted at `root` in the transfer graph `graph`
@@ -125,8 +121,8 @@ class _Moves:
         self.graph, self.arcs, self.use, self.room, self.root = graph, arcs, use, room, root
         offsets, channels = graph.paths.offsets, graph.paths.channels
         self.path = [channels[offsets[k]:offsets[k + 1]] for k in range(graph.num_pairs)]
-        bounds = np.searchsorted(graph.dst[np.argsort(graph.dst, kind="stable")], np.arange(graph.ranks + 1))
-        order = np.argsort(graph.dst, kind="stable")
+        order = np.argsort(graph.dst, kind="stable")  # a reduce's turned-round graph is not sorted by dst
+        bounds = np.searchsorted(graph.dst[order], np.arange(graph.ranks + 1))
         self.into = [order[bounds[v]:bounds[v + 1]].tolist() for v in range(graph.ranks)]
         self.src = graph.src.tolist()
 
@@ -222,18 +218,11 @@ def packed_deliveries(graph, packing: TreePacking, rounds: int):
 
 def _levels(graph, root: int) -> np.ndarray:
     """Per rank its hops from the root over the transfers (unreachable: P)."""
-    from scipy.sparse.csgraph import breadth_first_order
+    from scipy.sparse.csgraph import shortest_path
 
-    parent = breadth_first_order(csr_matrix((np.ones(graph.num_pairs), (graph.src, graph.dst)),
-                                            shape=(graph.ranks, graph.ranks)), root, return_predecessors=True)[1]
-    arcs = np.full(graph.ranks, -1, dtype=np.int64)
-    reached = parent >= 0
-    keys = graph.dst.astype(np.int64) * graph.ranks + graph.src
-    order = np.argsort(keys, kind="stable")
-    arcs[reached] = order[np.searchsorted(keys[order], np.flatnonzero(reached) * graph.ranks + parent[reached])]
-    hops = _depths(graph, arcs, root).astype(np.float64)
-    hops[~reached & (np.arange(graph.ranks) != root)] = graph.ranks
-    return hops
+    hops = shortest_path(csr_matrix((np.ones(graph.num_pairs), (graph.src, graph.dst)), shape=(graph.ranks, graph.ranks)),
+                         unweighted=True, indices=root)
+    return np.where(np.isinf(hops), graph.ranks, hops)
 
 
 def _depths(graph, arcs: np.ndarray, root: int) -> np.ndarray:
