@@ -526,8 +526,10 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
         ``alltoallv``.
     net : Topology or str
         Up to 64 ranks with the exact program; up to 4096 where the network has translations (tori,
-        HyperX); else the trees, up to 4,000,000 deliveries and 1,024 ranks where every pair is a transfer; an
-        all-to-all up to 1,024 ranks (every rank pair a transfer).
+        HyperX, Kautz); else the trees, up to 4,000,000 deliveries (blocks x (ranks - 1)) and 1,024 ranks
+        where every pair is a transfer, and above that the relay trees alone, up to 16,777,216 deliveries
+        (4,096 ranks) where the ranks come in groups (a dragonfly's, or a router's ranks); an all-to-all up
+        to 1,024 ranks (every rank pair a transfer).
     sizes : str, optional
         One size, ``A..B`` (powers of two) or ``A,B,...``: a schedule per size band.
     chunks : int, optional

@@ -35,7 +35,7 @@ from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
 from synth.synthesis.layers import (Combination, Leaders, Stage, layer_sizes, pareto_program, pipelined, rotated,
                                     stage_deliveries, uniform)
-from synth.synthesis.relay import rank_groups, relay_point
+from synth.synthesis.relay import RelayTrees, rank_groups
 from synth.synthesis.scatter_allgather import SCATTERS, chain_deliveries, pipelined_deliveries
 from synth.synthesis.tree_packing import pack_trees, packed_deliveries
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
@@ -49,7 +49,8 @@ MAX_SYMMETRIC_RANKS = 4096  # the representatives' program, or their balanced tr
 GENERATED_PAIRS = "the algorithm's own"  # a generated point's transfers: the pairs its algorithm joins
 MAX_LAYERED_RANKS = 2048  # the per-layer points' stages are priced over every rank pair's path
 LAYERED = ("allgather", "reduce-scatter")  # the halves the per-layer program makes (an allreduce: both)
-MAX_TREE_DELIVERIES = 4_000_000  # every rank's blocks without a program: P (P - 1) x chunks (a few minutes)
+MAX_TREE_DELIVERIES = 4_000_000  # the balanced trees' deliveries, P (P - 1) x chunks, made one by one (minutes)
+MAX_RELAY_DELIVERIES = 1 << 24  # above, the relay trees alone (arrays): 4,096 ranks' blocks (Slim Fly q = 13: 3,380)
 MAX_EVERY_PAIRS = 1 << 22  # the straight, relay and per-layer points' pairs: no program, arrays of them (2,048 ranks)
 LAYERED_PIECES = (2, 4, 8)  # the pipelined per-layer points' pieces (each within MAX_TREE_DELIVERIES)
 SCATTER_PIECES = (1, 4, 16, 64)  # the scatter-then-allgather broadcast's pipelined pieces
@@ -74,6 +75,7 @@ class SynthesisPlan:
     exchange: ExchangeRouting | None = None  # alltoall(v): the pairs' paths with every block in one phase
     sizes: np.ndarray | None = None  # alltoallv: the P^2 block sizes
     trees_only: bool = False  # no program: the balanced trees (networks without translations above MAX_EXACT_RANKS)
+    relay_only: bool = False  # above MAX_TREE_DELIVERIES: the relay trees in their place (synth.synthesis.relay)
     routes: dict | None = None  # a routes file (synth-routes/2) whose paths every transfer takes, in place of a router
 
     @property
@@ -82,6 +84,9 @@ class SynthesisPlan:
             return ("phases: every block in one phase along paths chosen for all pairs at once, or forwarding (TuNA's "
                     "radix-r rounds, the generated algorithms) along them or the family's, per size the least time "
                     "(synth.synthesis.exchange)")
+        if self.relay_only:
+            return ("trees: relay trees through every group of ranks, two steps (synth.synthesis.relay; above "
+                    f"{MAX_TREE_DELIVERIES:,} deliveries no balanced trees are made)")
         if self.symmetry is None and self.trees_only:
             return ("trees: breadth-first spreading trees of every rank's blocks with their loads balanced, over the "
                     "transfers and over every pair, and relay trees through every group (synth.synthesis.exact."
@@ -174,7 +179,7 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
     if not info.rooted and root != 0:
         raise SynthError(f"{info.name} has no root")
     if not symmetric and (method == "trees" or ranks > MAX_EXACT_RANKS):  # before any pair is routed
-        _check_tree_size(info.name, topology.spec, ranks, chunks)
+        _check_tree_size(info.name, topology, ranks_per_node, chunks)
     if reach is None:  # neighbours where they join every rank, else every pair
         graph = transfer_graph(topology, ranks_per_node, "neighbours", router, routes=routes)
         if (graph.distances() < 0).any():
@@ -189,8 +194,7 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
                          "are not translation-invariant")
     # without translations: the program up to MAX_EXACT_RANKS, the balanced trees alone above (or when asked)
     trees_only = symmetry is None and (method == "trees" or ranks > MAX_EXACT_RANKS)
-    if trees_only:
-        _check_tree_size(info.name, topology.spec, ranks, chunks)
+    relay_only = trees_only and not _check_tree_size(info.name, topology, ranks_per_node, chunks)
     # The cut bound's sinks: one terminal per orbit suffices (the translations move every cut onto one of them)
     terminals = None if symmetry is None else symmetry.representatives // ranks_per_node
     bound = time_bound(info.name, network, ranks_per_node, root, terminals)
@@ -199,16 +203,25 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
             bound.bandwidth if info.name != "allreduce" else
             bandwidth_bound("allgather", network, ranks_per_node, root, terminals), network, ranks)
     return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root), bound, symmetry,
-                         trees_only=trees_only, routes=routes)
+                         trees_only=trees_only, relay_only=relay_only, routes=routes)
 
 
-def _check_tree_size(name: str, spec: str, ranks: int, chunks: int | None) -> None:
-    """The trees method's size guard: its deliveries (every block to every other rank) are made
-    one by one."""
+def _check_tree_size(name: str, topology, ranks_per_node: int, chunks: int | None) -> bool:
+    """The trees method's size guard: whether its balanced trees (made delivery by delivery)
+    fit; above, the relay trees (arrays) take their place up to MAX_RELAY_DELIVERIES, where the
+    ranks come in groups (one line and exit 2 beyond, or without groups)."""
+    ranks = topology.network().num_terminals * ranks_per_node
     blocks = (chunks or 1) * (ranks if name in ("allgather", "reduce-scatter", "allreduce") else 1)
-    if blocks * (ranks - 1) > MAX_TREE_DELIVERIES:
-        raise SynthError(f"{spec} has {ranks} ranks: the trees method takes up to {MAX_TREE_DELIVERIES:,} deliveries "
-                         f"(blocks x (ranks - 1)), this needs {blocks * (ranks - 1):,}")
+    deliveries = blocks * (ranks - 1)
+    if deliveries <= MAX_TREE_DELIVERIES:
+        return True
+    head = f"{topology.spec} has {ranks} ranks: {deliveries:,} deliveries (blocks x (ranks - 1))"
+    if deliveries > MAX_RELAY_DELIVERIES:
+        raise SynthError(f"{head}; the trees method takes up to {MAX_RELAY_DELIVERIES:,}")
+    if rank_groups(topology, ranks_per_node) is None:
+        raise SynthError(f"{head}: above {MAX_TREE_DELIVERIES:,} the trees method takes relay trees, which need "
+                         "ranks in groups (a dragonfly's groups, or several ranks a router)")
+    return False
 
 
 def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, reach, router, method: str, sizes,
@@ -624,7 +637,6 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
         # The program's blocks: every block, or (symmetric) the representatives' (block k: chunk k // orbits)
         designed = sources if symmetry is None else np.tile(symmetry.representatives, plan.chunks)
         spread = SpreadProblem.of(designed, p)
-        route = delivery(plan.graph, reverse)
         least = step_bound(half, plan.graph, plan.root).steps
         network = plan.topology.network()
         per_byte = (plan.time_bound.bandwidth if half == plan.collective  # computed once (max-flows)
@@ -636,11 +648,13 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
         ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
         rounds_bound = rounds_lower_bound(per_byte * ratio, len(sources))
         say(f"{half}: {len(spread.item_block):,} deliveries, at least {least} steps and {rounds_bound} rounds")
-        if plan.trees_only and plan.graph.reach == "all":  # breadth-first trees over every pair: straight sends
+        if plan.relay_only:  # thousands of ranks: the relay trees below, no trees made delivery by delivery
+            front = []
+        elif plan.trees_only and plan.graph.reach == "all":  # breadth-first trees over every pair: straight sends
             front = [_direct_point(spread, plan.graph, network, reverse, rounds_bound)]
             say(f"{half}: 1 step over every pair: {front[0].rounds} rounds")
         else:
-            front = synthesize_spread(spread, route, plan.graph, network, least, time_limit=time_limit / len(halves),
+            front = synthesize_spread(spread, delivery(plan.graph, reverse), plan.graph, network, least, time_limit=time_limit / len(halves),
                                       solver=solver, rounds_bound=rounds_bound, symmetry=symmetry,
                                       program=not plan.trees_only, say=lambda t: say(f"{half}: {t}"))
         if symmetry is not None:
@@ -658,20 +672,20 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
                 say(f"{half}: no dissemination points: {exc}")
                 extra = []
             front = sorted(front + [e for e in extra if e.steps < front[0].steps], key=lambda f: f.steps)
-        if plan.trees_only and plan.graph.reach != "all":
-            # the bandwidth end where the core has room: every rank's blocks straight to every rank, one step
+        if plan.trees_only:
             every_pair = every_pair or _every_pair_graph(plan, say)
-            if every_pair is not None:
-                point = _direct_point(spread, every_pair, network, reverse, rounds_bound)
-                say(f"{half}: 1 step over every pair: {point.rounds} rounds")
-                extra = [point]
-                groups = rank_groups(plan.topology, plan.graph.ranks_per_node)
-                if groups is not None:  # between the two: two steps through a relay per group
-                    relay = relay_point(sources, groups, every_pair, network, reverse, rounds_bound)
-                    if relay is not None:
-                        say(f"{half}: 2 steps through relays: {relay.rounds} rounds")
-                        extra.append(relay)
-                front = sorted(front + [e for e in extra if e.steps < front[0].steps], key=lambda f: f.steps)
+            extra = []
+            if every_pair is not None and plan.graph.reach != "all":
+                # the bandwidth end where the core has room: every rank's blocks straight to every rank, one step
+                extra.append(_direct_point(spread, every_pair, network, reverse, rounds_bound))
+                say(f"{half}: 1 step over every pair: {extra[-1].rounds} rounds")
+            # between the two: two or three steps through a relay per group
+            extra += _relay_points(plan, sources, every_pair, network, reverse, rounds_bound,
+                                   lambda t: say(f"{half}: {t}"))
+            # every one: per size the point of least time is taken, which steps and rounds alone do not tell
+            front = sorted(front + extra, key=lambda f: f.steps)
+            if plan.relay_only:  # the step bound reached proves the least steps
+                solved = bool(front) and front[0].steps <= least
         sizes = layer_sizes(plan.topology, plan.graph.ranks_per_node, p) if half in LAYERED else None
         if sizes is not None and p <= MAX_LAYERED_RANKS:
             every_pair = every_pair or _every_pair_graph(plan, say)
@@ -700,6 +714,36 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
             del schedule
         parts.append(part)
     return parts
+
+
+def _relay_points(plan: SynthesisPlan, sources: np.ndarray, every_pair, network, reverse: bool, rounds_bound: int,
+                  say) -> list[FrontPoint]:
+    """The direct and the gathered relay trees (synth.synthesis.relay) as front points, over every
+    pair where that graph was made, else over the pairs they take (routed here: at thousands of
+    ranks every pair is too many); none where the ranks have no groups or the routes file lacks
+    a pair."""
+    q = plan.graph.ranks_per_node
+    groups = rank_groups(plan.topology, q)
+    if groups is None:
+        return []
+    points = []
+    for make in (RelayTrees.direct, RelayTrees.gathered):
+        trees = make(sources, groups)
+        if trees is None:
+            return []
+        graph = every_pair
+        if graph is None:
+            try:
+                graph = pairs_graph(plan.topology, q, "relay", trees.node_pairs(q, reverse),
+                                    None if plan.routes else plan.graph.router, routes=plan.routes)
+            except SynthError as exc:
+                say(f"no {trees.method}: {exc}")
+                continue
+        points.append(trees.point(graph, network, reverse, rounds_bound, functools.partial(make, sources, groups)))
+        del trees
+        say(f"{points[-1].steps} steps through {points[-1].method} ({len(np.unique(groups))} groups, "
+            f"{graph.num_pairs:,} pairs): {points[-1].rounds} rounds")
+    return points
 
 
 def _every_pair_graph(plan: SynthesisPlan, say):

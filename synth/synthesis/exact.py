@@ -22,6 +22,7 @@ An allreduce is the reduce-scatter followed by the allgather.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -89,16 +90,19 @@ class SpreadProblem:
     sources: np.ndarray  # per block, its source rank
     item_block: np.ndarray
     item_rank: np.ndarray
-    item_of: dict  # (block, rank) -> item
 
     @staticmethod
     def of(sources: np.ndarray, ranks: int) -> "SpreadProblem":
         blocks = np.repeat(np.arange(len(sources)), ranks)
         rank = np.tile(np.arange(ranks), len(sources))
         keep = rank != sources[blocks]
-        item_block, item_rank = blocks[keep], rank[keep]
-        item_of = {(b, v): i for i, (b, v) in enumerate(zip(item_block.tolist(), item_rank.tolist()))}
-        return SpreadProblem(sources, item_block, item_rank, item_of)
+        return SpreadProblem(sources, blocks[keep], rank[keep])
+
+    @functools.cached_property
+    def item_of(self) -> dict:
+        """(block, rank) -> item: the program's lookups, made when a program is built (a dict of
+        every delivery is gigabytes at thousands of ranks, where no program is)."""
+        return {(b, v): i for i, (b, v) in enumerate(zip(self.item_block.tolist(), self.item_rank.tolist()))}
 
 
 @dataclass(frozen=True)
