@@ -85,8 +85,9 @@ class SynthesisPlan:
                     "radix-r rounds, the generated algorithms) along them or the family's, per size the least time "
                     "(synth.synthesis.exchange)")
         if self.relay_only:
-            return ("trees: relay trees through every group of ranks, two steps (synth.synthesis.relay; above "
-                    f"{MAX_TREE_DELIVERIES:,} deliveries no balanced trees are made)")
+            return ("trees: relay trees through every group of ranks, direct (two steps) and gathered (three), over "
+                    "the pairs they take, and every block straight where every pair fits (synth.synthesis.relay; "
+                    f"above {MAX_TREE_DELIVERIES:,} deliveries no balanced trees are made)")
         if self.symmetry is None and self.trees_only:
             return ("trees: breadth-first spreading trees of every rank's blocks with their loads balanced, over the "
                     "transfers and over every pair, and relay trees through every group (synth.synthesis.exact."
@@ -216,11 +217,11 @@ def _check_tree_size(name: str, topology, ranks_per_node: int, chunks: int | Non
     if deliveries <= MAX_TREE_DELIVERIES:
         return True
     head = f"{topology.spec} has {ranks} ranks: {deliveries:,} deliveries (blocks x (ranks - 1))"
-    if deliveries > MAX_RELAY_DELIVERIES:
-        raise SynthError(f"{head}; the trees method takes up to {MAX_RELAY_DELIVERIES:,}")
     if rank_groups(topology, ranks_per_node) is None:
         raise SynthError(f"{head}: above {MAX_TREE_DELIVERIES:,} the trees method takes relay trees, which need "
                          "ranks in groups (a dragonfly's groups, or several ranks a router)")
+    if deliveries > MAX_RELAY_DELIVERIES:
+        raise SynthError(f"{head}; the trees method takes up to {MAX_RELAY_DELIVERIES:,}")
     return False
 
 
@@ -414,10 +415,12 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
 
     allgather = None
     try:
-        allgather_plan = plan_synthesis("allgather", plan.topology, ranks_per_node=q, router=router,
-                                        time_limit=time_limit, solver=solver, routes=plan.routes)
-        if p * allgather_plan.chunks * (p - 1) * min(SCATTER_PIECES) <= MAX_TREE_DELIVERIES:  # else none is made
-            (allgather,) = _spreading_parts(allgather_plan, time_limit, solver, lambda t: say(f"scatter, then {t}"))
+        if p * (p - 1) * min(SCATTER_PIECES) <= MAX_TREE_DELIVERIES:  # else none is made (one chunk: planned alike)
+            allgather_plan = plan_synthesis("allgather", plan.topology, ranks_per_node=q, router=router,
+                                            time_limit=time_limit, solver=solver, routes=plan.routes)
+            if p * allgather_plan.chunks * (p - 1) * min(SCATTER_PIECES) <= MAX_TREE_DELIVERIES:
+                (allgather,) = _spreading_parts(allgather_plan, time_limit, solver,
+                                                lambda t: say(f"scatter, then {t}"))
     except SynthError as exc:  # the allgather's limits: the chains stand
         say(f"{plan.collective}: no scatter-then-allgather points: {exc}")
     for k, point in enumerate(allgather.front if allgather is not None else []):
@@ -636,7 +639,8 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
             sources = np.full(plan.chunks, plan.root, dtype=np.int64)
         # The program's blocks: every block, or (symmetric) the representatives' (block k: chunk k // orbits)
         designed = sources if symmetry is None else np.tile(symmetry.representatives, plan.chunks)
-        spread = SpreadProblem.of(designed, p)
+        # every delivery as arrays (hundreds of megabytes at thousands of ranks): made where a point needs them
+        spread = None if plan.relay_only and plan.graph.reach != "all" else SpreadProblem.of(designed, p)
         least = step_bound(half, plan.graph, plan.root).steps
         network = plan.topology.network()
         per_byte = (plan.time_bound.bandwidth if half == plan.collective  # computed once (max-flows)
@@ -647,8 +651,8 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
         # the same ratio for every channel.
         ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
         rounds_bound = rounds_lower_bound(per_byte * ratio, len(sources))
-        say(f"{half}: {len(spread.item_block):,} deliveries, at least {least} steps and {rounds_bound} rounds")
-        if plan.relay_only:  # thousands of ranks: the relay trees below, no trees made delivery by delivery
+        say(f"{half}: {len(designed) * (p - 1):,} deliveries, at least {least} steps and {rounds_bound} rounds")
+        if spread is None:  # thousands of ranks: the relay trees below, no trees made delivery by delivery
             front = []
         elif plan.trees_only and plan.graph.reach == "all":  # breadth-first trees over every pair: straight sends
             front = [_direct_point(spread, plan.graph, network, reverse, rounds_bound)]
@@ -677,15 +681,19 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
             extra = []
             if every_pair is not None and plan.graph.reach != "all":
                 # the bandwidth end where the core has room: every rank's blocks straight to every rank, one step
-                extra.append(_direct_point(spread, every_pair, network, reverse, rounds_bound))
+                extra.append(_direct_point(spread or SpreadProblem.of(designed, p), every_pair, network, reverse,
+                                           rounds_bound))
                 say(f"{half}: 1 step over every pair: {extra[-1].rounds} rounds")
             # between the two: two or three steps through a relay per group
-            extra += _relay_points(plan, sources, every_pair, network, reverse, rounds_bound,
+            relays = _relay_points(plan, sources, every_pair, network, reverse, rounds_bound,
                                    lambda t: say(f"{half}: {t}"))
+            if plan.relay_only and not relays:
+                raise SynthError(f"{plan.topology.spec}: no relay trees over the transfers (the routes file lacks "
+                                 "pairs they take?), and no balanced trees at this size")
             # every one: per size the point of least time is taken, which steps and rounds alone do not tell
-            front = sorted(front + extra, key=lambda f: f.steps)
-            if plan.relay_only:  # the step bound reached proves the least steps
-                solved = bool(front) and front[0].steps <= least
+            front = sorted(front + extra + relays, key=lambda f: f.steps)
+            if spread is None:  # no point uses the plan's transfers: their step bound is not shown reached
+                solved = False
         sizes = layer_sizes(plan.topology, plan.graph.ranks_per_node, p) if half in LAYERED else None
         if sizes is not None and p <= MAX_LAYERED_RANKS:
             every_pair = every_pair or _every_pair_graph(plan, say)
@@ -753,7 +761,7 @@ def _every_pair_graph(plan: SynthesisPlan, say):
         return transfer_graph(plan.topology, plan.graph.ranks_per_node, "all",
                               None if plan.routes else plan.graph.router, routes=plan.routes, limit=MAX_EVERY_PAIRS)
     except SynthError as exc:  # too many pairs, or a routes file without them: the plan's transfers stand alone
-        say(f"no straight, relay or per-layer points over every pair: {exc}")
+        say(f"no straight or per-layer points over every pair (relay trees take their own pairs): {exc}")
         return None
 
 

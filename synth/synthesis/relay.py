@@ -33,13 +33,15 @@ from synth.synthesis.transfers import terminal_routers
 def rank_groups(topology, ranks_per_node: int) -> np.ndarray | None:
     """The group of every rank: its router's group on networks built of groups (dragonflies), else
     its router (Slim Fly, fat trees' leaves, Kautz graphs with several terminals a router); None
-    where no group holds two ranks (each relay would be its block's receiver: the straight sends)."""
+    where no group holds two ranks (each relay would be its block's receiver: the straight sends) or
+    one group holds them all."""
     network = topology.network()
     router = terminal_routers(network) - network.num_terminals
     groups = topology.router_groups()
     group = router if groups is None else np.asarray(groups, dtype=np.int64)[router]
     group = np.repeat(group, ranks_per_node)
-    if np.bincount(np.unique(group, return_inverse=True)[1]).max(initial=0) < 2:
+    size = np.bincount(np.unique(group, return_inverse=True)[1])
+    if len(size) < 2 or size.max(initial=0) < 2:  # one group: no other group to relay to
         return None
     return group
 

@@ -1,6 +1,6 @@
 """Issue 24 at thousands of ranks without translations: Slim Fly q = 13 (3,380 ranks, 11.4 M
 deliveries), where the trees method makes no balanced trees and the relay trees are the
-schedule (measured: 45 s, 2.2 GB; tests/bench/RESULTS.md).
+schedule (measured: 46 s, 2.2 GB; tests/bench/RESULTS.md).
 
 Replayed here with arrays, independently of synth.collectives.verify: per block and rank the
 step it arrived in; a transfer's sender must hold each of its blocks from an earlier step, and

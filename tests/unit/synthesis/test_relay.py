@@ -137,3 +137,47 @@ def test_above_the_balanced_trees_size_the_relays_over_their_own_pairs_are_the_s
 def test_above_the_balanced_trees_size_a_network_without_groups_is_one_line(relay_only):
     with pytest.raises(SynthError, match="relay trees, which need ranks in groups"):
         plan_synthesis("allgather", parse_topology("torus:9,9@fail=random:1:0"))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_relays_of_uneven_groups_deliver_every_block_once_from_a_holder(seed):
+    """Random group labels (not contiguous, of unequal sizes), 1 to 3 chunks: replayed step by
+    step, every block reaches every rank but its source exactly once, from a rank holding it."""
+    from synth.synthesis.relay import RelayTrees
+
+    rng = np.random.default_rng(seed)
+    p = int(rng.integers(3, 30))
+    group = rng.integers(0, int(rng.integers(2, 8)), size=p) * 7
+    sources = np.arange(p * int(rng.integers(1, 4))) % p
+    for make, steps in ((RelayTrees.direct, 2), (RelayTrees.gathered, 3)):
+        trees = make(sources, group)
+        if len(np.unique(group)) < 2:
+            assert trees is None
+            continue
+        assert trees.steps == steps
+        held = {(b, int(sources[b])): -1 for b in range(len(sources))}
+        for s in range(steps):
+            mine = np.flatnonzero(trees.step == s)
+            for i in mine.tolist():
+                b, u, v = int(trees.block[i]), int(trees.sender[i]), int(trees.receiver[i])
+                assert held.get((b, u), steps) < s and (b, v) not in held
+            for i in mine.tolist():
+                held[int(trees.block[i]), int(trees.receiver[i])] = s
+        assert len(held) == len(sources) * p
+
+
+def test_one_group_is_no_group():
+    """A one-level fat tree: every terminal on one switch, nothing to relay to."""
+    assert rank_groups(parse_topology("xgft:1:8:1"), 1) is None
+
+
+def test_relay_only_with_two_ranks_a_node_claims_no_step_bound_its_points_do_not_use(relay_only):
+    """Q = 2 on the (2,4,2) dragonfly (144 ranks): the relays' pairs are not the plan's neighbour
+    transfers, so their steps do not show the plan's step bound reached."""
+    import synth
+
+    (band,) = synth.synthesize("allgather", "dragonfly:2,4,2", ranks_per_node=2, sizes="256MiB")
+    assert verify(band.schedule).ok and delivers(band.schedule)
+    (part,) = band.schedule.synthesis["parts"]
+    assert part["method"] in ("relay trees", "gathered relays")
+    assert part["least_steps"] is None and part["least_steps_status"] != "optimal"
