@@ -658,9 +658,9 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
             front = [_direct_point(spread, plan.graph, network, reverse, rounds_bound)]
             say(f"{half}: 1 step over every pair: {front[0].rounds} rounds")
         else:
-            front = synthesize_spread(spread, delivery(plan.graph, reverse), plan.graph, network, least, time_limit=time_limit / len(halves),
-                                      solver=solver, rounds_bound=rounds_bound, symmetry=symmetry,
-                                      program=not plan.trees_only, say=lambda t: say(f"{half}: {t}"))
+            front = synthesize_spread(spread, delivery(plan.graph, reverse), plan.graph, network, least,
+                                      time_limit=time_limit / len(halves), solver=solver, rounds_bound=rounds_bound,
+                                      symmetry=symmetry, program=not plan.trees_only, say=lambda t: say(f"{half}: {t}"))
         if symmetry is not None:
             front = [_status_for_any_schedule(point, rounds_bound) for point in front]
         # A schedule of `least` steps (the step bound) proves the least steps, whatever its rounds.
