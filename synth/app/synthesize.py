@@ -769,10 +769,9 @@ def _direct_point(spread: SpreadProblem, graph, network, reverse: bool, rounds_b
     """Every block straight from its source to every rank in one step (reversed: every partial to
     the block's owner), over `graph`'s pairs (every pair): its rounds are the busiest channel's
     blocks. Made with arrays: each delivery has one sender, its block's source."""
-    p = graph.ranks
     source = spread.sources[spread.item_block]
     a, b = (spread.item_rank, source) if reverse else (source, spread.item_rank)
-    pair = np.searchsorted(graph.dst.astype(np.int64) * p + graph.src, b * p + a)
+    pair = graph.pair_index(a, b)
     step = np.zeros(len(pair), dtype=np.int64)
     rounds = delivery_rounds(graph, LoadClasses.channels(integer_bandwidth(network)), step, pair, 1)
     return FrontPoint(1, rounds, "optimal" if rounds <= rounds_bound else "feasible", 0.0,
@@ -787,13 +786,12 @@ def _layered_points(plan: SynthesisPlan, sizes: tuple[int, ...], graph, network,
     pieces, each priced whole, and of them all the points no other beats in both alpha terms and
     busiest bytes (a message's, whatever the split)."""
     p = graph.ranks
-    keys = graph.dst.astype(np.int64) * p + graph.src
     classes = LoadClasses.channels(integer_bandwidth(network))
     ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
 
     def choice(step, sender, receiver, block):
         a, b = (receiver, sender) if reverse else (sender, receiver)
-        return step, np.searchsorted(keys, b * p + a), block, receiver
+        return step, graph.pair_index(a, b), block, receiver
 
     def priced(deliveries, blocks: int, steps: int):
         schedule = spread_schedule("allgather", graph, plan.topology.spec, blocks, REFERENCE_BYTES, deliveries, steps,

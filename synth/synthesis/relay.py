@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.core.errors import SynthError
 from synth.synthesis.exact import FEASIBLE, OPTIMAL, FrontPoint, LoadClasses, delivery_rounds, integer_bandwidth
 from synth.synthesis.transfers import terminal_routers
 
@@ -107,13 +106,8 @@ class RelayTrees:
     def deliveries(self, graph, reverse: bool) -> tuple:
         """(step, pair, block, receiver) per delivery, the pairs numbered in `graph` (which holds
         every pair they use, in the program's direction: turned round where `reverse`)."""
-        p = graph.ranks
-        keys = graph.dst.astype(np.int64) * p + graph.src
         a, b = (self.receiver, self.sender) if reverse else (self.sender, self.receiver)
-        wanted = b.astype(np.int64) * p + a
-        pair = np.searchsorted(keys, wanted)
-        if len(keys) == 0 or not np.array_equal(keys[np.minimum(pair, len(keys) - 1)], wanted):
-            raise SynthError(f"the {graph.reach} transfers lack pairs the {self.method} take")
+        pair = graph.pair_index(a, b)
         return self.step.astype(np.int64), pair, self.block.astype(np.int64), self.receiver.astype(np.int64)
 
     def point(self, graph, network, reverse: bool, rounds_bound: int, remake) -> FrontPoint:

@@ -53,6 +53,16 @@ class TransferGraph:
         indptr = np.searchsorted(self.src[order], np.arange(self.ranks + 1)).astype(np.int64)
         return hop_distances(indptr, self.dst[order].astype(np.int64), self.ranks)
 
+    def pair_index(self, src, dst) -> np.ndarray:
+        """The numbers of the pairs src -> dst (arrays of ranks); one line where a pair is not in
+        this graph."""
+        keys = self.dst.astype(np.int64) * self.ranks + self.src
+        wanted = np.asarray(dst, dtype=np.int64) * self.ranks + np.asarray(src, dtype=np.int64)
+        pair = np.searchsorted(keys, wanted)
+        if len(wanted) and (len(keys) == 0 or not np.array_equal(keys[np.minimum(pair, len(keys) - 1)], wanted)):
+            raise SynthError(f"the {self.reach} transfers lack pairs a schedule takes")
+        return pair
+
     def max_out_degree(self) -> int:
         return int(np.bincount(self.src, minlength=self.ranks).max(initial=0))
 

@@ -181,3 +181,12 @@ def test_relay_only_with_two_ranks_a_node_claims_no_step_bound_its_points_do_not
     (part,) = band.schedule.synthesis["parts"]
     assert part["method"] in ("relay trees", "gathered relays")
     assert part["least_steps"] is None and part["least_steps_status"] != "optimal"
+
+
+def test_a_pair_the_graph_lacks_is_one_line_not_a_wrong_index():
+    from synth.synthesis.transfers import transfer_graph
+
+    graph = transfer_graph(parse_topology("torus:4,4"), 1, "neighbours")
+    assert (graph.pair_index(graph.src[:5], graph.dst[:5]) == np.arange(5)).all()
+    with pytest.raises(SynthError, match="transfers lack pairs"):
+        graph.pair_index(np.array([0]), np.array([10]))  # two hops apart: not a neighbour pair
