@@ -132,8 +132,10 @@ def cmd_synthesize(args) -> int:
                                                                   else "none") + f" ({f.method}, {f.status})"
                               for f in part.front)
             one = f"{part.one_round} ({part.one_round_status})" if part.one_round is not None else "not on the front"
-            print(f"front     {part.collective}: least steps with {graph.reach} transfers {part.least_steps} "
-                  f"({part.least_status}), of one round each {one}; {front}")
+            least = (f"{part.least_steps} ({part.least_status})" if part.least_steps is not None
+                     else "not reached by a point over them")
+            print(f"front     {part.collective}: least steps with {graph.reach} transfers {least}, "
+                  f"of one round each {one}; {front}")
         for i, band in enumerate(found):
             s = band.schedule
             how = " then ".join(part["method"] + (f" over {part['transfers']} transfers" if part["transfers"] in REACHES
