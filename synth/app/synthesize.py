@@ -35,9 +35,10 @@ from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
 from synth.synthesis.layers import (Combination, Leaders, Stage, layer_sizes, pareto_program, pipelined, rotated,
                                     stage_deliveries, uniform)
-from synth.synthesis.relay import RelayTrees, rank_groups
+from synth.synthesis.relay import RelayTrees, group_neighbours, rank_groups
 from synth.synthesis.scatter_allgather import SCATTERS, chain_deliveries, pipelined_deliveries
-from synth.synthesis.tree_packing import pack_trees, packed_deliveries
+from synth.synthesis.striped_trees import striped_trees, tree_depths
+from synth.synthesis.tree_packing import pack_trees, packed_deliveries, pipelined_trees
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
 from synth.synthesis.transfers import REACHES, pairs_graph, transfer_graph
@@ -60,6 +61,7 @@ PACKING_WORK = 25_000_000  # trees x transfer pairs x ranks of one packing (the 
 PACKING_RESTARTS = 8  # tries of a packing at most, until one meets the cut bound,
 RESTART_WORK = 20_000_000  # while the tries' trees x transfer pairs x ranks stay within this
 PACKED_ROUNDS = tuple(1 << i for i in range(2, 11))  # the packed trees' rounds, pipelined: 4 to 1,024
+STRIPES = (2, 3, 4, 8)  # the striped trees' stripes (a rank's children, the messages it starts a step)
 
 
 @dataclass(frozen=True)
@@ -444,6 +446,7 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
             priced(f"{what} from the root, {pieces} pieces", pieces, functools.partial(
                 _broadcast_of, plan, functools.partial(chain_deliveries, orders, plan.root, pieces), pieces))
     _packed_trees(plan, say, priced)
+    _striped(plan, say, priced)
     if not found:
         return None
     kept = pareto([(float(m.port_messages.sum()), float(m.channel_bytes.sum()) / blocks) for _, blocks, _, m, _ in found])
@@ -498,6 +501,39 @@ def _packed_trees(plan: SynthesisPlan, say, priced) -> None:
         if met == 2:  # at the cut bound twice: more trees deepen the pipeline and start more messages
             break
         trees *= 2
+
+
+def _striped(plan: SynthesisPlan, say, priced) -> None:
+    """The broadcast by striped trees (synth.synthesis.striped_trees) where ranks come in groups:
+    2, 3, 4 or 8 stripes, each pipelined over PACKED_ROUNDS rounds, priced along the trees' own
+    pairs (routed for them: reach `trees`)."""
+    q, p = plan.graph.ranks_per_node, plan.graph.ranks
+    groups = rank_groups(plan.topology, q)
+    if groups is None:
+        return
+    groups = np.unique(groups, return_inverse=True)[1]
+    neighbours = group_neighbours(plan.topology, q, groups)
+    for stripes in (f for f in STRIPES if f < p):
+        parent = striped_trees(groups, plan.root, stripes, neighbours)
+        depth = tree_depths(parent)
+        child = np.broadcast_to(np.arange(p), parent.shape)[parent >= 0]
+        a, b = parent[parent >= 0] // q, child // q
+        if plan.collective == "reduce":  # the partials flow from child to parent
+            a, b = b, a
+        keys = np.unique(a[a != b] * (p // q) + b[a != b])
+        try:
+            graph = pairs_graph(plan.topology, q, "trees", (keys // (p // q), keys % (p // q)),
+                                None if plan.routes else plan.graph.router, routes=plan.routes)
+        except SynthError as exc:
+            say(f"{plan.collective}: no striped trees: {exc}")
+            return
+        say(f"{plan.collective}: {stripes} striped trees, {int(depth.max())} deep, {graph.num_pairs:,} pairs")
+        for rounds in PACKED_ROUNDS:
+            if rounds * stripes * (p - 1) <= MAX_TREE_DELIVERIES:
+                blocks = rounds * stripes
+                priced(f"{stripes} striped trees ({int(depth.max())} deep), {rounds} rounds pipelined", blocks,
+                       functools.partial(_broadcast_of, plan,
+                                         functools.partial(pipelined_trees, parent, depth, rounds), blocks), graph)
 
 
 def _scatter_then_allgather(ranks: int, root: int, allgather_blocks: int, make_allgather, pieces: int, scatter: str):

@@ -45,6 +45,23 @@ def rank_groups(topology, ranks_per_node: int) -> np.ndarray | None:
     return group
 
 
+def group_neighbours(topology, ranks_per_node: int, group: np.ndarray) -> list[np.ndarray]:
+    """Per group (numbered 0..G-1 as `group`, from rank_groups, numbers them) the groups a channel
+    joins one of its routers to, in order (groups joined only through routers without ranks, a
+    fat tree's spines: none)."""
+    network = topology.network()
+    router = np.repeat(terminal_routers(network), ranks_per_node)
+    _, label = np.unique(group, return_inverse=True)
+    of_router = np.full(len(network.node_level), -1, dtype=np.int64)
+    of_router[router] = label
+    a, b = of_router[network.channel_src], of_router[network.channel_dst]
+    keep = (a >= 0) & (b >= 0) & (a != b)
+    count = int(label.max()) + 1
+    keys = np.unique(a[keep] * count + b[keep])
+    bounds = np.searchsorted(keys // count, np.arange(count + 1))
+    return [keys[bounds[g]:bounds[g + 1]] % count for g in range(count)]
+
+
 @dataclass(frozen=True)
 class RelayTrees:
     """Per delivery (every block to every rank but its source): its step, sender, receiver and

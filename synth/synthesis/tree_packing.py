@@ -202,18 +202,25 @@ class _Moves:
 
 
 def packed_deliveries(graph, packing: TreePacking, rounds: int):
-    """(step, sender, receiver, block) of the packing pipelined over `rounds` rounds (block
-    r x M + t rides tree t, leaving the root at step r), and the steps."""
-    m, p = packing.arcs.shape
-    tree, rank = np.nonzero(packing.arcs >= 0)
-    pair = packing.arcs[tree, rank]
-    hop = packing.depth[tree, rank] - 1
+    """(step, sender, receiver, block) of the packing pipelined over `rounds` rounds, and the steps
+    (`pipelined_trees` of its trees' parents)."""
+    parent = np.where(packing.arcs >= 0, graph.src[np.maximum(packing.arcs, 0)], -1)
+    return pipelined_trees(parent, packing.depth, rounds)
+
+
+def pipelined_trees(parent: np.ndarray, depth: np.ndarray, rounds: int):
+    """(step, sender, receiver, block) of M trees ((M, P) per tree and rank its parent, -1 at the
+    root; `depth` its hops from the root) pipelined over `rounds` rounds: block r x M + t rides
+    tree t, leaving the root at step r; rounds + depth - 1 steps, which it returns too."""
+    m, p = parent.shape
+    tree, rank = np.nonzero(parent >= 0)
+    hop = depth[tree, rank] - 1
     r = np.arange(rounds, dtype=np.int64)
     step = (hop[:, None] + r[None, :]).ravel()
     block = (r[None, :] * m + tree[:, None]).ravel()
-    sender = np.repeat(graph.src[pair].astype(np.int64), rounds)
-    receiver = np.repeat(graph.dst[pair].astype(np.int64), rounds)
-    return (step, sender, receiver, block), rounds + int(packing.depth.max()) - 1
+    sender = np.repeat(parent[tree, rank].astype(np.int64), rounds)
+    receiver = np.repeat(rank.astype(np.int64), rounds)
+    return (step, sender, receiver, block), rounds + int(depth.max()) - 1
 
 
 def _levels(graph, root: int) -> np.ndarray:
