@@ -37,11 +37,12 @@ from synth.synthesis.layers import (Combination, Leaders, Stage, layer_sizes, pa
                                     stage_deliveries, uniform)
 from synth.synthesis.relay import RelayTrees, group_neighbours, rank_groups
 from synth.synthesis.scatter_allgather import SCATTERS, chain_deliveries, pipelined_deliveries
-from synth.synthesis.striped_trees import striped_trees, tree_depths
-from synth.synthesis.tree_packing import pack_trees, packed_deliveries, pipelined_trees
+from synth.synthesis.striped_trees import striped_trees
+from synth.synthesis.torus_trees import torus_trees
+from synth.synthesis.tree_packing import pack_trees, packed_deliveries, pipelined_trees, tree_depths
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
-from synth.synthesis.transfers import REACHES, pairs_graph, transfer_graph
+from synth.synthesis.transfers import REACHES, pairs_graph, terminal_routers, transfer_graph
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
 METHODS = ("auto", "exact", "symmetric", "trees")
@@ -447,6 +448,7 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
                 _broadcast_of, plan, functools.partial(chain_deliveries, orders, plan.root, pieces), pieces))
     _packed_trees(plan, say, priced)
     _striped(plan, say, priced)
+    _torus(plan, say, priced)
     if not found:
         return None
     kept = pareto([(float(m.port_messages.sum()), float(m.channel_bytes.sum()) / blocks) for _, blocks, _, m, _ in found])
@@ -513,8 +515,9 @@ def _striped(plan: SynthesisPlan, say, priced) -> None:
         return
     groups = np.unique(groups, return_inverse=True)[1]
     neighbours = group_neighbours(plan.topology, q, groups)
+    routers = np.repeat(terminal_routers(plan.topology.network()), q)
     for stripes in (f for f in STRIPES if f < p):
-        parent = striped_trees(groups, plan.root, stripes, neighbours)
+        parent = striped_trees(groups, plan.root, stripes, neighbours, routers)
         depth = tree_depths(parent)
         child = np.broadcast_to(np.arange(p), parent.shape)[parent >= 0]
         a, b = parent[parent >= 0] // q, child // q
@@ -528,12 +531,33 @@ def _striped(plan: SynthesisPlan, say, priced) -> None:
             say(f"{plan.collective}: no striped trees: {exc}")
             return
         say(f"{plan.collective}: {stripes} striped trees, {int(depth.max())} deep, {graph.num_pairs:,} pairs")
-        for rounds in PACKED_ROUNDS:
-            if rounds * stripes * (p - 1) <= MAX_TREE_DELIVERIES:
-                blocks = rounds * stripes
-                priced(f"{stripes} striped trees ({int(depth.max())} deep), {rounds} rounds pipelined", blocks,
-                       functools.partial(_broadcast_of, plan,
-                                         functools.partial(pipelined_trees, parent, depth, rounds), blocks), graph)
+        _pipelined(plan, f"{stripes} striped trees ({int(depth.max())} deep)", parent, depth, graph, priced)
+
+
+def _torus(plan: SynthesisPlan, say, priced) -> None:
+    """The broadcast by a 2D torus's four arc-disjoint spanning trees (synth.synthesis.torus_trees),
+    pipelined over PACKED_ROUNDS rounds, priced along the plan's transfers (neighbours)."""
+    from synth.collectives.algorithms import grid_shape
+
+    dims = grid_shape(plan.topology, plan.graph.ranks_per_node)
+    if len(dims) != 2 or min(dims) < 3:
+        return
+    parent = torus_trees(dims, plan.root)
+    depth = tree_depths(parent)
+    say(f"{plan.collective}: a 2D torus's four arc-disjoint trees, {int(depth.max())} deep")
+    _pipelined(plan, f"four arc-disjoint trees of the 2D torus ({int(depth.max())} deep)", parent, depth, plan.graph,
+               priced)
+
+
+def _pipelined(plan: SynthesisPlan, label: str, parent: np.ndarray, depth: np.ndarray, graph, priced) -> None:
+    """The trees of `parent` (a reduce: into the root) pipelined over each of PACKED_ROUNDS rounds
+    whose deliveries the relay trees' arrays take, priced along `graph`'s pairs."""
+    trees, p = parent.shape
+    for rounds in PACKED_ROUNDS:
+        if rounds * trees * (p - 1) <= MAX_RELAY_DELIVERIES:
+            blocks = rounds * trees
+            priced(f"{label}, {rounds} rounds pipelined", blocks, functools.partial(
+                _broadcast_of, plan, functools.partial(pipelined_trees, parent, depth, rounds), blocks), graph)
 
 
 def _scatter_then_allgather(ranks: int, root: int, allgather_blocks: int, make_allgather, pieces: int, scatter: str):

@@ -43,7 +43,7 @@ MAX_FANOUT = 16  # stripes (trees) at most: a rank starts F messages a step
 
 
 def striped_trees(group: np.ndarray, root: int, fanout: int, neighbours: list[np.ndarray] | None = None,
-                  whole_groups: bool = False) -> np.ndarray:
+                  near: np.ndarray | None = None) -> np.ndarray:
     """(F, P) per tree and rank its parent rank (-1 at the root): `fanout` trees from `root` over
     ranks in groups (`group`: per rank a group number 0..G-1; `neighbours`: per group the groups a
     link joins it to, where known), each rank's children F in all."""
@@ -55,29 +55,28 @@ def striped_trees(group: np.ndarray, root: int, fanout: int, neighbours: list[np
     order = np.lexsort((np.arange(ranks), group, group != home))  # the root's group first
     order = order[order != root]
     klass = np.empty(ranks, dtype=np.int64)
-    if whole_groups:  # a group's ranks all of one class: the groups in turn, the root's first
-        klass[order] = np.unique(group[order], return_inverse=True)[1] % fanout
-    else:
-        klass[order] = np.arange(len(order)) % fanout
+    klass[order] = np.arange(len(order)) % fanout
     klass[root] = -1
     slots = np.full(ranks, fanout, dtype=np.int64)  # children a rank may still take, over every tree
     parent = np.full((fanout, ranks), -2, dtype=np.int64)  # -2: not yet placed
     parent[:, root] = -1
     members = [order[klass[order] == c] for c in range(fanout)]
     settled = np.zeros(ranks, dtype=bool)  # ranks whose own tree is made: what slots they have left they may lend
-    crossings: dict[tuple[int, int], int] = {}  # per ordered pair of groups its inner arcs so far, over the trees
+    crossings: dict[tuple[int, int], int] = {}  # per ordered pair of groups its arcs so far, over the trees
+    links: dict[tuple[int, int], int] = {}  # the same per ordered pair of `near` (routers) within a group
     # the larger classes first: their leftover slots take the smaller classes' last leaves
     for c in sorted(range(fanout), key=lambda c: -len(members[c])):
         inner = members[c]
-        _inner_tree(parent[c], inner, group, root, fanout, neighbours, crossings)
+        _inner_tree(parent[c], inner, group, root, fanout, neighbours, crossings, near, links)
         np.subtract.at(slots, parent[c, inner], 1)
         settled[inner] = True
-        _hang_leaves(parent[c], order[klass[order] != c], inner, group, slots, settled, neighbours, crossings, fanout)
+        _hang_leaves(parent[c], order[klass[order] != c], inner, group, slots, settled, neighbours, crossings, fanout,
+                     near, links)
     return parent
 
 
 def _inner_tree(parent: np.ndarray, inner: np.ndarray, group: np.ndarray, root: int, fanout: int,
-                neighbours, crossings: dict) -> None:
+                neighbours, crossings: dict, near: np.ndarray | None, links: dict) -> None:
     """Tree c's inner ranks (in group order, the root's group first) as a breadth-first tree of up
     to F children a rank under the root, in place. A rank takes the unplaced inner ranks of its
     own group first (no link between groups), then enters a group none of whose inner ranks is
@@ -120,7 +119,7 @@ def _inner_tree(parent: np.ndarray, inner: np.ndarray, group: np.ndarray, root: 
             v = queue.popleft()
             a = int(group[v])
             while children[v] < fanout:
-                u = waiting[a].popleft() if waiting.get(a) else enter(a)
+                u = _nearest(waiting[a], v, near, links) if waiting.get(a) else enter(a)
                 if u is None:
                     break
                 parent[u] = v
@@ -149,7 +148,8 @@ def _inner_tree(parent: np.ndarray, inner: np.ndarray, group: np.ndarray, root: 
 
 
 def _hang_leaves(parent: np.ndarray, leaves: np.ndarray, inner: np.ndarray, group: np.ndarray, slots: np.ndarray,
-                 settled: np.ndarray, neighbours, crossings: dict, fanout: int) -> None:
+                 settled: np.ndarray, neighbours, crossings: dict, fanout: int, near: np.ndarray | None,
+                 links: dict) -> None:
     """Each leaf under an inner rank of its own group with a slot, else of a neighbouring group
     whose link has carried fewer than F stripes (the pair least crossed yet), else of any group (in turn, so no group's links take them all),
     else under a placed rank of a tree already made with a slot left (a larger class's), in place."""
@@ -161,7 +161,7 @@ def _hang_leaves(parent: np.ndarray, leaves: np.ndarray, inner: np.ndarray, grou
     for v in leaves.tolist():
         free = spare.get(int(group[v]))
         if free:
-            parent[v] = free.pop()
+            parent[v] = _nearest(free, v, near, links, parents=True)
             slots[parent[v]] -= 1
         else:
             waiting.append(v)
@@ -195,14 +195,22 @@ def _hang_leaves(parent: np.ndarray, leaves: np.ndarray, inner: np.ndarray, grou
         slots[parent[v]] -= 1
 
 
-def tree_depths(parent: np.ndarray) -> np.ndarray:
-    """Per tree and rank its hops from the root (pointer jumping over the (F, P) parents)."""
-    depth = np.empty(parent.shape, dtype=np.int64)
-    for t, up in enumerate(parent):
-        root = int(np.flatnonzero(up < 0)[0])
-        jump = np.where(up >= 0, up, root)
-        hops = (up >= 0).astype(np.int64)
-        while (jump != root).any():
-            hops, jump = hops + hops[jump], jump[jump]
-        depth[t] = hops
-    return depth
+def _nearest(candidates, v: int, near: np.ndarray | None, used: dict, parents: bool = False) -> int:
+    """Taken out of `candidates` (a deque or list of ranks) for rank v: one whose `near` (its
+    router) is v's, else the one whose routers' pair has carried the fewest arcs yet (`used`,
+    counted here; `parents`: the candidates are v's parent, else its child), the earliest such
+    (`parents`: the latest), so the links within a group are evenly used."""
+    if near is None:
+        return candidates.pop() if parents else candidates.popleft()
+    index = list(range(len(candidates) - 1, -1, -1) if parents else range(len(candidates)))
+    mine = int(near[v])
+
+    def pair(u: int) -> tuple[int, int]:
+        return (int(near[u]), mine) if parents else (mine, int(near[u]))
+
+    best = min(index, key=lambda i: (int(near[candidates[i]]) != mine, used.get(pair(candidates[i]), 0)))
+    u = candidates[best]
+    del candidates[best]
+    if int(near[u]) != mine:
+        used[pair(u)] = used.get(pair(u), 0) + 1
+    return u

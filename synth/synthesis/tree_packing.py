@@ -233,10 +233,18 @@ def _levels(graph, root: int) -> np.ndarray:
 
 
 def _depths(graph, arcs: np.ndarray, root: int) -> np.ndarray:
-    """Per rank its hops from the root in the tree (pointer jumping: hops[v] is the distance from v
-    to jump[v], and each pass doubles it)."""
-    jump = np.where(arcs >= 0, graph.src[np.maximum(arcs, 0)], root)
-    hops = (arcs >= 0).astype(np.int64)
-    while (jump != root).any():
-        hops, jump = hops + hops[jump], jump[jump]
-    return hops
+    """Per rank its hops from the root in the tree of `arcs` (pairs of `graph`)."""
+    return tree_depths(np.where(arcs >= 0, graph.src[np.maximum(arcs, 0)], -1)[None, :])[0]
+
+
+def tree_depths(parent: np.ndarray) -> np.ndarray:
+    """Per tree and rank its hops from the root (pointer jumping over the (F, P) parents)."""
+    depth = np.empty(parent.shape, dtype=np.int64)
+    for t, up in enumerate(parent):
+        root = int(np.flatnonzero(up < 0)[0])
+        jump = np.where(up >= 0, up, root)
+        hops = (up >= 0).astype(np.int64)
+        while (jump != root).any():
+            hops, jump = hops + hops[jump], jump[jump]
+        depth[t] = hops
+    return depth
