@@ -53,10 +53,11 @@ def run() -> int:
             raise
         code = _interrupted(interrupt.received)
     # (a signal caught by the command's own handler, synth.cli.main, counts: `received` is set)
-    if interrupt.native_interrupted() or (interrupt.received is not None and interrupt.native_running()):
+    if interrupt.native_interrupted() or (interrupt.received is not None and interrupt.native_called()):
         # A native call that an interrupt reached may still be running (HiGHS has no stop) or be
-        # leaving its thread (CP-SAT, stopped): the interpreter's finalization would tear the
-        # library down under it. End here, the stack having unwound (outputs removed, workers
+        # leaving its thread (CP-SAT, stopped), and one that returned just before the interrupt
+        # may still be ending its library's threads: the interpreter's finalization would tear the
+        # library down under them. End here, the stack having unwound (outputs removed, workers
         # stopped).
         for stream in (sys.stdout, sys.stderr):
             try:

@@ -178,6 +178,7 @@ STOP_SECONDS = 0.5
 NATIVE_THREAD = "synth-native"
 WAKE_SECONDS = 0.2  # the main thread's wait on a native call wakes this often (a signal's handler runs then)
 _interrupted_calls: list[threading.Thread] = []  # helper threads of native calls that an interrupt reached
+_called = False  # whether a native call ran under `native` in this process
 
 
 def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
@@ -210,6 +211,8 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
             done.set()
 
     thread = threading.Thread(target=run, name=NATIVE_THREAD, daemon=True)
+    global _called
+    _called = True
     try:
         thread.start()  # an interrupt while it starts: the call may run all the same (CI, stop 31)
         while not done.wait(WAKE_SECONDS):  # and should one still reach another thread: looked at this often
@@ -229,6 +232,14 @@ def native(call: Callable[[], T], stop: Callable[[], None] | None = None) -> T:
 def native_interrupted() -> bool:
     """Whether an interrupt reached a native call (stopped, or left running in its thread)."""
     return bool(_interrupted_calls)
+
+
+def native_called() -> bool:
+    """Whether a native call ran under `native` in this process: a library whose call returned
+    may still be leaving its threads (CP-SAT's workers) when an interrupt comes just after, and
+    the interpreter's finalization then aborts (exit -6, with the interrupt's line said: seen once
+    in a contract test's 24 signals)."""
+    return _called
 
 
 def native_running() -> bool:
