@@ -517,7 +517,11 @@ def _striped(plan: SynthesisPlan, say, priced) -> None:
     neighbours = group_neighbours(plan.topology, q, groups)
     routers = np.repeat(terminal_routers(plan.topology.network()), q)
     for stripes in (f for f in STRIPES if f < p):
-        parent = striped_trees(groups, plan.root, stripes, neighbours, routers)
+        try:
+            parent = striped_trees(groups, plan.root, stripes, neighbours, routers)
+        except SynthError as exc:  # the other points stand
+            say(f"{plan.collective}: no {stripes} striped trees: {exc}")
+            continue
         depth = tree_depths(parent)
         child = np.broadcast_to(np.arange(p), parent.shape)[parent >= 0]
         a, b = parent[parent >= 0] // q, child // q
@@ -544,8 +548,9 @@ def _torus(plan: SynthesisPlan, say, priced) -> None:
         return
     parent = torus_trees(dims, plan.root)
     depth = tree_depths(parent)
-    say(f"{plan.collective}: a 2D torus's four arc-disjoint trees, {int(depth.max())} deep")
-    _pipelined(plan, f"four arc-disjoint trees of the 2D torus ({int(depth.max())} deep)", parent, depth, plan.graph,
+    grid = "torus" if plan.topology.spec.startswith("torus") else "grid"  # HyperX: valid trees, its cut not met
+    say(f"{plan.collective}: the 2D {grid}'s four arc-disjoint trees, {int(depth.max())} deep")
+    _pipelined(plan, f"four arc-disjoint trees of the 2D {grid} ({int(depth.max())} deep)", parent, depth, plan.graph,
                priced)
 
 

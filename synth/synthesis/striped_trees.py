@@ -1,31 +1,35 @@
 """A broadcast (a reduce, run backwards) by striped trees: F spanning trees from the root whose
-forwarding ranks are disjoint, each rank forwarding in one of them to at most F others, laid out
-where ranks come in groups (synth.synthesis.relay.rank_groups) so that a rank's children are in
-its own group where the slots allow: the rooted collectives at thousands of ranks, where no
-packing is made (synth.synthesis.tree_packing is bounded by trees x pairs x ranks).
+forwarding ranks are disjoint but for a few, every rank forwarding to at most F others over all
+of them, laid out where ranks come in groups (synth.synthesis.relay.rank_groups) so that a
+rank's children are in its own group where the slots allow: the rooted collectives at thousands
+of ranks, where no packing is made (synth.synthesis.tree_packing is bounded by trees x pairs x
+ranks).
 
 Why: a rank with one link carries at most its link's bandwidth out, so a pipelined broadcast
 meets the cut bound (the message over one link) only where every rank forwards no more than it
 receives. A chain does, but is P - 1 hops deep: its pipeline's fill is P - 2 steps (Slim Fly
-q = 13: 3,378 steps, the broadcast 600% above its bound at 256 MiB). F trees, the message split
-in F stripes, each rank an inner rank of one tree with F children (F stripes out, F in: its link
-carries the message once) and a leaf of the others, are 2 + ceil(log_F (P / F)) hops deep (the
-classic disjoint-interior trees: Sanders, Speck and Traeff's two-tree broadcast for F = 2, Ho
-and Johnsson's edge-disjoint trees). A rank starts at most F messages a step (its children in
-its tree), so the time of R rounds is about (R + depth - 1) (F alpha + n / (R x bandwidth)): the
-fill costs depth / R of the bound and the message starts F alpha per step; F = 2 to 4 trade them
-best (depth x F least near F = e).
+q = 13: 3,378 steps, the broadcast 598% above its bound at 256 MiB). F trees, the message split
+in F stripes, each rank an inner rank of one tree with up to F children (F stripes out, F in:
+its link carries the message once) and a leaf of the others, are about log_F P hops deep as
+F-ary heaps (the classic disjoint-interior trees: Sanders, Speck and Traeff's two-tree
+broadcast for F = 2); laid out for the groups as below they are deeper (Slim Fly q = 13: 20,
+12, 9 and 7 hops for F = 2, 3, 4, 8; tested within 2 log_F P + 2). A rank starts at most F
+messages a step, so the time of R rounds is about (R + depth - 1) (F alpha + n / (R x
+bandwidth)): the fill costs depth / R of the bound and the message starts F alpha per step.
 
 The trees: the ranks but the root in group order (the root's group first); the i-th has stripe
-class i mod F, so every group holds about |group| / F of each class. Tree c's inner ranks are the
-ranks of class c as an F-ary heap, ordered by their place among their group's class-c ranks,
-then by group: the heap's top (position 0, a child of the root, in the root's group) and its
-upper levels spread over the groups, one a group before a second. Every other rank is a leaf of
-tree c, the child of an inner rank of its own group with a free slot (F less its inner
-children), or else of any inner rank with one; where the classes are uneven (P - 1 not 1 more
-than a multiple of F), a few leaves of a smaller class's tree hang under a leaf with slots left
-from a larger class's (one hop deeper). Every rank but the root has F children in all, and the
-root one a tree: no link carries more than the message.
+class i mod F, so every group holds about |group| / F of each class. Tree c's inner ranks (class
+c) are grown breadth first from the root, each taking up to F children: its own group's inner
+ranks first (no link between groups), then the first inner rank of a group none of whose are
+placed yet, through a neighbouring group's link that has carried fewer than F - 1 stripes where
+there is one (a group enters at most F groups). Every other rank is a leaf of tree c, the child
+of an inner rank of its own group with a free slot, else of a neighbouring group's (the same
+cap), else of any; within a group the least used pair of routers first. Where the classes are
+uneven (P - 1 not 1 more than a multiple of F), a few leaves of a smaller class's tree hang under
+a rank with slots left from a larger class's (one hop deeper; those ranks forward in two trees).
+No rank has more than F children in all and the root one a tree: no rank's link carries more
+than the message. With Q > 1 ranks a node, that holds per rank: a node's link carries up to Q
+times it (priced so).
 
 The layout is synth.synthesis.tree_packing's: round r's stripe c leaves the root at step r and
 crosses the arc into a rank of depth h at step r + h - 1.
@@ -80,7 +84,7 @@ def _inner_tree(parent: np.ndarray, inner: np.ndarray, group: np.ndarray, root: 
     """Tree c's inner ranks (in group order, the root's group first) as a breadth-first tree of up
     to F children a rank under the root, in place. A rank takes the unplaced inner ranks of its
     own group first (no link between groups), then enters a group none of whose inner ranks is
-    placed: a neighbouring one where its link has carried fewer than F stripes (the least crossed
+    placed: a neighbouring one where its link has carried fewer than F - 1 stripes (the least crossed
     pair of groups first; F: what a rank's link carries), else any. A group enters at most F
     groups, so the slots left for leaves are spread over the groups; the groups left out are
     entered last from any inner rank with a slot."""
@@ -136,11 +140,11 @@ def _inner_tree(parent: np.ndarray, inner: np.ndarray, group: np.ndarray, root: 
         if not fresh:
             return
         b = fresh[0]
-        near = set(neighbours[b].tolist()) if neighbours is not None else set()
+        joined = set(neighbours[b].tolist()) if neighbours is not None else set()
         free = [v for v in inner.tolist() if parent[v] >= -1 and children[v] < fanout]
         if not free:
             raise SynthError("striped trees: no inner rank with a slot left")
-        v = min(free, key=lambda v: (int(group[v]) not in near, crossings.get((int(group[v]), b), 0)))
+        v = min(free, key=lambda v: (int(group[v]) not in joined, crossings.get((int(group[v]), b), 0)))
         u = _cross(int(group[v]), b)
         parent[u] = v
         children[v] += 1
@@ -151,8 +155,10 @@ def _hang_leaves(parent: np.ndarray, leaves: np.ndarray, inner: np.ndarray, grou
                  settled: np.ndarray, neighbours, crossings: dict, fanout: int, near: np.ndarray | None,
                  links: dict) -> None:
     """Each leaf under an inner rank of its own group with a slot, else of a neighbouring group
-    whose link has carried fewer than F stripes (the pair least crossed yet), else of any group (in turn, so no group's links take them all),
+    whose link has carried fewer than F - 1 stripes (the pair least crossed yet), else of any group (in
+    turn, so no group's links take them all),
     else under a placed rank of a tree already made with a slot left (a larger class's), in place."""
+    inner_set = set(inner.tolist())
     spare: dict[int, list[int]] = {}
     for v in inner.tolist():
         if slots[v] > 0:
@@ -186,13 +192,22 @@ def _hang_leaves(parent: np.ndarray, leaves: np.ndarray, inner: np.ndarray, grou
         crossings[(b, a)] = crossings.get((b, a), 0) + 1
         parent[v] = spare[b].pop()
         slots[parent[v]] -= 1
+    late.sort(key=lambda v: -int(slots[v]))  # those with slots first: placed, they take the others
     for v in late:
         same = [u for u in np.flatnonzero((parent >= 0) & settled & (slots > 0)).tolist() if u != v]
-        if not same:
+        if same:
+            mine = [u for u in same if group[u] == group[v]]
+            parent[v] = (mine or same)[0]
+            slots[parent[v]] -= 1
+            continue
+        if slots[v] <= 0:
             raise SynthError("striped trees: no rank with a slot left (the classes' sizes do not add up)")
-        near = [u for u in same if group[u] == group[v]]
-        parent[v] = (near or same)[0]
-        slots[parent[v]] -= 1
+        # no placed rank has a slot but v has: v takes a placed leaf's place, the leaf under v (its
+        # parent's children the same in number, v's one more)
+        placed = [u for u in np.flatnonzero(parent >= 0).tolist() if u not in inner_set]
+        u = next((u for u in placed if group[u] == group[v]), placed[0])
+        parent[v], parent[u] = parent[u], v
+        slots[v] -= 1
 
 
 def _nearest(candidates, v: int, near: np.ndarray | None, used: dict, parents: bool = False) -> int:

@@ -67,6 +67,14 @@ def test_random_uneven_groups_make_spanning_trees_within_the_link(seed):
         _check(striped_trees(group, root, fanout, neighbours if seed % 2 else None, routers), root, fanout)
 
 
+@pytest.mark.parametrize("group, root, fanout", [([0, 0, 1, 2, 0, 0, 1, 0, 0, 0], 2, 6),
+                                                 ([2, 1, 2, 2, 1, 2, 2, 2, 2, 0, 2, 2, 0, 2], 7, 8)])
+def test_the_last_leaves_of_a_small_class_when_no_placed_rank_has_a_slot(group, root, fanout):
+    """Found by a reviewer's exhaustive search (189 of 32,316 small uneven cases raised): the last
+    class's only ranks with slots were its own unplaced leaves; one takes a placed leaf's place."""
+    _check(striped_trees(np.array(group), root, fanout), root, fanout)
+
+
 @pytest.mark.parametrize("fanout, deepest", [(2, 20), (3, 12), (4, 9), (8, 7)])
 def test_slim_fly_q13_grouping_is_shallow(fanout, deepest):
     """Slim Fly q = 13's grouping (338 routers of 10 ranks, each joined to 19): the depths measured
