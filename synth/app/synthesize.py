@@ -35,7 +35,7 @@ from synth.pricing.alphabeta import node_ports
 from synth.synthesis.dissemination import abelian_regular, dissemination_points
 from synth.synthesis.layers import (Combination, Leaders, Stage, layer_sizes, pareto_program, pipelined, rotated,
                                     stage_deliveries, uniform)
-from synth.synthesis.relay import RelayTrees, group_neighbours, rank_groups
+from synth.synthesis.relay import RelayTrees, distinct_node_pairs, group_neighbours, rank_groups
 from synth.synthesis.scatter_allgather import SCATTERS, chain_deliveries, pipelined_deliveries
 from synth.synthesis.striped_trees import striped_trees
 from synth.synthesis.torus_trees import torus_trees
@@ -527,9 +527,8 @@ def _striped(plan: SynthesisPlan, say, priced) -> None:
         a, b = parent[parent >= 0] // q, child // q
         if plan.collective == "reduce":  # the partials flow from child to parent
             a, b = b, a
-        keys = np.unique(a[a != b] * (p // q) + b[a != b])
         try:
-            graph = pairs_graph(plan.topology, q, "trees", (keys // (p // q), keys % (p // q)),
+            graph = pairs_graph(plan.topology, q, "trees", distinct_node_pairs(a, b),
                                 None if plan.routes else plan.graph.router, routes=plan.routes)
         except SynthError as exc:
             say(f"{plan.collective}: no striped trees: {exc}")

@@ -62,6 +62,14 @@ def group_neighbours(topology, ranks_per_node: int, group: np.ndarray) -> list[n
     return [keys[bounds[g]:bounds[g + 1]] % count for g in range(count)]
 
 
+def distinct_node_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ordered pairs (a, b) of different nodes, sorted."""
+    nodes = int(max(a.max(initial=0), b.max(initial=0))) + 1
+    keys = np.unique(np.asarray(a, dtype=np.int64) * nodes + b)
+    keys = keys[keys // nodes != keys % nodes]
+    return keys // nodes, keys % nodes
+
+
 @dataclass(frozen=True)
 class RelayTrees:
     """Per delivery (every block to every rank but its source): its step, sender, receiver and
@@ -113,12 +121,7 @@ class RelayTrees:
         """The ordered pairs of distinct nodes the trees' transfers join (turned round where
         `reverse`: a reduce-scatter's partials flow from receiver to sender)."""
         a, b = self.sender // ranks_per_node, self.receiver // ranks_per_node
-        if reverse:
-            a, b = b, a
-        nodes = int(max(a.max(initial=0), b.max(initial=0))) + 1
-        keys = np.unique(a.astype(np.int64) * nodes + b)
-        keys = keys[keys // nodes != keys % nodes]
-        return keys // nodes, keys % nodes
+        return distinct_node_pairs(b, a) if reverse else distinct_node_pairs(a, b)
 
     def deliveries(self, graph, reverse: bool) -> tuple:
         """(step, pair, block, receiver) per delivery, the pairs numbered in `graph` (which holds
