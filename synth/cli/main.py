@@ -23,7 +23,7 @@ from synth.cli.options import Parser
 from synth.execute import TaskFailed
 
 # The subcommands in the order `synth --help` lists them: synth.cli.<module>.add_parser(sub).
-COMMANDS = ("topology", "route", "bounds", "tables", "opensm_check", "model", "vls", "schedule", "synthesize", "export", "verify", "compare",
+COMMANDS = ("topology", "route", "bounds", "tables", "opensm_check", "model", "vls", "schedule", "synthesize", "export", "verify", "simulate", "compare",
             "report", "check")
 
 

@@ -80,22 +80,16 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
     of a routes file `routes`, or along `paths`, one per transfer between nodes, in order) and
     measure every step. Transfers within a node (ranks_per_node > 1) move through memory: no
     channel, their sender's memory port."""
-    from synth.routing.registry import make_router
-
     network = topology.network()
     q = schedule.ranks_per_node
     step = schedule.transfer_step()
     across = (schedule.src // q) != (schedule.dst // q)
-    src, dst, step_across = schedule.src[across] // q, schedule.dst[across] // q, step[across]
-    if paths is None and routes is not None:
-        paths = paths_from_routes(routes, topology, src, dst)
-    elif paths is None:
-        route = make_router(router or topology.default_router, topology)
-        routed = route(topology, src, dst, phase=step_across, occurrence=np.zeros(len(src), dtype=np.int64), seed=seed)
-        paths = as_paths(topology, src, dst, routed.routes)
+    step_across = step[across]
+    if paths is None:
+        paths = transfer_paths(schedule, topology, router, seed, routes)
     size = schedule.transfer_bytes()
     n = schedule.num_steps
-    channel_bytes, flows = _busiest(network, paths, step_across, size[across], n)
+    channel_bytes, flows = busiest_channels(network, paths, step_across, size[across], n)
     ports = np.empty(len(step), dtype=np.int64)
     ports[across] = message_ports(network, paths)
     ports[~across] = network.num_channels + schedule.src[~across]  # a memory copy: the sender's memory port
@@ -104,7 +98,7 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
     if schedule.size_exchange is not None:
         counts = schedule.block_counts()[across] * SIZE_BYTES
         exchanged = np.isin(step_across, schedule.size_exchange)
-        size_bytes, _ = _busiest(network, paths.select(np.flatnonzero(exchanged)), step_across[exchanged], counts[exchanged], n)
+        size_bytes, _ = busiest_channels(network, paths.select(np.flatnonzero(exchanged)), step_across[exchanged], counts[exchanged], n)
         announced = np.isin(step, schedule.size_exchange)
         size_port_messages = most_per_port(step[announced], ports[announced], n)
     return MappedSchedule(
@@ -122,7 +116,24 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
     )
 
 
-def _busiest(network, paths: Paths, step: np.ndarray, size: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
+def transfer_paths(schedule: Schedule, topology, router: str | None = None, seed: int = 0,
+                   routes: dict | None = None) -> Paths:
+    """The path of every transfer between nodes, in order: along a routes file's paths (`routes`),
+    or as `router` (by default the family's) routes them, the transfers of step s as phase s."""
+    from synth.routing.registry import make_router
+
+    q = schedule.ranks_per_node
+    across = (schedule.src // q) != (schedule.dst // q)
+    src, dst = schedule.src[across] // q, schedule.dst[across] // q
+    if routes is not None:
+        return paths_from_routes(routes, topology, src, dst)
+    route = make_router(router or topology.default_router, topology)
+    routed = route(topology, src, dst, phase=schedule.transfer_step()[across], occurrence=np.zeros(len(src), dtype=np.int64),
+                   seed=seed)
+    return as_paths(topology, src, dst, routed.routes)
+
+
+def busiest_channels(network, paths: Paths, step: np.ndarray, size: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """Per step, the most bytes over bandwidth on one channel and the most transfers on one
     router-to-router channel. The transfers come in step order; a group of steps at a time gets
     one (step, channel) matrix of at most DENSE_LOADS cells (no sort of the hops)."""

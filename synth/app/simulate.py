@@ -1,0 +1,215 @@
+"""`synth simulate SCHEDULE.json|ROUTES.json`: a schedule's steps, or a routes file's phases, replayed
+on SimGrid (synth.simulate) along synth's own paths, next to what synth's cost model makes of them.
+
+- A schedule: every transfer takes the path that prices it (`--router`, the family's by default, or
+  a routes file's, as `synth schedule` maps it: synth.pricing.schedule_cost.transfer_paths). Each
+  step is a row; a step preceded by a size exchange (TuNA) has that exchange as a row of its own
+  (8 bytes per block, on the same paths). The model's row is synth's alpha-beta step
+  (synth.pricing.alphabeta).
+- A routes file: every phase is a row, its flows concurrent transfers of their bytes along the
+  file's paths; the model's row is the alpha-beta time of the phase (alpha x the most messages one
+  port starts + beta x the busiest channel's bytes over its bandwidth: the contention model with
+  the flows' own bytes).
+
+Disciplines: bulk-synchronous (`bsp`: a row starts when the previous one has ended everywhere, as
+the model assumes: a row's simulated time is its own) and asynchronous (`async`: a rank sends its
+step-s messages once it has received every message of its earlier steps; rows overlap, so what is
+compared is when each row's last transfer ends).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, message_ports, most_per_port, step_times
+from synth.pricing.schedule_cost import SIZE_BYTES, busiest_channels, map_schedule, transfer_paths
+from synth.simulate.platform import build_platform
+from synth.simulate.runner import DISCIPLINES, MODELS, Settings, run
+from synth.topology.paths import Paths
+
+FORMAT = "synth-simulation/1"
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    model: str = "LV08"
+    discipline: str = "bsp"
+    alpha: float = DEFAULT_ALPHA  # the cost model's message start (seconds)
+    bandwidth_bits: float = DEFAULT_BANDWIDTH  # a link of bandwidth 1, bits per second (model and platform)
+    latency: float | None = None  # SimGrid's latency of a route's first link (seconds); None: alpha
+    hop_latency: float = 0.0  # added per link between routers
+    overhead: float = 0.0  # seconds a rank spends on each message it sends
+    engine: str = ""  # synth.simulate.runner.Settings.engine
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise SynthError(f"unknown network model '{self.model}' (known: {', '.join(MODELS)})")
+        if self.discipline not in DISCIPLINES:
+            raise SynthError(f"unknown discipline '{self.discipline}' (known: {', '.join(DISCIPLINES)})")
+
+    @property
+    def route_latency(self) -> float:
+        return self.alpha if self.latency is None else self.latency
+
+    def settings(self) -> Settings:
+        return Settings(model=self.model, discipline=self.discipline, overhead=self.overhead, engine=self.engine)
+
+    def describe(self) -> dict:
+        return {"model": self.model, "discipline": self.discipline, "latency_s": self.route_latency,
+                "hop_latency_s": self.hop_latency, "bandwidth_gbps": self.bandwidth_bits / 1e9,
+                "overhead_s": self.overhead, "alpha_s": self.alpha}
+
+
+@dataclass
+class Simulation:
+    """A simulated run: per row (a step, a size exchange or a phase) its transfers, bytes, the model's
+    time and the simulation's, and when its last transfer ended."""
+
+    kind: str  # "schedule" or "routes"
+    source: dict  # what was simulated: collective, algorithm, network, ranks, router ...
+    options: SimulationOptions
+    labels: list[str]  # per row: "step 3", "sizes 3", "phase 7"
+    transfers: np.ndarray  # per row
+    bytes: np.ndarray  # per row, bytes over the network
+    model: np.ndarray  # per row, seconds (the alpha-beta step or phase)
+    simulated: np.ndarray  # per row, seconds: bsp, the row's own time; async, its end minus the previous row's end
+    ends: np.ndarray  # per row, when its last transfer ended (seconds from the start)
+    platform: dict = field(default_factory=dict)
+
+    @property
+    def model_total(self) -> float:
+        return float(self.model.sum())
+
+    @property
+    def simulated_total(self) -> float:
+        return float(self.ends.max(initial=0.0))
+
+
+def simulate_schedule(schedule, topology, options: SimulationOptions, router: str | None = None, seed: int = 0,
+                      routes: dict | None = None, progress=None) -> Simulation:
+    """Simulate a schedule on its network (rank r on terminal r // Q)."""
+    network = topology.network()
+    paths = transfer_paths(schedule, topology, router, seed, routes)
+    mapped = map_schedule(schedule, topology, router, seed, routes, paths=paths)
+    size = schedule.transfer_bytes()
+    step = schedule.transfer_step()
+    q = schedule.ranks_per_node
+    across = (schedule.src // q) != (schedule.dst // q)
+    exchanged = set() if schedule.size_exchange is None else {int(s) for s in schedule.size_exchange}
+    # rows: a size exchange before its step where there is one
+    row_of_step, labels, model = [], [], []
+    for s in range(schedule.num_steps):
+        if s in exchanged:
+            labels.append(f"sizes {s}")
+            model.append(step_times([mapped.size_port_messages[s]], [mapped.size_bytes[s]], options.alpha,
+                                    options.bandwidth_bits)[0])
+        row_of_step.append(len(labels))
+        labels.append(f"step {s}")
+        model.append(step_times([mapped.port_messages[s]], [mapped.channel_bytes[s]], options.alpha,
+                                options.bandwidth_bits)[0])
+    row_of_step = np.asarray(row_of_step, dtype=np.int64)
+    row = row_of_step[step]
+    src, dst, row_bytes = schedule.src, schedule.dst, size
+    if exchanged:  # the size messages: the same transfers, 8 bytes per block, one row earlier
+        announced = np.isin(step, list(exchanged))
+        pick = np.flatnonzero(announced)
+        order = np.argsort(np.concatenate([row, row[pick] - 1]), kind="stable")
+        src = np.concatenate([src, src[pick]])[order]
+        dst = np.concatenate([dst, dst[pick]])[order]
+        row_bytes = np.concatenate([size, schedule.block_counts()[pick] * SIZE_BYTES])[order]
+        across_all = np.concatenate([across, across[pick]])[order]
+        index = np.concatenate([np.cumsum(across) - 1, (np.cumsum(across) - 1)[pick]])[order]
+        paths = paths.select(index[across_all])
+        row = np.concatenate([row, row[pick] - 1])[order]
+    source = {"collective": schedule.collective, "algorithm": schedule.algorithm, "network": topology.spec,
+              "ranks": schedule.ranks, "ranks_per_node": q,
+              "routes": "a routes file" if routes is not None else (router or topology.default_router)}
+    return _simulate("schedule", source, network, src, dst, q, schedule.ranks, paths, row, row_bytes, labels,
+                     np.asarray(model), options, progress)
+
+
+def simulate_routes(doc: dict, topology, options: SimulationOptions, progress=None) -> Simulation:
+    """Simulate every phase of a columnar routes file (synth.io.routes_file.read_routes_columnar):
+    its flows between terminals along their paths; a flow to itself has no path and is left out."""
+    if doc["format"] != "synth-routes/2":
+        raise SynthError(f"synth simulate takes channel paths (synth-routes/2), not {doc['format']}")
+    network = topology.network()
+    n = network.num_terminals
+    srcs, dsts, sizes, rows, labels, lengths, channels = [], [], [], [], [], [], []
+    for k, phase in enumerate(doc["phases"]):
+        flows, paths = phase["flows"], phase["paths"]
+        keep = np.flatnonzero(np.diff(paths.offsets) > 0)
+        kept = paths.select(keep)
+        srcs.append(network.channel_src[kept.channels[kept.offsets[:-1]]])
+        dsts.append(network.channel_dst[kept.channels[kept.offsets[1:] - 1]])
+        sizes.append(flows[keep, 2])
+        rows.append(np.full(len(keep), k, dtype=np.int64))
+        labels.append(f"phase {phase['phase']}")
+        lengths.append(np.diff(kept.offsets))
+        channels.append(kept.channels)
+    src, dst = np.concatenate(srcs).astype(np.int64), np.concatenate(dsts).astype(np.int64)
+    size, row = np.concatenate(sizes).astype(np.int64), np.concatenate(rows)
+    paths = Paths(np.concatenate([[0], np.cumsum(np.concatenate(lengths))]).astype(np.int64),
+                  np.concatenate(channels).astype(np.int64))
+    steps = len(labels)
+    busiest, _ = busiest_channels(network, paths, row, size, steps)
+    ports = most_per_port(row, message_ports(network, paths), steps)
+    model = step_times(ports, busiest, options.alpha, options.bandwidth_bits)
+    traffic = doc["traffic"]
+    source = {"pattern": traffic.get("pattern"), "network": topology.spec, "ranks": n, "router": doc.get("router"),
+              "phases": steps}
+    return _simulate("routes", source, network, src, dst, 1, n, paths, row, size, labels, model, options, progress)
+
+
+def _simulate(kind, source, network, src, dst, q, ranks, paths, row, size, labels, model, options, progress) -> Simulation:
+    platform, transfers = build_platform(network, src, dst, q, paths, row, size, options.route_latency,
+                                         options.hop_latency, options.bandwidth_bits)
+    times = run(platform, transfers, np.arange(ranks) // q, options.settings(), progress)
+    rows = len(labels)
+    ends = np.zeros(rows)
+    np.maximum.at(ends, row, times.finish)
+    ends = np.maximum.accumulate(ends) if options.discipline == "bsp" else ends
+    previous = np.concatenate([[0.0], np.maximum.accumulate(ends)[:-1]])
+    simulated = np.maximum(ends - previous, 0.0)
+    if options.discipline == "bsp":  # a row without transfers takes no time
+        counts = np.bincount(row, minlength=rows)
+        simulated[counts == 0] = 0.0
+    q_nodes = src // q != dst // q
+    network_bytes = np.bincount(row, weights=size * q_nodes, minlength=rows)
+    described = {"simgrid": times.version, "hosts": platform.hosts, "links": len(platform.link_bandwidth), "routes": len(platform.route_src)}
+    return Simulation(kind=kind, source=source, options=options, labels=labels,
+                      transfers=np.bincount(row, minlength=rows), bytes=network_bytes, model=np.asarray(model, dtype=np.float64),
+                      simulated=simulated, ends=ends, platform=described)
+
+
+def file_kind(path: str) -> str:
+    """"schedule" or "routes", from a file's format field (JSON: its opening bytes, where synth
+    writes it; HDF5: its format attribute); a user error for anything else."""
+    import re
+
+    from synth.io.schedule_hdf5 import is_hdf5
+
+    where = f"'{path}'"
+    try:
+        if is_hdf5(path):
+            import h5py
+
+            with h5py.File(path, "r") as f:
+                found = f.attrs.get("format")
+            found = found.decode() if isinstance(found, bytes) else found
+        else:
+            with open(path, "rb") as handle:
+                head = handle.read(4096).decode("utf-8", "replace")
+            match = re.search(r'"format"\s*:\s*"([^"]*)"', head)
+            found = match.group(1) if match else None
+    except OSError as exc:
+        raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
+    if found == "synth-schedule/1":
+        return "schedule"
+    if found in ("synth-routes/2", "synth-routes/1"):
+        return "routes"
+    raise SynthError(f"{where} is neither a schedule (synth-schedule/1) nor a routes file (synth-routes/2)"
+                     + (f": its format is '{found}'" if found else ""))

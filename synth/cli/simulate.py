@@ -1,0 +1,115 @@
+"""`synth simulate SCHEDULE.json|ROUTES.json`: replay a schedule or a routes file's phases on SimGrid,
+next to synth's cost model (synth.app.simulate)."""
+
+from __future__ import annotations
+
+from synth.app.schedule import checked_routes, progress_printer
+from synth.app.simulate import SimulationOptions, file_kind, simulate_routes, simulate_schedule
+from synth.cli.options import add_cost_model, positive
+from synth.core.errors import SynthError
+from synth.core.output import OutputSet
+from synth.core.text import counted
+from synth.core.validate import parse_int, parse_positive_number
+from synth.io.simulation_file import write_simulation
+from synth.simulate.runner import DISCIPLINES, MODELS
+from synth.topology import parse_topology
+
+SHOWN_ROWS = 48  # rows printed in full; --out has every row
+PROGRESS_TRANSFERS = 50_000  # simulations from which the worker's progress is shown
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("simulate", help="replay a schedule or a routes file's phases on SimGrid, next to the cost model")
+    p.add_argument("file", metavar="FILE", help="a schedule (synth schedule/synthesize --out) or a routes file "
+                   "(synth route --out), JSON or HDF5")
+    p.add_argument("--model", choices=MODELS, default="LV08",
+                   help="SimGrid's network model: LV08 (its default: latency x 13.01, bandwidth x 0.97, TCP-like "
+                        "sharing), CM02 (plain max-min sharing), IB (its InfiniBand model)")
+    p.add_argument("--discipline", choices=DISCIPLINES, default="bsp",
+                   help="bsp: a step starts when the previous one has ended everywhere (as the cost model assumes); "
+                        "async: a rank sends its step-s messages once it holds what it received before s")
+    p.add_argument("--latency", type=lambda t: parse_positive_number(t, "--latency", 1.0), metavar="S",
+                   help="SimGrid latency of every link leaving a terminal, so of every route (default: --alpha)")
+    p.add_argument("--hop-latency", type=lambda t: _non_negative(t, "--hop-latency"), default=0.0, metavar="S",
+                   help="latency added per link between routers (default 0)")
+    p.add_argument("--overhead", type=lambda t: _non_negative(t, "--overhead"), default=0.0, metavar="S",
+                   help="seconds a rank spends on each message it sends, one after another (default 0)")
+    p.add_argument("--router", metavar="NAME", help="schedules: routes the transfers take (default: the family's)")
+    p.add_argument("--routes", metavar="ROUTES.json", help="schedules: take the transfers' paths from a routes file")
+    p.add_argument("--seed", type=lambda t: parse_int(t, "--seed", 0), default=0, help="seed of a random router")
+    add_cost_model(p)
+    p.add_argument("--out", metavar="FILE", help="write the simulated times (synth-simulation/1, docs/formats.md)")
+    p.set_defaults(func=cmd_simulate)
+
+
+def _non_negative(text: str, option: str) -> float:
+    if text.strip() in ("0", "0.0"):
+        return 0.0
+    return positive(option, 1.0)(text)
+
+
+def cmd_simulate(args) -> int:
+    options = SimulationOptions(model=args.model, discipline=args.discipline, alpha=args.alpha,
+                                bandwidth_bits=args.bandwidth * 1e9, latency=args.latency, hop_latency=args.hop_latency,
+                                overhead=args.overhead)
+    kind = file_kind(args.file)
+    with OutputSet() as outputs:
+        target = outputs.reserve(args.out) if args.out is not None else None
+        if kind == "schedule":
+            from synth.io.schedule_file import read_schedule
+
+            schedule = read_schedule(args.file)
+            routes = checked_routes(args.routes) if args.routes is not None else None
+            topology = parse_topology(schedule.spec)
+            say = progress_printer(schedule.num_transfers >= PROGRESS_TRANSFERS)
+            say(f"simulating {schedule.num_transfers:,} transfers")
+            simulation = simulate_schedule(schedule, topology, options, args.router, args.seed, routes,
+                                           progress=say if schedule.num_transfers >= PROGRESS_TRANSFERS else None)
+            what = f"{schedule.collective} by {schedule.algorithm}: {counted(schedule.num_steps, 'step')}"
+        else:
+            if args.router is not None or args.routes is not None:
+                raise SynthError("--router and --routes apply to schedules: a routes file has its own paths")
+            from synth.io.routes_file import read_routes_columnar
+
+            doc = read_routes_columnar(args.file)
+            topology = parse_topology(doc["topology"]["spec"])
+            flows = sum(len(phase["flows"]) for phase in doc["phases"])
+            say = progress_printer(flows >= PROGRESS_TRANSFERS)
+            simulation = simulate_routes(doc, topology, options, progress=say if flows >= PROGRESS_TRANSFERS else None)
+            what = f"{doc['traffic'].get('pattern')} routed by {doc.get('router')}: {counted(len(doc['phases']), 'phase')}"
+        print(f"network   {topology.label()}")
+        print(f"simulated {what}, on SimGrid {simulation.platform['simgrid']} ({options.model}, "
+              f"{'bulk-synchronous' if options.discipline == 'bsp' else 'asynchronous'}): "
+              f"{simulation.platform['hosts']:,} hosts, {simulation.platform['links']:,} links, "
+              f"{simulation.platform['routes']:,} routes; latency {options.route_latency * 1e6:g} us"
+              + (f" + {options.hop_latency * 1e6:g} us per hop" if options.hop_latency else "")
+              + f", {options.bandwidth_bits / 1e9:g} Gb/s per link of bandwidth 1"
+              + (f", overhead {options.overhead * 1e6:g} us per message" if options.overhead else ""))
+        print(rows_text(simulation))
+        model, simulated = simulation.model_total, simulation.simulated_total
+        print(f"total     alpha-beta {model * 1e6:.6g} us, simulated {simulated * 1e6:.6g} us"
+              + (f" ({simulated / model:.4f} x the model)" if model > 0 else ""))
+        if target is not None:
+            with target.open() as handle:
+                write_simulation(handle, simulation)
+            print(f"wrote {args.out}")
+    return 0
+
+
+def rows_text(simulation) -> str:
+    from synth.render.console import table
+
+    asynchronous = simulation.options.discipline == "async"
+    rows = []
+    shown = range(len(simulation.labels)) if len(simulation.labels) <= SHOWN_ROWS else range(SHOWN_ROWS)
+    for i in shown:
+        model, sim = simulation.model[i], simulation.simulated[i]
+        rows.append([simulation.labels[i], f"{int(simulation.transfers[i]):,}", f"{int(simulation.bytes[i]):,}",
+                     f"{model * 1e6:.6g}", f"{sim * 1e6:.6g}", f"{sim / model:.4f}" if model > 0 else "-",
+                     f"{simulation.ends[i] * 1e6:.6g}"])
+    header = ["row", "transfers", "bytes", "alpha-beta us", "simulated us" + (" (after the previous end)" if asynchronous else ""),
+              "ratio", "ends at us"]
+    text = table(header, rows, "lrrrrrr")
+    if len(simulation.labels) > SHOWN_ROWS:
+        text += f"\n... {len(simulation.labels) - SHOWN_ROWS:,} more rows (--out writes them all)"
+    return text

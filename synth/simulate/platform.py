@@ -1,0 +1,142 @@
+"""A SimGrid platform as arrays: hosts, links and routes from a synth network and the channel paths
+of the transfers to simulate, and the transfers themselves (what synth.simulate.worker replays).
+
+- A host per terminal (a rank's node; ranks_per_node ranks share it).
+- A link per directed channel, SHARED (max-min sharing between the flows crossing it), of the
+  channel's bandwidth times the link bandwidth. Latency: `latency` on every channel that leaves a
+  terminal, `hop_latency` on every channel between routers, none on the channel into a terminal, so
+  a route takes latency + router hops x hop_latency (with the defaults, alpha: the alpha-beta
+  model's message start, independent of the path).
+- A route per (source, destination, path): the path's channels in travel order, exactly synth's
+  path for that transfer. SimGrid keeps one route per pair of hosts (a full zone), so a source whose
+  transfers to one destination take k different paths (multi-path routings, a router that routes
+  each step anew) gets k hosts: host t + v x terminals is terminal t sending along its v-th path.
+- A transfer within a node (ranks_per_node > 1) has no channel: it crosses the node's memory link
+  (the latency, at MEMORY_BANDWIDTH: alpha-beta charges such a copy alpha and no bytes), from a
+  host of its own (host V x terminals + t).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.core.memory import budget, gib
+from synth.topology.paths import Paths
+
+MEMORY_BANDWIDTH = 1e15  # bytes/s of a node's memory link: copies within a node take the latency alone
+BYTES_PER_HOST_PAIR = 8  # SimGrid's full zone: one pointer per (source, destination) host pair (measured: 4096
+# hosts, 134 MB)
+BYTES_PER_TRANSFER = 1500  # one simulated transfer: the Comm object in SimGrid and Python (measured: 4096 ranks,
+# 16,384 transfers a step of 24: 1.1 GB in all with the platform)
+BYTES_PER_HOP = 64  # a route's link in SimGrid's routing table
+
+
+@dataclass(frozen=True)
+class Platform:
+    hosts: int
+    link_bandwidth: np.ndarray  # (links,) bytes per second
+    link_latency: np.ndarray  # (links,) seconds
+    route_src: np.ndarray  # (routes,) host ids
+    route_dst: np.ndarray
+    route_ptr: np.ndarray  # (routes + 1,) offsets into route_links
+    route_links: np.ndarray  # link ids, in travel order
+
+
+@dataclass(frozen=True)
+class Transfers:
+    """What to simulate: every transfer's step (in order: steps never decrease), hosts, ranks and bytes."""
+
+    step: np.ndarray
+    src_host: np.ndarray
+    dst_host: np.ndarray
+    src_rank: np.ndarray
+    dst_rank: np.ndarray
+    bytes: np.ndarray  # int64
+
+    @property
+    def count(self) -> int:
+        return len(self.step)
+
+    @property
+    def steps(self) -> int:
+        return int(self.step[-1]) + 1 if len(self.step) else 0
+
+
+def build_platform(network, src_rank: np.ndarray, dst_rank: np.ndarray, ranks_per_node: int, paths: Paths,
+                   step: np.ndarray, size: np.ndarray, latency: float, hop_latency: float,
+                   bandwidth_bits: float) -> tuple[Platform, Transfers]:
+    """The platform and transfers for transfers src_rank -> dst_rank (rank r on terminal r // Q),
+    `paths` the channel paths of those between nodes, in order."""
+    n = network.num_terminals
+    src_node, dst_node = src_rank // ranks_per_node, dst_rank // ranks_per_node
+    across = src_node != dst_node
+    if int(across.sum()) != paths.num_flows:
+        raise ValueError("one path per transfer between nodes")
+    channels = network.num_channels
+    leaves_terminal = network.channel_src < n
+    between_routers = ~leaves_terminal & (network.channel_dst >= n)
+    link_latency = np.where(leaves_terminal, latency, np.where(between_routers, hop_latency, 0.0))
+    link_bandwidth = network.channel_bandwidth * (bandwidth_bits / 8.0)
+    variant = _path_variants(src_node[across], dst_node[across], paths)
+    variants = int(variant.max()) + 1 if len(variant) else 1
+    memory = not across.all()
+    hosts = n * variants + (n if memory else 0)
+    src_host = np.empty(len(src_rank), dtype=np.int64)
+    dst_host = dst_node.astype(np.int64)
+    src_host[across] = src_node[across] + variant * n
+    src_host[~across] = n * variants + src_node[~across]
+    # one route per distinct (source host, destination host): the first transfer's path stands for all
+    keys = src_host * hosts + dst_host
+    _, first = np.unique(keys, return_index=True)
+    first = np.sort(first)
+    index_of = np.full(len(src_rank), -1, dtype=np.int64)
+    index_of[np.flatnonzero(across)] = np.arange(int(across.sum()))
+    route_ptr, route_links = [0], []
+    lengths = np.diff(paths.offsets)
+    for t in first.tolist():
+        if across[t]:
+            i = index_of[t]
+            route_links.append(paths.channels[paths.offsets[i]:paths.offsets[i + 1]])
+            route_ptr.append(route_ptr[-1] + int(lengths[i]))
+        else:
+            route_links.append(np.array([channels + src_node[t]], dtype=np.int64))
+            route_ptr.append(route_ptr[-1] + 1)
+    if memory:
+        link_latency = np.concatenate([link_latency, np.full(n, latency)])
+        link_bandwidth = np.concatenate([link_bandwidth, np.full(n, MEMORY_BANDWIDTH)])
+    platform = Platform(
+        hosts=hosts, link_bandwidth=link_bandwidth.astype(np.float64), link_latency=link_latency.astype(np.float64),
+        route_src=src_host[first], route_dst=dst_host[first], route_ptr=np.asarray(route_ptr, dtype=np.int64),
+        route_links=(np.concatenate(route_links) if route_links else np.zeros(0)).astype(np.int64))
+    transfers = Transfers(step=np.asarray(step, dtype=np.int64), src_host=src_host, dst_host=dst_host,
+                          src_rank=np.asarray(src_rank, dtype=np.int64), dst_rank=np.asarray(dst_rank, dtype=np.int64),
+                          bytes=np.asarray(size, dtype=np.int64))
+    return platform, transfers
+
+
+def _path_variants(src: np.ndarray, dst: np.ndarray, paths: Paths) -> np.ndarray:
+    """Per transfer, which of the different paths from its source to its destination it takes
+    (0 for the first path seen, 1 for the second, ...): paths compared channel by channel."""
+    variant = np.zeros(len(src), dtype=np.int64)
+    channels, offsets = paths.channels.astype(np.int64), paths.offsets.tolist()
+    seen: dict[tuple[int, int], dict[bytes, int]] = {}
+    for t, (a, b) in enumerate(zip(src.tolist(), dst.tolist())):
+        known = seen.setdefault((a, b), {})
+        variant[t] = known.setdefault(channels[offsets[t]:offsets[t + 1]].tobytes(), len(known))
+    return variant
+
+
+def memory_needed(platform: Platform, transfers: Transfers) -> int:
+    return (platform.hosts ** 2 * BYTES_PER_HOST_PAIR + len(platform.route_links) * BYTES_PER_HOP
+            + transfers.count * BYTES_PER_TRANSFER)
+
+
+def check_size(platform: Platform, transfers: Transfers) -> None:
+    """Refuse a simulation that would not fit, before it starts (one line: the size and the limit)."""
+    need, have = memory_needed(platform, transfers), budget()
+    if need > have.bytes:
+        raise SynthError(f"simulating {transfers.count:,} transfers on {platform.hosts:,} hosts needs about {gib(need)}, "
+                         f"more than the {have} this run may use")

@@ -1,0 +1,97 @@
+"""Running a simulation in a worker process (synth.simulate.worker) and reading its times back.
+
+The worker is a fresh `python -m synth.simulate.worker`: SimGrid's Engine is one per process, its
+log lines go to the worker's stderr (kept, for the one-line error of a failed run), its progress
+lines are passed on. An interrupt of the parent kills the worker; the worker ends itself should
+the parent die (synth.core.interrupt.quiet_worker).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.simulate import simgrid_module
+from synth.simulate.platform import Platform, Transfers, check_size
+from synth.simulate.worker import PROGRESS
+
+MODELS = ("LV08", "CM02", "IB")
+DISCIPLINES = ("bsp", "async")
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str = "LV08"  # SimGrid's network model (its default)
+    discipline: str = "bsp"  # bulk-synchronous steps, or asynchronous ranks
+    overhead: float = 0.0  # seconds a rank spends on each message it sends, one after another
+    engine: str = ""  # "driver" or "actors"; by default, the driver for bsp and actors for async
+
+
+@dataclass(frozen=True)
+class Times:
+    start: np.ndarray  # per transfer, when SimGrid started it (seconds)
+    finish: np.ndarray  # per transfer, when its last byte arrived
+    end: float  # when the simulation ended
+    version: str  # SimGrid's
+
+
+def engine_of(settings: Settings) -> str:
+    return settings.engine or ("driver" if settings.discipline == "bsp" else "actors")
+
+
+def run(platform: Platform, transfers: Transfers, rank_host: np.ndarray, settings: Settings,
+        progress=None) -> Times:
+    """Simulate `transfers` on `platform`; `progress(text)` gets the worker's progress lines (None:
+    the worker prints none)."""
+    if settings.model not in MODELS:
+        raise ValueError(settings.model)
+    simgrid_module.locate()  # SynthError (one line) when SimGrid is missing
+    check_size(platform, transfers)
+    engine = engine_of(settings)
+    with tempfile.TemporaryDirectory(prefix="synth-simulate-") as folder:
+        source, target = os.path.join(folder, "in.npz"), os.path.join(folder, "out.npz")
+        np.savez(source, hosts=platform.hosts, link_bandwidth=platform.link_bandwidth, link_latency=platform.link_latency,
+                 route_src=platform.route_src, route_dst=platform.route_dst, route_ptr=platform.route_ptr,
+                 route_links=platform.route_links, step=transfers.step, src_host=transfers.src_host,
+                 dst_host=transfers.dst_host, src_rank=transfers.src_rank, dst_rank=transfers.dst_rank,
+                 bytes=transfers.bytes, rank_host=np.asarray(rank_host, dtype=np.int64), model=settings.model,
+                 engine=engine, barrier=settings.discipline == "bsp", overhead=settings.overhead,
+                 progress=progress is not None)
+        _run_worker([source, target, str(os.getpid())], progress)
+        with np.load(target) as result:
+            return Times(start=result["start"], finish=result["finish"], end=float(result["clock"][0]),
+                         version=str(result["version"]))
+
+
+def _run_worker(arguments: list[str], progress) -> None:
+    process = subprocess.Popen([sys.executable, "-m", "synth.simulate.worker", *arguments], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+    kept: list[str] = []
+
+    def read() -> None:
+        for line in process.stderr:
+            if line.startswith(PROGRESS):
+                if progress is not None:
+                    progress(line[len(PROGRESS):].rstrip("\n"))
+            elif line.strip():
+                kept.append(line.rstrip("\n"))
+                del kept[:-40]
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        code = process.wait()
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    reader.join()
+    if code != 0:
+        detail = next((line for line in reversed(kept) if "Error" in line or "error" in line), kept[-1] if kept else "")
+        raise RuntimeError(f"the SimGrid worker ended with exit code {code}: {detail.strip()}")
