@@ -213,3 +213,35 @@ def file_kind(path: str) -> str:
         return "routes"
     raise SynthError(f"{where} is neither a schedule (synth-schedule/1) nor a routes file (synth-routes/2)"
                      + (f": its format is '{found}'" if found else ""))
+
+
+def simulate_sizes(schedules: list, block_bytes: list[list[int]], topology, options: SimulationOptions,
+                   router: str | None = None, seed: int = 0, routes: dict | None = None, progress=None) -> np.ndarray:
+    """Bulk-synchronous simulated time (seconds) of every schedule with blocks of each of its sizes
+    (schedules of equal blocks: a transfer's bytes are its blocks times the block size), all in one
+    worker: (schedules, sizes). What `synth compare --simulate` prices its candidates with."""
+    if options.discipline != "bsp":
+        raise SynthError("sizes are simulated bulk-synchronously (--discipline bsp)")
+    network = topology.network()
+    srcs, dsts, counts, steps, all_paths, run_steps = [], [], [], [], [], [0]
+    q = None
+    for schedule in schedules:
+        if q is not None and schedule.ranks_per_node != q:
+            raise ValueError("one ranks_per_node for all schedules")
+        q = schedule.ranks_per_node
+        srcs.append(schedule.src)
+        dsts.append(schedule.dst)
+        counts.append(schedule.block_counts())
+        steps.append(schedule.transfer_step() + run_steps[-1])
+        all_paths.append(transfer_paths(schedule, topology, router, seed, routes))
+        run_steps.append(run_steps[-1] + schedule.num_steps)
+    lengths = np.concatenate([np.diff(p.offsets) for p in all_paths])
+    paths = Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                  np.concatenate([p.channels for p in all_paths]).astype(np.int64))
+    platform, transfers = build_platform(network, np.concatenate(srcs), np.concatenate(dsts), q, paths,
+                                         np.concatenate(steps), np.concatenate(counts), options.route_latency,
+                                         options.hop_latency, options.bandwidth_bits)
+    ranks = schedules[0].ranks
+    times = run(platform, transfers, np.arange(ranks) // q, options.settings(), progress,
+                runs=(np.asarray(run_steps), np.asarray(block_bytes, dtype=np.float64)))
+    return times.run_times

@@ -11,9 +11,10 @@ of the transfers to simulate, and the transfers themselves (what synth.simulate.
   path for that transfer. SimGrid keeps one route per pair of hosts (a full zone), so a source whose
   transfers to one destination take k different paths (multi-path routings, a router that routes
   each step anew) gets k hosts: host t + v x terminals is terminal t sending along its v-th path.
-- A transfer within a node (ranks_per_node > 1) has no channel: it crosses the node's memory link
-  (the latency, at MEMORY_BANDWIDTH: alpha-beta charges such a copy alpha and no bytes), from a
-  host of its own (host V x terminals + t).
+- A transfer within a node (ranks_per_node > 1) has no channel: it is a message of no bytes over
+  the node's memory link, from a host of its own (host V x terminals + t), so it takes the latency
+  alone (alpha-beta charges such a copy alpha and no bytes; a copy's bytes at a finite memory
+  bandwidth would be a model of memory, which neither the model nor the seeds have).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from synth.core.errors import SynthError
 from synth.core.memory import budget, gib
 from synth.topology.paths import Paths
 
-MEMORY_BANDWIDTH = 1e15  # bytes/s of a node's memory link: copies within a node take the latency alone
+MEMORY_BANDWIDTH = 1e12  # bytes/s of a node's memory link (its messages have no bytes)
 BYTES_PER_HOST_PAIR = 8  # SimGrid's full zone: one pointer per (source, destination) host pair (measured: 4096
 # hosts, 134 MB)
 BYTES_PER_TRANSFER = 1500  # one simulated transfer: the Comm object in SimGrid and Python (measured: 4096 ranks,
@@ -113,7 +114,7 @@ def build_platform(network, src_rank: np.ndarray, dst_rank: np.ndarray, ranks_pe
         route_links=(np.concatenate(route_links) if route_links else np.zeros(0)).astype(np.int64))
     transfers = Transfers(step=np.asarray(step, dtype=np.int64), src_host=src_host, dst_host=dst_host,
                           src_rank=np.asarray(src_rank, dtype=np.int64), dst_rank=np.asarray(dst_rank, dtype=np.int64),
-                          bytes=np.asarray(size, dtype=np.int64))
+                          bytes=np.where(across, np.asarray(size, dtype=np.int64), 0))
     return platform, transfers
 
 

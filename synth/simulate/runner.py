@@ -39,6 +39,7 @@ class Times:
     finish: np.ndarray  # per transfer, when its last byte arrived
     end: float  # when the simulation ended
     version: str  # SimGrid's
+    run_times: np.ndarray  # (runs, scales) seconds of each replay (run), when runs were asked for
 
 
 def engine_of(settings: Settings) -> str:
@@ -46,27 +47,41 @@ def engine_of(settings: Settings) -> str:
 
 
 def run(platform: Platform, transfers: Transfers, rank_host: np.ndarray, settings: Settings,
-        progress=None) -> Times:
+        progress=None, runs: tuple[np.ndarray, np.ndarray] | None = None) -> Times:
     """Simulate `transfers` on `platform`; `progress(text)` gets the worker's progress lines (None:
-    the worker prints none)."""
+    the worker prints none). `runs` (bulk-synchronous only): (run_steps, scales), the steps
+    run_steps[r]:run_steps[r+1] replayed once per entry of scales[r] (whole numbers: the bytes of a
+    transfer are its `bytes` times the scale), each on the idle network; their times come back as
+    run_times."""
     if settings.model not in MODELS:
         raise ValueError(settings.model)
     simgrid_module.locate()  # SynthError (one line) when SimGrid is missing
     check_size(platform, transfers)
     engine = engine_of(settings)
+    extra = {}
+    if runs is not None:
+        if engine != "driver":
+            raise ValueError("runs are replayed by the bulk-synchronous driver")
+        extra = {"run_steps": np.asarray(runs[0], dtype=np.int64), "scales": np.asarray(runs[1], dtype=np.float64)}
     with tempfile.TemporaryDirectory(prefix="synth-simulate-") as folder:
         source, target = os.path.join(folder, "in.npz"), os.path.join(folder, "out.npz")
-        np.savez(source, hosts=platform.hosts, link_bandwidth=platform.link_bandwidth, link_latency=platform.link_latency,
-                 route_src=platform.route_src, route_dst=platform.route_dst, route_ptr=platform.route_ptr,
-                 route_links=platform.route_links, step=transfers.step, src_host=transfers.src_host,
-                 dst_host=transfers.dst_host, src_rank=transfers.src_rank, dst_rank=transfers.dst_rank,
-                 bytes=transfers.bytes, rank_host=np.asarray(rank_host, dtype=np.int64), model=settings.model,
-                 engine=engine, barrier=settings.discipline == "bsp", overhead=settings.overhead,
-                 progress=progress is not None)
+        np.savez(source, **pack(platform, transfers, rank_host, settings, progress is not None, **extra))
         _run_worker([source, target, str(os.getpid())], progress)
         with np.load(target) as result:
             return Times(start=result["start"], finish=result["finish"], end=float(result["clock"][0]),
-                         version=str(result["version"]))
+                         version=str(result["version"]), run_times=result["run_times"])
+
+
+def pack(platform: Platform, transfers: Transfers, rank_host, settings: Settings, progress: bool = False,
+         **extra) -> dict:
+    """The worker's input (synth.simulate.worker.build and simulate): arrays and settings by name."""
+    return dict(hosts=platform.hosts, link_bandwidth=platform.link_bandwidth, link_latency=platform.link_latency,
+                route_src=platform.route_src, route_dst=platform.route_dst, route_ptr=platform.route_ptr,
+                route_links=platform.route_links, step=transfers.step, src_host=transfers.src_host,
+                dst_host=transfers.dst_host, src_rank=transfers.src_rank, dst_rank=transfers.dst_rank,
+                bytes=transfers.bytes, rank_host=np.asarray(rank_host, dtype=np.int64), model=settings.model,
+                engine=engine_of(settings), barrier=settings.discipline == "bsp", overhead=settings.overhead,
+                progress=progress, **extra)
 
 
 def _run_worker(arguments: list[str], progress) -> None:

@@ -38,14 +38,12 @@ def _say(enabled: bool, text: str) -> None:
         print(PROGRESS + text, file=sys.stderr, flush=True)
 
 
-def simulate(data: dict) -> dict:
-    """Run one simulation (in this process, which it then cannot run another): the arrays of
-    synth.simulate.runner.pack in, start and finish times per transfer out."""
+def build(data: dict):
+    """SimGrid loaded, its Engine configured and the platform of `data` made: (simgrid, engine, hosts)."""
     from synth.simulate import simgrid_module
 
     sg = simgrid_module.load()
     engine_kind = str(data["engine"])
-    progress = bool(data["progress"])
     config = ["synth-simulate", f"--cfg=network/model:{MODEL_CONFIG[str(data['model'])]}",
               "--cfg=network/crosstraffic:0", "--log=root.thres:critical", "--log=no_loc"]
     if engine_kind == "driver":
@@ -60,6 +58,15 @@ def simulate(data: dict) -> dict:
         zone.add_route(hosts[a].netpoint, hosts[b].netpoint, None, None, [links[c] for c in route_links[ptr[r]:ptr[r + 1]]],
                        False)
     zone.seal()
+    return sg, engine, hosts
+
+
+def simulate(data: dict) -> dict:
+    """Run one simulation (in this process, which it then cannot run another): the arrays of
+    synth.simulate.runner.pack in, start and finish times per transfer out."""
+    sg, engine, hosts = build(data)
+    engine_kind = str(data["engine"])
+    progress = bool(data["progress"])
     step = data["step"]
     steps = int(step[-1]) + 1 if len(step) else 0
     count = len(step)
@@ -76,29 +83,46 @@ def simulate(data: dict) -> dict:
     if engine_kind == "driver":
         message_index = _message_index(step, data["src_rank"])
 
+        # runs (synth compare --simulate): the steps run_steps[r]:run_steps[r+1] replayed once per scale, one after
+        # another on the idle network (a replay leaves no state behind but the clock), bytes x scale
+        run_steps = data["run_steps"].tolist() if "run_steps" in data else [0, steps]
+        scales = data["scales"] if "scales" in data else np.ones((1, 1))
+        run_times = np.zeros(scales.shape)
+
+        def replay(s: int, scale: float) -> None:
+            a, b = step_ptr[s], step_ptr[s + 1]
+            comms = []
+            if overhead > 0:
+                k = message_index[a:b]
+                for wave in range(int(k.max(initial=-1)) + 1):
+                    sg.this_actor.sleep_for(overhead)
+                    comms += [(t, sg.Comm.sendto_async(hosts[src_host[t]], hosts[dst_host[t]], size[t] * scale))
+                              for t in (a + np.flatnonzero(k == wave)).tolist()]
+            else:
+                comms = [(t, sg.Comm.sendto_async(hosts[src_host[t]], hosts[dst_host[t]], size[t] * scale))
+                         for t in range(a, b)]
+            sg.Comm.wait_all([c for _, c in comms])
+            for t, c in comms:
+                start[t], finish[t] = c.start_time, c.finish_time
+
         def drive() -> None:
-            for s in range(steps):
-                a, b = step_ptr[s], step_ptr[s + 1]
-                comms = []
-                if overhead > 0:
-                    k = message_index[a:b]
-                    for wave in range(int(k.max(initial=-1)) + 1):
-                        sg.this_actor.sleep_for(overhead)
-                        comms += [(t, sg.Comm.sendto_async(hosts[src_host[t]], hosts[dst_host[t]], size[t]))
-                                  for t in (a + np.flatnonzero(k == wave)).tolist()]
-                else:
-                    comms = [(t, sg.Comm.sendto_async(hosts[src_host[t]], hosts[dst_host[t]], size[t])) for t in range(a, b)]
-                sg.Comm.wait_all([c for _, c in comms])
-                for t, c in comms:
-                    start[t], finish[t] = c.start_time, c.finish_time
-                if progress and (s + 1) % max(1, steps // 20) == 0:
-                    report(s + 1)
+            done = 0
+            for r in range(len(run_steps) - 1):
+                for k, scale in enumerate(scales[r].tolist()):
+                    began_run = sg.Engine.clock
+                    for s in range(run_steps[r], run_steps[r + 1]):
+                        replay(s, int(scale))
+                        done += 1
+                        if progress and done % max(1, steps * scales.shape[1] // 20) == 0:
+                            report(s + 1)
+                    run_times[r, k] = sg.Engine.clock - began_run
 
         sg.Actor.create("driver", hosts[0], drive)
     else:
         _rank_actors(sg, data, hosts, steps, step_ptr, start, finish, overhead, bool(data["barrier"]), report)
     engine.run()
     return {"start": start, "finish": finish, "clock": np.array([sg.Engine.clock]),
+            "run_times": run_times if engine_kind == "driver" else np.zeros((0, 0)),
             "version": np.array(str(getattr(sg, "simgrid_version", "unknown")))}
 
 
