@@ -39,6 +39,10 @@ def _module_file(directory: Path) -> Path | None:
     return None
 
 
+def _importable() -> bool:
+    return importlib.util.find_spec("simgrid") is not None
+
+
 def locate() -> Path | None:
     """Where simgrid's module is: None when it is an ordinary import (PyPI's package), else its file.
     Raises SynthError (MISSING) when there is none for this interpreter."""
@@ -50,7 +54,7 @@ def locate() -> Path | None:
             raise SynthError(f"{ENVIRONMENT}={named} holds no simgrid module for Python "
                              f"{sys.version_info.major}.{sys.version_info.minor}")
         return found
-    if importlib.util.find_spec("simgrid") is not None:
+    if _importable():
         return None
     found = _module_file(DEBIAN_DIR)
     if found is None:
