@@ -21,7 +21,7 @@ from synth.simulate import simgrid_module
 from synth.simulate.platform import Platform, Transfers, check_size
 from synth.simulate.worker import PROGRESS
 
-MODELS = ("LV08", "CM02", "IB")
+MODELS = ("LV08", "CM02", "SMPI", "IB")
 DISCIPLINES = ("bsp", "async")
 
 

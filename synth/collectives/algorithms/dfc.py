@@ -1,0 +1,80 @@
+"""DF-C: Pham26 ch.3's baseline, message-combine collectives on the dragonfly (Table 3.2's
+"Dragonfly" column), on a dragonfly whose routers form a 2D grid (one terminal per router, every
+router linked to every router of its group and to one router of every other group: the 16 x 17
+dragonfly of Table 3.3, Pham26 Fig. 2.5c, isomorphic to the 2dfc G x A; spec 2dfc:G,A or
+hyperx:A,G). Rank y A + x is router x of group y: X is the dimension within a group (local links),
+Y the dimension between groups (global links).
+
+Every collective takes two combining steps, one per dimension, as Table 3.2 prices them (d_i the
+links of one dimension):
+- allgather, reduce-scatter, allreduce, alltoall(v): the dimension-order schedules of the 2dfc
+  (synth.collectives.algorithms.twodfc, `do`): within the group, then between groups (Table 3.2:
+  2 alpha + (d_i + 1) M beta for allgather, 2 alpha + 2M/(d_i + 1) beta for alltoall);
+- broadcast: the root sends the message to every router of its group, which each send it to their
+  router in every other group: 2 (alpha + M beta);
+- scatter: the root sends each router of its group the blocks of that router's column (the routers
+  at its place in every group), which forwards each one's block: 2 alpha + M / d_i beta;
+- gather and reduce: the same trees backwards (reduce combining the partial blocks on the way).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms.twodfc import _Grid, _refusal as _grid_refusal, generate_do
+from synth.collectives.schedule import COPY, REDUCE
+
+
+def generate_dfc(request: Request):
+    name = request.collective
+    if name in ("allgather", "reduce-scatter", "allreduce", "alltoall", "alltoallv"):
+        schedule = generate_do(request)
+        schedule.algorithm = "df-c"
+        return schedule
+    g = _Grid(request)
+    builder = request.builder("df-c")
+    root = request.root
+    ry, rx = divmod(root, g.m1)
+    row = g.row(ry)  # the root's group
+    blocks = request.blocks
+    if name in ("broadcast", "reduce"):
+        every = np.arange(blocks)
+        out1 = row[row != root]  # root -> its group
+        others = np.concatenate([g.column(x)[g.column(x) != x + ry * g.m1] for x in range(g.m1)])
+        senders = (others % g.m1) + ry * g.m1  # each group router -> its column in the other groups
+        if name == "broadcast":
+            builder.add_step(np.full(len(out1), root), out1, np.tile(every, (len(out1), 1)), COPY)
+            builder.add_step(senders, others, np.tile(every, (len(others), 1)), COPY)
+        else:
+            builder.add_step(others, senders, np.tile(every, (len(others), 1)), REDUCE)
+            builder.add_step(out1, np.full(len(out1), root), np.tile(every, (len(out1), 1)), REDUCE)
+    else:  # scatter, gather: block i belongs to rank i
+        members = row[row != root]
+        columns = [g.column(members[i] % g.m1) for i in range(len(members))]
+        others = np.concatenate([g.column(x)[g.column(x) != x + ry * g.m1] for x in range(g.m1)])
+        heads = (others % g.m1) + ry * g.m1
+        if name == "scatter":
+            builder.add_step(np.full(len(members), root), members, np.stack(columns), COPY)
+            builder.add_step(heads, others, others[:, None], COPY)
+        else:
+            builder.add_step(others, heads, others[:, None], COPY)
+            builder.add_step(members, np.full(len(members), root), np.stack(columns), COPY)
+    return builder.build()
+
+
+def _refusal(request: Request) -> str | None:
+    refusal = _grid_refusal(request)
+    if refusal is not None:
+        return refusal.replace("do and md run", "df-c runs").replace("do and md need", "df-c needs")
+    return None
+
+
+def _default_blocks(request: Request) -> int:
+    return request.ranks
+
+
+register(Algorithm("df-c", ("broadcast", "reduce", "scatter", "gather", "allgather", "reduce-scatter", "allreduce",
+                            "alltoall", "alltoallv"),
+                   "DF-C (Pham26 ch.3): the dragonfly's message-combine collectives, one step within the group and "
+                   "one between groups (the dragonfly as the 2dfc G x A)", generate_dfc, _refusal, _default_blocks))
