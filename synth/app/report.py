@@ -35,6 +35,7 @@ class ReportPlan:
     collective_sizes: list[int] = field(default_factory=list)
     collective_router: str | None = None
     synthesis_time_limit: float | None = None  # the synthesized schedule as one more column of the collectives (None: not)
+    simulation_model: str | None = None  # the collectives also simulated on SimGrid with this network model (None: not)
 
 
 def check_pages(outs: list[Path]) -> None:
@@ -46,7 +47,7 @@ def check_pages(outs: list[Path]) -> None:
 def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, opensm: str, lfts: list[str],
                 options: RouterOptions, seed: int, max_flows: int | None, collectives: str | None,
                 collective_bytes: str | None, collective_router: str | None,
-                synthesis_time_limit: float | None = None) -> ReportPlan:
+                synthesis_time_limit: float | None = None, simulation_model: str | None = None) -> ReportPlan:
     network = topology.network()
     chosen_patterns = parse_patterns(patterns, network.num_terminals, topology)
     chosen = parse_routers(routers if routers is not None else default_routers(topology), topology)
@@ -69,15 +70,20 @@ def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, o
     names = [c.strip() for c in collectives.split(",") if c.strip()] if collectives else []
     for name in names:
         collective(name)  # an unknown name fails before any routing
-    if not names and (collective_bytes is not None or collective_router is not None or synthesis_time_limit is not None):
-        raise SynthError("--collective-bytes, --collective-router and --synthesize apply to the collectives section: add "
-                         "--collectives LIST")
+    if not names and (collective_bytes is not None or collective_router is not None or synthesis_time_limit is not None
+                      or simulation_model is not None):
+        raise SynthError("--collective-bytes, --collective-router, --synthesize and --simulate apply to the collectives "
+                         "section: add --collectives LIST")
+    if simulation_model is not None:
+        from synth.app.compare import require_simgrid
+
+        require_simgrid()  # one line before any routing when SimGrid is missing
     sizes = parse_sizes(collective_bytes or DEFAULT_COLLECTIVE_BYTES)
     transfers = collective_router or topology.default_router
     if names:
         make_router(transfers, topology)  # an unknown or inapplicable router fails before any routing
     return ReportPlan(topology, cost, chosen_patterns, chosen, engines, given, options, seed, names, sizes, transfers,
-                      synthesis_time_limit)
+                      synthesis_time_limit, simulation_model)
 
 
 def make_report(plan: ReportPlan, name: str, description: str, source: str, command: str, say, timings: bool,
@@ -95,6 +101,15 @@ def make_report(plan: ReportPlan, name: str, description: str, source: str, comm
         report = dataclasses.replace(report, collectives=[
             compare_with_synthesis(c, plan.topology, plan.cost.alpha, plan.cost.bandwidth_bits, plan.synthesis_time_limit,
                                    say) for c in report.collectives])
+    if plan.simulation_model is not None:  # last: every column, the synthesized one too, is there
+        import dataclasses
+
+        from synth.app.compare import simulate_comparison
+
+        say(f"collectives: simulating every algorithm on SimGrid ({plan.simulation_model})")
+        report = dataclasses.replace(report, collectives=[
+            simulate_comparison(c, plan.topology, plan.simulation_model, plan.cost.alpha, plan.cost.bandwidth_bits, say)
+            for c in report.collectives])
     files = {}
     for out in outs:
         files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}

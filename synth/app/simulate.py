@@ -215,11 +215,12 @@ def file_kind(path: str) -> str:
                      + (f": its format is '{found}'" if found else ""))
 
 
-def simulate_sizes(schedules: list, block_bytes: list[list[int]], topology, options: SimulationOptions,
+def simulate_sizes(schedules: list, scales: list[list[float]], topology, options: SimulationOptions,
                    router: str | None = None, seed: int = 0, routes: dict | None = None, progress=None) -> np.ndarray:
-    """Bulk-synchronous simulated time (seconds) of every schedule with blocks of each of its sizes
-    (schedules of equal blocks: a transfer's bytes are its blocks times the block size), all in one
-    worker: (schedules, sizes). What `synth compare --simulate` prices its candidates with."""
+    """Bulk-synchronous simulated time (seconds) of every schedule at each of its scales (every
+    transfer's bytes times the scale, rounded to whole bytes: the schedule with its blocks scaled, as
+    MappedSchedule.time scales them), all in one worker: (schedules, scales). What `synth compare
+    --simulate` prices its candidates with."""
     if options.discipline != "bsp":
         raise SynthError("sizes are simulated bulk-synchronously (--discipline bsp)")
     network = topology.network()
@@ -231,7 +232,7 @@ def simulate_sizes(schedules: list, block_bytes: list[list[int]], topology, opti
         q = schedule.ranks_per_node
         srcs.append(schedule.src)
         dsts.append(schedule.dst)
-        counts.append(schedule.block_counts())
+        counts.append(schedule.transfer_bytes())
         steps.append(schedule.transfer_step() + run_steps[-1])
         all_paths.append(transfer_paths(schedule, topology, router, seed, routes))
         run_steps.append(run_steps[-1] + schedule.num_steps)
@@ -243,5 +244,5 @@ def simulate_sizes(schedules: list, block_bytes: list[list[int]], topology, opti
                                          options.hop_latency, options.bandwidth_bits)
     ranks = schedules[0].ranks
     times = run(platform, transfers, np.arange(ranks) // q, options.settings(), progress,
-                runs=(np.asarray(run_steps), np.asarray(block_bytes, dtype=np.float64)))
+                runs=(np.asarray(run_steps), np.asarray(scales, dtype=np.float64)))
     return times.run_times

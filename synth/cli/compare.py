@@ -6,8 +6,10 @@ changes (crossovers), as a table and a figure."""
 from __future__ import annotations
 
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
+from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
+from synth.simulate.runner import MODELS
 from synth.topology import parse_topology
 
 
@@ -28,12 +30,25 @@ def add_parser(sub) -> None:
                    "with its bound (the cut bound; an all-to-all's flow bound) in the bound")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
                    metavar="S", help="seconds for the synthesis (default 60)")
+    p.add_argument("--simulate", action="store_true", help="also replay every algorithm on SimGrid at every size "
+                   "(bulk-synchronous, each alone on the idle network; route latency --alpha, links of --bandwidth): "
+                   "a table of simulated times, and where SimGrid ranks the algorithms otherwise than the model, by how "
+                   "much")
+    p.add_argument("--sim-model", choices=MODELS, metavar="MODEL", help=f"SimGrid's network model for --simulate: "
+                   f"{', '.join(MODELS)} (default LV08, SimGrid's: latency x 13.01, bandwidth x 0.97; CM02: plain max-min "
+                   "sharing; docs/simulation.md)")
     p.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args) -> int:
+    if args.sim_model is not None and not args.simulate:
+        raise SynthError("--sim-model applies to --simulate: add --simulate")
     topology = parse_topology(args.network)
     sizes = parse_sizes(args.bytes)
+    if args.simulate:
+        from synth.app.compare import require_simgrid
+
+        require_simgrid()  # one line now, not after every schedule was made
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
         result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9)
@@ -41,9 +56,17 @@ def cmd_compare(args) -> int:
             from synth.app.synthesize import compare_with_synthesis
 
             result = compare_with_synthesis(result, topology, args.alpha, args.bandwidth * 1e9, args.time_limit)
+        if args.simulate:  # last: every column, the synthesized one too, is there
+            from synth.app.compare import simulate_comparison
+            from synth.app.schedule import progress_printer
+
+            result = simulate_comparison(result, topology, args.sim_model or "LV08", args.alpha, args.bandwidth * 1e9,
+                                         progress_printer(True))
         print(f"network   {topology.label()}: {topology.network().num_terminals} ranks; {result.router} routes; "
               f"alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s")
         print(table_text(result))
+        if result.simulated is not None:
+            print(simulated_text(result))
         for line in result.skipped:
             print(f"left out  {line}")
         if target is not None:
@@ -64,4 +87,24 @@ def table_text(result: Comparison) -> str:
     lines.append("times in us: synth's cost model on the routed schedules (a port starts one message per alpha; the "
                  "busiest channel's bytes per step); bound: no schedule costs less under the same model")
     lines.append("crossovers: " + result.crossover_text())
+    return "\n".join(lines)
+
+
+def simulated_text(result: Comparison) -> str:
+    """The simulated times as a second table (the model's columns, an empty one where a candidate was
+    not simulated), the simulated crossovers and where SimGrid ranks the algorithms otherwise."""
+    found, simulated, best = result.candidates, result.simulated, result.simulated_best
+    width = max(10, *(len(c.label) for c in found))
+    lines = [f"simulated on SimGrid ({simulated.model}), bulk-synchronous: each algorithm alone on the idle network, "
+             "a step starts when the previous one has ended everywhere",
+             f"{'bytes':>10}  " + "  ".join(f"{c.label:>{width}}" for c in found) + "  best"]
+    for i, n in enumerate(result.sizes):
+        lines.append(f"{size_text(n):>10}  " + "  ".join(f"{'-':>{width}}" if t != t else f"{t * 1e6:>{width}.4g}"
+                                                         for t in simulated.times[i]) + f"  {found[best[i]].label}")
+    lines.append("times in us: SimGrid's; a route's latency is alpha, a link of bandwidth 1 carries --bandwidth")
+    lines += [f"not simulated: {note}" for note in simulated.notes]
+    lines.append("simulated crossovers: " + result.simulated_crossover_text())
+    ranking = result.ranking_lines()
+    lines.append("ranking: " + ranking[0])
+    lines += [f"  {line}" for line in ranking[1:]]
     return "\n".join(lines)

@@ -9,10 +9,12 @@ from pathlib import Path
 
 from synth.app.report import DEFAULT_COLLECTIVE_BYTES, check_pages, make_report, plan_report
 from synth.cli import options as o
+from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.execute import parse_executor
 from synth.io.instance import MAX_MESSAGE_BYTES
 from synth.report.data import CostModel
+from synth.simulate.runner import MODELS
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES
 
 
@@ -53,6 +55,11 @@ def add_parser(sub) -> None:
     p.add_argument("--synthesize", nargs="?", const=60.0, type=o.positive("--synthesize", o.MAX_TIME_LIMIT), metavar="S",
                    help="the collectives section also lists a schedule synthesized for each (synth synthesize), with S "
                         "seconds of solver time (default 60) and the cut bound in the bound column")
+    p.add_argument("--simulate", action="store_true", help="the collectives section also replays every algorithm on "
+                   "SimGrid at every size (as synth compare --simulate): the simulated times, and where SimGrid ranks "
+                   "the algorithms otherwise than the cost model, by how much")
+    p.add_argument("--sim-model", choices=MODELS, metavar="MODEL", help=f"SimGrid's network model for --simulate: "
+                   f"{', '.join(MODELS)} (default LV08; docs/simulation.md)")
     o.add_max_flows(p)
     o.add_executor(p)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -67,9 +74,12 @@ def cmd_report(args) -> int:
     size = args.bytes if args.bytes is not None else instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES)
     bandwidth = 8.0 / args.beta if args.beta is not None else args.bandwidth * 1e9
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
+    if args.sim_model is not None and not args.simulate:
+        raise SynthError("--sim-model applies to --simulate: add --simulate")
     plan = plan_report(topology, CostModel(args.alpha, bandwidth, size), args.patterns, args.routers, args.opensm,
                        args.lfts or [], o.router_options(args), seed, args.max_flows, args.collectives,
-                       args.collective_bytes, args.collective_router, args.synthesize)
+                       args.collective_bytes, args.collective_router, args.synthesize,
+                       (args.sim_model or "LV08") if args.simulate else None)
     command = shlex.join(["synth", *args.argv])
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     executor = parse_executor(args.executor)

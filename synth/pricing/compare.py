@@ -150,6 +150,73 @@ def size_text(n: int) -> str:
     return f"{n}B"
 
 
+# Two times closer than this (relative) rank alike: SimGrid's arithmetic is not the model's to the last digit, and
+# the replay of a contention-free schedule under CM02 agrees with alpha-beta to about 1e-12.
+RANK_TIE = 1e-6
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """The candidates' simulated times (synth compare --simulate, synth.app.compare): each schedule
+    replayed on SimGrid bulk-synchronously, alone on the idle network, at every message size."""
+
+    model: str  # SimGrid's network model (LV08, CM02, IB)
+    times: np.ndarray  # (sizes, candidates) seconds; NaN: not simulated (the synthesized schedule)
+    notes: tuple[str, ...] = ()  # what was not simulated, and why
+
+    @property
+    def columns(self) -> np.ndarray:
+        """The candidates simulated (indices)."""
+        return np.flatnonzero(~np.isnan(self.times).any(axis=0))
+
+
+@dataclass(frozen=True)
+class RankedFirst:
+    """A size where SimGrid's fastest algorithm is not alpha-beta's (each prefers its own strictly)."""
+
+    size: int
+    simulated: str  # SimGrid's first
+    model: str  # alpha-beta's first
+    simulated_factor: float  # the model's first over SimGrid's first, simulated (> 1)
+    model_factor: float  # SimGrid's first over the model's first, by alpha-beta (> 1)
+
+    def text(self) -> str:
+        return (f"at {size_text(self.size)} SimGrid ranks {self.simulated} first, alpha-beta {self.model}: "
+                f"{self.simulated} is {self.simulated_factor:.3g}x faster than {self.model} simulated, "
+                f"{self.model} {self.model_factor:.3g}x faster than {self.simulated} by alpha-beta")
+
+
+@dataclass(frozen=True)
+class Reordered:
+    """Consecutive sizes where the two orders of the algorithms are the same two, and differ; with
+    the pair they disagree on most (the product of both factors) and at which size."""
+
+    sizes: list[int]
+    model_order: str  # "a < b = c": '=' joins times within RANK_TIE
+    simulated_order: str
+    swap: tuple[str, str, float, float, int]  # (faster simulated, faster by alpha-beta, both factors, at size)
+
+    def text(self) -> str:
+        first, last = size_text(self.sizes[0]), size_text(self.sizes[-1])
+        at = first if len(self.sizes) == 1 else f"{first}..{last}"
+        a, b, simulated, model, size = self.swap
+        return (f"order at {at}: alpha-beta {self.model_order}; SimGrid {self.simulated_order} (most: {a} is "
+                f"{simulated:.3g}x faster than {b} simulated, {b} {model:.3g}x faster than {a} by alpha-beta"
+                + (f", at {size_text(size)}" if len(self.sizes) > 1 else "") + ")")
+
+
+def _order_text(labels: list[str], times: np.ndarray) -> str:
+    """Fastest first; times within RANK_TIE of their group's fastest are one group, joined by '='
+    and listed in the candidates' order (SimGrid's last digits do not reorder equals)."""
+    groups: list[list[int]] = []
+    for j in np.argsort(times, kind="stable").tolist():
+        if groups and times[j] <= times[groups[-1][0]] * (1 + RANK_TIE):
+            groups[-1].append(j)
+        else:
+            groups.append([j])
+    return " < ".join(" = ".join(labels[j] for j in sorted(group)) for group in groups)
+
+
 @dataclass
 class Comparison:
     collective: str
@@ -159,6 +226,7 @@ class Comparison:
     skipped: list[str]
     bounds: np.ndarray  # (sizes,) seconds: no schedule of the collective costs less (synth.pricing.collective_bound)
     router: str  # the routes the transfers took
+    simulated: Simulated | None = None  # --simulate: the candidates' times on SimGrid
 
     @property
     def best(self) -> np.ndarray:
@@ -176,6 +244,70 @@ class Comparison:
         if not changes:
             return f"none: {self.candidates[self.best[0]].label} is best at every size"
         return "; ".join(f"{a} -> {b} at {size_text(n)}" for n, a, b in changes)
+
+    # --simulate: SimGrid's times next to the model's, among the candidates simulated
+
+    @property
+    def simulated_best(self) -> np.ndarray:
+        """Per size, the candidate SimGrid finds fastest (an index into candidates): the first of those
+        within RANK_TIE of the least time (SimGrid's last digits do not pick among equals)."""
+        times = np.where(np.isnan(self.simulated.times), np.inf, self.simulated.times)
+        return (times <= times.min(axis=1, keepdims=True) * (1 + RANK_TIE)).argmax(axis=1)
+
+    def simulated_crossover_text(self) -> str:
+        best, labels = self.simulated_best, [c.label for c in self.candidates]
+        changes = [(self.sizes[i], labels[best[i - 1]], labels[best[i]]) for i in range(1, len(self.sizes))
+                   if best[i] != best[i - 1]]
+        if not changes:
+            return f"none: {labels[best[0]]} is fastest at every size"
+        return "; ".join(f"{a} -> {b} at {size_text(n)}" for n, a, b in changes)
+
+    def ranking_differences(self) -> tuple[list[RankedFirst], list[Reordered]]:
+        """Where SimGrid ranks the simulated candidates otherwise than alpha-beta: the sizes where
+        its fastest is another (each strictly prefers its own, by more than RANK_TIE), and the runs
+        of sizes where the orders differ (a pair ranked strictly one way by one and strictly the
+        other way by the other)."""
+        columns = self.simulated.columns
+        labels = [self.candidates[j].label for j in columns]
+        firsts, orders = [], []
+        for i, n in enumerate(self.sizes):
+            model, simulated = self.times[i, columns], self.simulated.times[i, columns]
+            a, s = int(model.argmin()), int(simulated.argmin())
+            if model[s] > model[a] * (1 + RANK_TIE) and simulated[a] > simulated[s] * (1 + RANK_TIE):
+                firsts.append(RankedFirst(n, labels[s], labels[a], simulated[a] / simulated[s], model[s] / model[a]))
+            # pairs (j, k): alpha-beta strictly prefers j, SimGrid strictly prefers k
+            prefers = model[:, None] * (1 + RANK_TIE) < model[None, :]
+            disagree = prefers & (simulated[None, :] * (1 + RANK_TIE) < simulated[:, None])
+            if not disagree.any():
+                continue
+            j, k = np.unravel_index(np.argmax(np.where(disagree, simulated[:, None] / simulated[None, :]
+                                                        * model[None, :] / model[:, None], 0.0)), disagree.shape)
+            swap = (labels[k], labels[j], float(simulated[j] / simulated[k]), float(model[k] / model[j]), n)
+            texts = (_order_text(labels, model), _order_text(labels, simulated))
+            last = orders[-1] if orders else None
+            if last is not None and last.sizes[-1] == self.sizes[i - 1] \
+                    and (last.model_order, last.simulated_order) == texts:
+                more = swap if swap[2] * swap[3] > last.swap[2] * last.swap[3] else last.swap
+                orders[-1] = Reordered([*last.sizes, n], *texts, more)
+            else:
+                orders.append(Reordered([n], *texts, swap))
+        return firsts, orders
+
+    def ranking_summary(self) -> str:
+        """One line: at how many sizes SimGrid ranks the simulated candidates otherwise."""
+        firsts, orders = self.ranking_differences()
+        differ = len({n for o in orders for n in o.sizes})
+        what = "the simulated algorithms" if len(self.simulated.columns) < len(self.candidates) else "the algorithms"
+        if not differ:
+            return f"SimGrid ({self.simulated.model}) ranks {what} as alpha-beta does at every size"
+        return (f"SimGrid ({self.simulated.model}) ranks {what} otherwise than alpha-beta at {differ} of "
+                f"{len(self.sizes)} sizes; its fastest is another at {len(firsts)}")
+
+    def ranking_lines(self) -> list[str]:
+        """The summary, then a line per size where the fastest differs, then a line per run of
+        sizes where the orders differ."""
+        firsts, orders = self.ranking_differences()
+        return [self.ranking_summary(), *(f.text() for f in firsts), *(o.text() for o in orders)]
 
 
 def compare(name: str, topology, sizes: list[int], router: str | None, alpha: float, bandwidth_bits: float) -> Comparison:

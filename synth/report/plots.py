@@ -106,6 +106,13 @@ def collective_figure(result, label: str) -> Figure:
                   **styles[j].line_kwargs())
     axes.plot(result.sizes, result.bounds * 1e6, color=BOUND_COLOUR, linewidth=2.0, linestyle=":",
               label="lower bound (any schedule)")
+    simulated = getattr(result, "simulated", None)
+    if simulated is not None:  # --simulate: SimGrid's times, thin and crossed, in each algorithm's colour
+        for j in simulated.columns:
+            axes.plot(result.sizes, simulated.times[:, j] * 1e6, color=styles[j].colour, linestyle=(0, (1, 2)),
+                      linewidth=0.9, marker="x", markersize=4)
+        axes.plot([], [], color="0.3", linestyle=(0, (1, 2)), linewidth=0.9, marker="x", markersize=4,
+                  label=f"x: simulated (SimGrid {simulated.model})")
     best = result.best
     for i in range(1, len(result.sizes)):
         if best[i] != best[i - 1]:
@@ -121,7 +128,7 @@ def collective_figure(result, label: str) -> Figure:
     axes.xaxis.set_minor_locator(NullLocator())
     axes.set_xticks(ticks, [size_text(int(t)) for t in ticks], fontsize="small")
     axes.set_xlabel("message size")
-    axes.set_ylabel("time under synth's cost model (us)")
+    axes.set_ylabel("time under synth's cost model (us)" if simulated is None else "time (us)")
     axes.set_title(f"{result.collective} on {label} ({result.router} routes)", fontsize="medium")
     axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the lines, never over them
     figure.tight_layout()

@@ -126,6 +126,29 @@ def _collective(result, images: dict[str, str]) -> dict:
         "crossovers": result.crossover_text(),
         "skipped": result.skipped,
         "image": images[f"collective {result.collective}"],
+        "simulated": _simulated(result),
+    }
+
+
+def _simulated(result) -> dict | None:
+    """--simulate: SimGrid's times as a second table ('-' where a candidate was not simulated), its
+    crossovers, and where it ranks the algorithms otherwise than the cost model."""
+    from synth.pricing.compare import size_text
+
+    simulated = result.simulated
+    if simulated is None:
+        return None
+    best = result.simulated_best
+    ranking = result.ranking_lines()
+    return {
+        "model": simulated.model,
+        "headers": ["bytes"] + [c.label for c in result.candidates] + ["best"],
+        "rows": [[size_text(n)] + ["-" if t != t else f"{t * US:.4g}" for t in simulated.times[i]]
+                 + [result.candidates[best[i]].label] for i, n in enumerate(result.sizes)],
+        "crossovers": result.simulated_crossover_text(),
+        "summary": ranking[0],
+        "differences": ranking[1:],
+        "notes": list(simulated.notes),
     }
 
 

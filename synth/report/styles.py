@@ -45,12 +45,12 @@ FIGURES = {
     # and md) come after, where the ten solid colours are spent.
     "alltoall": ("bruck", "pairwise", "spread-out", "a2a-lin", "a2a-xor", "a2a-opt", "a2a-ghe", "a2a-bgh", "a2a-lat",
                  "tuna (smallest radix)", "tuna (middle radix)", "tuna (largest radix)", "tuna-coalesced",
-                 "tuna-staggered", "kautz-c", "kautz-m", "multitree", "do", "md"),
+                 "tuna-staggered", "kautz-c", "kautz-m", "multitree", "do", "md", "df-c"),
     "allreduce": ("ring", "rd-l", "rd-b", "rabenseifner", "swing-b", "swing-l", "bucket", "kautz-c", "kautz-m",
-                  "multitree", "do", "md"),
-    "allgather": ("ring", "bruck", "rd-l", "rd-b", "kautz-c", "kautz-m", "multitree", "do", "md"),
-    "reduce-scatter": ("ring", "rd-b", "kautz-c", "kautz-m", "multitree", "do"),
-    "rooted": ("binomial", "kautz-c", "kautz-m", "multitree"),
+                  "multitree", "do", "md", "df-c"),
+    "allgather": ("ring", "bruck", "rd-l", "rd-b", "kautz-c", "kautz-m", "multitree", "do", "md", "df-c"),
+    "reduce-scatter": ("ring", "rd-b", "kautz-c", "kautz-m", "multitree", "do", "df-c"),
+    "rooted": ("binomial", "kautz-c", "kautz-m", "multitree", "df-c"),
     "p2p": ("single-path", "kautz-mp"),
 }
 

@@ -50,9 +50,9 @@ def run(platform: Platform, transfers: Transfers, rank_host: np.ndarray, setting
         progress=None, runs: tuple[np.ndarray, np.ndarray] | None = None) -> Times:
     """Simulate `transfers` on `platform`; `progress(text)` gets the worker's progress lines (None:
     the worker prints none). `runs` (bulk-synchronous only): (run_steps, scales), the steps
-    run_steps[r]:run_steps[r+1] replayed once per entry of scales[r] (whole numbers: the bytes of a
-    transfer are its `bytes` times the scale), each on the idle network; their times come back as
-    run_times."""
+    run_steps[r]:run_steps[r+1] replayed once per entry of scales[r] (a transfer's bytes are its
+    `bytes` times the scale, rounded to whole bytes), each on the idle network; their times come back
+    as run_times."""
     if settings.model not in MODELS:
         raise ValueError(settings.model)
     simgrid_module.locate()  # SynthError (one line) when SimGrid is missing

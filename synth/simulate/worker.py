@@ -74,9 +74,6 @@ def simulate(data: dict) -> dict:
     src_host, dst_host, size = data["src_host"].tolist(), data["dst_host"].tolist(), data["bytes"].tolist()
     step_ptr = np.searchsorted(step, np.arange(steps + 1)).tolist()
 
-    def report(done_steps: int) -> None:
-        _say(progress, f"step {done_steps} of {steps} simulated, at {sg.Engine.clock * 1e6:.6g} us")
-
     if engine_kind == "driver":
         message_index = _message_index(step, data["src_rank"])
 
@@ -93,30 +90,31 @@ def simulate(data: dict) -> dict:
                 k = message_index[a:b]
                 for wave in range(int(k.max(initial=-1)) + 1):
                     sg.this_actor.sleep_for(overhead)
-                    comms += [(t, sg.Comm.sendto_async(hosts[src_host[t]], hosts[dst_host[t]], size[t] * scale))
+                    comms += [(t, sg.Comm.sendto_async(hosts[src_host[t]], hosts[dst_host[t]], round(size[t] * scale)))
                               for t in (a + np.flatnonzero(k == wave)).tolist()]
             else:
-                comms = [(t, sg.Comm.sendto_async(hosts[src_host[t]], hosts[dst_host[t]], size[t] * scale))
+                comms = [(t, sg.Comm.sendto_async(hosts[src_host[t]], hosts[dst_host[t]], round(size[t] * scale)))
                          for t in range(a, b)]
             sg.Comm.wait_all([c for _, c in comms])
             for t, c in comms:
                 start[t], finish[t] = c.start_time, c.finish_time
 
         def drive() -> None:
-            done = 0
+            done, total = 0, steps * scales.shape[1]
             for r in range(len(run_steps) - 1):
                 for k, scale in enumerate(scales[r].tolist()):
                     began_run = sg.Engine.clock
                     for s in range(run_steps[r], run_steps[r + 1]):
-                        replay(s, int(scale))
+                        replay(s, scale)
                         done += 1
-                        if progress and done % max(1, steps * scales.shape[1] // 20) == 0:
-                            report(s + 1)
+                        if progress and done % max(1, total // 20) == 0:
+                            _say(True, f"{done:,} of {total:,} steps simulated" if scales.size > 1 else
+                                 f"step {s + 1} of {steps} simulated, at {sg.Engine.clock * 1e6:.6g} us")
                     run_times[r, k] = sg.Engine.clock - began_run
 
         sg.Actor.create("driver", hosts[0], drive)
     else:
-        _rank_actors(sg, data, hosts, steps, step_ptr, start, finish, overhead, bool(data["barrier"]), report)
+        _rank_actors(sg, data, hosts, steps, start, finish, overhead, bool(data["barrier"]), progress)
     engine.run()
     return {"start": start, "finish": finish, "clock": np.array([sg.Engine.clock]),
             "run_times": run_times if engine_kind == "driver" else np.zeros((0, 0)),
@@ -134,7 +132,7 @@ def _message_index(step: np.ndarray, sender: np.ndarray) -> np.ndarray:
     return index
 
 
-def _rank_actors(sg, data, hosts, steps, step_ptr, start, finish, overhead, barrier_each_step, report) -> None:
+def _rank_actors(sg, data, hosts, steps, start, finish, overhead, barrier_each_step, progress) -> None:
     """One actor per rank (the asynchronous discipline; with barrier_each_step the bulk-synchronous
     one, to compare with the driver)."""
     step, src_rank, dst_rank = data["step"].tolist(), data["src_rank"].tolist(), data["dst_rank"].tolist()
@@ -183,17 +181,14 @@ def _rank_actors(sg, data, hosts, steps, step_ptr, start, finish, overhead, barr
                 sg.Comm.wait_all([c for _, c in mine])
                 everyone.wait()
                 if r == 0 and (s + 1) % max(1, steps // 20) == 0:
-                    report(s + 1)
+                    _say(progress, f"step {s + 1} of {steps} simulated, at {sg.Engine.clock * 1e6:.6g} us")
         take_before(steps)
         for t, c in sent:
             c.wait()
             start[t], finish[t] = c.start_time, c.finish_time
             done[0] += 1
             if done[0] % marks == 0:
-                report_transfers(done[0])
-
-    def report_transfers(n: int) -> None:
-        _say(bool(data["progress"]), f"{n:,} of {len(step):,} transfers simulated")
+                _say(progress, f"{done[0]:,} of {len(step):,} transfers simulated")
 
     for r in range(ranks):
         sg.Actor.create(f"rank{r}", hosts[node_of_rank[r]], rank, r)

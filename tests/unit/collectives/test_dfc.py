@@ -10,7 +10,6 @@ asserted below exactly, within 4% of the table's on the 16 x 17 dragonfly.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
