@@ -5,7 +5,7 @@
 #   (infiniband-diags): `synth opensm-check`, which loads tables into OpenSM on a simulated fabric;
 #   chromium: the tests lay out `synth report`'s HTML page in headless Chromium (tests/integration/test_report_browser.py);
 #   python3-simgrid: `synth simulate`, SimGrid's Python module (3.32), built for Debian's Python 3.11 and loaded
-#   from its file by synth in any Python 3.11 (synth/simulate/simgrid_module.py; skipped when `import simgrid`
+#   from its file by synth in any Python 3.11 (synth/simulation/simgrid_module.py; skipped when `import simgrid`
 #   already works, e.g. PyPI's simgrid).
 set -euo pipefail
 missing=()

@@ -20,6 +20,7 @@ __all__ = [
     "verify",
     "price",
     "compare",
+    "simulate",
     "synthesize",
     "Routing",
     "PhaseRouting",

@@ -463,6 +463,56 @@ def price(schedule_, net=None, *, router: str | None = None, alpha: float = 1e-6
     return costs(mapped, schedule_.ranks, alpha, bandwidth)
 
 
+def simulate(schedule_, net=None, *, model: str = "LV08", discipline: str = "bsp", router: str | None = None,
+             alpha: float = 1e-6, bandwidth: float = 100e9, latency: float | None = None, hop_latency: float = 0.0,
+             overhead: float = 0.0, seed: int = 0):
+    """Replay a schedule on SimGrid along its transfers' paths, next to synth's cost model.
+
+    A host per terminal, a link per directed channel, each transfer's route its own path
+    (docs/simulation.md); the simulation runs in a worker process of its own and needs SimGrid's
+    Python module (Debian's ``python3-simgrid`` or PyPI's ``simgrid``).
+
+    Parameters
+    ----------
+    schedule_ : Schedule
+    net : Topology or str, optional
+        The network (default: the schedule's own spec).
+    model : str, optional
+        SimGrid's network model: ``LV08`` (its default), ``CM02`` (plain max-min sharing), ``SMPI``, ``IB``.
+    discipline : str, optional
+        ``bsp`` (a step starts when the previous one has ended everywhere) or ``async`` (a rank sends
+        a step's messages once it has received its earlier steps').
+    router : str, optional
+        The routes the transfers take (default: the family's).
+    alpha, bandwidth : float, optional
+        The cost model's message start (seconds) and a link's bandwidth (bits per second).
+    latency : float, optional
+        SimGrid's latency of the link leaving a terminal, so of every route (default: alpha).
+    hop_latency, overhead : float, optional
+        Latency added per link between routers; seconds a rank spends on each message it sends.
+    seed : int, optional
+
+    Returns
+    -------
+    Simulation
+        ``.labels`` (a row per step), ``.model`` and ``.simulated`` (seconds per row), ``.ends``,
+        ``.model_total``, ``.simulated_total``.
+
+    Examples
+    --------
+    >>> s = schedule("allreduce", "torus:4,4", "swing-b", message_bytes=1 << 20)
+    >>> sim = simulate(s, model="CM02")
+    >>> abs(sim.simulated_total - sim.model_total) < 1e-9 * sim.model_total
+    True
+    """
+    from synth.app.simulate import SimulationOptions, simulate_schedule
+
+    topology = _topology(net) if net is not None else network(schedule_.spec)
+    options = SimulationOptions(model=model, discipline=discipline, alpha=alpha, bandwidth_bits=bandwidth,
+                                latency=latency, hop_latency=hop_latency, overhead=overhead)
+    return simulate_schedule(schedule_, topology, options, router, seed)
+
+
 def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | None = None, alpha: float = 1e-6,
             bandwidth: float = 100e9, synthesized: bool = False, time_limit: float = 60.0):
     """Price every algorithm of a collective on a network over message sizes.

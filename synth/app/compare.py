@@ -24,7 +24,7 @@ from synth.app.simulate import SimulationOptions, simulate_sizes
 from synth.collectives.schedule import BlockRuns
 from synth.pricing.compare import REFERENCE_BYTES, Candidate, Comparison, Simulated
 from synth.pricing.schedule_cost import SIZE_BYTES
-from synth.simulate import simgrid_module
+from synth.simulation import simgrid_module
 
 PROGRESS_TRANSFERS = 200_000  # transfers replayed (over all sizes) from which the worker's progress is shown
 

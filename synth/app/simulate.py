@@ -1,5 +1,5 @@
 """`synth simulate SCHEDULE.json|ROUTES.json`: a schedule's steps, or a routes file's phases, replayed
-on SimGrid (synth.simulate) along synth's own paths, next to what synth's cost model makes of them.
+on SimGrid (synth.simulation) along synth's own paths, next to what synth's cost model makes of them.
 
 - A schedule: every transfer takes the path that prices it (`--router`, the family's by default, or
   a routes file's, as `synth schedule` maps it: synth.pricing.schedule_cost.transfer_paths). Each
@@ -26,8 +26,8 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, message_ports, most_per_port, step_times
 from synth.pricing.schedule_cost import SIZE_BYTES, busiest_channels, map_schedule, transfer_paths
-from synth.simulate.platform import build_platform
-from synth.simulate.runner import DISCIPLINES, MODELS, Settings, run
+from synth.simulation.platform import build_platform
+from synth.simulation.runner import DISCIPLINES, MODELS, Settings, run
 from synth.topology.paths import Paths
 
 FORMAT = "synth-simulation/1"
@@ -42,7 +42,7 @@ class SimulationOptions:
     latency: float | None = None  # SimGrid's latency of a route's first link (seconds); None: alpha
     hop_latency: float = 0.0  # added per link between routers
     overhead: float = 0.0  # seconds a rank spends on each message it sends
-    engine: str = ""  # synth.simulate.runner.Settings.engine
+    engine: str = ""  # synth.simulation.runner.Settings.engine
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:

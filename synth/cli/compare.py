@@ -9,7 +9,7 @@ from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
-from synth.simulate.runner import MODELS
+from synth.simulation.runner import MODELS
 from synth.topology import parse_topology
 
 

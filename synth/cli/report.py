@@ -14,7 +14,7 @@ from synth.core.output import OutputSet
 from synth.execute import parse_executor
 from synth.io.instance import MAX_MESSAGE_BYTES
 from synth.report.data import CostModel
-from synth.simulate.runner import MODELS
+from synth.simulation.runner import MODELS
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES
 
 

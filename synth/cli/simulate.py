@@ -11,7 +11,7 @@ from synth.core.output import OutputSet
 from synth.core.text import counted
 from synth.core.validate import parse_int, parse_positive_number
 from synth.io.simulation_file import write_simulation
-from synth.simulate.runner import DISCIPLINES, MODELS
+from synth.simulation.runner import DISCIPLINES, MODELS
 from synth.topology import parse_topology
 
 SHOWN_ROWS = 48  # rows printed in full; --out has every row

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from synth.collectives.schedule import ScheduleBuilder
-from synth.simulate.platform import build_platform
-from synth.simulate.runner import Settings, pack, run
+from synth.simulation.platform import build_platform
+from synth.simulation.runner import Settings, pack, run
 from synth.topology import parse_topology
 from synth.topology.paths import Paths
 
@@ -87,7 +87,7 @@ def _walks(network, src, dst, paths: Paths) -> None:
 ROUTE_QUERY = """
 import json, sys
 import numpy as np
-from synth.simulate.worker import build
+from synth.simulation.worker import build
 with np.load(sys.argv[1]) as archive:
     data = {k: archive[k] for k in archive.files}
 sg, engine, hosts = build(data)

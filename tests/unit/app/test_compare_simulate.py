@@ -19,7 +19,7 @@ import pytest
 
 from helpers import REPO
 from synth.pricing.compare import Comparison, RankedFirst, Reordered, Simulated, compare
-from synth.simulate import simgrid_module
+from synth.simulation import simgrid_module
 from synth.topology import parse_topology
 
 needs_simgrid = pytest.mark.skipif(not simgrid_module.available(), reason="SimGrid's Python module is not installed")

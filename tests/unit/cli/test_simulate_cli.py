@@ -104,7 +104,7 @@ def test_bad_input_is_one_line_and_exit_2(run, schedule_file, routes_file, tmp_p
 
 
 def test_a_missing_simgrid_names_the_package(run, schedule_file, tmp_path, monkeypatch):
-    from synth.simulate import simgrid_module
+    from synth.simulation import simgrid_module
 
     monkeypatch.setattr(simgrid_module, "_importable", lambda: False)
     monkeypatch.setattr(simgrid_module, "DEBIAN_DIR", tmp_path)
@@ -117,7 +117,7 @@ def test_a_missing_simgrid_names_the_package(run, schedule_file, tmp_path, monke
 
 
 def test_simgrid_named_by_its_file_loads(monkeypatch):
-    from synth.simulate import simgrid_module
+    from synth.simulation import simgrid_module
 
     found = simgrid_module.locate()
     if found is None:

@@ -1,7 +1,7 @@
-"""The worker process of a simulation: `python -m synth.simulate.worker INPUT.npz OUTPUT.npz` loads
-SimGrid, builds the platform of INPUT (synth.simulate.platform), replays its transfers and writes
+"""The worker process of a simulation: `python -m synth.simulation.worker INPUT.npz OUTPUT.npz` loads
+SimGrid, builds the platform of INPUT (synth.simulation.platform), replays its transfers and writes
 every transfer's start and finish time to OUTPUT. One simulation per process: SimGrid's Engine is
-one per process (synth.simulate.simgrid_module).
+one per process (synth.simulation.simgrid_module).
 
 Two ways to drive SimGrid:
 - `driver` (bulk-synchronous steps): one actor starts every transfer of a step at once
@@ -39,7 +39,7 @@ def _say(enabled: bool, text: str) -> None:
 
 def build(data: dict):
     """SimGrid loaded, its Engine configured and the platform of `data` made: (simgrid, engine, hosts)."""
-    from synth.simulate import simgrid_module
+    from synth.simulation import simgrid_module
 
     sg = simgrid_module.load()
     engine_kind = str(data["engine"])
@@ -62,7 +62,7 @@ def build(data: dict):
 
 def simulate(data: dict) -> dict:
     """Run one simulation (in this process, which it then cannot run another): the arrays of
-    synth.simulate.runner.pack in, start and finish times per transfer out."""
+    synth.simulation.runner.pack in, start and finish times per transfer out."""
     sg, engine, hosts = build(data)
     engine_kind = str(data["engine"])
     progress = bool(data["progress"])

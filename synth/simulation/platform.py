@@ -1,5 +1,5 @@
 """A SimGrid platform as arrays: hosts, links and routes from a synth network and the channel paths
-of the transfers to simulate, and the transfers themselves (what synth.simulate.worker replays).
+of the transfers to simulate, and the transfers themselves (what synth.simulation.worker replays).
 
 - A host per terminal (a rank's node; ranks_per_node ranks share it).
 - A link per directed channel, SHARED (max-min sharing between the flows crossing it), of the

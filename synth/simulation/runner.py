@@ -1,6 +1,6 @@
-"""Running a simulation in a worker process (synth.simulate.worker) and reading its times back.
+"""Running a simulation in a worker process (synth.simulation.worker) and reading its times back.
 
-The worker is a fresh `python -m synth.simulate.worker`: SimGrid's Engine is one per process, its
+The worker is a fresh `python -m synth.simulation.worker`: SimGrid's Engine is one per process, its
 log lines go to the worker's stderr (kept, for the one-line error of a failed run), its progress
 lines are passed on. An interrupt of the parent kills the worker; the worker ends itself should
 the parent die (synth.core.interrupt.quiet_worker).
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.simulate import simgrid_module
-from synth.simulate.platform import Platform, Transfers, check_size
-from synth.simulate.worker import PROGRESS
+from synth.simulation import simgrid_module
+from synth.simulation.platform import Platform, Transfers, check_size
+from synth.simulation.worker import PROGRESS
 
 MODELS = ("LV08", "CM02", "SMPI", "IB")
 DISCIPLINES = ("bsp", "async")
@@ -74,7 +74,7 @@ def run(platform: Platform, transfers: Transfers, rank_host: np.ndarray, setting
 
 def pack(platform: Platform, transfers: Transfers, rank_host, settings: Settings, progress: bool = False,
          **extra) -> dict:
-    """The worker's input (synth.simulate.worker.build and simulate): arrays and settings by name."""
+    """The worker's input (synth.simulation.worker.build and simulate): arrays and settings by name."""
     return dict(hosts=platform.hosts, link_bandwidth=platform.link_bandwidth, link_latency=platform.link_latency,
                 route_src=platform.route_src, route_dst=platform.route_dst, route_ptr=platform.route_ptr,
                 route_links=platform.route_links, step=transfers.step, src_host=transfers.src_host,
@@ -85,7 +85,7 @@ def pack(platform: Platform, transfers: Transfers, rank_host, settings: Settings
 
 
 def _run_worker(arguments: list[str], progress) -> None:
-    process = subprocess.Popen([sys.executable, "-m", "synth.simulate.worker", *arguments], stdin=subprocess.DEVNULL,
+    process = subprocess.Popen([sys.executable, "-m", "synth.simulation.worker", *arguments], stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
     kept: list[str] = []
 

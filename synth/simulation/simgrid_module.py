@@ -10,7 +10,7 @@ Two ways to have it (docs/simulation.md):
   it is then an ordinary import.
 
 SYNTH_SIMGRID names another directory holding the module (or the module file itself). Only the
-worker process loads it (synth.simulate.worker): an Engine is one per process and a second one in
+worker process loads it (synth.simulation.worker): an Engine is one per process and a second one in
 the same process inherits the first one's clock and configuration (measured with 3.32).
 """
 
