@@ -56,8 +56,8 @@ def run(platform: Platform, transfers: Transfers, rank_host: np.ndarray, setting
     if settings.model not in MODELS:
         raise ValueError(settings.model)
     simgrid_module.locate()  # SynthError (one line) when SimGrid is missing
-    check_size(platform, transfers)
     engine = engine_of(settings)
+    check_size(platform, transfers, len(rank_host) if engine == "actors" else 1)
     extra = {}
     if runs is not None:
         if engine != "driver":

@@ -165,3 +165,14 @@ def test_an_interrupt_stops_the_simulation_and_its_worker(tmp_path, signum):
     assert (process.returncode, last) == (128 + signum, f"synth: interrupted ({name}); no output written")
     assert all(line.startswith("  ") for line in progress), err  # the progress lines of a long run
     assert _session(process.pid) == [] and not (tmp_path / "out.json").exists()
+
+
+def test_a_simulation_that_would_not_fit_is_refused_before_it_starts(run, schedule_file, tmp_path, monkeypatch):
+    from synth.core.memory import Budget
+    from synth.simulation import platform
+
+    monkeypatch.setattr(platform, "budget", lambda: Budget(100_000, "a test's limit"))
+    code, out, err = run("simulate", schedule_file, "--out", tmp_path / "x.json")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "simulating 512 transfers on 16 hosts needs about" in err and "a test's limit" in err
+    assert not (tmp_path / "x.json").exists()
