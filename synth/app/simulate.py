@@ -177,8 +177,8 @@ def _simulate(kind, source, network, src, dst, q, ranks, paths, row, size, label
     if options.discipline == "bsp":  # a row without transfers takes no time
         counts = np.bincount(row, minlength=rows)
         simulated[counts == 0] = 0.0
-    q_nodes = src // q != dst // q
-    network_bytes = np.bincount(row, weights=size * q_nodes, minlength=rows)
+    across = src // q != dst // q  # copies within a node cross no link
+    network_bytes = np.bincount(row, weights=size * across, minlength=rows)
     described = {"simgrid": times.version, "hosts": platform.hosts, "links": len(platform.link_bandwidth), "routes": len(platform.route_src)}
     return Simulation(kind=kind, source=source, options=options, labels=labels,
                       transfers=np.bincount(row, minlength=rows), bytes=network_bytes, model=np.asarray(model, dtype=np.float64),

@@ -11,10 +11,10 @@ of the transfers to simulate, and the transfers themselves (what synth.simulatio
   path for that transfer. SimGrid keeps one route per pair of hosts (a full zone), so a source whose
   transfers to one destination take k different paths (multi-path routings, a router that routes
   each step anew) gets k hosts: host t + v x terminals is terminal t sending along its v-th path.
-- A transfer within a node (ranks_per_node > 1) has no channel: it is a message of no bytes over
-  the node's memory link, from a host of its own (host V x terminals + t), so it takes the latency
-  alone (alpha-beta charges such a copy alpha and no bytes; a copy's bytes at a finite memory
-  bandwidth would be a model of memory, which neither the model nor the seeds have).
+- A transfer within a node (ranks_per_node > 1) has no channel: it is a message of no bytes (one,
+  below) from the node's host to itself over the node's memory link, so it takes the latency alone
+  (alpha-beta charges such a copy alpha and no bytes; a copy's bytes at a finite memory bandwidth
+  would be a model of memory, which neither the model nor the seeds have).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from synth.core.memory import budget, gib
 from synth.topology.paths import Paths
 
 MEMORY_BANDWIDTH = 1e12  # bytes/s of a node's memory link (its messages have no bytes)
+MAX_HOSTS = 16384  # SimGrid's full zone keeps a hosts x hosts table (2 GB here) and fills it at the start
 BYTES_PER_HOST_PAIR = 8  # SimGrid's full zone: one pointer per (source, destination) host pair (measured: 4096
 # hosts, 134 MB)
 BYTES_PER_TRANSFER = 1500  # one simulated transfer: the Comm object in SimGrid and Python (measured: 4096 ranks,
@@ -85,38 +86,49 @@ def build_platform(network, src_rank: np.ndarray, dst_rank: np.ndarray, ranks_pe
     link_bandwidth = network.channel_bandwidth * (bandwidth_bits / 8.0)
     variant = _path_variants(src_node[across], dst_node[across], paths)
     variants = int(variant.max()) + 1 if len(variant) else 1
-    memory = not across.all()
-    hosts = n * variants + (n if memory else 0)
-    src_host = np.empty(len(src_rank), dtype=np.int64)
+    hosts = n * variants
+    if hosts > MAX_HOSTS:
+        raise SynthError(f"these transfers take up to {variants} different paths between one source and destination, "
+                         f"so the platform needs {hosts:,} hosts (a host per terminal and path), more than the "
+                         f"{MAX_HOSTS:,} SimGrid's full routing table (hosts^2) allows here: a router that routes each "
+                         "step anew (valiant, random) takes many; a deterministic one (the family's) takes one")
+    src_host = src_node.astype(np.int64)
     dst_host = dst_node.astype(np.int64)
-    src_host[across] = src_node[across] + variant * n
-    src_host[~across] = n * variants + src_node[~across]
-    # one route per distinct (source host, destination host): the first transfer's path stands for all
+    src_host[across] += variant * n
+    # one route per distinct (source host, destination host): the first transfer's path stands for all; a copy
+    # within a node goes from its host to itself over the node's memory link
     keys = src_host * hosts + dst_host
     _, first = np.unique(keys, return_index=True)
     first = np.sort(first)
     index_of = np.full(len(src_rank), -1, dtype=np.int64)
     index_of[np.flatnonzero(across)] = np.arange(int(across.sum()))
-    route_ptr, route_links = [0], []
-    lengths = np.diff(paths.offsets)
+    routes: list[tuple[int, int, np.ndarray]] = []
     for t in first.tolist():
         if across[t]:
             i = index_of[t]
-            route_links.append(paths.channels[paths.offsets[i]:paths.offsets[i + 1]])
-            route_ptr.append(route_ptr[-1] + int(lengths[i]))
+            routes.append((int(src_host[t]), int(dst_host[t]), paths.channels[paths.offsets[i]:paths.offsets[i + 1]]))
         else:
-            route_links.append(np.array([channels + src_node[t]], dtype=np.int64))
-            route_ptr.append(route_ptr[-1] + 1)
+            routes.append((int(src_host[t]), int(dst_host[t]), np.array([channels + src_node[t]], dtype=np.int64)))
+    # A rank that sends along another path moves to that path's host (the asynchronous discipline's actors), and
+    # messages to it meanwhile go to where it is: every host of a terminal is reached as the terminal is.
+    if variants > 1:
+        moved = set(src_host[src_host >= n].tolist())
+        routes += [(a, b + v * n, links) for a, b, links in routes for v in range(1, variants) if b + v * n in moved]
+    memory = not across.all()
     if memory:
         link_latency = np.concatenate([link_latency, np.full(n, latency)])
         link_bandwidth = np.concatenate([link_bandwidth, np.full(n, MEMORY_BANDWIDTH)])
+    route_ptr = np.concatenate([[0], np.cumsum([len(links) for _, _, links in routes])]).astype(np.int64)
     platform = Platform(
         hosts=hosts, link_bandwidth=link_bandwidth.astype(np.float64), link_latency=link_latency.astype(np.float64),
-        route_src=src_host[first], route_dst=dst_host[first], route_ptr=np.asarray(route_ptr, dtype=np.int64),
-        route_links=(np.concatenate(route_links) if route_links else np.zeros(0)).astype(np.int64))
+        route_src=np.array([a for a, _, _ in routes], dtype=np.int64),
+        route_dst=np.array([b for _, b, _ in routes], dtype=np.int64), route_ptr=route_ptr,
+        route_links=(np.concatenate([links for _, _, links in routes]) if routes else np.zeros(0)).astype(np.int64))
+    # a message of no bytes is one byte: SimGrid 3.32 starts an empty communication only once it is waited for
+    # (so one after another), and one byte adds 0.08 ns at 100 Gb/s
     transfers = Transfers(step=np.asarray(step, dtype=np.int64), src_host=src_host, dst_host=dst_host,
                           src_rank=np.asarray(src_rank, dtype=np.int64), dst_rank=np.asarray(dst_rank, dtype=np.int64),
-                          bytes=np.where(across, np.asarray(size, dtype=np.int64), 0))
+                          bytes=np.maximum(np.where(across, np.asarray(size, dtype=np.int64), 0), 1))
     return platform, transfers
 
 
