@@ -75,7 +75,7 @@ class Simulation:
     transfers: np.ndarray  # per row
     bytes: np.ndarray  # per row, bytes over the network
     model: np.ndarray  # per row, seconds (the alpha-beta step or phase)
-    simulated: np.ndarray  # per row, seconds: bsp, the row's own time; async, its end minus the previous row's end
+    simulated: np.ndarray  # per row, seconds: bsp, the row's own time; async, its end minus the latest end before it
     ends: np.ndarray  # per row, when its last transfer ended (seconds from the start)
     platform: dict = field(default_factory=dict)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from synth.app.schedule import checked_routes, progress_printer
 from synth.app.simulate import SimulationOptions, file_kind, simulate_routes, simulate_schedule
-from synth.cli.options import add_cost_model, positive
+from synth.cli.options import add_cost_model
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
-from synth.core.validate import parse_int, parse_positive_number
+from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number
 from synth.io.simulation_file import write_simulation
 from synth.simulation.runner import DISCIPLINES, MODELS
 from synth.topology import parse_topology
@@ -24,15 +24,16 @@ def add_parser(sub) -> None:
                    "(synth route --out), JSON or HDF5")
     p.add_argument("--model", choices=MODELS, default="LV08",
                    help="SimGrid's network model: LV08 (its default: latency x 13.01, bandwidth x 0.97, TCP-like "
-                        "sharing), CM02 (plain max-min sharing), IB (its InfiniBand model)")
+                        "sharing), CM02 (plain max-min sharing), SMPI (what SimGrid's MPI programs run on: piecewise "
+                        "factors by message size), IB (SMPI with InfiniBand's penalties per host)")
     p.add_argument("--discipline", choices=DISCIPLINES, default="bsp",
                    help="bsp: a step starts when the previous one has ended everywhere (as the cost model assumes); "
                         "async: a rank sends its step-s messages once it holds what it received before s")
     p.add_argument("--latency", type=lambda t: parse_positive_number(t, "--latency", 1.0), metavar="S",
                    help="SimGrid latency of every link leaving a terminal, so of every route (default: --alpha)")
-    p.add_argument("--hop-latency", type=lambda t: _non_negative(t, "--hop-latency"), default=0.0, metavar="S",
+    p.add_argument("--hop-latency", type=lambda t: parse_non_negative_number(t, "--hop-latency", 1.0), default=0.0, metavar="S",
                    help="latency added per link between routers (default 0)")
-    p.add_argument("--overhead", type=lambda t: _non_negative(t, "--overhead"), default=0.0, metavar="S",
+    p.add_argument("--overhead", type=lambda t: parse_non_negative_number(t, "--overhead", 1.0), default=0.0, metavar="S",
                    help="seconds a rank spends on each message it sends, one after another (default 0)")
     p.add_argument("--router", metavar="NAME", help="schedules: routes the transfers take (default: the family's)")
     p.add_argument("--routes", metavar="ROUTES.json", help="schedules: take the transfers' paths from a routes file")
@@ -40,12 +41,6 @@ def add_parser(sub) -> None:
     add_cost_model(p)
     p.add_argument("--out", metavar="FILE", help="write the simulated times (synth-simulation/1, docs/formats.md)")
     p.set_defaults(func=cmd_simulate)
-
-
-def _non_negative(text: str, option: str) -> float:
-    if text.strip() in ("0", "0.0"):
-        return 0.0
-    return positive(option, 1.0)(text)
 
 
 def cmd_simulate(args) -> int:

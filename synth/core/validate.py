@@ -71,6 +71,16 @@ def parse_positive_number(text: str, what: str, maximum: float | None = None) ->
     return value
 
 
+def parse_non_negative_number(text: str, what: str, maximum: float | None = None) -> float:
+    """A finite number of zero or more written in ASCII (0, 0.5, 1e-6); no nan, inf or sign."""
+    if isinstance(text, str) and _DECIMAL.fullmatch(text) and float(text) == 0:
+        return 0.0
+    try:
+        return parse_positive_number(text, what, maximum)
+    except SynthError:
+        raise SynthError(f"{what} must be a number of zero or more, got {show(text)}") from None
+
+
 def too_many_digits(text: str) -> str:
     """Why a JSON or TOML parser refused an integer literal with more digits than Python converts
     (sys.get_int_max_str_digits(), which keeps conversions from taking quadratic time): the line,

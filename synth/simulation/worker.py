@@ -6,9 +6,9 @@ one per process (synth.simulation.simgrid_module).
 Two ways to drive SimGrid:
 - `driver` (bulk-synchronous steps): one actor starts every transfer of a step at once
   (Comm.sendto_async: host to host along the route, no mailbox) and waits for all of them; the
-  next step starts when the last one has ended. With a per-message overhead o, the k-th message a
-  rank sends in a step leaves k x o after... (k + 1) x o after the step starts (the rank's CPU is
-  busy o per message, LogP's o). One actor only, so SimGrid may switch to it without an OS thread
+  next step starts when the last one has ended. With a per-message overhead o, the k-th message
+  (from 0) a rank sends in a step leaves (k + 1) x o after the step starts (the rank's CPU is busy
+  o per message, LogP's o). One actor only, so SimGrid may switch to it without an OS thread
   (contexts/factory:raw): a context switch costs about 5 us instead of 100 us with Python's
   threads (measured, 16,384 transfers: 0.08 s against 1.7 s to start them).
 - `actors` (one actor per rank, what the asynchronous discipline needs, and the bulk-synchronous
