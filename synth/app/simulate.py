@@ -31,6 +31,7 @@ from synth.simulation.runner import DISCIPLINES, MODELS, Settings, run
 from synth.topology.paths import Paths
 
 FORMAT = "synth-simulation/1"
+MIN_BANDWIDTH = 1e6  # bits per second: SimGrid 3.32 aborts ("The Impossible Did Happen") at 1 b/s, runs at 10 b/s
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class SimulationOptions:
     engine: str = ""  # synth.simulation.runner.Settings.engine
 
     def __post_init__(self) -> None:
+        if self.bandwidth_bits < MIN_BANDWIDTH:
+            raise SynthError(f"a simulation takes links of at least {MIN_BANDWIDTH / 1e9:g} Gb/s (--bandwidth), not "
+                             f"{self.bandwidth_bits / 1e9:.3g}: SimGrid's solver fails on slower links")
         if self.model not in MODELS:
             raise SynthError(f"unknown network model '{self.model}' (known: {', '.join(MODELS)})")
         if self.discipline not in DISCIPLINES:
@@ -197,14 +201,18 @@ def file_kind(path: str) -> str:
         if is_hdf5(path):
             import h5py
 
-            with h5py.File(path, "r") as f:
-                found = f.attrs.get("format")
-            found = found.decode() if isinstance(found, bytes) else found
+            try:
+                with h5py.File(path, "r") as f:
+                    found = f.attrs.get("format")
+            except OSError as exc:
+                raise SynthError(f"{where} is not a readable HDF5 file: {exc}") from None
+            found = found.decode("utf-8", "replace") if isinstance(found, bytes) else found
+            found = found if isinstance(found, str) else None
         else:
             with open(path, "rb") as handle:
                 head = handle.read(4096).decode("utf-8", "replace")
             match = re.search(r'"format"\s*:\s*"([^"]*)"', head)
-            found = match.group(1) if match else None
+            found = match.group(1) if match else _json_format(path, where)
     except OSError as exc:
         raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
     if found == "synth-schedule/1":
@@ -246,3 +254,16 @@ def simulate_sizes(schedules: list, scales: list[list[float]], topology, options
     times = run(platform, transfers, np.arange(ranks) // q, options.settings(), progress,
                 runs=(np.asarray(run_steps), np.asarray(scales, dtype=np.float64)))
     return times.run_times
+
+
+def _json_format(path: str, where: str) -> str | None:
+    """The format field of a JSON file that does not open with it (a file synth did not write)."""
+    from synth.core.validate import read_json
+    from synth.io.routes_file import MAX_FILE_BYTES
+
+    try:
+        doc = read_json(path, where, "schedule or routes file", MAX_FILE_BYTES)
+    except SynthError:
+        return None
+    found = doc.get("format") if isinstance(doc, dict) else None
+    return found if isinstance(found, str) else None

@@ -49,11 +49,16 @@ def cmd_simulate(args) -> int:
                                 overhead=args.overhead)
     kind = file_kind(args.file)
     with OutputSet() as outputs:
+        outputs.protect(args.file, args.routes)
         target = outputs.reserve(args.out) if args.out is not None else None
         if kind == "schedule":
+            from synth.collectives.verify import verify
             from synth.io.schedule_file import read_schedule
 
             schedule = read_schedule(args.file)
+            report = verify(schedule)  # a schedule that does not deliver is not simulated
+            if not report.ok:
+                raise SynthError(f"schedule file '{args.file}' does not pass synth verify: {report.violation}")
             routes = checked_routes(args.routes) if args.routes is not None else None
             topology = parse_topology(schedule.spec)
             say = progress_printer(schedule.num_transfers >= PROGRESS_TRANSFERS)
@@ -64,9 +69,15 @@ def cmd_simulate(args) -> int:
         else:
             if args.router is not None or args.routes is not None:
                 raise SynthError("--router and --routes apply to schedules: a routes file has its own paths")
+            from synth.checking.routes import check_routes
             from synth.io.routes_file import read_routes_columnar
 
             doc = read_routes_columnar(args.file)
+            verified = check_routes(doc)  # paths that leave the network or miss their flows are not simulated
+            if not verified.ok:
+                raise SynthError(f"routes file '{args.file}' does not pass synth check: {verified.problems[0]}")
+            if not doc["phases"]:
+                raise SynthError(f"routes file '{args.file}' has no phases to simulate")
             topology = parse_topology(doc["topology"]["spec"])
             flows = sum(len(phase["flows"]) for phase in doc["phases"])
             say = progress_printer(flows >= PROGRESS_TRANSFERS)

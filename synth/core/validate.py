@@ -75,10 +75,9 @@ def parse_non_negative_number(text: str, what: str, maximum: float | None = None
     """A finite number of zero or more written in ASCII (0, 0.5, 1e-6); no nan, inf or sign."""
     if isinstance(text, str) and _DECIMAL.fullmatch(text) and float(text) == 0:
         return 0.0
-    try:
-        return parse_positive_number(text, what, maximum)
-    except SynthError:
-        raise SynthError(f"{what} must be a number of zero or more, got {show(text)}") from None
+    if not isinstance(text, str) or not _DECIMAL.fullmatch(text) or not math.isfinite(float(text)):
+        raise SynthError(f"{what} must be a number of zero or more, got {show(text)}")
+    return parse_positive_number(text, what, maximum)
 
 
 def too_many_digits(text: str) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.core.errors import SynthError
 from synth.simulation import simgrid_module
 from synth.simulation.platform import Platform, Transfers, check_size
 from synth.simulation.worker import PROGRESS
@@ -88,13 +89,15 @@ def _run_worker(arguments: list[str], progress) -> None:
     process = subprocess.Popen([sys.executable, "-m", "synth.simulation.worker", *arguments], stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
     kept: list[str] = []
+    said: list[str] = []  # the worker's own lines
 
     def read() -> None:
         for line in process.stderr:
             if line.startswith(PROGRESS):
-                if progress is not None:
-                    progress(line[len(PROGRESS):].rstrip("\n"))
-            elif line.strip():
+                said.append(line[len(PROGRESS):].rstrip("\n"))
+                if progress is not None and not said[-1].startswith("cannot load"):
+                    progress(said[-1])
+            elif line.strip() and "[xbt_cfg/INFO]" not in line:  # not SimGrid's note on its contexts
                 kept.append(line.rstrip("\n"))
                 del kept[:-40]
 
@@ -107,6 +110,13 @@ def _run_worker(arguments: list[str], progress) -> None:
         process.wait()
         raise
     reader.join()
+    if code == simgrid_module.LOAD_FAILED and said:
+        raise SynthError(said[-1])
+    if code < 0:
+        import signal
+
+        raise RuntimeError(f"the SimGrid worker was killed by {signal.Signals(-code).name}"
+                           + (" (the system's out-of-memory killer sends SIGKILL)" if code == -signal.SIGKILL else ""))
     if code != 0:
         detail = next((line for line in reversed(kept) if "Error" in line or "error" in line), kept[-1] if kept else "")
         raise RuntimeError(f"the SimGrid worker ended with exit code {code}: {detail.strip()}")

@@ -49,7 +49,9 @@ def locate() -> Path | None:
     named = os.environ.get(ENVIRONMENT)
     if named:
         path = Path(named)
-        found = path if path.is_file() else _module_file(path)
+        found = path if path.is_file() and path.name.startswith("simgrid.") and \
+            any(path.name.endswith(suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES) else \
+            None if path.is_file() else _module_file(path)
         if found is None:
             raise SynthError(f"{ENVIRONMENT}={named} holds no simgrid module for Python "
                              f"{sys.version_info.major}.{sys.version_info.minor}")
@@ -69,6 +71,9 @@ def available() -> bool:
     except SynthError:
         return False
     return True
+
+
+LOAD_FAILED = 3  # the worker's exit code when the module found cannot be loaded
 
 
 def load():

@@ -24,6 +24,7 @@ Progress lines ("synth-progress: ...") go to stderr for the parent to show.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
@@ -41,7 +42,12 @@ def build(data: dict):
     """SimGrid loaded, its Engine configured and the platform of `data` made: (simgrid, engine, hosts)."""
     from synth.simulation import simgrid_module
 
-    sg = simgrid_module.load()
+    try:
+        sg = simgrid_module.load()
+    except Exception as exc:  # noqa: BLE001 - a file that is not SimGrid's module: the parent says so in one line
+        print(f"{PROGRESS}cannot load SimGrid's module {simgrid_module.locate()}: {exc}", file=sys.stderr, flush=True)
+        sys.stderr.flush()
+        os._exit(simgrid_module.LOAD_FAILED)
     engine_kind = str(data["engine"])
     config = ["synth-simulate", f"--cfg=network/model:{MODEL_CONFIG[str(data['model'])]}",
               "--cfg=network/crosstraffic:0", "--log=root.thres:critical", "--log=no_loc"]
@@ -195,8 +201,6 @@ def _rank_actors(sg, data, hosts, steps, start, finish, overhead, barrier_each_s
 
 
 def main(argv: list[str]) -> int:
-    import os
-
     from synth.core.interrupt import quiet_worker
 
     source, target, parent = argv[0], argv[1], int(argv[2])

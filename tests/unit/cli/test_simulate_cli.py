@@ -177,3 +177,41 @@ def test_a_simulation_that_would_not_fit_is_refused_before_it_starts(run, schedu
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "simulating 512 transfers on 16 hosts needs about" in err and "a test's limit" in err
     assert not (tmp_path / "x.json").exists()
+
+
+def test_inputs_that_do_not_pass_their_checks_are_refused(run, schedule_file, routes_file, tmp_path):
+    """A routes file is checked as `synth check` checks it, a schedule replayed as `synth verify` does."""
+    routes = json.loads(routes_file.read_text())
+    routes["phases"][1]["paths"][0] = [10_000]
+    (tmp_path / "r.json").write_text(json.dumps(routes))
+    code, _, err = run("simulate", tmp_path / "r.json")
+    assert code == 2 and "does not pass synth check: phase 1, flow 0: path has 1 channels" in err
+    schedule = json.loads(schedule_file.read_text())
+    schedule["steps"] = schedule["steps"][::-1]  # the allgather half first: blocks sent before they are reduced
+    (tmp_path / "s.json").write_text(json.dumps(schedule))
+    code, _, err = run("simulate", tmp_path / "s.json")
+    assert code == 2 and "does not pass synth verify" in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_input_is_never_overwritten_and_the_format_may_come_last(run, schedule_file, tmp_path):
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(schedule_file.read_bytes())
+    code, _, err = run("simulate", copy, "--out", copy)
+    assert code == 2 and "is an input of this run" in err and copy.read_bytes() == schedule_file.read_bytes()
+    doc = json.loads(schedule_file.read_text())
+    late = {key: value for key, value in doc.items() if key != "format"} | {"format": doc["format"]}
+    (tmp_path / "late.json").write_text(json.dumps(late))
+    assert run("simulate", tmp_path / "late.json", "--model", "CM02")[0] == 0
+
+
+def test_a_bandwidth_simgrid_cannot_solve_and_a_module_that_does_not_load_are_one_line(run, schedule_file, tmp_path,
+                                                                                       monkeypatch):
+    code, _, err = run("simulate", schedule_file, "--bandwidth", "1e-9")
+    assert code == 2 and "a simulation takes links of at least 0.001 Gb/s" in err
+    import importlib.machinery
+
+    fake = tmp_path / f"simgrid{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+    fake.write_text("not a module")
+    monkeypatch.setenv("SYNTH_SIMGRID", str(tmp_path))
+    code, _, err = run("simulate", schedule_file)
+    assert code == 2 and f"cannot load SimGrid's module {fake}" in err and len(err.strip().splitlines()) == 1
