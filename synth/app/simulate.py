@@ -142,7 +142,7 @@ def simulate_routes(doc: dict, topology, options: SimulationOptions, progress=No
         raise SynthError(f"synth simulate takes channel paths (synth-routes/2), not {doc['format']}")
     network = topology.network()
     n = network.num_terminals
-    srcs, dsts, sizes, rows, labels, lengths, channels = [], [], [], [], [], [], []
+    srcs, dsts, sizes, rows, labels, parts = [], [], [], [], [], []
     for k, phase in enumerate(doc["phases"]):
         flows, paths = phase["flows"], phase["paths"]
         keep = np.flatnonzero(np.diff(paths.offsets) > 0)
@@ -152,12 +152,10 @@ def simulate_routes(doc: dict, topology, options: SimulationOptions, progress=No
         sizes.append(flows[keep, 2])
         rows.append(np.full(len(keep), k, dtype=np.int64))
         labels.append(f"phase {phase['phase']}")
-        lengths.append(np.diff(kept.offsets))
-        channels.append(kept.channels)
+        parts.append(kept)
     src, dst = np.concatenate(srcs).astype(np.int64), np.concatenate(dsts).astype(np.int64)
     size, row = np.concatenate(sizes).astype(np.int64), np.concatenate(rows)
-    paths = Paths(np.concatenate([[0], np.cumsum(np.concatenate(lengths))]).astype(np.int64),
-                  np.concatenate(channels).astype(np.int64))
+    paths = Paths.concatenate(parts)
     steps = len(labels)
     busiest, _ = busiest_channels(network, paths, row, size, steps)
     ports = most_per_port(row, message_ports(network, paths), steps)
@@ -244,10 +242,7 @@ def simulate_sizes(schedules: list, scales: list[list[float]], topology, options
         steps.append(schedule.transfer_step() + run_steps[-1])
         all_paths.append(transfer_paths(schedule, topology, router, seed, routes))
         run_steps.append(run_steps[-1] + schedule.num_steps)
-    lengths = np.concatenate([np.diff(p.offsets) for p in all_paths])
-    paths = Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-                  np.concatenate([p.channels for p in all_paths]).astype(np.int64))
-    platform, transfers = build_platform(network, np.concatenate(srcs), np.concatenate(dsts), q, paths,
+    platform, transfers = build_platform(network, np.concatenate(srcs), np.concatenate(dsts), q, Paths.concatenate(all_paths),
                                          np.concatenate(steps), np.concatenate(counts), options.route_latency,
                                          options.hop_latency, options.bandwidth_bits)
     ranks = schedules[0].ranks

@@ -31,7 +31,6 @@ import sys
 import numpy as np
 
 PROGRESS = "synth-progress: "
-MODEL_CONFIG = {"LV08": "LV08", "CM02": "CM02", "SMPI": "SMPI", "IB": "IB"}
 
 
 def _say(enabled: bool, text: str) -> None:
@@ -55,7 +54,7 @@ def build(data: dict):
         sys.stderr.flush()
         os._exit(simgrid_module.LOAD_FAILED)
     engine_kind = str(data["engine"])
-    config = ["synth-simulate", f"--cfg=network/model:{MODEL_CONFIG[str(data['model'])]}",
+    config = ["synth-simulate", f"--cfg=network/model:{data['model']}",
               "--cfg=network/crosstraffic:0", "--log=root.thres:critical", "--log=no_loc"]
     if engine_kind == "driver":
         config.append("--cfg=contexts/factory:raw")
