@@ -3,13 +3,18 @@
 PYTHON ?= python3
 PIP = PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install -q
 
-.PHONY: install install-test demo test test-slow bench report reports-direct docs
+.PHONY: install simgrid install-test demo test test-slow bench report reports-direct docs
 
 install:
 	scripts/install-system-packages.sh
 	$(PIP) -e .
 
-install-test: install
+# SimGrid 4.1 with SMPI for `synth simulate` (about 10 minutes the first time, seconds after; Debian's 3.32, which
+# `install` puts in place, is the fallback): scripts/install-simgrid.sh says why
+simgrid: install
+	PYTHON=$(PYTHON) scripts/install-simgrid.sh
+
+install-test: install simgrid
 	$(PIP) -e '.[test,cluster]'
 
 # The main job on a bundled instance: synthesize contention-optimal routes for every OPT phase of

@@ -4,9 +4,9 @@
 #   opensm, ibsim (ibsim-utils, with the umad2sim preload library libumad2sim0) and dump_fts
 #   (infiniband-diags): `synth opensm-check`, which loads tables into OpenSM on a simulated fabric;
 #   chromium: the tests lay out `synth report`'s HTML page in headless Chromium (tests/integration/test_report_browser.py);
-#   python3-simgrid: `synth simulate`, SimGrid's Python module (3.32), built for Debian's Python 3.11 and loaded
-#   from its file by synth in any Python 3.11 (synth/simulation/simgrid_module.py; skipped when `import simgrid`
-#   already works, e.g. PyPI's simgrid).
+#   python3-simgrid: SimGrid 3.32's Python module, built for Debian's Python 3.11 and loaded from its file by synth
+#   in any Python 3.11 (synth/simulation/simgrid_module.py): `synth simulate`'s fallback when PyPI's SimGrid 4.1
+#   (scripts/install-simgrid.sh, preferred) is not there, and the second version the tests compare it with.
 set -euo pipefail
 missing=()
 command -v glpsol >/dev/null 2>&1 || missing+=(glpk-utils)
@@ -15,8 +15,7 @@ command -v ibsim >/dev/null 2>&1 || missing+=(ibsim-utils)
 ls /usr/lib/*/umad2sim/libumad2sim.so >/dev/null 2>&1 || missing+=(libumad2sim0)
 command -v dump_fts >/dev/null 2>&1 || [ -x /usr/sbin/dump_fts ] || missing+=(infiniband-diags)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-${PYTHON:-python3} -c "import simgrid" >/dev/null 2>&1 || ls /usr/lib/python3/dist-packages/simgrid.cpython-*.so >/dev/null 2>&1 \
-    || missing+=(python3-simgrid)
+ls /usr/lib/python3/dist-packages/simgrid.cpython-*.so >/dev/null 2>&1 || missing+=(python3-simgrid)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
     echo "synth needs the Debian packages: ${missing[*]} (run as root, or apt-get install them)" >&2

@@ -29,9 +29,10 @@ from synth.simulation import simgrid_module
 PROGRESS_TRANSFERS = 200_000  # transfers replayed (over all sizes) from which the worker's progress is shown
 
 
-def require_simgrid() -> None:
-    """One line (SynthError) when SimGrid's Python module is missing: checked before any schedule is made."""
-    simgrid_module.locate()
+def require_simgrid(model: str) -> None:
+    """One line (SynthError) when SimGrid's Python module for `model` is missing: checked before any
+    schedule is made."""
+    simgrid_module.locate(model)
 
 
 def simulate_comparison(comparison: Comparison, topology, model: str, alpha: float, bandwidth_bits: float,
@@ -39,7 +40,7 @@ def simulate_comparison(comparison: Comparison, topology, model: str, alpha: flo
     """`comparison` with its candidates' simulated times (Comparison.simulated) under SimGrid's
     network `model`, the route latency alpha and links of `bandwidth_bits` per bandwidth unit."""
     options = SimulationOptions(model=model, discipline="bsp", alpha=alpha, bandwidth_bits=bandwidth_bits)
-    require_simgrid()
+    require_simgrid(model)
     columns = [j for j, c in enumerate(comparison.candidates) if isinstance(c, Candidate) and c.make is not None]
     notes = tuple(f"{c.label} (its schedule changes with the size)" for j, c in enumerate(comparison.candidates)
                   if j not in columns)

@@ -77,7 +77,7 @@ def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, o
     if simulation_model is not None:
         from synth.app.compare import require_simgrid
 
-        require_simgrid()  # one line before any routing when SimGrid is missing
+        require_simgrid(simulation_model)  # one line before any routing when SimGrid is missing
     sizes = parse_sizes(collective_bytes or DEFAULT_COLLECTIVE_BYTES)
     transfers = collective_router or topology.default_router
     if names:

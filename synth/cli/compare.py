@@ -48,7 +48,7 @@ def cmd_compare(args) -> int:
     if args.simulate:
         from synth.app.compare import require_simgrid
 
-        require_simgrid()  # one line now, not after every schedule was made
+        require_simgrid(args.sim_model or "LV08")  # one line now, not after every schedule was made
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
         result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9)

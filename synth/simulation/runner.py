@@ -56,7 +56,7 @@ def run(platform: Platform, transfers: Transfers, rank_host: np.ndarray, setting
     as run_times."""
     if settings.model not in MODELS:
         raise ValueError(settings.model)
-    simgrid_module.locate()  # SynthError (one line) when SimGrid is missing
+    simgrid_module.locate(settings.model)  # SynthError (one line) when SimGrid is missing
     engine = engine_of(settings)
     check_size(platform, transfers, len(rank_host) if engine == "actors" else 1)
     extra = {}
@@ -112,6 +112,9 @@ def _run_worker(arguments: list[str], progress) -> None:
     reader.join()
     if code == simgrid_module.LOAD_FAILED and said:
         raise SynthError(said[-1])
+    unknown = next((line for line in kept if "Unable to find network model" in line), None)
+    if unknown is not None:  # e.g. IB in a SimGrid built without SMPI (PyPI's default), named by SYNTH_SIMGRID
+        raise SynthError(f"SimGrid: {unknown[unknown.index('Unable'):].strip()}")
     if code < 0:
         import signal
 

@@ -44,38 +44,40 @@ _KEPT: list = []
 
 
 def build(data: dict):
-    """SimGrid loaded, its Engine configured and the platform of `data` made: (simgrid, engine, hosts)."""
+    """SimGrid loaded, its Engine configured and the platform of `data` made: (api, hosts), with
+    api a simgrid_module.Api (the module as api.sg, the Engine as api.engine)."""
     from synth.simulation import simgrid_module
 
+    model = str(data["model"])
     try:
-        sg = simgrid_module.load()
+        sg = simgrid_module.load(model)
     except Exception as exc:  # noqa: BLE001 - a file that is not SimGrid's module: the parent says so in one line
-        print(f"{PROGRESS}cannot load SimGrid's module {simgrid_module.locate()}: {exc}", file=sys.stderr, flush=True)
+        print(f"{PROGRESS}cannot load SimGrid's module {simgrid_module.locate(model)}: {exc}", file=sys.stderr, flush=True)
         sys.stderr.flush()
         os._exit(simgrid_module.LOAD_FAILED)
     engine_kind = str(data["engine"])
-    config = ["synth-simulate", f"--cfg=network/model:{data['model']}",
+    config = ["synth-simulate", f"--cfg=network/model:{model}",
               "--cfg=network/crosstraffic:0", "--log=root.thres:critical", "--log=no_loc"]
     if engine_kind == "driver":
         config.append("--cfg=contexts/factory:raw")
-    engine = sg.Engine(config)
-    zone = sg.NetZone.create_full_zone("synth")
-    hosts = [zone.create_host(f"h{i}", 1e9) for i in range(int(data["hosts"]))]
-    links = [sg.LinkInRoute(zone.create_link(f"l{i}", bandwidth).set_latency(latency))
+    api = simgrid_module.Api(sg, sg.Engine(config))
+    zone = api.full_zone("synth")
+    hosts = [api.add_host(zone, f"h{i}", 1e9) for i in range(int(data["hosts"]))]
+    links = [sg.LinkInRoute(api.add_link(zone, f"l{i}", bandwidth).set_latency(latency))
              for i, (bandwidth, latency) in enumerate(zip(data["link_bandwidth"].tolist(), data["link_latency"].tolist()))]
     ptr, route_links = data["route_ptr"].tolist(), data["route_links"].tolist()
     for r, (a, b) in enumerate(zip(data["route_src"].tolist(), data["route_dst"].tolist())):
-        zone.add_route(hosts[a].netpoint, hosts[b].netpoint, None, None, [links[c] for c in route_links[ptr[r]:ptr[r + 1]]],
-                       False)
+        api.add_route(zone, hosts[a], hosts[b], [links[c] for c in route_links[ptr[r]:ptr[r + 1]]])
     zone.seal()
     _KEPT.extend([zone, links])
-    return sg, engine, hosts
+    return api, hosts
 
 
 def simulate(data: dict) -> dict:
     """Run one simulation (in this process, which it then cannot run another): the arrays of
     synth.simulation.runner.pack in, start and finish times per transfer out."""
-    sg, engine, hosts = build(data)
+    api, hosts = build(data)
+    sg = api.sg
     gc.disable()  # hundreds of thousands of short-lived objects and no cycles: nothing for the collector to find
     engine_kind = str(data["engine"])
     progress = bool(data["progress"])
@@ -109,7 +111,7 @@ def simulate(data: dict) -> dict:
             else:
                 comms = [(t, sg.Comm.sendto_async(hosts[src_host[t]], hosts[dst_host[t]], sent[t - a]))
                          for t in range(a, b)]
-            sg.Comm.wait_all([c for _, c in comms])
+            api.wait_all([c for _, c in comms])
             for t, c in comms:
                 start[t], finish[t] = c.start_time, c.finish_time
 
@@ -128,8 +130,8 @@ def simulate(data: dict) -> dict:
 
         sg.Actor.create("driver", hosts[0], drive)
     else:
-        _rank_actors(sg, data, hosts, steps, start, finish, overhead, bool(data["barrier"]), progress)
-    engine.run()
+        _rank_actors(api, data, hosts, steps, start, finish, overhead, bool(data["barrier"]), progress)
+    api.engine.run()
     return {"start": start, "finish": finish, "clock": np.array([sg.Engine.clock]),
             "run_times": run_times if engine_kind == "driver" else np.zeros((0, 0)),
             "version": np.array(str(getattr(sg, "simgrid_version", "unknown")))}
@@ -146,9 +148,10 @@ def _message_index(step: np.ndarray, sender: np.ndarray) -> np.ndarray:
     return index
 
 
-def _rank_actors(sg, data, hosts, steps, start, finish, overhead, barrier_each_step, progress) -> None:
+def _rank_actors(api, data, hosts, steps, start, finish, overhead, barrier_each_step, progress) -> None:
     """One actor per rank (the asynchronous discipline; with barrier_each_step the bulk-synchronous
     one, to compare with the driver)."""
+    sg = api.sg
     step, src_rank, dst_rank = data["step"].tolist(), data["src_rank"].tolist(), data["dst_rank"].tolist()
     size, src_host = data["bytes"].tolist(), data["src_host"].tolist()
     node_of_rank = data["rank_host"].tolist()
@@ -192,7 +195,7 @@ def _rank_actors(sg, data, hosts, steps, start, finish, overhead, barrier_each_s
             sent += mine
             if barrier_each_step:
                 take_before(s + 1)
-                sg.Comm.wait_all([c for _, c in mine])
+                api.wait_all([c for _, c in mine])
                 everyone.wait()
                 if r == 0 and (s + 1) % max(1, steps // 20) == 0:
                     _say(progress, f"step {s + 1} of {steps} simulated, at {sg.Engine.clock * 1e6:.6g} us")

@@ -1,14 +1,16 @@
 """SimGrid simulation at scale (issue 25): the Swing-B allreduce of the 64 x 64 torus (4,096 ranks, 24
 steps, 393,216 transfers) and single phases of 4,096 flows, with wall time and peak memory of the
 worker; the design chosen (one driver actor starting a step's transfers, bulk-synchronous) next to
-one actor per rank (what the asynchronous discipline needs), in the same run.
+one actor per rank (what the asynchronous discipline needs), in the same run; each on synth's SimGrid
+(PyPI's 4.1 where the set-up built it) next to Debian's 3.32 as the baseline.
 
-    python tests/bench/bench_simulate.py [--quick]   # --quick: leave out the per-rank actors at 4,096 ranks (4 min)
+    python tests/bench/bench_simulate.py [--quick]   # --quick: leave out the per-rank actors at 4,096 ranks
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import subprocess
 import sys
@@ -18,6 +20,7 @@ import time
 from synth.app.schedule import make_schedule, plan_schedule
 from synth.app.simulate import SimulationOptions, simulate_routes, simulate_schedule
 from synth.io.routes_file import read_routes_columnar
+from synth.simulation import simgrid_module
 from synth.topology import parse_topology
 
 
@@ -27,12 +30,25 @@ def worker_peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
-def timed(label: str, run) -> None:
+def versions() -> list[str | None]:
+    """SYNTH_SIMGRID values: synth's own choice (None), then Debian's 3.32 when that is another module."""
+    os.environ.pop(simgrid_module.ENVIRONMENT, None)
+    debian = simgrid_module._module_file(simgrid_module.DEBIAN_DIR)
+    return [None] + ([str(debian)] if debian is not None and simgrid_module.locate() != debian else [])
+
+
+def timed(label: str, run, where: str | None = None) -> None:
+    """`run()` on the SimGrid module at `where` (None: synth's choice), its wall time and the worker's peak memory."""
+    os.environ.pop(simgrid_module.ENVIRONMENT, None)
+    if where is not None:
+        os.environ[simgrid_module.ENVIRONMENT] = where
     began = time.monotonic()
     simulation = run()
     wall = time.monotonic() - began
-    print(f"{label:<64} {wall:7.1f} s  worker peak {worker_peak_mb():6.0f} MB  simulated {simulation.simulated_total * 1e6:9.2f} us"
-          f"  alpha-beta {simulation.model_total * 1e6:9.2f} us", flush=True)
+    version = simulation.platform["simgrid"]
+    print(f"{label:<58} SimGrid {version:<7} {wall:7.1f} s  worker peak {worker_peak_mb():6.0f} MB  "
+          f"simulated {simulation.simulated_total * 1e6:9.2f} us  alpha-beta {simulation.model_total * 1e6:9.2f} us",
+          flush=True)
 
 
 def main() -> None:
@@ -49,7 +65,9 @@ def main() -> None:
             doc = read_routes_columnar(path)
             net = parse_topology(spec)
             for model in ("CM02", "LV08"):
-                timed(f"4,096 flows: {what} ({model})", lambda: simulate_routes(doc, net, SimulationOptions(model=model)))
+                for where in versions():
+                    timed(f"4,096 flows: {what} ({model})",
+                          lambda: simulate_routes(doc, net, SimulationOptions(model=model)), where)
 
     topology = parse_topology("torus:64,64")
     began = time.monotonic()
@@ -57,8 +75,10 @@ def main() -> None:
     print(f"Swing-B allreduce, torus 64 x 64, 64 MiB: {schedule.num_transfers:,} transfers in {schedule.num_steps} steps "
           f"(generated and verified in {time.monotonic() - began:.1f} s)", flush=True)
     cm02 = dict(model="CM02")
-    timed("  bsp, one driver actor (CM02)", lambda: simulate_schedule(schedule, topology, SimulationOptions(**cm02)))
-    timed("  bsp, one driver actor (LV08)", lambda: simulate_schedule(schedule, topology, SimulationOptions()))
+    for where in versions():
+        timed("  bsp, one driver actor (CM02)", lambda: simulate_schedule(schedule, topology, SimulationOptions(**cm02)),
+              where)
+        timed("  bsp, one driver actor (LV08)", lambda: simulate_schedule(schedule, topology, SimulationOptions()), where)
     if not args.quick:
         timed("  bsp, one actor per rank (CM02; baseline)",
               lambda: simulate_schedule(schedule, topology, SimulationOptions(engine="actors", **cm02)))

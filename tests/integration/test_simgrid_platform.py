@@ -90,7 +90,7 @@ import numpy as np
 from synth.simulation.worker import build
 with np.load(sys.argv[1]) as archive:
     data = {k: archive[k] for k in archive.files}
-sg, engine, hosts = build(data)
+api, hosts = build(data)
 out = []
 for a, b in zip(data["route_src"].tolist(), data["route_dst"].tolist()):
     links, latency = hosts[a].route_to(hosts[b])
