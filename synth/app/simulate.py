@@ -82,6 +82,7 @@ class Simulation:
     simulated: np.ndarray  # per row, seconds: bsp, the row's own time; async, its end minus the latest end before it
     ends: np.ndarray  # per row, when its last transfer ended (seconds from the start)
     platform: dict = field(default_factory=dict)
+    peak_bytes: int = 0  # SimGrid's worker process at most (measured, so never written: it varies between runs)
 
     @property
     def model_total(self) -> float:
@@ -184,7 +185,7 @@ def _simulate(kind, source, network, src, dst, q, ranks, paths, row, size, label
     described = {"simgrid": times.version, "hosts": platform.hosts, "links": len(platform.link_bandwidth), "routes": len(platform.route_src)}
     return Simulation(kind=kind, source=source, options=options, labels=labels,
                       transfers=np.bincount(row, minlength=rows), bytes=network_bytes, model=np.asarray(model, dtype=np.float64),
-                      simulated=simulated, ends=ends, platform=described)
+                      simulated=simulated, ends=ends, platform=described, peak_bytes=times.peak_bytes)
 
 
 def file_kind(path: str) -> str:

@@ -41,6 +41,7 @@ class Times:
     end: float  # when the simulation ended
     version: str  # SimGrid's
     run_times: np.ndarray  # (runs, scales) seconds of each replay (run), when runs were asked for
+    peak_bytes: int = 0  # the worker process's peak resident memory (measured; it varies from run to run)
 
 
 def engine_of(settings: Settings) -> str:
@@ -70,7 +71,8 @@ def run(platform: Platform, transfers: Transfers, rank_host: np.ndarray, setting
         _run_worker([source, target, str(os.getpid())], progress)
         with np.load(target) as result:
             return Times(start=result["start"], finish=result["finish"], end=float(result["clock"][0]),
-                         version=str(result["version"]), run_times=result["run_times"])
+                         version=str(result["version"]), run_times=result["run_times"],
+                         peak_bytes=int(result["peak_kb"][0]) * 1024)
 
 
 def pack(platform: Platform, transfers: Transfers, rank_host, settings: Settings, progress: bool = False,

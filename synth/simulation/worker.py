@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gc
 import os
+import resource
 import sys
 
 import numpy as np
@@ -133,6 +134,7 @@ def simulate(data: dict) -> dict:
         _rank_actors(api, data, hosts, steps, start, finish, overhead, bool(data["barrier"]), progress)
     api.engine.run()
     return {"start": start, "finish": finish, "clock": np.array([sg.Engine.clock]),
+            "peak_kb": np.array([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]),
             "run_times": run_times if engine_kind == "driver" else np.zeros((0, 0)),
             "version": np.array(str(getattr(sg, "simgrid_version", "unknown")))}
 

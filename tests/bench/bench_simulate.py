@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -22,12 +21,6 @@ from synth.app.simulate import SimulationOptions, simulate_routes, simulate_sche
 from synth.io.routes_file import read_routes_columnar
 from synth.simulation import simgrid_module
 from synth.topology import parse_topology
-
-
-def worker_peak_mb() -> float:
-    """The largest resident set of any finished child so far (the worker processes; the runs go from
-    small to large, so each line's figure is its own run's), MB."""
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def versions() -> list[str | None]:
@@ -46,7 +39,7 @@ def timed(label: str, run, where: str | None = None) -> None:
     simulation = run()
     wall = time.monotonic() - began
     version = simulation.platform["simgrid"]
-    print(f"{label:<58} SimGrid {version:<7} {wall:7.1f} s  worker peak {worker_peak_mb():6.0f} MB  "
+    print(f"{label:<58} SimGrid {version:<7} {wall:7.1f} s  worker peak {simulation.peak_bytes / 2**20:6.0f} MB  "
           f"simulated {simulation.simulated_total * 1e6:9.2f} us  alpha-beta {simulation.model_total * 1e6:9.2f} us",
           flush=True)
 

@@ -49,6 +49,7 @@ def test_the_set_up_gives_simgrid_4_and_keeps_debians_as_the_fallback(monkeypatc
     s = synth.schedule("allgather", "torus:2,2", "ring", message_bytes=4096)
     chosen = _simulate(monkeypatch, None, s, model="CM02")
     assert chosen.platform["simgrid"].startswith("4."), chosen.platform
+    assert chosen.peak_bytes > 10 << 20  # the worker's own peak memory, measured in the worker (SimGrid is loaded)
     if DEBIAN is None:
         pytest.skip("Debian's python3-simgrid is not installed")
     debian = _simulate(monkeypatch, str(DEBIAN), s, model="CM02")

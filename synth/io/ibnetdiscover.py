@@ -1,0 +1,170 @@
+"""Reading an InfiniBand fabric's topology file: what `ibnetdiscover` writes, and ibsim's net files.
+
+The format (infiniband-diags' ibnetdiscover(8); ibsim's net-examples/net): records separated by
+blank lines, each a header and one line per connected port.
+
+    vendid=0x2c9                      optional key=value lines before a header
+    switchguid=0x248a0703005c5d40(248a0703005c5d40)
+    Switch  36 "S-248a0703005c5d40"   # "sw1" enhanced port 0 lid 12 lmc 0
+    [1]     "H-0c42a1030070a0b4"[1](c42a1030070a0b5)   # "node1 HCA-1" lid 20 4xEDR
+    caguid=0x0c42a1030070a0b4
+    Ca      2 "H-0c42a1030070a0b4"     # "node1 HCA-1"
+    [1](c42a1030070a0b5)  "S-248a0703005c5d40"[1]   # lid 20 lmc 0 "sw1" lid 12 4xEDR
+
+- A header is `Switch|Ca|Hca|Rt PORTS "ID"`; its comment gives the node's description (its name
+  here when it has one) and, for a switch, port 0's LID and LMC.
+- A port line is `[LOCAL](PORTGUID) "REMOTE-ID"[REMOTE](PORTGUID)`, either GUID optional; its
+  comment gives, on a CA, the port's own LID and LMC, and on any node the link's width and speed
+  (`4xEDR`).
+- ibsim's own files name nodes freely ("Switch1", "Hca1") and leave GUIDs and comments out.
+
+Every error is one line naming the file, the line and the field (FabricFileError).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from synth.core.errors import SynthError
+
+# Gb/s per lane of each InfiniBand speed (signalling rate; only ratios matter: they become channel bandwidths)
+LANE_RATE = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.3125, "FDR": 14.0625, "EDR": 25.78125,
+             "HDR": 53.125, "NDR": 106.25, "XDR": 212.5}
+KINDS = {"switch": "switch", "ca": "ca", "hca": "ca", "rt": "router"}
+
+_HEADER = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]*)"\s*(?:#(.*))?$', re.IGNORECASE)
+_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-Fx]+)\))?\s*"([^"]*)"\s*\[(\d+)\](?:\(([0-9a-fA-Fx]+)\))?\s*(?:#(.*))?$')
+_KEY = re.compile(r"^([a-z]+)=(0x[0-9a-fA-F]+|[0-9]+)(?:\([0-9a-fA-F]+\))?\s*$")
+_DESCRIPTION = re.compile(r'"([^"]*)"')
+_LID = re.compile(r"\blid\s+(\d+)(?:\s+lmc\s+(\d+))?")
+_RATE = re.compile(r"\b(\d+)x(" + "|".join(sorted(LANE_RATE, key=len, reverse=True)) + r")\b")
+GUID_KEYS = {"switchguid": "switch", "caguid": "ca", "rtguid": "router"}
+
+
+class FabricFileError(SynthError):
+    pass
+
+
+@dataclass
+class Port:
+    local: int
+    remote_id: str
+    remote: int
+    line: int
+    port_guid: int | None = None  # this port's (a CA port's own GUID)
+    lid: int | None = None  # a CA port's LID (from its comment)
+    lmc: int = 0
+    rate: float | None = None  # Gb/s, width x lane rate (from the comment)
+
+
+@dataclass
+class Node:
+    kind: str  # "switch", "ca" or "router"
+    id: str  # the quoted id, unique in the file
+    ports: int  # the header's port count
+    line: int
+    description: str = ""  # the comment's quoted description
+    guid: int | None = None  # switchguid= / caguid=
+    lid: int | None = None  # a switch's port 0 LID
+    lmc: int = 0
+    links: list[Port] = field(default_factory=list)
+
+
+def _int(text: str) -> int:
+    return int(text, 16) if text.lower().startswith("0x") else int(text)
+
+
+def _hex(text: str | None) -> int | None:
+    return None if text is None else int(text, 16)
+
+
+def parse_fabric(text: str, source: str = "fabric") -> list[Node]:
+    """The nodes of a topology file, in file order, each with its connected ports (FabricFileError on
+    anything it cannot read or that contradicts itself)."""
+    def fail(number: int, message: str):
+        raise FabricFileError(f"{source}: line {number}: {message}")
+
+    nodes: list[Node] = []
+    by_id: dict[str, Node] = {}
+    pending: dict[str, int] = {}  # key=value lines since the last header
+    current: Node | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            current = None
+            continue
+        if line.startswith("#"):
+            continue
+        if line.startswith(("include ", "do ")):
+            fail(number, f"{line.split()[0]!r} (an ibsim extension) is not read: give the whole fabric in one file")
+        key = _KEY.match(line)
+        if key:
+            try:
+                pending[key.group(1)] = _int(key.group(2))
+            except ValueError:
+                fail(number, f"{key.group(1)}: not a number: {key.group(2)!r}")
+            continue
+        header = _HEADER.match(line)
+        if header:
+            kind = KINDS[header.group(1).lower()]
+            ports, node_id, comment = int(header.group(2)), header.group(3), header.group(4) or ""
+            if not node_id:
+                fail(number, "node id: empty")
+            if node_id in by_id:
+                fail(number, f"node id: {node_id!r} is also the node of line {by_id[node_id].line}")
+            if not 1 <= ports <= 255:
+                fail(number, f"ports: {ports} is not 1-255")
+            current = Node(kind, node_id, ports, number)
+            described = _DESCRIPTION.search(comment)
+            current.description = described.group(1) if described else ""
+            lid = _LID.search(comment[described.end():] if described else comment)
+            if lid and kind == "switch":
+                current.lid, current.lmc = int(lid.group(1)), int(lid.group(2) or 0)
+            guid_key = next((k for k, v in GUID_KEYS.items() if v == kind and k in pending), None)
+            current.guid = pending.get(guid_key) if guid_key else None
+            pending = {}
+            nodes.append(current)
+            by_id[node_id] = current
+            continue
+        port = _PORT.match(line)
+        if port:
+            if current is None:
+                fail(number, "a port line outside a node record (a header line must come first)")
+            local, remote = int(port.group(1)), int(port.group(4))
+            if not 1 <= local <= current.ports:
+                fail(number, f"local port: {local} is not 1-{current.ports} ({current.id!r} has {current.ports} ports)")
+            if any(p.local == local for p in current.links):
+                fail(number, f"local port: {local} of {current.id!r} is connected twice")
+            comment = port.group(6) or ""
+            entry = Port(local, port.group(3), remote, number)
+            entry.port_guid = _hex(port.group(2)) if port.group(2) else None
+            if current.kind != "switch":  # a CA's comment starts with its own port's LID
+                own = _LID.match(comment.strip())
+                if own:
+                    entry.lid, entry.lmc = int(own.group(1)), int(own.group(2) or 0)
+            rate = _RATE.search(comment)
+            if rate:
+                entry.rate = int(rate.group(1)) * LANE_RATE[rate.group(2)]
+            current.links.append(entry)
+            continue
+        fail(number, f"not a key=value, node header or port line: {line[:60]!r}")
+    _check_links(nodes, by_id, source)
+    return nodes
+
+
+def _check_links(nodes: list[Node], by_id: dict[str, Node], source: str) -> None:
+    """Every link's far end exists and, where the far end lists the link too, agrees."""
+    for node in nodes:
+        for port in node.links:
+            far = by_id.get(port.remote_id)
+            if far is None:
+                raise FabricFileError(f"{source}: line {port.line}: remote id: no node {port.remote_id!r} in the file")
+            if not 1 <= port.remote <= far.ports:
+                raise FabricFileError(f"{source}: line {port.line}: remote port: {port.remote} is not 1-{far.ports} "
+                                      f"({far.id!r} has {far.ports} ports)")
+            back = next((p for p in far.links if p.local == port.remote), None)
+            if back is not None and (back.remote_id != node.id or back.remote != port.local):
+                raise FabricFileError(f"{source}: line {port.line}: remote port: {node.id!r}[{port.local}] leads to "
+                                      f"{far.id!r}[{port.remote}], whose line {back.line} leads to "
+                                      f"{back.remote_id!r}[{back.remote}]")

@@ -1,0 +1,206 @@
+"""A real InfiniBand fabric read from its topology file: `fabric:FILE` (issue 26).
+
+FILE is what `ibnetdiscover` writes on the fabric (or an ibsim net file, or `synth topology SPEC
+--format ibnetdiscover`), read by synth.io.ibnetdiscover. The network keeps the file's own parts:
+- node names: a node's description where the file gives one and it is unique, else its quoted id;
+- node GUIDs (switchguid= / caguid=), the CA ports' GUIDs and LIDs, the switches' port 0 LIDs;
+- port numbers, as cabled;
+- parallel cables between two switches, as separate channels;
+- link rates (`4xEDR` in ibnetdiscover's comments), as channel bandwidths relative to the terminals' most common
+  rate.
+
+Layout (the direct networks' own, synth.topology.direct): terminals are the CAs with a cabled port,
+in natural order of their names (node2 before node10), then the switches in the same order.
+Terminal t's injection channel is 2t and its ejection channel 2t + 1; then every switch-to-switch
+cable gives two channels, in order of (switch, port) of its first end. A CA has one cabled port
+(synth's terminals have one link); a fabric whose CAs use two is refused in one line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.io.ibnetdiscover import FabricFileError, Node, parse_fabric
+from synth.topology.direct import TERMINAL_CLASS
+from synth.topology.family import MAX_NODES, Family, Topology, register_family
+from synth.topology.network import Network
+
+SYNTAX = "fabric:FILE"
+# A 10,000-node fabric's file is a few MB. 64 MB bounds what is built: a header line takes at least 14 bytes and a
+# port line 11, so at most 4.8M nodes and 5.8M ports (11.6M channels), of family.MAX_NODES 4.2M... close enough
+# that the node count is checked too, from the parsed file, before the arrays are made.
+MAX_FILE_BYTES = 64 << 20
+SWITCH_CLASS = "switch"
+
+
+def natural_key(name: str) -> list:
+    """node2 before node10: digit runs compare as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+@dataclass(frozen=True)
+class FabricParts:
+    """The file's nodes in the network's order, with what the Network arrays do not hold."""
+
+    network: Network
+    node_guids: np.ndarray  # (num_nodes,) uint64, 0 where the file gives none
+    terminal_port_guids: np.ndarray  # (num_terminals,) uint64: the cabled port's GUID, 0 where none
+    node_lids: np.ndarray  # (num_nodes,) int64: a CA's cabled port's LID, a switch's port 0 LID; 0 where none
+    node_lmc: np.ndarray  # (num_nodes,) int64
+
+
+def build_fabric(nodes: list[Node], spec: str, source: str) -> FabricParts:
+    """The Network of a parsed topology file (FabricFileError, one line, on what synth cannot model)."""
+    def fail(line: int, message: str):
+        raise FabricFileError(f"{source}: line {line}: {message}")
+
+    by_id = {node.id: node for node in nodes}
+    for node in nodes:
+        if node.kind == "router":
+            fail(node.line, f"node type: {node.id!r} is an IB router; synth models one subnet of switches and CAs")
+    # Every cable once, from whichever end lists it (ibnetdiscover lists both, ibsim files may list one).
+    cables: dict[tuple[str, int], tuple[str, int, float | None, int]] = {}
+    for node in nodes:
+        for port in node.links:
+            ends = sorted([(node.id, port.local), (port.remote_id, port.remote)])
+            key = ends[0]
+            if key not in cables:
+                cables[key] = (*ends[1], port.rate, port.line)
+    cabled: dict[str, list[tuple[int, str, int, float | None, int]]] = {node.id: [] for node in nodes}
+    for (a, pa), (b, pb, rate, line) in cables.items():
+        cabled[a].append((pa, b, pb, rate, line))
+        cabled[b].append((pb, a, pa, rate, line))
+
+    cas = [n for n in nodes if n.kind == "ca" and cabled[n.id]]
+    switches = [n for n in nodes if n.kind == "switch"]
+    for ca in cas:
+        if len(cabled[ca.id]) > 1:
+            fail(ca.line, f"ports: CA {ca.id!r} has {len(cabled[ca.id])} cabled ports; synth models one per terminal")
+        (_, far, _, _, line), = cabled[ca.id]
+        if by_id[far].kind != "switch":
+            fail(line, f"remote id: CA {ca.id!r} is cabled to CA {far!r}, not to a switch")
+    if not cas:
+        raise FabricFileError(f"{source}: no CA is cabled to a switch: there is nothing to route")
+
+    names = _names(cas + switches)
+    order = sorted(cas, key=lambda n: natural_key(names[n.id])) + sorted(switches, key=lambda n: natural_key(names[n.id]))
+    index = {node.id: i for i, node in enumerate(order)}
+    n = len(cas)
+
+    src, src_port, dst, dst_port, rates = [], [], [], [], []
+    for node in order[:n]:  # injection 2t, ejection 2t + 1
+        (port, far, far_port, rate, _), = cabled[node.id]
+        src += [index[node.id], index[far]]
+        dst += [index[far], index[node.id]]
+        src_port += [port, far_port]
+        dst_port += [far_port, port]
+        rates += [rate, rate]
+    for node in order[n:]:
+        for port, far, far_port, rate, _ in sorted(cabled[node.id]):
+            if by_id[far].kind != "switch" or (index[far], far_port) < (index[node.id], port):
+                continue  # a CA's cable is its terminal's; a switch cable is taken from its lower end
+            src += [index[node.id], index[far]]
+            dst += [index[far], index[node.id]]
+            src_port += [port, far_port]
+            dst_port += [far_port, port]
+            rates += [rate, rate]
+
+    # bandwidth 1 is the terminals' most common rate (so a terminal's link has bandwidth 1, as in every family)
+    known = [r for r in rates[:2 * n] if r is not None] or [r for r in rates if r is not None]
+    common = max(set(known), key=lambda r: (known.count(r), r)) if known else 1.0
+    bandwidth = np.array([1.0 if r is None else r / common for r in rates])
+    channels = len(src)
+    network = Network(
+        spec=spec, family="fabric", num_terminals=n,
+        node_level=np.concatenate([np.zeros(n, dtype=np.int64), np.ones(len(switches), dtype=np.int64)]),
+        node_names=[names[node.id] for node in order],
+        channel_src=np.array(src, dtype=np.int64), channel_src_port=np.array(src_port, dtype=np.int64),
+        channel_dst=np.array(dst, dtype=np.int64), channel_dst_port=np.array(dst_port, dtype=np.int64),
+        channel_bandwidth=bandwidth,
+        channel_class=np.concatenate([np.zeros(2 * n, dtype=np.int64), np.ones(channels - 2 * n, dtype=np.int64)]),
+        class_names=(TERMINAL_CLASS, SWITCH_CLASS))
+    port_of = {node.id: cabled[node.id][0][0] for node in order[:n]}
+    terminal_ports = [next((p for p in node.links if p.local == port_of[node.id]), None) for node in order[:n]]
+    lids = [p.lid if p is not None and p.lid is not None else 0 for p in terminal_ports] + \
+        [node.lid or 0 for node in order[n:]]
+    lmc = [p.lmc if p is not None else 0 for p in terminal_ports] + [node.lmc for node in order[n:]]
+    return FabricParts(
+        network=network,
+        node_guids=np.array([node.guid or 0 for node in order], dtype=np.uint64),
+        terminal_port_guids=np.array([p.port_guid or 0 if p is not None else 0 for p in terminal_ports], dtype=np.uint64),
+        node_lids=np.array(lids, dtype=np.int64), node_lmc=np.array(lmc, dtype=np.int64))
+
+
+def _names(nodes: list[Node]) -> dict[str, str]:
+    """A node's description where it has one that no other node has (nor is another node's id), else its id."""
+    counts: dict[str, int] = {}
+    for node in nodes:
+        if node.description:
+            counts[node.description] = counts.get(node.description, 0) + 1
+    ids = {node.id for node in nodes}
+    return {node.id: node.description if node.description and counts[node.description] == 1 and
+            (node.description == node.id or node.description not in ids) else node.id for node in nodes}
+
+
+@dataclass(frozen=True, eq=False)
+class Fabric(Topology):
+    path: str
+
+    family = "fabric"
+
+    @property
+    def spec(self) -> str:
+        return f"fabric:{self.path}"
+
+    def label(self) -> str:
+        return f"fabric {os.path.basename(self.path)}"
+
+    @cached_property
+    def parts(self) -> FabricParts:
+        try:
+            size = os.path.getsize(self.path)
+            if size > MAX_FILE_BYTES:
+                raise SynthError(f"{self.path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a fabric file may have")
+            with open(self.path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise SynthError(f"cannot read the fabric file {self.path}: {exc.strerror or exc}") from None
+        nodes = parse_fabric(text, self.path)
+        if len(nodes) > MAX_NODES:
+            raise SynthError(f"{self.path} has {len(nodes):,} nodes, more than the {MAX_NODES:,} synth builds on one machine")
+        return build_fabric(nodes, self.spec, self.path)
+
+    @property
+    def num_terminals(self) -> int:
+        return self.parts.network.num_terminals
+
+    def build_network(self):
+        return self.parts.network
+
+    def facts(self) -> list[tuple[str, str]]:
+        network = self.parts.network
+        cables = (network.num_channels - 2 * network.num_terminals) // 2
+        rates = sorted(set(network.channel_bandwidth.tolist()))
+        facts = [("file", self.path),
+                 ("terminals", f"{network.num_terminals} (CAs with a cabled port)"),
+                 ("switches", str(network.num_switches)),
+                 ("switch cables", str(cables))]
+        if len(rates) > 1:
+            facts.append(("link rates", ", ".join(f"{r:g}" for r in rates) + " (relative to the terminals' most common)"))
+        return facts
+
+
+def parse_fabric_spec(text: str) -> Fabric:
+    if not text:
+        raise SynthError(f"spec 'fabric:': give the topology file, {SYNTAX}")
+    return Fabric(text)
+
+
+register_family(Family("fabric", SYNTAX, "a real InfiniBand fabric from its topology file (what ibnetdiscover writes, "
+                       "or an ibsim net file): its names, GUIDs, LIDs and ports", parse_fabric_spec))
