@@ -1,4 +1,5 @@
-"""`synth topology SPEC [--format text|json] [--out FILE]`: a network's facts, or its JSON form."""
+"""`synth topology SPEC [--format text|json|ibnetdiscover] [--out FILE]`: a network's facts, its JSON form, or
+its topology file as `ibnetdiscover` writes it (which ibsim loads and `fabric:FILE` reads)."""
 
 from __future__ import annotations
 
@@ -27,22 +28,29 @@ def add_parser(sub) -> None:
     p = sub.add_parser("topology", help="summarize a network or write it as JSON", epilog=family_list(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     o.add_spec(p)
-    p.add_argument("--format", choices=["text", "json"], default="text",
-                   help="text (default): the family's facts; json: nodes, ports and channels (docs/formats.md)")
-    p.add_argument("--out", metavar="FILE", help="write the JSON (with --format json) here instead of stdout")
+    p.add_argument("--format", choices=["text", "json", "ibnetdiscover"], default="text",
+                   help="text (default): the family's facts; json: nodes, ports and channels; ibnetdiscover: the "
+                        "topology file ibnetdiscover writes, which ibsim loads and fabric:FILE reads (docs/formats.md)")
+    p.add_argument("--out", metavar="FILE", help="write the JSON or ibnetdiscover form here instead of stdout")
     p.set_defaults(func=cmd_topology)
 
 
 def cmd_topology(args) -> int:
-    if args.out is not None and args.format != "json":
-        raise SynthError("--out writes the JSON form of the network: add --format json")
+    if args.out is not None and args.format == "text":
+        raise SynthError("--out writes the network as a file: add --format json or --format ibnetdiscover")
     _, topology, network = o.load(args)
-    if args.format != "json":
+    if args.format == "text":
         print(console.topology_summary(topology, network))
         return 0
+    if args.format == "json":
+        text = json.dumps(network.to_json_dict(), separators=(",", ":")) + "\n"
+    else:
+        from synth.io.switch_tables import check_cabled_both_ways, render_fabric
+
+        check_cabled_both_ways(network)
+        text = render_fabric(network)
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
-        text = json.dumps(network.to_json_dict(), separators=(",", ":")) + "\n"
         if target is None:
             sys.stdout.write(text)
         else:

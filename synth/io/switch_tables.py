@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from synth.core.errors import SynthError
 from synth.tables.forwarding import ForwardingTables, LidPlan
 from synth.topology.network import Network
 
@@ -34,17 +35,46 @@ def _templates() -> Environment:
                        keep_trailing_newline=True, autoescape=False)
 
 
+def _own_or(own: np.ndarray | None, synthetic: np.ndarray) -> np.ndarray:
+    """A real fabric's GUIDs (synth.topology.fabric), synthetic ones where it has none."""
+    return synthetic if own is None else np.where(own != 0, own.astype(np.uint64), synthetic)
+
+
 def switch_guids(network: Network) -> np.ndarray:
-    return SWITCH_GUID_BASE + 1 + np.arange(network.num_switches, dtype=np.int64)
+    synthetic = (SWITCH_GUID_BASE + 1 + np.arange(network.num_switches, dtype=np.int64)).astype(np.uint64)
+    own = None if network.node_guids is None else network.node_guids[network.num_terminals:]
+    return _own_or(own, synthetic)
+
+
+def _synthetic_terminal_guids(network: Network) -> np.ndarray:
+    return (TERMINAL_GUID_BASE + TERMINAL_GUID_STEP * (1 + np.arange(network.num_terminals, dtype=np.int64))).astype(np.uint64)
+
+
+def terminal_node_guids(network: Network) -> np.ndarray:
+    own = None if network.node_guids is None else network.node_guids[:network.num_terminals]
+    return _own_or(own, _synthetic_terminal_guids(network))
 
 
 def terminal_port_guids(network: Network) -> np.ndarray:
-    """Port 1 GUID of every terminal's CA (node GUID + 1)."""
-    return TERMINAL_GUID_BASE + TERMINAL_GUID_STEP * (1 + np.arange(network.num_terminals, dtype=np.int64)) + 1
+    """The GUID of every terminal's cabled port: a real fabric's own, else its CA's node GUID + 1 (port 1)."""
+    return _own_or(network.port_guids, terminal_node_guids(network) + np.uint64(1))
 
 
 def node_guid(value: int) -> str:
     return f"0x{int(value):016x}"
+
+
+def check_cabled_both_ways(network: Network) -> None:
+    """An InfiniBand cable carries both directions between the same two ports: a network with one-way links (Kautz)
+    has no such file (SynthError)."""
+    size = int(max(network.channel_src_port.max(initial=0), network.channel_dst_port.max(initial=0))) + 1
+    ends = network.channel_src.astype(np.int64) * size + network.channel_src_port
+    far = network.channel_dst.astype(np.int64) * size + network.channel_dst_port
+    pairs = np.unique(ends * (network.num_nodes * size) + far)
+    reverse = np.unique(far * (network.num_nodes * size) + ends)
+    if not np.array_equal(pairs, reverse):
+        raise SynthError(f"{network.spec} has one-way links; an InfiniBand cable carries both directions, so it has no "
+                         "fabric file")
 
 
 def render_fabric(network: Network) -> str:
@@ -63,10 +93,14 @@ def render_fabric(network: Network) -> str:
         links[s].append({"local": sp, "remote": names[d], "remote_port": dp})
     ports = [max((p["local"] for p in node_links), default=1) for node_links in links]
     t = network.num_terminals
-    sw_guids, ca_guids = switch_guids(network).tolist(), (terminal_port_guids(network) - 1).tolist()
-    switches = [{"guid": node_guid(sw_guids[i - t]), "ports": ports[i], "name": names[i], "links": links[i]}
-                for i in range(t, network.num_nodes) if not failed[i]]
-    terminals = [{"guid": node_guid(ca_guids[i]), "ports": ports[i], "name": names[i], "links": links[i]}
+    sw_guids, ca_guids = switch_guids(network).tolist(), terminal_node_guids(network).tolist()
+    # a real fabric's port GUIDs and LIDs where it has them (synth.topology.fabric reads them back)
+    port_guids = network.port_guids.tolist() if network.port_guids is not None else [0] * t
+    lids = network.node_lids.tolist() if network.node_lids is not None else [0] * network.num_nodes
+    switches = [{"guid": node_guid(sw_guids[i - t]), "ports": ports[i], "name": names[i], "links": links[i],
+                 "lid": lids[i], "lmc": network.lmc} for i in range(t, network.num_nodes) if not failed[i]]
+    terminals = [{"guid": node_guid(ca_guids[i]), "ports": ports[i], "name": names[i], "links": links[i],
+                  "port_guid": f"{port_guids[i]:x}" if port_guids[i] else "", "lid": lids[i], "lmc": network.lmc}
                  for i in range(t) if not failed[i]]
     return _templates().get_template("fabric.net.j2").render(
         title=f"{len(switches)} switches, {len(terminals)} terminals", spec=network.spec, switches=switches, terminals=terminals)

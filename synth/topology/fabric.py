@@ -1,7 +1,7 @@
 """A real InfiniBand fabric read from its topology file: `fabric:FILE` (issue 26).
 
 FILE is what `ibnetdiscover` writes on the fabric (or an ibsim net file, or `synth topology SPEC
---format ibnetdiscover`), read by synth.io.ibnetdiscover. The network keeps the file's own parts:
+--format ibnetdiscover`), read by synth.topology.readers.ibnetdiscover. The network keeps the file's own parts:
 - node names: a node's description where the file gives one and it is unique, else its quoted id;
 - node GUIDs (switchguid= / caguid=), the CA ports' GUIDs and LIDs, the switches' port 0 LIDs;
 - port numbers, as cabled;
@@ -26,15 +26,14 @@ from functools import cached_property
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.io.ibnetdiscover import FabricFileError, Node, parse_fabric
+from synth.topology.readers.ibnetdiscover import FabricFileError, Node, parse_fabric
 from synth.topology.direct import TERMINAL_CLASS
-from synth.topology.family import MAX_NODES, Family, Topology, register_family
+from synth.topology.family import Family, Topology, check_counts, register_family
 from synth.topology.network import Network
 
 SYNTAX = "fabric:FILE"
-# A 10,000-node fabric's file is a few MB. 64 MB bounds what is built: a header line takes at least 14 bytes and a
-# port line 11, so at most 4.8M nodes and 5.8M ports (11.6M channels), of family.MAX_NODES 4.2M... close enough
-# that the node count is checked too, from the parsed file, before the arrays are made.
+# A 10,000-node fabric's file is a few MB; parsing more than 64 MB of text would take long before the counts (checked
+# against family.MAX_NODES and MAX_CHANNELS, from the parsed file, before the arrays are made) could refuse it.
 MAX_FILE_BYTES = 64 << 20
 SWITCH_CLASS = "switch"
 
@@ -44,18 +43,7 @@ def natural_key(name: str) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
-@dataclass(frozen=True)
-class FabricParts:
-    """The file's nodes in the network's order, with what the Network arrays do not hold."""
-
-    network: Network
-    node_guids: np.ndarray  # (num_nodes,) uint64, 0 where the file gives none
-    terminal_port_guids: np.ndarray  # (num_terminals,) uint64: the cabled port's GUID, 0 where none
-    node_lids: np.ndarray  # (num_nodes,) int64: a CA's cabled port's LID, a switch's port 0 LID; 0 where none
-    node_lmc: np.ndarray  # (num_nodes,) int64
-
-
-def build_fabric(nodes: list[Node], spec: str, source: str) -> FabricParts:
+def build_fabric(nodes: list[Node], spec: str, source: str) -> Network:
     """The Network of a parsed topology file (FabricFileError, one line, on what synth cannot model)."""
     def fail(line: int, message: str):
         raise FabricFileError(f"{source}: line {line}: {message}")
@@ -116,7 +104,11 @@ def build_fabric(nodes: list[Node], spec: str, source: str) -> FabricParts:
     common = max(set(known), key=lambda r: (known.count(r), r)) if known else 1.0
     bandwidth = np.array([1.0 if r is None else r / common for r in rates])
     channels = len(src)
-    network = Network(
+    port_of = {node.id: cabled[node.id][0][0] for node in order[:n]}
+    terminal_ports = [next((p for p in node.links if p.local == port_of[node.id]), None) for node in order[:n]]
+    lids = [p.lid or 0 if p is not None else 0 for p in terminal_ports] + [node.lid or 0 for node in order[n:]]
+    lmc = [p.lmc for p in terminal_ports if p is not None] + [node.lmc for node in order[n:]]
+    return Network(
         spec=spec, family="fabric", num_terminals=n,
         node_level=np.concatenate([np.zeros(n, dtype=np.int64), np.ones(len(switches), dtype=np.int64)]),
         node_names=[names[node.id] for node in order],
@@ -124,17 +116,10 @@ def build_fabric(nodes: list[Node], spec: str, source: str) -> FabricParts:
         channel_dst=np.array(dst, dtype=np.int64), channel_dst_port=np.array(dst_port, dtype=np.int64),
         channel_bandwidth=bandwidth,
         channel_class=np.concatenate([np.zeros(2 * n, dtype=np.int64), np.ones(channels - 2 * n, dtype=np.int64)]),
-        class_names=(TERMINAL_CLASS, SWITCH_CLASS))
-    port_of = {node.id: cabled[node.id][0][0] for node in order[:n]}
-    terminal_ports = [next((p for p in node.links if p.local == port_of[node.id]), None) for node in order[:n]]
-    lids = [p.lid if p is not None and p.lid is not None else 0 for p in terminal_ports] + \
-        [node.lid or 0 for node in order[n:]]
-    lmc = [p.lmc if p is not None else 0 for p in terminal_ports] + [node.lmc for node in order[n:]]
-    return FabricParts(
-        network=network,
+        class_names=(TERMINAL_CLASS, SWITCH_CLASS),
         node_guids=np.array([node.guid or 0 for node in order], dtype=np.uint64),
-        terminal_port_guids=np.array([p.port_guid or 0 if p is not None else 0 for p in terminal_ports], dtype=np.uint64),
-        node_lids=np.array(lids, dtype=np.int64), node_lmc=np.array(lmc, dtype=np.int64))
+        port_guids=np.array([p.port_guid or 0 if p is not None else 0 for p in terminal_ports], dtype=np.uint64),
+        node_lids=np.array(lids, dtype=np.int64), lmc=max(lmc, default=0))
 
 
 def _names(nodes: list[Node]) -> dict[str, str]:
@@ -162,7 +147,8 @@ class Fabric(Topology):
         return f"fabric {os.path.basename(self.path)}"
 
     @cached_property
-    def parts(self) -> FabricParts:
+    def fabric_network(self) -> Network:
+        """The file read and built (once: num_terminals needs it before build_network)."""
         try:
             size = os.path.getsize(self.path)
             if size > MAX_FILE_BYTES:
@@ -172,19 +158,19 @@ class Fabric(Topology):
         except OSError as exc:
             raise SynthError(f"cannot read the fabric file {self.path}: {exc.strerror or exc}") from None
         nodes = parse_fabric(text, self.path)
-        if len(nodes) > MAX_NODES:
-            raise SynthError(f"{self.path} has {len(nodes):,} nodes, more than the {MAX_NODES:,} synth builds on one machine")
+        check_counts(self.spec, sum(node.kind == "ca" for node in nodes), len(nodes),
+                     2 * sum(len(node.links) for node in nodes))
         return build_fabric(nodes, self.spec, self.path)
 
     @property
     def num_terminals(self) -> int:
-        return self.parts.network.num_terminals
+        return self.fabric_network.num_terminals
 
     def build_network(self):
-        return self.parts.network
+        return self.fabric_network
 
     def facts(self) -> list[tuple[str, str]]:
-        network = self.parts.network
+        network = self.fabric_network
         cables = (network.num_channels - 2 * network.num_terminals) // 2
         rates = sorted(set(network.channel_bandwidth.tolist()))
         facts = [("file", self.path),

@@ -187,11 +187,16 @@ class Topology(ABC):
 
     def check_size(self, nodes: int, channels: int, terminals: str = "terminals") -> None:
         """Refuse a network that would not fit, from its counts, before building it."""
-        for what, size, limit in ((terminals, self.num_terminals, MAX_TERMINALS), ("nodes", nodes, MAX_NODES),
-                                  ("channels", channels, MAX_CHANNELS)):
-            if size > limit:
-                raise SynthError(f"{self.spec} has {size:,} {what}, more than the {limit:,} synth builds on one machine "
-                                 f"(its arrays would not fit in memory next to the per-flow work)")
+        check_counts(self.spec, self.num_terminals, nodes, channels, terminals)
+
+
+def check_counts(spec: str, terminals: int, nodes: int, channels: int, what_terminals: str = "terminals") -> None:
+    """Refuse a network of these counts that would not fit (SynthError), before building it."""
+    for what, size, limit in ((what_terminals, terminals, MAX_TERMINALS), ("nodes", nodes, MAX_NODES),
+                              ("channels", channels, MAX_CHANNELS)):
+        if size > limit:
+            raise SynthError(f"{spec} has {size:,} {what}, more than the {limit:,} synth builds on one machine "
+                             f"(its arrays would not fit in memory next to the per-flow work)")
 
 
 @dataclass(frozen=True)

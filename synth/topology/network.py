@@ -39,6 +39,14 @@ class Network:
     # loads and maxima are shown per stage and direction (synth.io.loads_csv, the console's stage
     # table). False: direct networks, shown per channel class.
     staged: bool = False
+    # A real fabric's own identifiers (synth.topology.fabric), 0 where its file has none; None for the families, whose
+    # tables get synthetic ones (synth.io.switch_tables, synth.tables.forwarding.LidPlan): node GUIDs, each
+    # terminal's cabled port GUID, and the LIDs its subnet manager gave (a terminal's port base LID, a switch's port
+    # 0 LID) under its LMC.
+    node_guids: np.ndarray | None = None  # (num_nodes,) uint64
+    port_guids: np.ndarray | None = None  # (num_terminals,) uint64
+    node_lids: np.ndarray | None = None  # (num_nodes,) int64
+    lmc: int = 0
     _channel_keys: np.ndarray | None = field(default=None, repr=False)
     _channel_order: np.ndarray | None = field(default=None, repr=False)
 

@@ -74,7 +74,7 @@ def _umask():
      "is given as two outputs of one run"),  # one file, spelled two ways
     (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--out", ""], "--out is empty"),
     (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--out", "{d}"], "cannot write {d}: it is a directory"),
-    (["topology", SMALL, "--out", "{d}/t.json"], "--out writes the JSON form of the network: add --format json"),
+    (["topology", SMALL, "--out", "{d}/t.json"], "--out writes the network as a file: add --format json or --format ibnetdiscover"),
     (["report", SMALL, "--patterns", "opt", "--routers", "dmodk", "--out", "{d}/r.html", "--out", "{d}/f/r.md"],
      "cannot write {d}/f: {d}/f is not a directory"),
 ])

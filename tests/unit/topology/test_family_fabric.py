@@ -15,7 +15,7 @@ import pytest
 
 from helpers import run
 from synth.core.errors import SynthError
-from synth.io.ibnetdiscover import parse_fabric
+from synth.topology.readers.ibnetdiscover import parse_fabric
 from synth.io.switch_tables import render_fabric
 from synth.topology import parse_topology
 
@@ -75,11 +75,10 @@ def test_a_discovered_fabric_keeps_its_names_ports_guids_lids_cables_and_rates(t
     # 4xHDR against the common 4xEDR: 53.125 / 25.78125
     assert network.channel_bandwidth[4:].tolist() == pytest.approx([53.125 / 25.78125] * 4)
     assert network.channel_bandwidth[:4].tolist() == [1.0] * 4
-    parts = topology.parts
-    assert [hex(g) for g in parts.node_guids.tolist()] == ["0xc42a1030070a0c4", "0xc42a1030070a0b4",
+    assert [hex(g) for g in network.node_guids.tolist()] == ["0xc42a1030070a0c4", "0xc42a1030070a0b4",
                                                            "0x248a0703005c5d40", "0x248a0703005c5e00"]
-    assert [hex(g) for g in parts.terminal_port_guids.tolist()] == ["0xc42a1030070a0c5", "0xc42a1030070a0b5"]
-    assert parts.node_lids.tolist() == [21, 20, 12, 13] and parts.node_lmc.tolist() == [2, 0, 0, 0]
+    assert [hex(g) for g in network.port_guids.tolist()] == ["0xc42a1030070a0c5", "0xc42a1030070a0b5"]
+    assert network.node_lids.tolist() == [21, 20, 12, 13] and network.lmc == 2
 
 
 def test_ibsims_example_files_are_read(tmp_path):

@@ -1,0 +1,140 @@
+"""Reading a candidate topology as a graph: an edge list, GML, or networkx's node-link JSON (issue 26).
+
+What a file gives (docs/formats.md, "Graph files"):
+- nodes and links; a link listed twice is two parallel links; a directed graph (GML `directed 1`,
+  node-link `"directed": true`) has one-way links;
+- a link's bandwidth: its `bandwidth` (or `capacity`) attribute, or an edge list's third column;
+- terminals: nodes marked `terminal: true` or with `kind`/`type` terminal, host or ca (each must hang
+  from one router by one link), or a router's `terminals: K` (K terminals attached to it). An edge
+  list has no attributes: the spec's `p=P` attaches P terminals to every router.
+
+Every error is one line naming the file and the line (edge list) or the node / link and field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from synth.core.errors import SynthError
+
+MAX_FILE_BYTES = 64 << 20
+TERMINAL_KINDS = {"terminal", "host", "ca", "hca", "endpoint"}
+
+
+class GraphFileError(SynthError):
+    pass
+
+
+@dataclass
+class GraphFile:
+    names: list[str]  # every node, in file order
+    links: list[tuple[int, int, float]]  # (node, node, bandwidth), in file order; parallel links repeat
+    directed: bool
+    marked: list[bool]  # per node: a terminal the file marks
+    attached: list[int]  # per node: terminals the file attaches to it (`terminals: K`)
+
+
+def read_graph_file(path: str) -> GraphFile:
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise GraphFileError(f"{path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a graph file may have")
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise GraphFileError(f"cannot read the graph file {path}: {exc.strerror or exc}") from None
+    lower = path.lower()
+    if lower.endswith(".gml"):
+        return _from_networkx(_read_gml(text, path), path)
+    if lower.endswith(".json"):
+        return _from_networkx(_read_node_link(text, path), path)
+    return _read_edge_list(text, path)
+
+
+def _read_edge_list(text: str, path: str) -> GraphFile:
+    """`A B [BANDWIDTH]` per line; `#` starts a comment."""
+    index: dict[str, int] = {}
+    links = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        fields = raw.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(fields) not in (2, 3):
+            raise GraphFileError(f"{path}: line {number}: expected 'A B [BANDWIDTH]', got {len(fields)} fields")
+        a, b = fields[0], fields[1]
+        if a == b:
+            raise GraphFileError(f"{path}: line {number}: a link from {a!r} to itself")
+        bandwidth = _bandwidth(fields[2] if len(fields) == 3 else 1.0, f"{path}: line {number}: bandwidth")
+        ends = [index.setdefault(name, len(index)) for name in (a, b)]
+        links.append((ends[0], ends[1], bandwidth))
+    names = list(index)
+    return GraphFile(names, links, False, [False] * len(names), [0] * len(names))
+
+
+def _bandwidth(value, where: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise GraphFileError(f"{where}: not a number: {str(value)[:40]!r}") from None
+    if not 0 < number < float("inf"):
+        raise GraphFileError(f"{where}: {number:g} is not a positive bandwidth")
+    return number
+
+
+def _read_gml(text: str, path: str):
+    import networkx as nx
+
+    try:
+        return nx.parse_gml(text, label="label" if "label" in text else "id")
+    except (nx.NetworkXError, ValueError, KeyError) as exc:
+        raise GraphFileError(f"{path}: not GML that networkx reads: {str(exc).splitlines()[0][:160]}") from None
+
+
+def _read_node_link(text: str, path: str):
+    import networkx as nx
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GraphFileError(f"{path}: line {exc.lineno}: not JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or "nodes" not in data or not any(k in data for k in ("links", "edges")):
+        raise GraphFileError(f"{path}: not networkx's node-link JSON (an object with 'nodes' and 'links')")
+    edges = "links" if "links" in data else "edges"
+    try:
+        return nx.node_link_graph(data, edges=edges) if _takes_edges() else nx.node_link_graph(data)
+    except (nx.NetworkXError, KeyError, TypeError) as exc:
+        raise GraphFileError(f"{path}: node-link JSON that networkx does not read: {exc}") from None
+
+
+def _takes_edges() -> bool:
+    import inspect
+
+    import networkx as nx
+
+    return "edges" in inspect.signature(nx.node_link_graph).parameters
+
+
+def _from_networkx(graph, path: str) -> GraphFile:
+    nodes = list(graph.nodes)
+    index = {node: i for i, node in enumerate(nodes)}
+    names = [str(node) for node in nodes]
+    if len(set(names)) != len(names):
+        raise GraphFileError(f"{path}: two nodes have the same name once written as text")
+    marked, attached = [], []
+    for node in nodes:
+        data = graph.nodes[node]
+        kind = str(data.get("kind", data.get("type", ""))).lower()
+        marked.append(bool(data.get("terminal", False)) or kind in TERMINAL_KINDS)
+        count = data.get("terminals", 0)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise GraphFileError(f"{path}: node {str(node)!r}: terminals: {count!r} is not a count of terminals")
+        attached.append(count)
+    links = []
+    for a, b, data in graph.edges(data=True):
+        if a == b:
+            raise GraphFileError(f"{path}: link {str(a)!r}-{str(b)!r}: a link from a node to itself")
+        value = data.get("bandwidth", data.get("capacity", 1.0))
+        links.append((index[a], index[b], _bandwidth(value, f"{path}: link {str(a)!r}-{str(b)!r}: bandwidth")))
+    return GraphFile(names, links, graph.is_directed(), marked, attached)

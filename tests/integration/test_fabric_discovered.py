@@ -1,0 +1,73 @@
+"""Real `ibnetdiscover` output read back by `fabric:FILE` (issue 26).
+
+Each network is written by `synth topology --format ibnetdiscover`, loaded into ibsim, given LIDs by
+OpenSM (synth's guid2lid, so the LIDs are known), and discovered by the real ibnetdiscover. Its
+output, read as `fabric:FILE`, must be the same cabling (node names and port numbers of every
+channel), with the GUIDs synth wrote and the LIDs OpenSM gave. ibsim names nodes by their GUIDs
+("S-0053...") and keeps synth's names as descriptions, which fabric:FILE takes as names.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import run
+from synth.io.switch_tables import render_guid2lid, switch_guids, terminal_node_guids, terminal_port_guids
+from synth.opensm.sim import Simulator, find_tools, run_opensm
+from synth.tables.forwarding import LidPlan
+from synth.topology import parse_topology
+
+
+def cabling(network) -> Counter:
+    names = network.node_names
+    return Counter((names[s], sp, names[d], dp) for s, sp, d, dp in zip(
+        network.channel_src.tolist(), network.channel_src_port.tolist(), network.channel_dst.tolist(),
+        network.channel_dst_port.tolist()))
+
+
+@pytest.mark.parametrize("spec", ["xgft:2:4,4:1,2", "dragonfly:2,4,2", "hyperx:3,3:p=2:trunk=2", "torus:3,3"])
+def test_what_ibnetdiscover_finds_is_read_back_as_the_same_network(tmp_path, spec):
+    fabric = tmp_path / "fabric.net"
+    code, _, err = run("topology", spec, "--format", "ibnetdiscover", "--out", fabric)
+    assert code == 0, err
+    network = parse_topology(spec).network()
+    plan = LidPlan(network.num_terminals, network.num_switches, 0)
+    with Simulator(find_tools(), fabric) as sim:
+        run_opensm(sim, "minhop", 0, guid2lid=render_guid2lid(network, plan))
+        discovered = sim.run(["ibnetdiscover"])
+    assert discovered.returncode == 0, discovered.stderr
+    (tmp_path / "discovered.txt").write_text(discovered.stdout)
+    back = parse_topology(f"fabric:{tmp_path / 'discovered.txt'}").network()
+
+    assert cabling(back) == cabling(network)
+    order = [back.node_names.index(name) for name in network.node_names]  # synth's node i is back's node order[i]
+    t = network.num_terminals
+    assert back.node_guids[order].tolist() == terminal_node_guids(network).tolist() + switch_guids(network).tolist()
+    assert back.port_guids[order[:t]].tolist() == terminal_port_guids(network).tolist()
+    lids = np.concatenate([plan.terminal_base(np.arange(t)), plan.switch_lid(np.arange(network.num_switches))])
+    assert back.node_lids[order].tolist() == lids.tolist()
+    # SDR links everywhere on ibsim: one rate, bandwidth 1
+    assert (back.channel_bandwidth == 1.0).all()
+
+
+def test_a_fabric_written_again_is_the_same_file(tmp_path):
+    """Read, written, read: the second file equals the first byte for byte (names, GUIDs, LIDs kept)."""
+    first = tmp_path / "a.net"
+    assert run("topology", "dragonfly:2,4,2", "--format", "ibnetdiscover", "--out", first)[0] == 0
+    second, third = tmp_path / "b.net", tmp_path / "c.net"
+    assert run("topology", f"fabric:{first}", "--format", "ibnetdiscover", "--out", second)[0] == 0
+    assert run("topology", f"fabric:{second}", "--format", "ibnetdiscover", "--out", third)[0] == 0
+    body = lambda p: [l for l in Path(p).read_text().splitlines() if not l.startswith("#")]  # noqa: E731
+    assert body(second) == body(third)
+    assert cabling(parse_topology(f"fabric:{first}").network()) == cabling(parse_topology(f"fabric:{third}").network())
+
+
+def test_one_way_networks_have_no_fabric_file_and_out_needs_a_file_format(tmp_path):
+    code, out, err = run("topology", "kautz:3", "--format", "ibnetdiscover", "--out", tmp_path / "k.net")
+    assert code == 2 and "one-way links" in err and not (tmp_path / "k.net").exists()
+    code, _, err = run("topology", "torus:3,3", "--out", tmp_path / "t.net")
+    assert code == 2 and "add --format json or --format ibnetdiscover" in err
