@@ -32,6 +32,8 @@ def cmd_tables(args) -> int:
     least = "; the least LMC possible" if rendered.least_lmc else ""
     print(f"{tables.network.num_switches} switches, {tables.network.num_terminals} terminals, LIDs 1..{lids.max_lid}, "
           f"LMC {lids.lmc} ({tables.colours_used} LIDs used per destination at most, at least {tables.colours_bound} needed{least})")
+    if lids.note:
+        print(f"LIDs: {lids.note}")
     print(f"wrote {', '.join(sorted(rendered.texts))} to {args.out}")
     if rendered.lanes_used is not None and rendered.lanes_used > COMMON_DATA_VLS:
         print(f"note: the routes use {rendered.lanes_used} virtual lanes; switches commonly run {COMMON_DATA_VLS} data VLs "

@@ -126,7 +126,7 @@ def check_file_tables(tables: TableDir) -> FileCheck:
     tools = find_tools()
     network = tables.network
     guid2lid = read_text(tables.path / "guid2lid", "LID file")
-    plan = LidPlan(network.num_terminals, network.num_switches, tables.lmc)
+    plan = LidPlan.for_network(network, tables.lmc)
     qos_files = (tables.path / qos.OPTIONS_FILE, tables.path / qos.POLICY_FILE)
     laned = all(f.is_file() for f in qos_files)
     policy = qos.parse_policy(read_text(qos_files[1], "QoS policy"), f"QoS policy '{qos_files[1]}'") if laned else None

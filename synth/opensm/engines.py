@@ -90,7 +90,7 @@ def engine_tables(network: Network, engine: str, fabric: Path | None = None) -> 
     with synth's LIDs at LMC 0, and read the switches' tables back."""
     require_one_part(network)
     tools = find_tools()
-    plan = LidPlan(network.num_terminals, network.num_switches, 0)
+    plan = LidPlan.for_network(network, 0)
     with tempfile.TemporaryDirectory(prefix="synth-fabric-") as scratch:
         if fabric is None:
             fabric = Path(scratch) / "fabric.net"
@@ -171,15 +171,10 @@ def require_one_part(network: Network) -> None:
 def check_fabric(fabric: Path, network: Network) -> None:
     """The fabric file must describe exactly the routes' network (names, ports and links)."""
     require_one_part(network)
-    links, node = set(), None
-    for line in read_text(fabric, "fabric file").splitlines():
-        header = re.match(r'^(Switch|Ca|Hca)\s+\d+\s+"([^"]+)"', line)
-        if header:
-            node = header.group(2)
-            continue
-        port = re.match(r'^\[(\d+)\]\s+"([^"]+)"\[(\d+)\]', line)
-        if port and node is not None:
-            links.add((node, int(port.group(1)), port.group(2), int(port.group(3))))
+    from synth.topology.readers.ibnetdiscover import parse_fabric
+
+    links = {(node.id, port.local, port.remote_id, port.remote)
+             for node in parse_fabric(read_text(fabric, "fabric file"), str(fabric)) for port in node.links}
     names = network.node_names
     cabled = network.cabled()
     expected = {(names[s], sp, names[d], dp) for s, sp, d, dp in zip(network.channel_src[cabled].tolist(),

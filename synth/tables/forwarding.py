@@ -201,14 +201,18 @@ def lmc_for(colours: int) -> int:
     return max(0, int(np.ceil(np.log2(max(colours, 1)))))
 
 
-@dataclass
+@dataclass(eq=False)
 class LidPlan:
     """LIDs: terminal t owns [base_t, base_t + 2^lmc), base_t = (t + 1) * 2^lmc (aligned, as
-    OpenSM requires); switches follow with one LID each (see switch_base)."""
+    OpenSM requires); switches follow with one LID each (see switch_base). A real fabric's own LIDs
+    instead where they hold the routes (LidPlan.for_network): `terminal_lids` and `switch_lids`."""
 
     num_terminals: int
     num_switches: int
     lmc: int
+    terminal_lids: np.ndarray | None = None  # (num_terminals,) base LIDs: a real fabric's
+    switch_lids: np.ndarray | None = None  # (num_switches,)
+    note: str = ""  # where the LIDs come from, when a fabric's could not be kept
 
     def __post_init__(self) -> None:
         if not 0 <= self.lmc <= MAX_LMC:
@@ -217,11 +221,39 @@ class LidPlan:
             raise SynthError(f"{self.num_terminals} terminals with LMC {self.lmc} and {self.num_switches} switches need "
                              f"LID {self.max_lid}, above the unicast limit {MAX_UNICAST_LID}")
 
+    @classmethod
+    def for_network(cls, network, lmc: int) -> "LidPlan":
+        """The fabric's own LIDs (synth.topology.fabric) when it has them all, each terminal's base is
+        aligned to 2^lmc and no two blocks overlap: tables for a running fabric keep its addresses.
+        Else synth's plan, with a note saying why."""
+        plain = cls(network.num_terminals, network.num_switches, lmc)
+        if network.node_lids is None:
+            return plain
+        lids = network.node_lids.astype(np.int64)
+        n, block = network.num_terminals, 1 << lmc
+        terminal, switch = lids[:n], lids[n:]
+        reason = ""
+        if (lids <= 0).any():
+            reason = "the fabric file gives no LID for some nodes"
+        elif (terminal % block).any():
+            reason = f"the fabric's LIDs are not aligned to the {block} LIDs per port these routes need (LMC {lmc})"
+        else:
+            owned = np.concatenate([(terminal[:, None] + np.arange(block)).ravel(), switch])
+            if len(np.unique(owned)) != len(owned):
+                reason = f"the fabric's LIDs leave no room for {block} LIDs per port (LMC {lmc})"
+            elif owned.max() > MAX_UNICAST_LID:
+                reason = f"the fabric's LIDs with LMC {lmc} reach above the unicast limit {MAX_UNICAST_LID}"
+        if reason:
+            return cls(n, network.num_switches, lmc, note=f"synth's LIDs: {reason}")
+        return cls(n, network.num_switches, lmc, terminal, switch, note="the fabric's own LIDs")
+
     @property
     def block(self) -> int:
         return 1 << self.lmc
 
     def terminal_base(self, terminal):
+        if self.terminal_lids is not None:
+            return self.terminal_lids[np.asarray(terminal, dtype=np.int64)]
         return (np.asarray(terminal, dtype=np.int64) + 1) * self.block
 
     @property
@@ -233,10 +265,14 @@ class LidPlan:
         return first + 1 if (first + self.num_switches - 1) % 64 == 0 else first
 
     def switch_lid(self, switch_index):
+        if self.switch_lids is not None:
+            return self.switch_lids[np.asarray(switch_index, dtype=np.int64)]
         return self.switch_base + np.asarray(switch_index, dtype=np.int64)
 
     @property
     def max_lid(self) -> int:
+        if self.terminal_lids is not None:
+            return int(max(self.terminal_lids.max(initial=0) + self.block - 1, self.switch_lids.max(initial=0)))
         return int(self.switch_lid(self.num_switches - 1))
 
 
@@ -325,7 +361,7 @@ def build_tables(topology, network: Network, dst: np.ndarray, hops: Hops, lmc: i
     elif lmc < needed:
         raise SynthError(f"LMC {lmc} cannot hold these routes: a destination needs {used} LIDs "
                          f"(LMC {needed}; at least {bound} LIDs by the busiest switch)")
-    lids = LidPlan(network.num_terminals, network.num_switches, lmc)
+    lids = LidPlan.for_network(network, lmc)
     switches = np.arange(network.num_terminals, network.num_nodes)
     out_port = np.full((len(switches), lids.max_lid + 1), NO_PORT, dtype=np.uint8)
     if topology.default_router == "dmodk":

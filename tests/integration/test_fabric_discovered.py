@@ -71,3 +71,58 @@ def test_one_way_networks_have_no_fabric_file_and_out_needs_a_file_format(tmp_pa
     assert code == 2 and "one-way links" in err and not (tmp_path / "k.net").exists()
     code, _, err = run("topology", "torus:3,3", "--out", tmp_path / "t.net")
     assert code == 2 and "add --format json or --format ibnetdiscover" in err
+
+
+def discover(tmp_path: Path, spec: str, terminal_lids: np.ndarray, switch_lids: np.ndarray) -> Path:
+    """`spec` as a fabric on ibsim whose subnet manager gave these LIDs, as ibnetdiscover finds it."""
+    network = parse_topology(spec).network()
+    fabric = tmp_path / "cabled.net"
+    assert run("topology", spec, "--format", "ibnetdiscover", "--out", fabric)[0] == 0
+    lines = [f"0x{g:016x} 0x{lid:04x} 0x{lid:04x}\n\n" for g, lid in zip(terminal_port_guids(network).tolist(), terminal_lids)]
+    lines += [f"0x{g:016x} 0x{lid:04x} 0x{lid:04x}\n\n" for g, lid in zip(switch_guids(network).tolist(), switch_lids)]
+    with Simulator(find_tools(), fabric) as sim:
+        run_opensm(sim, "minhop", 0, guid2lid="".join(lines))
+        found = sim.run(["ibnetdiscover"])
+    path = tmp_path / "discovered.txt"
+    path.write_text(found.stdout)
+    return path
+
+
+def guid2lid_of(directory: Path) -> dict[int, int]:
+    return {int(g, 16): int(lo, 16) for g, lo, _ in (line.split() for line in (directory / "guid2lid").read_text().splitlines()
+                                                     if line.strip())}
+
+
+def test_tables_for_a_discovered_fabric_keep_its_guids_and_lids_and_load_into_opensm(tmp_path):
+    """The fabric's subnet manager gave LIDs of its own (terminals from the top, even, switches after): synth's
+    tables keep them and its GUIDs, and OpenSM's file engine on ibsim follows every synthesized path."""
+    spec = "xgft:2:4,4:1,2"
+    terminal_lids = np.arange(64, 32, -2)  # 16 terminals: 64, 62, ..., 34
+    switch_lids = np.arange(100, 106)
+    path = discover(tmp_path, spec, terminal_lids, switch_lids)
+    network = parse_topology(f"fabric:{path}").network()
+    assert sorted(network.node_lids.tolist()) == sorted(terminal_lids.tolist() + switch_lids.tolist())
+    routes, tables = tmp_path / "r.json", tmp_path / "tables"
+    assert run("route", f"fabric:{path}", "--traffic", "a2a-lin", "--router", "minimal", "--out", routes)[0] == 0
+    code, out, err = run("tables", routes, "--out", tables)
+    assert code == 0, err
+    assert "LIDs: the fabric's own LIDs" in out
+    expected = {int(g): int(lid) for g, lid in zip(network.port_guids.tolist(), network.node_lids[:16].tolist())}
+    expected |= {int(g): int(lid) for g, lid in zip(network.node_guids[16:].tolist(), network.node_lids[16:].tolist())}
+    assert guid2lid_of(tables) == expected
+    code, out, err = run("opensm-check", tables, "--engines", "minhop")
+    assert code == 0, err
+    assert "LIDs kept" in out and "flows follow their synthesized paths" in out
+
+
+def test_routes_needing_more_lids_than_the_fabric_has_get_synths_lids_and_say_so(tmp_path):
+    spec = "xgft:2:4,4:1,2"
+    path = discover(tmp_path, spec, np.arange(1, 17) * 2 + 1, np.arange(100, 106))  # odd LIDs: no room for LMC 1
+    routes, tables = tmp_path / "r.json", tmp_path / "tables"
+    assert run("route", f"fabric:{path}", "--traffic", "a2a-lin", "--router", "paths", "--phase", "0-3",
+               "--out", routes)[0] == 0
+    code, out, err = run("tables", routes, "--out", tables, "--lmc", "1")
+    assert code == 0, err
+    assert "LIDs: synth's LIDs: the fabric's LIDs are not aligned to the 2 LIDs per port these routes need (LMC 1)" in out
+    code, out, err = run("opensm-check", tables, "--engines", "minhop")
+    assert code == 0 and "flows follow their synthesized paths" in out, err
