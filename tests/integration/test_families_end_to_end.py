@@ -33,6 +33,7 @@ from collections import Counter
 import networkx as nx
 import pytest
 
+from helpers import REPO
 from synth.routing.registry import DIRECT, MINIMAL, ROUTERS, VIA_GROUP, VIA_ONE
 
 FAMILY_SPECS = {
@@ -46,6 +47,9 @@ FAMILY_SPECS = {
     "slimfly": ["slimfly:5", "slimfly:4"],  # q = 4: a prime power, GF(4)
     "mlfm": ["mlfm:3"],
     "oft": ["oft:4"],
+    # the families that read files (issue 26): a dragonfly as ibnetdiscover found it on ibsim, and the Petersen graph
+    "fabric": [f"fabric:{REPO}/instances/fabrics/dragonfly-2-4-2.ibnetdiscover"],
+    "graph": [f"graph:{REPO}/instances/graphs/petersen.gml:p=2"],
 }
 DIRECT_SPECS = [spec for specs in FAMILY_SPECS.values() for spec in specs]
 FAMILY_OF = {spec: family for family, specs in FAMILY_SPECS.items() for spec in specs}
@@ -63,6 +67,8 @@ BAD_SPECS = {
     "mlfm": ["mlfm:0", "mlfm:3:x=1"],
     "oft": ["oft:5", "oft:2", "oft:4:x=1"],
     "xgft": ["xgft:2:4,4:1", "xgft:2:4,0:1,2"],
+    "fabric": ["fabric:", f"fabric:{REPO}/instances/fabrics/missing.net"],
+    "graph": [f"graph:{REPO}/instances/graphs/petersen.gml", f"graph:{REPO}/instances/graphs/petersen.gml:p=0"],
 }
 BAD_CASES = [(family, spec) for family, specs in BAD_SPECS.items() for spec in specs]
 
