@@ -80,7 +80,13 @@ def check_cabled_both_ways(network: Network) -> None:
 def render_fabric(network: Network) -> str:
     """The ibnetdiscover-style fabric file. A degraded network's failed nodes (failed switches,
     cut-off terminals) are left out, with their cables: nothing is plugged into them."""
+    from synth.topology.fabric import writable_name
+
     names = network.node_names
+    unwritable = next((name for name in names if not writable_name(name)), None)
+    if unwritable is not None:
+        raise SynthError(f"node name {unwritable[:60]!r} cannot be written in a fabric file: ibsim reads no quote, '#', "
+                         "'@' or control character in a name")
     failed = np.zeros(network.num_nodes, dtype=bool)
     if network.failed_nodes is not None:
         failed[network.failed_nodes] = True

@@ -60,6 +60,9 @@ def build_fabric(nodes: list[Node], spec: str, source: str) -> Network:
             key = ends[0]
             if key not in cables:
                 cables[key] = (*ends[1], port.rate, port.line)
+            elif None not in (port.rate, cables[key][2]) and port.rate != cables[key][2]:
+                fail(port.line, f"link rate: {port.rate:g} Gb/s here, {cables[key][2]:g} Gb/s at the cable's other end "
+                                f"(line {cables[key][3]})")
     cabled: dict[str, list[tuple[int, str, int, float | None, int]]] = {node.id: [] for node in nodes}
     for (a, pa), (b, pb, rate, line) in cables.items():
         cabled[a].append((pa, b, pb, rate, line))
@@ -67,6 +70,9 @@ def build_fabric(nodes: list[Node], spec: str, source: str) -> Network:
 
     cas = [n for n in nodes if n.kind == "ca" and cabled[n.id]]
     switches = [n for n in nodes if n.kind == "switch"]
+    for switch in switches:
+        if not cabled[switch.id]:
+            fail(switch.line, f"ports: switch {switch.id!r} has no cables")
     for ca in cas:
         if len(cabled[ca.id]) > 1:
             fail(ca.line, f"ports: CA {ca.id!r} has {len(cabled[ca.id])} cabled ports; synth models one per terminal")
@@ -76,6 +82,7 @@ def build_fabric(nodes: list[Node], spec: str, source: str) -> Network:
     if not cas:
         raise FabricFileError(f"{source}: no CA is cabled to a switch: there is nothing to route")
 
+    _check_connected(cas + switches, cabled, source)
     names = _names(cas + switches)
     order = sorted(cas, key=lambda n: natural_key(names[n.id])) + sorted(switches, key=lambda n: natural_key(names[n.id]))
     index = {node.id: i for i, node in enumerate(order)}
@@ -122,15 +129,41 @@ def build_fabric(nodes: list[Node], spec: str, source: str) -> Network:
         node_lids=np.array(lids, dtype=np.int64), lmc=max(lmc, default=0))
 
 
+def _check_connected(nodes: list[Node], cabled: dict, source: str) -> None:
+    """Every node reaches every other: a fabric in pieces has pairs no route joins (and OpenSM would bring up the
+    piece of its own port only)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    index = {node.id: i for i, node in enumerate(nodes)}
+    pairs = [(index[a], index[far]) for a in index for _, far, _, _, _ in cabled[a] if far in index]
+    rows, cols = zip(*pairs) if pairs else ((), ())
+    parts, labels = connected_components(coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(nodes),) * 2),
+                                         directed=False)
+    if parts > 1:
+        other = nodes[int(np.flatnonzero(labels != labels[0])[0])]
+        raise FabricFileError(f"{source}: line {other.line}: the fabric falls into {parts} parts: no cable path joins "
+                              f"{nodes[0].id!r} and {other.id!r}")
+
+
+def writable_name(name: str) -> bool:
+    """A name a fabric file carries between quotes and ibsim reads back: no quote, no '#' or '@' (ibsim's
+    comment and option marks), no control or line-separator character."""
+    return bool(name) and not any(c in '"#@' or ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85"
+                                  for c in name)
+
+
 def _names(nodes: list[Node]) -> dict[str, str]:
-    """A node's description where it has one that no other node has (nor is another node's id), else its id."""
+    """A node's description where it has one that no other node has (nor is another node's id) and that a fabric
+    file can carry, else its id."""
     counts: dict[str, int] = {}
     for node in nodes:
         if node.description:
             counts[node.description] = counts.get(node.description, 0) + 1
     ids = {node.id for node in nodes}
     return {node.id: node.description if node.description and counts[node.description] == 1 and
-            (node.description == node.id or node.description not in ids) else node.id for node in nodes}
+            writable_name(node.description) and (node.description == node.id or node.description not in ids)
+            else node.id for node in nodes}
 
 
 @dataclass(frozen=True, eq=False)

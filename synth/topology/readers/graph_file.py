@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from synth.core.errors import SynthError
 
 MAX_FILE_BYTES = 64 << 20
+# A link's bandwidth relative to 1: the loads divide by it, so it stays where the arithmetic does (1e-300 made
+# contentions overflow into nonsense, found by a tester)
+MIN_BANDWIDTH, MAX_BANDWIDTH = 1e-6, 1e6
+MAX_ATTACHED = 1 << 20  # terminals on one router (family.MAX_TERMINALS)
 TERMINAL_KINDS = {"terminal", "host", "ca", "hca", "endpoint"}
 
 
@@ -41,7 +45,7 @@ def read_graph_file(path: str) -> GraphFile:
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
             raise GraphFileError(f"{path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a graph file may have")
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        with open(path, encoding="utf-8-sig", errors="replace") as handle:  # -sig: a byte-order mark is no name
             text = handle.read()
     except OSError as exc:
         raise GraphFileError(f"cannot read the graph file {path}: {exc.strerror or exc}") from None
@@ -70,16 +74,18 @@ def _read_edge_list(text: str, path: str) -> GraphFile:
         ends = [index.setdefault(name, len(index)) for name in (a, b)]
         links.append((ends[0], ends[1], bandwidth))
     names = list(index)
+    if not links:
+        raise GraphFileError(f"{path}: no links")
     return GraphFile(names, links, False, [False] * len(names), [0] * len(names))
 
 
 def _bandwidth(value, where: str) -> float:
     try:
-        number = float(value)
-    except (TypeError, ValueError):
+        number = float(value) if not isinstance(value, bool) else float("nan")
+    except (TypeError, ValueError, OverflowError):
         raise GraphFileError(f"{where}: not a number: {str(value)[:40]!r}") from None
-    if not 0 < number < float("inf"):
-        raise GraphFileError(f"{where}: {number:g} is not a positive bandwidth")
+    if not MIN_BANDWIDTH <= number <= MAX_BANDWIDTH:
+        raise GraphFileError(f"{where}: {number:g} is not a bandwidth of {MIN_BANDWIDTH:g} to {MAX_BANDWIDTH:g}")
     return number
 
 
@@ -87,9 +93,14 @@ def _read_gml(text: str, path: str):
     import networkx as nx
 
     try:
-        return nx.parse_gml(text, label="label" if "label" in text else "id")
-    except (nx.NetworkXError, ValueError, KeyError) as exc:
-        raise GraphFileError(f"{path}: not GML that networkx reads: {str(exc).splitlines()[0][:160]}") from None
+        try:
+            return nx.parse_gml(text, label="label")  # nodes named by their labels where every node has one
+        except nx.NetworkXError as exc:
+            if "has no 'label' attribute" not in str(exc):
+                raise
+            return nx.parse_gml(text, label="id")
+    except (nx.NetworkXError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise GraphFileError(f"{path}: not GML that networkx reads: {(str(exc).splitlines() or [''])[0][:160]}") from None
 
 
 def _read_node_link(text: str, path: str):
@@ -99,13 +110,23 @@ def _read_node_link(text: str, path: str):
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise GraphFileError(f"{path}: line {exc.lineno}: not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise GraphFileError(f"{path}: not JSON synth reads: nested too deep") from None
     if not isinstance(data, dict) or "nodes" not in data or not any(k in data for k in ("links", "edges")):
         raise GraphFileError(f"{path}: not networkx's node-link JSON (an object with 'nodes' and 'links')")
     edges = "links" if "links" in data else "edges"
+    nodes = data["nodes"]
+    if not isinstance(nodes, list) or not all(isinstance(node, dict) and "id" in node for node in nodes):
+        raise GraphFileError(f"{path}: nodes: not a list of objects with an 'id'")
     try:
-        return nx.node_link_graph(data, edges=edges) if _takes_edges() else nx.node_link_graph(data)
-    except (nx.NetworkXError, KeyError, TypeError) as exc:
-        raise GraphFileError(f"{path}: node-link JSON that networkx does not read: {exc}") from None
+        graph = nx.node_link_graph(data, edges=edges) if _takes_edges() else nx.node_link_graph(data)
+    except Exception as exc:  # noqa: BLE001 - whatever networkx raises on a malformed document is the file's fault
+        raise GraphFileError(f"{path}: node-link JSON that networkx does not read: {str(exc)[:160]}") from None
+    if graph.number_of_nodes() != len(nodes):
+        declared = {json.dumps(node["id"]) for node in nodes}
+        stray = next((node for node in graph.nodes if json.dumps(node) not in declared), None)
+        raise GraphFileError(f"{path}: a link names node {str(stray)[:60]!r}, which 'nodes' does not list")
+    return graph
 
 
 def _takes_edges() -> bool:
@@ -126,10 +147,14 @@ def _from_networkx(graph, path: str) -> GraphFile:
     for node in nodes:
         data = graph.nodes[node]
         kind = str(data.get("kind", data.get("type", ""))).lower()
-        marked.append(bool(data.get("terminal", False)) or kind in TERMINAL_KINDS)
+        flag = data.get("terminal", False)
+        if flag not in (True, False, 0, 1) or isinstance(flag, float):
+            raise GraphFileError(f"{path}: node {str(node)[:60]!r}: terminal: {str(flag)[:40]!r} is not true or false")
+        marked.append(bool(flag) or kind in TERMINAL_KINDS)
         count = data.get("terminals", 0)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise GraphFileError(f"{path}: node {str(node)!r}: terminals: {count!r} is not a count of terminals")
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_ATTACHED:
+            raise GraphFileError(f"{path}: node {str(node)[:60]!r}: terminals: {str(count)[:40]!r} is not a count of "
+                                 f"0 to {MAX_ATTACHED:,} terminals")
         attached.append(count)
     links = []
     for a, b, data in graph.edges(data=True):
@@ -137,4 +162,6 @@ def _from_networkx(graph, path: str) -> GraphFile:
             raise GraphFileError(f"{path}: link {str(a)!r}-{str(b)!r}: a link from a node to itself")
         value = data.get("bandwidth", data.get("capacity", 1.0))
         links.append((index[a], index[b], _bandwidth(value, f"{path}: link {str(a)!r}-{str(b)!r}: bandwidth")))
+    if not links:
+        raise GraphFileError(f"{path}: no links")
     return GraphFile(names, links, graph.is_directed(), marked, attached)

@@ -33,12 +33,17 @@ LANE_RATE = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.3125, "FDR": 14.06
              "HDR": 53.125, "NDR": 106.25, "XDR": 212.5}
 KINDS = {"switch": "switch", "ca": "ca", "hca": "ca", "rt": "router"}
 
-_HEADER = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]*)"\s*(?:#(.*))?$', re.IGNORECASE)
-_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-Fx]+)\))?\s*"([^"]*)"\s*\[(\d+)\](?:\(([0-9a-fA-Fx]+)\))?\s*(?:#(.*))?$')
-_KEY = re.compile(r"^([a-z]+)=(0x[0-9a-fA-F]+|[0-9]+)(?:\([0-9a-fA-F]+\))?\s*$")
+# Numbers are bounded in the patterns (no 5,000-digit field reaches int()): ports and LIDs up to 6 digits, GUIDs
+# 16 hex digits (64 bits). ibsim's own port options (`w=4`, its link width) may follow a port.
+_HEADER = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d{1,6})\s+"([^"]*)"\s*(?:#(.*))?$', re.IGNORECASE)
+_PORT = re.compile(r'^\[(\d{1,6})\](?:\((?:0x)?([0-9a-fA-F]{1,16})\))?\s*"([^"]*)"\s*\[(\d{1,6})\]'
+                   r'(?:\((?:0x)?[0-9a-fA-F]{1,16}\))?((?:\s+[a-z]+=\w+)*)\s*(?:#(.*))?$')
+_KEY = re.compile(r"^([a-z]+)=(0x[0-9a-fA-F]{1,16}|[0-9]{1,20})(?:\([0-9a-fA-F]{1,16}\))?\s*$")
 _DESCRIPTION = re.compile(r'"([^"]*)"')
-_LID = re.compile(r"\blid\s+(\d+)(?:\s+lmc\s+(\d+))?")
-_RATE = re.compile(r"\b(\d+)x(" + "|".join(sorted(LANE_RATE, key=len, reverse=True)) + r")\b")
+_LID = re.compile(r"\blid\s+(\d{1,6})(?:\s+lmc\s+(\d{1,2}))?")
+_RATE = re.compile(r"\b(\d{1,2})x(" + "|".join(sorted(LANE_RATE, key=len, reverse=True)) + r")\b")
+MAX_LID = 0xBFFF  # the highest unicast LID
+MAX_LMC = 7
 GUID_KEYS = {"switchguid": "switch", "caguid": "ca", "rtguid": "router"}
 
 
@@ -71,12 +76,21 @@ class Node:
     links: list[Port] = field(default_factory=list)
 
 
+def _lid(match, number: int, fail) -> tuple[int, int]:
+    lid, lmc = int(match.group(1)), int(match.group(2) or 0)
+    if not 1 <= lid <= MAX_LID:
+        fail(number, f"lid: {lid} is not a unicast LID (1-{MAX_LID})")
+    if lmc > MAX_LMC:
+        fail(number, f"lmc: {lmc} is above {MAX_LMC}")
+    return lid, lmc
+
+
 def _int(text: str) -> int:
     return int(text, 16) if text.lower().startswith("0x") else int(text)
 
 
 def _hex(text: str | None) -> int | None:
-    return None if text is None else int(text, 16)
+    return None if text is None else int(text, 16)  # at most 16 digits (_PORT)
 
 
 def parse_fabric(text: str, source: str = "fabric") -> list[Node]:
@@ -100,10 +114,10 @@ def parse_fabric(text: str, source: str = "fabric") -> list[Node]:
             fail(number, f"{line.split()[0]!r} (an ibsim extension) is not read: give the whole fabric in one file")
         key = _KEY.match(line)
         if key:
-            try:
-                pending[key.group(1)] = _int(key.group(2))
-            except ValueError:
-                fail(number, f"{key.group(1)}: not a number: {key.group(2)!r}")
+            value = _int(key.group(2))
+            if key.group(1) in GUID_KEYS and not 0 < value < 1 << 64:
+                fail(number, f"{key.group(1)}: {key.group(2)} is not a 64-bit GUID")
+            pending[key.group(1)] = value
             continue
         header = _HEADER.match(line)
         if header:
@@ -115,12 +129,14 @@ def parse_fabric(text: str, source: str = "fabric") -> list[Node]:
                 fail(number, f"node id: {node_id!r} is also the node of line {by_id[node_id].line}")
             if not 1 <= ports <= 255:
                 fail(number, f"ports: {ports} is not 1-255")
+            if len(node_id) > 200:
+                fail(number, f"node id: {len(node_id)} characters, more than 200")
             current = Node(kind, node_id, ports, number)
             described = _DESCRIPTION.search(comment)
             current.description = described.group(1) if described else ""
             lid = _LID.search(comment[described.end():] if described else comment)
             if lid and kind == "switch":
-                current.lid, current.lmc = int(lid.group(1)), int(lid.group(2) or 0)
+                current.lid, current.lmc = _lid(lid, number, fail)
             guid_key = next((k for k, v in GUID_KEYS.items() if v == kind and k in pending), None)
             current.guid = pending.get(guid_key) if guid_key else None
             pending = {}
@@ -137,14 +153,18 @@ def parse_fabric(text: str, source: str = "fabric") -> list[Node]:
             if any(p.local == local for p in current.links):
                 fail(number, f"local port: {local} of {current.id!r} is connected twice")
             comment = port.group(6) or ""
+            if port.group(3) == current.id:
+                fail(number, f"remote id: {current.id!r} is cabled to itself")
             entry = Port(local, port.group(3), remote, number)
             entry.port_guid = _hex(port.group(2)) if port.group(2) else None
             if current.kind != "switch":  # a CA's comment starts with its own port's LID
                 own = _LID.match(comment.strip())
                 if own:
-                    entry.lid, entry.lmc = int(own.group(1)), int(own.group(2) or 0)
+                    entry.lid, entry.lmc = _lid(own, number, fail)
             rate = _RATE.search(comment)
             if rate:
+                if int(rate.group(1)) == 0:
+                    fail(number, f"link width: {rate.group(0)} has no lanes")
                 entry.rate = int(rate.group(1)) * LANE_RATE[rate.group(2)]
             current.links.append(entry)
             continue
@@ -154,7 +174,30 @@ def parse_fabric(text: str, source: str = "fabric") -> list[Node]:
 
 
 def _check_links(nodes: list[Node], by_id: dict[str, Node], source: str) -> None:
-    """Every link's far end exists and, where the far end lists the link too, agrees."""
+    """Every link's far end exists and, where the far end lists the link too, agrees; no port takes two
+    cables; GUIDs are unique."""
+    used: dict[tuple[str, int], int] = {}  # (node, port) -> the line of the cable using it
+    for node in nodes:
+        for port in node.links:
+            used[(node.id, port.local)] = port.line
+    for node in nodes:
+        for port in node.links:
+            line = used.setdefault((port.remote_id, port.remote), port.line)
+            far_lists = any(p.local == port.remote for p in by_id[port.remote_id].links) \
+                if port.remote_id in by_id else True
+            if line != port.line and not far_lists:
+                raise FabricFileError(f"{source}: line {port.line}: remote port: {port.remote_id!r}[{port.remote}] is "
+                                      f"also cabled on line {line}")
+    guids: dict[int, int] = {}
+    for node in nodes:
+        for guid, line, what in [(node.guid, node.line, "node GUID")] + \
+                [(p.port_guid, p.line, "port GUID") for p in node.links if node.kind != "switch"]:
+            if guid is None or (what == "port GUID" and guid == node.guid):
+                continue  # a CA's port 1 may carry its node GUID (ConnectX-4 on)
+            if guid in guids:
+                raise FabricFileError(f"{source}: line {line}: {what}: 0x{guid:016x} is also the GUID of line "
+                                      f"{guids[guid]}")
+            guids[guid] = line
     for node in nodes:
         for port in node.links:
             far = by_id.get(port.remote_id)

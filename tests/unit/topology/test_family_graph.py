@@ -87,7 +87,17 @@ BAD = [
     ("g.txt", "a b\nb\n", "line 2: expected 'A B [BANDWIDTH]', got 1 fields"),
     ("g.txt", "a a\n", "line 1: a link from 'a' to itself"),
     ("g.txt", "a b x\n", "line 1: bandwidth: not a number: 'x'"),
-    ("g.txt", "a b 0\n", "line 1: bandwidth: 0 is not a positive bandwidth"),
+    ("g.txt", "a b 0\n", "line 1: bandwidth: 0 is not a bandwidth of 1e-06 to 1e+06"),
+    ("g.txt", "a b 1e-300\nb c\nc a\n", "line 1: bandwidth: 1e-300 is not a bandwidth of 1e-06 to 1e+06"),
+    ("g.txt", "# nothing\n", "no links"),
+    ("g.json", '{"nodes": [1, 2], "links": []}', "nodes: not a list of objects with an 'id'"),
+    ("g.json", '{"nodes": [{"id": "a"}, {"id": "b"}], "links": [{"source": "a", "target": "zz"}]}',
+     "a link names node 'zz', which 'nodes' does not list"),
+    ("g.json", '{"nodes": [{"id": "a", "terminals": 1180591620717411303424}, {"id": "b"}], '
+               '"links": [{"source": "a", "target": "b"}]}', "terminals: '1180591620717411303424' is not a count"),
+    ("g.json", '{"nodes": [{"id": "a", "terminal": "false"}, {"id": "b"}], "links": [{"source": "a", "target": "b"}]}',
+     "terminal: 'false' is not true or false"),
+    ("g.json", "[" * 100000 + "]" * 100000, "nested too deep"),
     ("g.txt", "a b\nc d\n", "the routers fall into 2 parts that no path joins"),
     ("g.json", "{\"nodes\": [}", "line 1: not JSON"),
     ("g.json", "[1, 2]", "not networkx's node-link JSON"),
@@ -126,3 +136,18 @@ def test_an_unnamed_terminal_never_takes_a_routers_name(tmp_path):
     assert network.node_names == ["t0", "x/t1", "t1", "x"]
     assert len(set(network.node_names)) == len(network.node_names)
     assert np.array_equal(network.channel_dst[[0, 2]], [2, 3])
+
+
+def test_a_byte_order_mark_and_gml_without_labels(tmp_path):
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbfa b\nb c\nc a\n")
+    assert parse_topology(f"graph:{tmp_path / 'bom.txt'}:p=1").network().node_names[3:] == ["a", "b", "c"]
+    (tmp_path / "ids.gml").write_text('graph [ comment "label" node [ id 0 ] node [ id 1 ] edge [ source 0 target 1 ] ]')
+    assert parse_topology(f"graph:{tmp_path / 'ids.gml'}:p=1").network().node_names[2:] == ["0", "1"]
+
+
+def test_a_name_a_fabric_file_cannot_carry_is_refused_when_written(tmp_path):
+    (tmp_path / "q.json").write_text(json.dumps({"nodes": [{"id": 'a"1'}, {"id": "b"}], "links": [{"source": 'a"1', "target": "b"}]}))
+    code, out, err = run("topology", f"graph:{tmp_path / 'q.json'}:p=1", "--format", "ibnetdiscover",
+                         "--out", tmp_path / "q.net")
+    assert code == 2 and "node name 'a\"1' cannot be written in a fabric file" in err
+    assert not (tmp_path / "q.net").exists()
