@@ -16,6 +16,7 @@ import itertools
 import os
 import re
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -460,3 +461,12 @@ def edge_lp(num_nodes: int, edges: list[tuple[int, int]], pairs: list[tuple[int,
     result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(e), A_eq=np.array(a_eq), b_eq=b_eq, method="highs")
     assert result.status == 0
     return float(result.x[-1])
+
+
+def cabling(network) -> Counter:
+    """A network's channels as the multiset of (node name, port, node name, port): its cabling, whatever the node
+    and channel order (the fabric-file tests compare networks read back this way)."""
+    names = network.node_names
+    return Counter((names[s], sp, names[d], dp) for s, sp, d, dp in zip(
+        network.channel_src.tolist(), network.channel_src_port.tolist(), network.channel_dst.tolist(),
+        network.channel_dst_port.tolist()))

@@ -32,3 +32,14 @@ def hop_distances(indptr, indices, r):
                     queue[tail] = to
                     tail += 1
     return distance
+
+
+def connected_parts(count: int, src, dst, directed: bool = False) -> tuple[int, np.ndarray]:
+    """(number of parts, part of every node) of a graph of `count` nodes and links src -> dst: strongly
+    connected parts when `directed` (every node of a part reaches every other both ways)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    matrix = coo_matrix((np.ones(len(src)), (src, dst)), shape=(count, count))
+    return connected_components(matrix, directed=directed, connection="strong")

@@ -28,6 +28,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.topology.readers.ibnetdiscover import FabricFileError, Node, parse_fabric
 from synth.topology.direct import TERMINAL_CLASS
+from synth.topology.distances import connected_parts
 from synth.topology.family import Family, Topology, check_counts, register_family
 from synth.topology.network import Network
 
@@ -132,14 +133,10 @@ def build_fabric(nodes: list[Node], spec: str, source: str) -> Network:
 def _check_connected(nodes: list[Node], cabled: dict, source: str) -> None:
     """Every node reaches every other: a fabric in pieces has pairs no route joins (and OpenSM would bring up the
     piece of its own port only)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     index = {node.id: i for i, node in enumerate(nodes)}
     pairs = [(index[a], index[far]) for a in index for _, far, _, _, _ in cabled[a] if far in index]
     rows, cols = zip(*pairs) if pairs else ((), ())
-    parts, labels = connected_components(coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(nodes),) * 2),
-                                         directed=False)
+    parts, labels = connected_parts(len(nodes), rows, cols)
     if parts > 1:
         other = nodes[int(np.flatnonzero(labels != labels[0])[0])]
         raise FabricFileError(f"{source}: line {other.line}: the fabric falls into {parts} parts: no cable path joins "

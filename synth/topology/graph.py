@@ -21,6 +21,7 @@ from synth.core.errors import SynthError
 from synth.core.validate import parse_int, show
 from synth.topology.readers.graph_file import GraphFile, GraphFileError, read_graph_file
 from synth.topology.direct import RouterGraph, build_direct_network
+from synth.topology.distances import connected_parts
 from synth.topology.family import Family, Topology, check_counts, register_family
 from synth.topology.network import Network
 
@@ -147,13 +148,9 @@ def build_graph_network(graph: GraphFile, path: str, p: int | None, spec: str) -
 
 def _check_connected(path: str, count: int, router_index: np.ndarray, graph, router_links: list[int]) -> None:
     """Every router reaches every other (both ways, for one-way links): else some pairs have no route."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     a = router_index[[graph.links[k][0] for k in router_links]]
     b = router_index[[graph.links[k][1] for k in router_links]]
-    matrix = coo_matrix((np.ones(len(a)), (a, b)), shape=(count, count))
-    parts, labels = connected_components(matrix, directed=graph.directed, connection="strong")
+    parts, labels = connected_parts(count, a, b, graph.directed)
     if parts > 1:
         alone = int(np.flatnonzero(labels != labels[0])[0])
         names = [graph.names[r] for r in np.flatnonzero(router_index >= 0).tolist()]

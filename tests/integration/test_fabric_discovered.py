@@ -9,24 +9,16 @@ channel), with the GUIDs synth wrote and the LIDs OpenSM gave. ibsim names nodes
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers import run
+from helpers import cabling, run
 from synth.io.switch_tables import render_guid2lid, switch_guids, terminal_node_guids, terminal_port_guids
 from synth.opensm.sim import Simulator, find_tools, run_opensm
 from synth.tables.forwarding import LidPlan
 from synth.topology import parse_topology
-
-
-def cabling(network) -> Counter:
-    names = network.node_names
-    return Counter((names[s], sp, names[d], dp) for s, sp, d, dp in zip(
-        network.channel_src.tolist(), network.channel_src_port.tolist(), network.channel_dst.tolist(),
-        network.channel_dst_port.tolist()))
 
 
 @pytest.mark.parametrize("spec", ["xgft:2:4,4:1,2", "dragonfly:2,4,2", "hyperx:3,3:p=2:trunk=2", "torus:3,3"])

@@ -13,11 +13,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from helpers import run
+from helpers import cabling, run
 from synth.core.errors import SynthError
-from synth.topology.readers.ibnetdiscover import parse_fabric
 from synth.io.switch_tables import render_fabric
 from synth.topology import parse_topology
+from synth.topology.readers.ibnetdiscover import parse_fabric
 
 DISCOVERED = '''#
 # Topology file: generated on Sun Nov 29 05:01:08 2026
@@ -45,13 +45,6 @@ caguid=0x0c42a1030070a0c4
 Ca\t2 "H-0c42a1030070a0c4"\t\t# "node2 HCA-1"
 [1](c42a1030070a0c5) \t"S-248a0703005c5d40"[2]\t\t# lid 21 lmc 2 "leaf1" lid 12 4xEDR
 '''
-
-
-def cabling(network) -> Counter:
-    names = network.node_names
-    return Counter((names[s], sp, names[d], dp) for s, sp, d, dp in zip(
-        network.channel_src.tolist(), network.channel_src_port.tolist(), network.channel_dst.tolist(),
-        network.channel_dst_port.tolist()))
 
 
 def fabric_of(tmp_path, text: str, name: str = "fabric.txt"):
