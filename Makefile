@@ -9,7 +9,7 @@ install:
 	scripts/install-system-packages.sh
 	$(PIP) -e .
 
-# SimGrid 4.1 with SMPI for `synth simulate` (about 10 minutes the first time, seconds after; Debian's 3.32, which
+# SimGrid 4.1 for `synth simulate` (about 10 minutes the first time, seconds after; Debian's 3.32, which
 # `install` puts in place, is the fallback): scripts/install-simgrid.sh says why
 simgrid: install
 	PYTHON=$(PYTHON) scripts/install-simgrid.sh

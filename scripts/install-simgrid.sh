@@ -35,23 +35,28 @@ PY
 
 ready && exit 0
 
+fallback="synth: SimGrid $VERSION is not installed; synth simulate uses Debian's python3-simgrid (3.32) instead where it loads (Python 3.11)"
 missing=()
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 [ -e /usr/include/boost/version.hpp ] || missing+=(libboost-dev)
+# the bindings compile against this Python's headers (Debian's python3 has them in python3-dev)
+"$PYTHON" -c "import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" \
+    || missing+=(python3-dev)
 if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" -eq 0 ]; then
-        export DEBIAN_FRONTEND=noninteractive
-        { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; } \
-            || echo "synth: could not apt-get install ${missing[*]}" >&2
-    else
+    if [ "$(id -u)" -ne 0 ]; then
         echo "synth: building SimGrid $VERSION needs ${missing[*]} (run as root, or apt-get install them)" >&2
+        echo "$fallback" >&2
+        exit 0
     fi
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; } \
+        || echo "synth: could not apt-get install ${missing[*]}" >&2
 fi
 echo "synth: installing SimGrid $VERSION for $PYTHON (built from source the first time: about 6 minutes)" >&2
 if "${PIP[@]}" install -q "pybind11>=2.4,<3" setuptools wheel \
     && "${PIP[@]}" install -q --no-deps --no-build-isolation "simgrid==$VERSION" && ready; then
     exit 0
 fi
-echo "synth: SimGrid $VERSION is not installed; synth simulate uses Debian's python3-simgrid (3.32) instead" >&2
+echo "$fallback" >&2
 exit 0

@@ -87,6 +87,9 @@ def render_fabric(network: Network) -> str:
     if unwritable is not None:
         raise SynthError(f"node name {unwritable[:60]!r} cannot be written in a fabric file: ibsim reads no quote, '#', "
                          "'@' or control character in a name")
+    highest = int(max(network.channel_src_port.max(initial=0), network.channel_dst_port.max(initial=0)))
+    if highest > 255:
+        raise SynthError(f"{network.spec} has a node with {highest} ports; an InfiniBand node has at most 255")
     failed = np.zeros(network.num_nodes, dtype=bool)
     if network.failed_nodes is not None:
         failed[network.failed_nodes] = True
@@ -104,7 +107,7 @@ def render_fabric(network: Network) -> str:
     port_guids = network.port_guids.tolist() if network.port_guids is not None else [0] * t
     lids = network.node_lids.tolist() if network.node_lids is not None else [0] * network.num_nodes
     switches = [{"guid": node_guid(sw_guids[i - t]), "ports": ports[i], "name": names[i], "links": links[i],
-                 "lid": lids[i], "lmc": network.lmc} for i in range(t, network.num_nodes) if not failed[i]]
+                 "lid": lids[i], "lmc": 0} for i in range(t, network.num_nodes) if not failed[i]]  # port 0: LMC 0
     terminals = [{"guid": node_guid(ca_guids[i]), "ports": ports[i], "name": names[i], "links": links[i],
                   "port_guid": f"{port_guids[i]:x}" if port_guids[i] else "", "lid": lids[i], "lmc": network.lmc}
                  for i in range(t) if not failed[i]]

@@ -161,7 +161,8 @@ def _check_lanes(tables: TableDir, log: str, sl2vl: dict[int, list[list[int]]], 
     flows = tables.flows
     service_level = np.zeros(len(flows.src), dtype=np.int64)  # no rule: the default SL 0
     for source, target, level in reversed(rules):  # OpenSM applies the first matching rule
-        hit = np.isin(guids[flows.src], list(groups[source])) & np.isin(guids[flows.dst], list(groups[target]))
+        members = [np.array(sorted(groups[name]), dtype=np.uint64) for name in (source, target)]  # uint64 both sides:
+        hit = np.isin(guids[flows.src], members[0]) & np.isin(guids[flows.dst], members[1])  # no float64 compare
         service_level[hit] = level
     # Each switch a flow enters maps its SL to a VL by the read-back table of its input port (the
     # tables are read at output port 1: OpenSM programs one mapping on all of a switch's ports).

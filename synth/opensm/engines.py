@@ -171,20 +171,23 @@ def require_one_part(network: Network) -> None:
 def check_fabric(fabric: Path, network: Network) -> None:
     """The fabric file must describe exactly the routes' network (names, ports and links)."""
     require_one_part(network)
+    from synth.topology.fabric import build_fabric
     from synth.topology.readers.ibnetdiscover import parse_fabric
 
-    links = {(node.id, port.local, port.remote_id, port.remote)
-             for node in parse_fabric(read_text(fabric, "fabric file"), str(fabric)) for port in node.links}
-    names = network.node_names
-    cabled = network.cabled()
-    expected = {(names[s], sp, names[d], dp) for s, sp, d, dp in zip(network.channel_src[cabled].tolist(),
-                                                                    network.channel_src_port[cabled].tolist(),
-                                                                    network.channel_dst[cabled].tolist(),
-                                                                    network.channel_dst_port[cabled].tolist())}
+    def cables(net, channels) -> set:
+        """Cables as sorted pairs of (name, port) ends: a file lists a one-way link (Kautz) as a cable."""
+        names = net.node_names
+        return {tuple(sorted([(names[s], sp), (names[d], dp)])) for s, sp, d, dp in zip(
+            net.channel_src[channels].tolist(), net.channel_src_port[channels].tolist(),
+            net.channel_dst[channels].tolist(), net.channel_dst_port[channels].tolist())}
+
+    # the file as a network, named as fabric:FILE names it (descriptions, where ibnetdiscover's ids are GUIDs)
+    found = build_fabric(parse_fabric(read_text(fabric, "fabric file"), str(fabric)), network.spec, str(fabric))
+    links, expected = cables(found, slice(None)), cables(network, network.cabled())
     if links != expected:
-        example = sorted(links ^ expected)[0]
+        (a, pa), (b, pb) = sorted(links ^ expected)[0]
         raise SynthError(f"{fabric} does not describe the network {network.spec}: "
-                         f"{len(links ^ expected)} links differ, e.g. {example[0]}[{example[1]}] - {example[2]}[{example[3]}]")
+                         f"{len(links ^ expected)} links differ, e.g. {a}[{pa}] - {b}[{pb}]")
 
 
 def phase_contention(network: Network, channels: np.ndarray, phase_index: np.ndarray, num_phases: int,

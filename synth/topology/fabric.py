@@ -61,6 +61,8 @@ def build_fabric(nodes: list[Node], spec: str, source: str) -> Network:
             key = ends[0]
             if key not in cables:
                 cables[key] = (*ends[1], port.rate, port.line)
+            elif cables[key][2] is None and port.rate is not None:  # the first end listed gave no rate
+                cables[key] = (*cables[key][:2], port.rate, cables[key][3])
             elif None not in (port.rate, cables[key][2]) and port.rate != cables[key][2]:
                 fail(port.line, f"link rate: {port.rate:g} Gb/s here, {cables[key][2]:g} Gb/s at the cable's other end "
                                 f"(line {cables[key][3]})")
@@ -183,7 +185,7 @@ class Fabric(Topology):
             size = os.path.getsize(self.path)
             if size > MAX_FILE_BYTES:
                 raise SynthError(f"{self.path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a fabric file may have")
-            with open(self.path, encoding="utf-8", errors="replace") as handle:
+            with open(self.path, encoding="utf-8-sig", errors="replace") as handle:  # -sig: a byte-order mark
                 text = handle.read()
         except OSError as exc:
             raise SynthError(f"cannot read the fabric file {self.path}: {exc.strerror or exc}") from None
@@ -215,7 +217,8 @@ class Fabric(Topology):
 def parse_fabric_spec(text: str) -> Fabric:
     if not text:
         raise SynthError(f"spec 'fabric:': give the topology file, {SYNTAX}")
-    return Fabric(text)
+    # absolute: a routes file keeps the spec, and `synth tables` may run elsewhere
+    return Fabric(os.path.abspath(text))
 
 
 register_family(Family("fabric", SYNTAX, "a real InfiniBand fabric from its topology file (what ibnetdiscover writes, "

@@ -164,7 +164,7 @@ def parse_graph_spec(text: str) -> GraphNetwork:
     if not path:
         raise SynthError(f"spec 'graph:{text}': give the graph file, {SYNTAX}")
     p = parse_int(option.group(1), f"option p of {show('graph:' + text)}", 1, 1 << 16) if option else None
-    return GraphNetwork(path, p)
+    return GraphNetwork(os.path.abspath(path), p)  # absolute: a routes file keeps the spec
 
 
 register_family(Family("graph", SYNTAX, "any network as a graph file (an edge list, GML or networkx node-link JSON), "

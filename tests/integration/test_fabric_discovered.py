@@ -54,7 +54,7 @@ def test_a_fabric_written_again_is_the_same_file(tmp_path):
     assert run("topology", f"fabric:{first}", "--format", "ibnetdiscover", "--out", second)[0] == 0
     assert run("topology", f"fabric:{second}", "--format", "ibnetdiscover", "--out", third)[0] == 0
     body = lambda p: [l for l in Path(p).read_text().splitlines() if not l.startswith("#")]  # noqa: E731
-    assert body(second) == body(third)
+    assert body(first) == body(second) == body(third)
     assert cabling(parse_topology(f"fabric:{first}").network()) == cabling(parse_topology(f"fabric:{third}").network())
 
 

@@ -10,6 +10,8 @@ bridging error (a route, a wait, an actor started differently). IB is not: 4.1's
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -45,8 +47,11 @@ def _both(monkeypatch, *args, **kwargs):
 
 
 def test_the_set_up_gives_simgrid_4_and_keeps_debians_as_the_fallback(monkeypatch):
-    """What the README's `make test` installs: PyPI's 4.1 as synth's choice, Debian's 3.32 beside it."""
+    """What the README's `make test` installs: PyPI's 4.1 as synth's choice, Debian's 3.32 beside it. A machine
+    where 4.1 did not build falls back to 3.32 (scripts/install-simgrid.sh says so); CI must have built it."""
     s = synth.schedule("allgather", "torus:2,2", "ring", message_bytes=4096)
+    if simgrid_module.locate() is not None and not os.environ.get("CI"):
+        pytest.skip("SimGrid 4 did not build here: synth runs on Debian's 3.32 (scripts/install-simgrid.sh)")
     chosen = _simulate(monkeypatch, None, s, model="CM02")
     assert chosen.platform["simgrid"].startswith("4."), chosen.platform
     assert chosen.peak_bytes > 10 << 20  # the worker's own peak memory, measured in the worker (SimGrid is loaded)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 
 from synth.core.errors import SynthError
@@ -92,6 +93,8 @@ def _bandwidth(value, where: str) -> float:
 def _read_gml(text: str, path: str):
     import networkx as nx
 
+    if "multigraph" not in text:  # a link listed twice is two parallel links (networkx refuses it otherwise)
+        text = re.sub(r"\bgraph\s*\[", "graph [ multigraph 1", text, count=1)
     try:
         try:
             return nx.parse_gml(text, label="label")  # nodes named by their labels where every node has one
@@ -115,6 +118,7 @@ def _read_node_link(text: str, path: str):
     if not isinstance(data, dict) or "nodes" not in data or not any(k in data for k in ("links", "edges")):
         raise GraphFileError(f"{path}: not networkx's node-link JSON (an object with 'nodes' and 'links')")
     edges = "links" if "links" in data else "edges"
+    data = {**data, "multigraph": True}  # a link listed twice is two parallel links, whatever the file says
     nodes = data["nodes"]
     if not isinstance(nodes, list) or not all(isinstance(node, dict) and "id" in node for node in nodes):
         raise GraphFileError(f"{path}: nodes: not a list of objects with an 'id'")

@@ -151,3 +151,14 @@ def test_a_name_a_fabric_file_cannot_carry_is_refused_when_written(tmp_path):
                          "--out", tmp_path / "q.net")
     assert code == 2 and "node name 'a\"1' cannot be written in a fabric file" in err
     assert not (tmp_path / "q.net").exists()
+
+
+def test_a_link_listed_twice_is_two_links_in_every_form(tmp_path):
+    (tmp_path / "d.json").write_text(json.dumps({"directed": False, "multigraph": False, "graph": {},
+                                                 "nodes": [{"id": "a"}, {"id": "b"}],
+                                                 "links": [{"source": "a", "target": "b"}, {"source": "a", "target": "b"}]}))
+    (tmp_path / "d.gml").write_text('graph [ node [ id 0 label "a" ] node [ id 1 label "b" ] '
+                                    'edge [ source 0 target 1 ] edge [ source 0 target 1 ] ]')
+    for name in ("d.json", "d.gml"):
+        network = parse_topology(f"graph:{tmp_path / name}:p=1").network()
+        assert router_links(network) == Counter({("a", "b", 1.0): 4}), name  # two links, two channels each
