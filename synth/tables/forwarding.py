@@ -226,9 +226,8 @@ class LidPlan:
         """The fabric's own LIDs (synth.topology.fabric) when it has them all, each terminal's base is
         aligned to 2^lmc and no two blocks overlap: tables for a running fabric keep its addresses.
         Else synth's plan, with a note saying why."""
-        plain = cls(network.num_terminals, network.num_switches, lmc)
         if network.node_lids is None:
-            return plain
+            return cls(network.num_terminals, network.num_switches, lmc)
         lids = network.node_lids.astype(np.int64)
         n, block = network.num_terminals, 1 << lmc
         terminal, switch = lids[:n], lids[n:]
