@@ -30,6 +30,7 @@ from scipy.sparse.csgraph import connected_components
 
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, show
+from synth.topology.derived import DerivedTopology
 from synth.topology.family import Topology
 
 SEPARATOR = "@fail="
@@ -58,7 +59,7 @@ def with_failures(spec: str, failures: str | None) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class DegradedTopology(Topology):
+class DegradedTopology(DerivedTopology):
     base: Topology
     items: tuple[str, ...]
 
@@ -70,54 +71,6 @@ class DegradedTopology(Topology):
         self.failed  # resolve every name now: one line per unknown name, before any routing
 
     @property
-    def family(self) -> str:  # type: ignore[override]
-        return self.base.family
-
-    @property
-    def default_router(self) -> str:  # type: ignore[override]
-        return self.base.default_router
-
-    # The family's capabilities are the intact network's (only degradable families get here), but
-    # for the closed forms, which hold on the intact network only, and minimal_channels (None: from
-    # the degraded network's router distances).
-    @property
-    def compact_routes(self) -> bool:  # type: ignore[override]
-        return self.base.compact_routes
-
-    @property
-    def up_down_routes(self) -> bool:  # type: ignore[override]
-        return self.base.up_down_routes
-
-    @property
-    def bounds_per_stage(self) -> bool:  # type: ignore[override]
-        return self.base.bounds_per_stage
-
-    @property
-    def reports_seed_exchanges(self) -> bool:  # type: ignore[override]
-        return self.base.reports_seed_exchanges
-
-    @property
-    def complete_dimensions(self) -> bool:  # type: ignore[override]
-        return self.base.complete_dimensions
-
-    @property
-    def has_worst_case(self) -> bool:  # type: ignore[override]
-        return self.base.has_worst_case
-
-    @property
-    def ports_per_terminal(self) -> int:
-        return self.base.ports_per_terminal
-
-    def bound_names(self) -> tuple[str, ...]:
-        return self.base.bound_names()
-
-    def worst_case_destinations(self, num_ranks: int):
-        return self.base.worst_case_destinations(num_ranks)
-
-    def kautz_degree(self) -> int | None:
-        return self.base.kautz_degree()
-
-    @property
     def spec(self) -> str:
         return f"{self.base.spec}{SEPARATOR}{'+'.join(self.items)}"
 
@@ -127,22 +80,6 @@ class DegradedTopology(Topology):
         if len(failed.switches):
             parts.append(f"{len(failed.switches)} failed switch{'es' * (len(failed.switches) != 1)}")
         return f"{self.base.label()} with {', '.join(parts)}"
-
-    @property
-    def num_terminals(self) -> int:
-        return self.base.num_terminals
-
-    def hierarchy(self):
-        return self.base.hierarchy()
-
-    def router_groups(self):
-        return self.base.router_groups()
-
-    def router_coordinates(self):
-        return self.base.router_coordinates()
-
-    def report_patterns(self) -> list[str]:
-        return type(self.base).report_patterns(self)  # the family's patterns, on the degraded network
 
     def facts(self) -> list[tuple[str, str]]:
         failed = self.failed
@@ -168,7 +105,8 @@ class DegradedTopology(Topology):
                           channel_src_port=base.channel_src_port[keep], channel_dst=base.channel_dst[keep],
                           channel_dst_port=base.channel_dst_port[keep], channel_bandwidth=base.channel_bandwidth[keep],
                           channel_class=base.channel_class[keep], _channel_keys=None, _channel_order=None,
-                          failed_nodes=self.failed.failed_nodes)
+                          failed_nodes=self.failed.failed_nodes if base.failed_nodes is None else
+                          np.union1d(base.failed_nodes, self.failed.failed_nodes))
         return network
 
 

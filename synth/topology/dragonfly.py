@@ -330,5 +330,22 @@ def parse_dragonfly(text: str) -> Dragonfly:
     return Dragonfly(p, a, h, groups, option_choice(parts, "arrangement", spec, ARRANGEMENTS))
 
 
+def dragonfly_candidates(shape) -> list[str]:
+    """Every (a, h) with a - 1 + h the routers' degree, every group count that holds the routers, every
+    arrangement."""
+    degree = max(shape.degree(True), shape.degree(False))
+    if shape.directed or shape.p == 0:
+        return []
+    specs = []
+    for a in range(1, degree + 1):
+        h = degree - a + 1
+        for groups in sorted({-(-r // a) for r in shape.family_routers()}):
+            if 2 <= groups <= a * h + 1 and shape.admits(a * groups, a * groups * degree):
+                size = "" if groups == a * h + 1 else f":groups={groups}"
+                specs += [f"dragonfly:{shape.p},{a},{h}{size}" + ("" if arrangement == "absolute" else
+                                                                  f":arrangement={arrangement}")
+                          for arrangement in ARRANGEMENTS]
+    return specs
+
 register_family(Family("dragonfly", SYNTAX, "dragonfly (Prisacari20 ch.4-6): groups of a fully connected routers, h global "
-                       "links per router, a h + 1 groups unless groups=G", parse_dragonfly))
+                       "links per router, a h + 1 groups unless groups=G", parse_dragonfly, candidates=dragonfly_candidates))

@@ -26,13 +26,15 @@ from functools import cached_property
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.validate import show
 from synth.topology.readers.ibnetdiscover import FabricFileError, Node, parse_fabric
 from synth.topology.direct import TERMINAL_CLASS
 from synth.topology.distances import connected_parts
-from synth.topology.family import Family, Topology, check_counts, register_family
+from synth.topology.family import Family, Topology, check_counts, file_spec_options, recognize_option, register_family
+from synth.topology.recognize.recognized import recognized
 from synth.topology.network import Network
 
-SYNTAX = "fabric:FILE"
+SYNTAX = "fabric:FILE[:recognize=no]"
 # A 10,000-node fabric's file is a few MB; parsing more than 64 MB of text would take long before the counts (checked
 # against family.MAX_NODES and MAX_CHANNELS, from the parsed file, before the arrays are made) could refuse it.
 MAX_FILE_BYTES = 64 << 20
@@ -168,12 +170,14 @@ def _names(nodes: list[Node]) -> dict[str, str]:
 @dataclass(frozen=True, eq=False)
 class Fabric(Topology):
     path: str
+    recognize: bool = True  # matched against the families (synth.topology.recognize); no: always generic
+    note: str = ""  # what recognition found, when it left the fabric generic
 
     family = "fabric"
 
     @property
     def spec(self) -> str:
-        return f"fabric:{self.path}"
+        return f"fabric:{self.path}" + ("" if self.recognize else ":recognize=no")
 
     def label(self) -> str:
         return f"fabric {os.path.basename(self.path)}"
@@ -211,14 +215,16 @@ class Fabric(Topology):
                  ("switch cables", str(cables))]
         if len(rates) > 1:
             facts.append(("link rates", ", ".join(f"{r:g}" for r in rates) + " (relative to the terminals' most common)"))
-        return facts
+        return facts + [("family", self.note or "not looked for (recognize=no)")] * (self.note != "" or not self.recognize)
 
 
-def parse_fabric_spec(text: str) -> Fabric:
-    if not text:
-        raise SynthError(f"spec 'fabric:': give the topology file, {SYNTAX}")
+def parse_fabric_spec(text: str) -> Topology:
+    path, options = file_spec_options(text, ("recognize",))
+    if not path:
+        raise SynthError(f"spec 'fabric:{text}': give the topology file, {SYNTAX}")
     # absolute: a routes file keeps the spec, and `synth tables` may run elsewhere
-    return Fabric(os.path.abspath(text))
+    fabric = Fabric(os.path.abspath(path), recognize_option(options, show("fabric:" + text)))
+    return recognized(fabric) if fabric.recognize else fabric
 
 
 register_family(Family("fabric", SYNTAX, "a real InfiniBand fabric from its topology file (what ibnetdiscover writes, "

@@ -20,13 +20,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
 
 import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.registry import Registry
 from synth.core.validate import parse_int, show
+
+if TYPE_CHECKING:
+    from synth.topology.recognize.shape import Shape
 
 XGFT, DIRECT = "xgft", "direct"  # Topology.routing_kind
 
@@ -83,6 +86,9 @@ class Topology(ABC):
     # Failed links and switches (--fail, synth.topology.degraded) leave a network the family's
     # routers still route. False where the routers rely on the intact structure (the XGFT's).
     degradable: ClassVar[bool] = True
+    # Automorphisms of every network of the family take any router to any other (with its terminals): recognition
+    # (synth.topology.recognize.match.isomorphism) then tries one image for the first router it pins.
+    router_transitive: ClassVar[bool] = False
     # The seed gives the family a worst case of minimal routing (worst_case_destinations, the
     # `worst-case` pattern): Slim Fly, MLFM, OFT (Prisacari20 sec. 7.4.2).
     has_worst_case: ClassVar[bool] = False
@@ -205,6 +211,9 @@ class Family:
     syntax: str  # e.g. "dragonfly:P,A,H[:groups=G][:arrangement=absolute|relative|circulant]"
     description: str
     parse: Callable[[str], Topology]  # the text after "NAME:"
+    # The specs of the family's networks an imported network could be, from its shape (synth.topology.recognize):
+    # as many as its counts and degrees allow, intact or with a few parts missing. None: never recognized.
+    candidates: Callable[["Shape"], Iterable[str]] | None = None
 
 
 FAMILIES: Registry[Family] = Registry("network family")
@@ -244,6 +253,27 @@ def parse_spec(family: str, text: str, syntax: str, counts: tuple[int, int], opt
             raise SynthError(f"{show(spec)}: option {show(key)} given twice")
         named[key] = value
     return SpecParts(numbers, named)
+
+
+def file_spec_options(text: str, keys: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    """(FILE, options) of the text after `fabric:` or `graph:`: FILE[:key=value]..., the options at the end (a
+    file's path may hold ':'), each key of `keys` at most once."""
+    options: dict[str, str] = {}
+    while True:
+        head, colon, last = text.rpartition(":")
+        key, equals, value = last.partition("=")
+        if not colon or not equals or key not in keys or key in options:
+            return text, options
+        options[key] = value
+        text = head
+
+
+def recognize_option(options: dict[str, str], spec: str) -> bool:
+    """`recognize=yes|no` (default yes): whether an imported network is matched against the families."""
+    value = options.get("recognize", "yes")
+    if value not in ("yes", "no"):
+        raise SynthError(f"option recognize of {show(spec)} must be yes or no, got {show(value)}")
+    return value == "yes"
 
 
 def option_int(parts: SpecParts, key: str, spec: str, default: int, minimum: int = 1, maximum: int = 1 << 20) -> int:

@@ -22,24 +22,27 @@ from synth.core.validate import parse_int, show
 from synth.topology.readers.graph_file import GraphFile, GraphFileError, read_graph_file
 from synth.topology.direct import RouterGraph, build_direct_network
 from synth.topology.distances import connected_parts
-from synth.topology.family import Family, Topology, check_counts, register_family
+from synth.topology.family import Family, Topology, check_counts, file_spec_options, recognize_option, register_family
+from synth.topology.recognize.recognized import recognized
 from synth.topology.network import Network
 
-SYNTAX = "graph:FILE[:p=P]"
+SYNTAX = "graph:FILE[:p=P][:recognize=no]"
 LINK_CLASS = "link"
-_TERMINALS_OPTION = re.compile(r":p=([^:]*)$")
 
 
 @dataclass(frozen=True, eq=False)
 class GraphNetwork(Topology):
     path: str
     p: int | None = None  # terminals per router, for a file that marks none
+    recognize: bool = True  # matched against the families (synth.topology.recognize); no: always generic
+    note: str = ""  # what recognition found, when it left the network generic
 
     family = "graph"
 
     @property
     def spec(self) -> str:
-        return f"graph:{self.path}" + (f":p={self.p}" if self.p is not None else "")
+        return f"graph:{self.path}" + (f":p={self.p}" if self.p is not None else "") + \
+            ("" if self.recognize else ":recognize=no")
 
     def label(self) -> str:
         return f"graph {os.path.basename(self.path)}" + (f", {self.p} terminals per router" if self.p else "")
@@ -70,7 +73,7 @@ class GraphNetwork(Topology):
         rates = sorted(set(network.channel_bandwidth.tolist()))
         if len(rates) > 1:
             facts.append(("link bandwidths", ", ".join(f"{r:g}" for r in rates)))
-        return facts
+        return facts + [("family", self.note or "not looked for (recognize=no)")] * (self.note != "" or not self.recognize)
 
 
 def build_graph_network(graph: GraphFile, path: str, p: int | None, spec: str) -> Network:
@@ -158,13 +161,14 @@ def _check_connected(path: str, count: int, router_index: np.ndarray, graph, rou
                              f"{names[alone]!r})" + (" along its one-way links" if graph.directed else ""))
 
 
-def parse_graph_spec(text: str) -> GraphNetwork:
-    option = _TERMINALS_OPTION.search(text)
-    path = text[:option.start()] if option else text
+def parse_graph_spec(text: str) -> Topology:
+    path, options = file_spec_options(text, ("p", "recognize"))
     if not path:
         raise SynthError(f"spec 'graph:{text}': give the graph file, {SYNTAX}")
-    p = parse_int(option.group(1), f"option p of {show('graph:' + text)}", 1, 1 << 16) if option else None
-    return GraphNetwork(os.path.abspath(path), p)  # absolute: a routes file keeps the spec
+    spec = show("graph:" + text)
+    p = parse_int(options["p"], f"option p of {spec}", 1, 1 << 16) if "p" in options else None
+    graph = GraphNetwork(os.path.abspath(path), p, recognize_option(options, spec))  # absolute: routes files keep it
+    return recognized(graph) if graph.recognize else graph
 
 
 register_family(Family("graph", SYNTAX, "any network as a graph file (an edge list, GML or networkx node-link JSON), "

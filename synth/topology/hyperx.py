@@ -51,6 +51,7 @@ SYNTAX_2DFC = "2dfc:M2,M1"
 @dataclass(frozen=True)
 class HyperX(RouterGrid, Topology):
     family = "hyperx"
+    router_transitive = True  # the translations (coordinates mod S_k)
     complete_dimensions = True  # every two routers of a line along a dimension are linked
     sizes: tuple[int, ...]  # S_0..S_{L-1}, dimension 0 first
     p: int = 1
@@ -231,7 +232,31 @@ def parse_2dfc(text: str) -> TwoDFC:
     return TwoDFC.of(m2, m1)
 
 
+def hyperx_candidates(shape) -> list[str]:
+    """Every trunk T dividing the degree and every set of sizes S_k with T sum(S_k - 1) the degree whose product
+    holds the routers (the sizes in increasing order)."""
+    degree = max(shape.degree(True), shape.degree(False))
+    if shape.directed or shape.p == 0 or degree == 0:
+        return []
+    routers = shape.family_routers()
+
+    def sizes(left: int, smallest: int, product: int):
+        """Non-decreasing sizes >= smallest with sum(S - 1) = left and product * prod(S) <= the largest count."""
+        if left == 0:
+            if product in routers and shape.admits(product, product * degree):
+                yield ()
+            return
+        for size in range(smallest, left + 2):
+            if product * size > routers[-1]:
+                break
+            for rest in sizes(left - (size - 1), size, product * size):
+                yield (size, *rest)
+
+    options = lambda trunk: (f":p={shape.p}" if shape.p != 1 else "") + (f":trunk={trunk}" if trunk != 1 else "")  # noqa: E731
+    return [f"hyperx:{','.join(map(str, s))}{options(trunk)}" for trunk in range(1, degree + 1) if degree % trunk == 0
+            for s in sizes(degree // trunk, 2, 1) if len(s) <= MAX_DIMENSIONS]
+
 register_family(Family("hyperx", SYNTAX, "HyperX (DeSensi24, Prisacari20 ch.7): every router linked to every router differing in "
-                       "one coordinate", parse_hyperx))
+                       "one coordinate", parse_hyperx, candidates=hyperx_candidates))
 register_family(Family("2dfc", SYNTAX_2DFC, "two-level fully connected network (Pham26, PhamNK): the 2D HyperX of "
                        "M2 x M1 nodes, one node per router", parse_2dfc))

@@ -49,6 +49,11 @@ class Kautz(Topology):
         self.check_size(2 * self.num_nodes, 2 * self.num_nodes + self.num_links)
 
     @property
+    def router_transitive(self) -> bool:  # type: ignore[override]
+        """K(d, 2): permuting the d + 1 letters takes any word xy to any other (not so for longer words: xyx, xyz)."""
+        return self.k <= 2
+
+    @property
     def spec(self) -> str:
         return f"kautz:{self.d}" if self.k == 2 else f"kautz:{self.d},{self.k}"
 
@@ -164,5 +169,13 @@ def parse_kautz(text: str) -> Kautz:
     return Kautz(d, k)
 
 
+def kautz_candidates(shape) -> list[str]:
+    """K(D, K) with D the out-degree and (D + 1) D^(K-1) routers: a one-way graph, one terminal per router."""
+    degree = shape.degree(True)
+    if not shape.directed or shape.p != 1 or degree < 2:
+        return []
+    sizes = [(k, (degree + 1) * degree ** (k - 1)) for k in range(1, MAX_LENGTH + 1)]
+    return [f"kautz:{degree},{k}" for k, routers in sizes if shape.admits(routers, routers * degree)]
+
 register_family(Family("kautz", SYNTAX, "Kautz graph K(D,K) (Pham26): directed, degree D, diameter K, one terminal "
-                       "per node", parse_kautz))
+                       "per node", parse_kautz, candidates=kautz_candidates))

@@ -156,5 +156,12 @@ def parse_mlfm(text: str) -> Mlfm:
     return Mlfm(h)
 
 
+def mlfm_candidates(shape) -> list[str]:
+    """H with 3 H (H + 1) / 2 routers and H terminals on a router."""
+    if shape.directed:
+        return []
+    h = shape.p
+    return [f"mlfm:{h}"] if shape.admits(3 * h * (h + 1) // 2, 2 * h * h * (h + 1)) else []
+
 register_family(Family("mlfm", SYNTAX, "Multi-Layer Full-Mesh h-MLFM (Prisacari20 sec. 7.2.2.3): h layers of h + 1 local "
-                       "routers joined by h(h+1)/2 global routers, radix 2h", parse_mlfm))
+                       "routers joined by h(h+1)/2 global routers, radix 2h", parse_mlfm, candidates=mlfm_candidates))

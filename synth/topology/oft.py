@@ -177,5 +177,13 @@ def parse_oft(text: str) -> Oft:
     return Oft(k)
 
 
+def oft_candidates(shape) -> list[str]:
+    """K with 3 (K^2 - K + 1) routers and K terminals on a router."""
+    if shape.directed:
+        return []
+    k = shape.p
+    per_level = k * k - k + 1
+    return [f"oft:{k}"] if shape.admits(3 * per_level, 4 * k * per_level) else []
+
 register_family(Family("oft", SYNTAX, "two-level Orthogonal Fat-Tree k-OFT (Prisacari20 sec. 7.2.2.4): three levels of "
-                       "1 + k(k-1) routers wired by the k-ML3B table, k - 1 prime, radix 2k", parse_oft))
+                       "1 + k(k-1) routers wired by the k-ML3B table, k - 1 prime, radix 2k", parse_oft, candidates=oft_candidates))

@@ -290,5 +290,12 @@ def parse_slimfly(text: str) -> SlimFly:
     return SlimFly(q, option_int(parts, "p", spec, SlimFly.default_p(q)))
 
 
+def slimfly_candidates(shape) -> list[str]:
+    """q with 2 q^2 routers."""
+    if shape.directed or shape.p == 0:
+        return []
+    return [f"slimfly:{q}:p={shape.p}" for q in range(3, 1 << 10) if prime_power(q) is not None
+            and shape.admits(2 * q * q, 2 * q * q * ((3 * q - mms_parameters(q)[1]) // 2))]
+
 register_family(Family("slimfly", SYNTAX, "Slim Fly (Prisacari20 sec. 7.2): the diameter-two MMS graph of 2q^2 routers, "
-                       "q a prime power", parse_slimfly))
+                       "q a prime power", parse_slimfly, candidates=slimfly_candidates))

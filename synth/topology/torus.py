@@ -39,6 +39,7 @@ from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
 from synth.topology.family import TORUS_ALLREDUCE_FORMS, Family, Topology, option_int, parse_spec, register_family
 from synth.topology.grid import MAX_DIMENSIONS, RouterGrid, dimension_classes
+from synth.topology.recognize.shape import factorizations
 
 SYNTAX = "torus:D0,D1,...[:p=P]"
 
@@ -46,6 +47,7 @@ SYNTAX = "torus:D0,D1,...[:p=P]"
 @dataclass(frozen=True)
 class Torus(RouterGrid, Topology):
     family = "torus"
+    router_transitive = True  # the translations
     sizes: tuple[int, ...]  # D_0..D_{L-1}, dimension 0 (stride 1) first
     p: int = 1
 
@@ -152,5 +154,14 @@ def parse_torus(text: str) -> Torus:
     return Torus(parts.numbers, option_int(parts, "p", spec, 1))
 
 
+def torus_candidates(shape) -> list[str]:
+    """Every set of D = degree / 2 sizes whose product holds the routers (in increasing order)."""
+    degree = max(shape.degree(True), shape.degree(False))
+    if shape.directed or shape.p == 0 or degree % 2:
+        return []
+    option = f":p={shape.p}" if shape.p != 1 else ""
+    return [f"torus:{','.join(map(str, sizes))}{option}" for routers in shape.family_routers()
+            if shape.admits(routers, routers * degree) for sizes in factorizations(routers, degree // 2)]
+
 register_family(Family("torus", SYNTAX, "D-dimensional torus (DeSensi24): +1 and -1 neighbours in every dimension, "
-                       "dimension 0 of stride 1", parse_torus))
+                       "dimension 0 of stride 1", parse_torus, candidates=torus_candidates))

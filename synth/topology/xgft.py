@@ -311,4 +311,22 @@ def parse_xgft(text: str) -> Xgft:
     return Xgft(m, w)
 
 
-register_family(Family("xgft", "xgft:H:M_1,...,M_H:W_1,...,W_H", "extended generalized fat tree (Prisacari20 ch.2-3)", parse_xgft))
+def xgft_candidates(shape) -> list[str]:
+    """The XGFT whose levels are the routers' hops from the terminals' (plus 1): M_l and W_l the most channels
+    between two levels, W_1 = 1 (a CA has one cabled port)."""
+    levels = shape.levels
+    if shape.directed or shape.p == 0 or not levels.all():
+        return []
+    m, w = [shape.p], [1]
+    for lower in range(1, int(levels.max())):
+        up, down = shape.between_levels(lower)
+        m.append(down)
+        w.append(up)
+    height = len(m)
+    leaves = [prod(m[:level]) for level in range(height + 1)]  # MT nodes per switch layer: Pi_H / Pi_l
+    planes = [prod(w[:level]) for level in range(height + 1)]
+    switches = sum(leaves[height] // leaves[level] * planes[level] for level in range(1, height + 1))
+    channels = 2 * sum(leaves[height] // leaves[level] * planes[level] * w[level] for level in range(1, height))
+    return [f"xgft:{height}:{','.join(map(str, m))}:{','.join(map(str, w))}"] if shape.admits(switches, channels) else []
+
+register_family(Family("xgft", "xgft:H:M_1,...,M_H:W_1,...,W_H", "extended generalized fat tree (Prisacari20 ch.2-3)", parse_xgft, candidates=xgft_candidates))

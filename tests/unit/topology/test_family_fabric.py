@@ -50,7 +50,7 @@ Ca\t2 "H-0c42a1030070a0c4"\t\t# "node2 HCA-1"
 def fabric_of(tmp_path, text: str, name: str = "fabric.txt"):
     path = tmp_path / name
     path.write_text(text)
-    return parse_topology(f"fabric:{path}")
+    return parse_topology(f"fabric:{path}:recognize=no")  # the file as read (recognition: test_recognition.py)
 
 
 def test_a_discovered_fabric_keeps_its_names_ports_guids_lids_cables_and_rates(tmp_path):
@@ -76,7 +76,7 @@ def test_a_discovered_fabric_keeps_its_names_ports_guids_lids_cables_and_rates(t
 
 def test_ibsims_example_files_are_read(tmp_path):
     """ibsim's own net files: free ids, `Hca`, no GUIDs, a two-cable bundle between the switches."""
-    network = parse_topology("fabric:/usr/share/doc/ibsim-utils/net-examples/net.2sw2path4hca").network() \
+    network = parse_topology("fabric:/usr/share/doc/ibsim-utils/net-examples/net.2sw2path4hca:recognize=no").network() \
         if __import__("os").path.exists("/usr/share/doc/ibsim-utils/net-examples/net.2sw2path4hca") else None
     if network is None:
         pytest.skip("ibsim-utils' examples are not installed")

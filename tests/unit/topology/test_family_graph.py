@@ -36,7 +36,7 @@ def hosts(network) -> dict[str, str]:
 def test_an_edge_list_with_p_terminals_per_router_and_bandwidths(tmp_path):
     (tmp_path / "g.txt").write_text("# a ring of four and a chord of bandwidth 2, listed twice\na b\nb c\nc d\nd a\n"
                                     "a c 2\na c 2  # parallel\n")
-    network = parse_topology(f"graph:{tmp_path / 'g.txt'}:p=2").network()
+    network = parse_topology(f"graph:{tmp_path / 'g.txt'}:p=2:recognize=no").network()
     assert network.num_terminals == 8 and network.node_names[8:] == ["a", "b", "c", "d"]
     assert router_links(network) == Counter({("a", "b", 1.0): 2, ("b", "c", 1.0): 2, ("c", "d", 1.0): 2,
                                              ("a", "d", 1.0): 2, ("a", "c", 2.0): 4})
@@ -53,7 +53,7 @@ def test_gml_with_marked_terminals_keeps_their_names_and_links(tmp_path):
     graph.add_edge("r2", "r3")
     graph.add_edge("r2", "r3")
     nx.write_gml(graph, tmp_path / "g.gml")
-    network = parse_topology(f"graph:{tmp_path / 'g.gml'}").network()
+    network = parse_topology(f"graph:{tmp_path / 'g.gml'}:recognize=no").network()
     assert network.num_terminals == 3 and hosts(network) == {"h1": "r1", "h2": "r1", "h3": "r3"}
     assert network.channel_bandwidth[:6].tolist() == [4.0] * 6
     assert router_links(network) == Counter({("r1", "r2", 1.0): 2, ("r2", "r3", 1.0): 4})
@@ -65,7 +65,7 @@ def test_node_link_json_with_attached_terminals_and_one_way_links(tmp_path):
         graph.add_node(f"n{k}", terminals=1)
         graph.add_edge(f"n{k}", f"n{(k + 1) % 3}")
     (tmp_path / "g.json").write_text(json.dumps(nx.node_link_data(graph)))
-    network = parse_topology(f"graph:{tmp_path / 'g.json'}").network()
+    network = parse_topology(f"graph:{tmp_path / 'g.json'}:recognize=no").network()
     n = network.num_terminals
     assert n == 3 and network.num_channels == 2 * 3 + 3  # one channel per one-way link
     links = {(network.node_names[s], network.node_names[d])
@@ -109,30 +109,30 @@ BAD = [
 def test_a_bad_graph_file_is_one_line(tmp_path, name, text, message):
     (tmp_path / name).write_text(text)
     with pytest.raises(SynthError) as caught:
-        parse_topology(f"graph:{tmp_path / name}:p=1").network()
+        parse_topology(f"graph:{tmp_path / name}:p=1:recognize=no").network()
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_terminals_are_marked_or_given_never_both_nor_neither(tmp_path):
     (tmp_path / "g.txt").write_text("a b\n")
     with pytest.raises(SynthError, match="no terminals: give graph:.*:p=P"):
-        parse_topology(f"graph:{tmp_path / 'g.txt'}").network()
+        parse_topology(f"graph:{tmp_path / 'g.txt'}:recognize=no").network()
     graph = nx.Graph()
     graph.add_node("h", terminal=True)
     graph.add_edges_from([("h", "a"), ("a", "b"), ("h2", "b")])
     graph.nodes["h2"]["terminal"] = True
     nx.write_gml(graph, tmp_path / "g.gml")
     with pytest.raises(SynthError, match="the file marks its terminals; leave out :p=2"):
-        parse_topology(f"graph:{tmp_path / 'g.gml'}:p=2").network()
+        parse_topology(f"graph:{tmp_path / 'g.gml'}:p=2:recognize=no").network()
     graph.add_edge("h", "b")
     nx.write_gml(graph, tmp_path / "g2.gml")
     with pytest.raises(SynthError, match="terminal 'h' has 2 links"):
-        parse_topology(f"graph:{tmp_path / 'g2.gml'}").network()
+        parse_topology(f"graph:{tmp_path / 'g2.gml'}:recognize=no").network()
 
 
 def test_an_unnamed_terminal_never_takes_a_routers_name(tmp_path):
     (tmp_path / "g.txt").write_text("t1 x\n")  # a router is called t1: terminal 1 becomes x/t1
-    network = parse_topology(f"graph:{tmp_path / 'g.txt'}:p=1").network()
+    network = parse_topology(f"graph:{tmp_path / 'g.txt'}:p=1:recognize=no").network()
     assert network.node_names == ["t0", "x/t1", "t1", "x"]
     assert len(set(network.node_names)) == len(network.node_names)
     assert np.array_equal(network.channel_dst[[0, 2]], [2, 3])
@@ -140,9 +140,9 @@ def test_an_unnamed_terminal_never_takes_a_routers_name(tmp_path):
 
 def test_a_byte_order_mark_and_gml_without_labels(tmp_path):
     (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbfa b\nb c\nc a\n")
-    assert parse_topology(f"graph:{tmp_path / 'bom.txt'}:p=1").network().node_names[3:] == ["a", "b", "c"]
+    assert parse_topology(f"graph:{tmp_path / 'bom.txt'}:p=1:recognize=no").network().node_names[3:] == ["a", "b", "c"]
     (tmp_path / "ids.gml").write_text('graph [ comment "label" node [ id 0 ] node [ id 1 ] edge [ source 0 target 1 ] ]')
-    assert parse_topology(f"graph:{tmp_path / 'ids.gml'}:p=1").network().node_names[2:] == ["0", "1"]
+    assert parse_topology(f"graph:{tmp_path / 'ids.gml'}:p=1:recognize=no").network().node_names[2:] == ["0", "1"]
 
 
 def test_a_name_a_fabric_file_cannot_carry_is_refused_when_written(tmp_path):
@@ -160,5 +160,5 @@ def test_a_link_listed_twice_is_two_links_in_every_form(tmp_path):
     (tmp_path / "d.gml").write_text('graph [ node [ id 0 label "a" ] node [ id 1 label "b" ] '
                                     'edge [ source 0 target 1 ] edge [ source 0 target 1 ] ]')
     for name in ("d.json", "d.gml"):
-        network = parse_topology(f"graph:{tmp_path / name}:p=1").network()
+        network = parse_topology(f"graph:{tmp_path / name}:p=1:recognize=no").network()
         assert router_links(network) == Counter({("a", "b", 1.0): 4}), name  # two links, two channels each
