@@ -92,10 +92,12 @@ def test_tables_for_a_discovered_fabric_keep_its_guids_and_lids_and_load_into_op
     terminal_lids = np.arange(64, 32, -2)  # 16 terminals: 64, 62, ..., 34
     switch_lids = np.arange(100, 106)
     path = discover(tmp_path, spec, terminal_lids, switch_lids)
-    network = parse_topology(f"fabric:{path}").network()
+    topology = parse_topology(f"fabric:{path}")
+    assert topology.family == "xgft" and topology.base.spec == spec  # recognized: the XGFT's own routers route it
+    network = topology.network()
     assert sorted(network.node_lids.tolist()) == sorted(terminal_lids.tolist() + switch_lids.tolist())
     routes, tables = tmp_path / "r.json", tmp_path / "tables"
-    assert run("route", f"fabric:{path}", "--traffic", "a2a-lin", "--router", "minimal", "--out", routes)[0] == 0
+    assert run("route", f"fabric:{path}", "--traffic", "a2a-lin", "--router", "dmodk", "--out", routes)[0] == 0
     code, out, err = run("tables", routes, "--out", tables)
     assert code == 0, err
     assert "LIDs: the fabric's own LIDs" in out
@@ -111,7 +113,7 @@ def test_routes_needing_more_lids_than_the_fabric_has_get_synths_lids_and_say_so
     spec = "xgft:2:4,4:1,2"
     path = discover(tmp_path, spec, np.arange(1, 17) * 2 + 1, np.arange(100, 106))  # odd LIDs: no room for LMC 1
     routes, tables = tmp_path / "r.json", tmp_path / "tables"
-    assert run("route", f"fabric:{path}", "--traffic", "a2a-lin", "--router", "paths", "--phase", "0-3",
+    assert run("route", f"fabric:{path}:recognize=no", "--traffic", "a2a-lin", "--router", "paths", "--phase", "0-3",
                "--out", routes)[0] == 0
     code, out, err = run("tables", routes, "--out", tables, "--lmc", "1")
     assert code == 0, err

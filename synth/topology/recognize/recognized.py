@@ -42,12 +42,10 @@ def map_onto(source: Network, family: Network, routers: np.ndarray) -> Mapped:
     family_of = np.full(source.num_nodes, -1, dtype=np.int64)  # source node -> family node
     family_of[Routers.of(source).nodes] = routers
     # terminals: a router's source terminals, in their order, take its family terminals in theirs
-    source_router = family_of[source.channel_dst[0: 2 * ns: 2]]
-    family_router = family.channel_dst[0: 2 * nf: 2]
     slots: dict[int, list[int]] = {}
-    for t, r in enumerate(family_router.tolist()):
+    for t, r in enumerate(_terminal_routers(family).tolist()):
         slots.setdefault(r, []).append(t)
-    for t, r in enumerate(source_router.tolist()):
+    for t, r in enumerate(family_of[_terminal_routers(source)].tolist()):
         family_of[t] = slots[r].pop(0)
     source_of = np.full(family.num_nodes, -1, dtype=np.int64)
     source_of[family_of] = np.arange(source.num_nodes)
@@ -76,8 +74,9 @@ def map_onto(source: Network, family: Network, routers: np.ndarray) -> Mapped:
     assert (np.bincount(channel_of[found], minlength=source.num_channels) == 1).all(), "an unmapped source channel"
 
     failed = np.flatnonzero(source_of < 0)
-    dead = np.zeros(family.num_channels, dtype=bool)  # a missing terminal's channels: kept, as degraded.py keeps them
-    dead[: 2 * nf] = np.repeat(source_of[:nf] < 0, 2)
+    terminal_end = np.where(family.channel_src < nf, family.channel_src, family.channel_dst)
+    # a missing terminal's channels: kept, as degraded.py keeps them
+    dead = (terminal_end < nf) & (source_of[np.minimum(terminal_end, family.num_nodes - 1)] < 0)
     keep = found | dead
     src_port = np.where(found, source.channel_src_port[channel_of], family.channel_src_port)
     dst_port = np.where(found, source.channel_dst_port[channel_of], family.channel_dst_port)
@@ -85,16 +84,18 @@ def map_onto(source: Network, family: Network, routers: np.ndarray) -> Mapped:
     top = np.zeros(family.num_nodes, dtype=np.int64)
     np.maximum.at(top, family.channel_src[found], src_port[found])
     np.maximum.at(top, family.channel_dst[found], dst_port[found])
-    for c in np.flatnonzero(dead & ~found).tolist():
-        router = int(family.channel_dst[c]) if c % 2 == 0 else int(family.channel_src[c])
-        if source_of[router] >= 0:
-            if c % 2 == 0:
-                top[router] += 1
-            port = top[router]
-            if c % 2 == 0:
-                dst_port[c] = port
-            else:
-                src_port[c] = port
+    given: dict[tuple[int, int], int] = {}  # (missing terminal, its router) -> the port
+    for c in np.flatnonzero(dead).tolist():
+        terminal, router = int(terminal_end[c]), int(family.channel_src[c] + family.channel_dst[c] - terminal_end[c])
+        if source_of[router] < 0:
+            continue  # both ends missing: the family's own ports
+        if (terminal, router) not in given:
+            top[router] += 1
+            given[terminal, router] = int(top[router])
+        if family.channel_src[c] == router:
+            src_port[c] = given[terminal, router]
+        else:
+            dst_port[c] = given[terminal, router]
     bandwidth = np.where(found, source.channel_bandwidth[channel_of], family.channel_bandwidth)
     names = [source.node_names[s] if s >= 0 else MISSING_PREFIX + family.node_names[f]
              for f, s in enumerate(source_of.tolist())]
@@ -125,6 +126,14 @@ def map_onto(source: Network, family: Network, routers: np.ndarray) -> Mapped:
     two_way = bool(np.isin(family.channel_dst[router_channel] * width + family.channel_src[router_channel], keys).all())
     return Mapped(network, int((source_of[nf:] < 0).sum()), int((source_of[:nf] < 0).sum()),
                   int(lost.sum()) // (2 if two_way else 1), same)
+
+
+def _terminal_routers(network: Network) -> np.ndarray:
+    """(terminals,) the router each terminal is cabled to (one link per terminal where recognized)."""
+    router = np.zeros(network.num_terminals, dtype=np.int64)
+    up = (network.channel_src < network.num_terminals) & (network.channel_dst >= network.num_terminals)
+    router[network.channel_src[up]] = network.channel_dst[up]
+    return router
 
 
 @dataclass(frozen=True, eq=False)
