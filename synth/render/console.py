@@ -189,9 +189,12 @@ def stage_lines(evaluations: Sequence[PhaseEvaluation], network: Network, bound_
 def unreachable_line(topology, workload, phases, dropped: dict, left_out_of: str = "the routes") -> str:
     """What a degraded network cut: flows dropped (per the phases), terminals cut off, one pair."""
     total = sum(dropped.values())
-    down = np.flatnonzero(topology.failed.down_terminals)
+    network = topology.network()
+    failed = network.failed_nodes if network.failed_nodes is not None else np.zeros(0, dtype=np.int64)
+    down = failed[failed < network.num_terminals]  # cut off, or missing from a recognized fabric
     cut = f"{len(down)} terminal{'s' * (len(down) != 1)} cut off from their router" + (
-        ": " + ", ".join(f"t{t}" for t in down[:8].tolist()) + (", ..." if len(down) > 8 else "") if len(down) else "")
+        ": " + ", ".join(network.node_names[t] for t in down[:8].tolist()) + (", ..." if len(down) > 8 else "")
+        if len(down) else "")
     if not total:
         return f"none: every flow of the {len(dropped)} phases still reaches its destination ({cut})"
     text = f"{total:,} flows in {sum(1 for v in dropped.values() if v)} of {len(dropped)} phases cannot be delivered ({cut}"

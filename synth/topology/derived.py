@@ -1,9 +1,9 @@
 """A network derived from a family network, whose capabilities are that family's: degraded networks
 (synth.topology.degraded: failed links and switches) and recognized ones (synth.topology.recognize: an imported
 fabric that is a family network). The derived network keeps the family's node numbering, so the family's
-groups, coordinates, hierarchy and routers apply to it. The seeds' closed forms and the closed-form minimal
-path lengths hold on the intact family network only: a subclass whose network is that one (`intact`) keeps
-them.
+groups, coordinates, hierarchy and routers apply to it. The closed-form minimal path lengths and the
+translations hold where it lacks nothing of the family network (`complete`); the seeds' closed forms where it
+also has the family's bandwidths (`intact`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,13 @@ class DerivedTopology(Topology):
     base: Topology  # the family network (a dataclass field of the subclass)
 
     @property
+    def complete(self) -> bool:
+        """The network has every node and channel of the family network, numbered as the family numbers them."""
+        return False
+
+    @property
     def intact(self) -> bool:
-        """The network is the family network itself (numbering, channels and bandwidths), but for names and ports."""
+        """Complete, and every channel at the family's bandwidth: the family network but for names and ports."""
         return False
 
     @property
@@ -95,10 +100,10 @@ class DerivedTopology(Topology):
         return self.base.closed_forms() if self.intact else frozenset()
 
     def minimal_channels(self, src, dst):
-        return self.base.minimal_channels(src, dst) if self.intact else None
+        return self.base.minimal_channels(src, dst) if self.complete else None
 
     def all_pairs_minimal_channels(self):
-        return self.base.all_pairs_minimal_channels() if self.intact else None
+        return self.base.all_pairs_minimal_channels() if self.complete else None
 
     def translations(self):
-        return self.base.translations() if self.intact else None
+        return self.base.translations() if self.complete else None

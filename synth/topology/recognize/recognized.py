@@ -147,15 +147,19 @@ class Recognized(DerivedTopology):
         return map_onto(self.source.network(), self.base.network(), self.match.routers)
 
     @property
-    def intact(self) -> bool:
+    def complete(self) -> bool:
         mapped = self.mapped
-        return mapped.same_bandwidths and not (mapped.missing_switches or mapped.missing_terminals or mapped.missing_links)
+        return not (mapped.missing_switches or mapped.missing_terminals or mapped.missing_links)
+
+    @property
+    def intact(self) -> bool:
+        return self.complete and self.mapped.same_bandwidths
 
     def __getattr__(self, name: str):
-        """The family network's own methods (an XGFT's addressing, a dragonfly's wiring) hold on an intact copy."""
+        """The family network's own methods (an XGFT's addressing, a dragonfly's wiring) hold on a complete copy."""
         if name.startswith("_") or name in ("source", "base", "match", "mapped"):
             raise AttributeError(name)
-        if not self.intact:
+        if not self.complete:
             raise AttributeError(f"{name}: not on a recognized network with missing parts")
         return getattr(self.base, name)
 
@@ -198,7 +202,7 @@ def recognized(source: Topology) -> Topology:
     if match is None:
         return replace(source, note="none: no family network matches (a generic network, for the generic routers)")
     found = Recognized(source, match.topology, match)
-    if found.intact or match.topology.degradable:
+    if found.complete or match.topology.degradable:
         return found
     return replace(source, note=f"close to {match.topology.spec} ({match.topology.label()}) with {found.missing()}; "
                                 f"its routers need the intact network, so it is routed as a generic network")

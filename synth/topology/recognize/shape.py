@@ -46,13 +46,16 @@ class Shape:
         return int(self.out_degree[chosen].max(initial=0))
 
     def family_routers(self) -> range:
-        """The router counts a family network may have to be this one with a few switches missing."""
-        return range(self.routers, int(self.routers / (1 - MISSING)) + 1)
+        """The router counts a family network may have to be this one with a few switches missing: at most MISSING
+        of them, or one."""
+        return range(self.routers, max(self.routers + 1, int(self.routers / (1 - MISSING))) + 1)
 
     def admits(self, routers: int, channels: int) -> bool:
-        """A family network of this many routers and router channels could be this one with a few parts missing."""
-        return self.routers <= routers and self.routers >= (1 - MISSING) * routers and \
-            self.graph.num_channels <= channels and self.graph.num_channels >= (1 - MISSING) * channels
+        """A family network of this many routers and router channels could be this one with a few parts missing:
+        the switches of family_routers(), their channels, and at most MISSING of the others."""
+        lost_routers, lost_channels = routers - self.routers, channels - self.graph.num_channels
+        return routers in self.family_routers() and \
+            0 <= lost_channels <= MISSING * channels + 2 * lost_routers * channels / max(routers, 1)
 
     @cached_property
     def levels(self) -> np.ndarray:
