@@ -19,6 +19,8 @@ from itertools import combinations
 
 import numpy as np
 
+from synth.topology.distances import hop_distances
+
 MAX_STEPS = 400_000  # candidate checks per embedding attempt: about 2 s of this pure-Python search
 
 
@@ -65,18 +67,20 @@ class Routers:
         return cls(nodes, terminals, [sorted(s) for s in adjacent], channels)
 
 
-def distances(graph: Routers) -> np.ndarray:
-    """(R, R) router hops either way (int16; 32767 where unreachable), by breadth-first search."""
+def adjacency(graph: Routers):
+    """The routers' adjacency either way, as a scipy CSR matrix of ones (int64)."""
     from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import shortest_path
     rows = [u for u, near in enumerate(graph.neighbours) for _ in near]
     cols = [v for near in graph.neighbours for v in near]
-    adjacency = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(graph.size, graph.size)).tocsr()
-    out = np.empty((graph.size, graph.size), dtype=np.int16)
-    for start in range(0, graph.size, 1024):
-        block = shortest_path(adjacency, method="D", unweighted=True, indices=np.arange(start, min(start + 1024, graph.size)))
-        out[start:start + len(block)] = np.where(np.isinf(block), 32767, block)
-    return out
+    return coo_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(graph.size, graph.size)).tocsr()
+
+
+def distances(graph: Routers) -> np.ndarray:
+    """(R, R) router hops either way (int16; 32767 where unreachable): synth.topology.distances' compiled BFS."""
+    matrix = adjacency(graph)
+    hops = hop_distances(matrix.indptr.astype(np.int64), matrix.indices.astype(np.int64), graph.size)
+    hops[hops < 0] = np.iinfo(np.int16).max
+    return hops
 
 
 def _channel_totals(graph: Routers) -> tuple[np.ndarray, np.ndarray]:
@@ -91,11 +95,8 @@ def _channel_totals(graph: Routers) -> tuple[np.ndarray, np.ndarray]:
 
 def common_neighbours(graph: Routers) -> np.ndarray:
     """(R, R) routers adjacent to both (int16)."""
-    from scipy.sparse import coo_matrix
-    rows = [u for u, near in enumerate(graph.neighbours) for _ in near]
-    cols = [v for near in graph.neighbours for v in near]
-    adjacency = coo_matrix((np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(graph.size, graph.size)).tocsr()
-    return (adjacency @ adjacency).toarray().astype(np.int16)
+    matrix = adjacency(graph)
+    return (matrix @ matrix).toarray().astype(np.int16)
 
 
 def search_order(graph: Routers, first: int) -> list[int]:
@@ -376,13 +377,11 @@ MAX_COMPLETIONS = 4096  # completed fabrics tested per family network (each a fe
 def local_invariants(graph: Routers) -> np.ndarray:
     """(R, 4) rows (has terminals, channels out, triangles, routers within two hops) in sorted order: equal for
     isomorphic graphs, and cheap, so a completion that cannot be the family is dropped before any search."""
-    from scipy.sparse import coo_matrix, identity
-    rows = [u for u, near in enumerate(graph.neighbours) for _ in near]
-    cols = [v for near in graph.neighbours for v in near]
-    adjacency = coo_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(graph.size, graph.size)).tocsr()
-    square = adjacency @ adjacency
-    triangles = np.asarray(square.multiply(adjacency).sum(axis=1)).ravel()
-    ball = np.diff(((square + adjacency + identity(graph.size, dtype=np.int64, format="csr")) > 0).tocsr().indptr)
+    from scipy.sparse import identity
+    matrix = adjacency(graph)
+    square = matrix @ matrix
+    triangles = np.asarray(square.multiply(matrix).sum(axis=1)).ravel()
+    ball = np.diff(((square + matrix + identity(graph.size, dtype=np.int64, format="csr")) > 0).tocsr().indptr)
     out = np.array([sum(c.values()) for c in graph.channels], dtype=np.int64)
     table = np.stack([graph.terminals > 0, out, triangles, ball], axis=1).astype(np.int64)
     return table[np.lexsort(table.T[::-1])]

@@ -20,7 +20,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.topology.family import FAMILIES, Topology
-from synth.topology.recognize.match import Routers, completions, embed, isomorphism, local_invariants
+from synth.topology.recognize.match import Routers, adjacency, completions, embed, isomorphism, local_invariants
 from synth.topology.recognize.shape import MISSING, Shape
 
 MAX_CANDIDATES = 64  # family networks considered per family and recognition (their counts admit a few at most)
@@ -51,13 +51,9 @@ def family_candidates(shape: Shape) -> list[Topology]:
 
 def distance_profile(graph: Routers) -> np.ndarray:
     """How many routers are 0, 1, 2, ... hops from the router of most channels (the lowest-numbered of them)."""
-    from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import shortest_path
-    rows = [u for u, near in enumerate(graph.neighbours) for _ in near]
-    cols = [v for near in graph.neighbours for v in near]
-    adjacency = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(graph.size, graph.size)).tocsr()
-    degree = np.diff(adjacency.indptr)
-    hops = shortest_path(adjacency, method="D", unweighted=True, indices=int(np.argmax(degree)))
+    matrix = adjacency(graph)
+    hops = shortest_path(matrix, method="D", unweighted=True, indices=int(np.argmax(np.diff(matrix.indptr))))
     return np.bincount(hops[np.isfinite(hops)].astype(np.int64))
 
 
@@ -82,14 +78,23 @@ def recognize(network) -> Match | None:
     # the likeliest first: a router's distance profile is the same in isomorphic graphs (exactly so for transitive
     # families), so candidates are tried in order of how far a profile of theirs is from the fabric's
     profile = distance_profile(fabric)
-    exact.sort(key=lambda c: int(np.abs(_padded(distance_profile(c[1]), len(profile)) -
-                                       _padded(profile, len(distance_profile(c[1])))).sum()))
+
+    distance_to: dict[int, int] = {}
+
+    def unlike(candidate) -> int:
+        if id(candidate[1]) not in distance_to:
+            theirs = distance_profile(candidate[1])
+            distance_to[id(candidate[1])] = int(np.abs(_padded(theirs, len(profile)) - _padded(profile, len(theirs))).sum())
+        return distance_to[id(candidate[1])]
+
+    exact.sort(key=unlike)
     for topology, family in exact:
         mapping = isomorphism(fabric, family, topology.router_transitive)
         if mapping is not None and (fabric.terminals <= family.terminals[mapping]).all():
             return Match(topology, family.nodes[mapping], "isomorphic")
-    # fewest missing parts first; exact counts again last (a router that lost every terminal)
-    ranked = sorted(near, key=lambda c: (c[1].size - fabric.size, c[1].num_channels - fabric.num_channels)) + exact
+    # the likeliest first, then fewest missing parts (exact counts again: a router that lost every terminal)
+    ranked = sorted(near + exact, key=lambda c: (unlike(c), c[1].size - fabric.size,
+                                                 c[1].num_channels - fabric.num_channels))
     # an embedding is quick to find where the family's structure is local (tori, HyperX, trees); completions where
     # a few links are missing from a graph of little local structure (dragonflies, OFT); then longer embeddings
     budget = EMBED_STEPS
