@@ -31,8 +31,8 @@ class OpensmCheck:
 
 
 def opensm_check(directory: str, engines_text: str) -> OpensmCheck:
-    engines = parse_engines(engines_text)
     tables = load_table_dir(directory)
+    engines = parse_engines(engines_text, tables.topology)
     file_check = check_file_tables(tables)
     phases = tables.doc["phases"]
     rows = [EngineRow(f"synth {tables.doc.get('router', '')}", {p["phase"]: p["max_contention"] for p in phases}, "", 0,

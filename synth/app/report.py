@@ -51,7 +51,7 @@ def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, o
     network = topology.network()
     chosen_patterns = parse_patterns(patterns, network.num_terminals, topology)
     chosen = parse_routers(routers if routers is not None else default_routers(topology), topology)
-    engines = parse_engines(opensm)
+    engines = parse_engines(opensm, topology)
     if engines:
         from synth.opensm.sim import find_tools
         find_tools()  # fail before any routing when OpenSM is missing

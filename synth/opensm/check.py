@@ -33,6 +33,7 @@ class TableDir:
     flows: RoutedFlows
     dlid: np.ndarray
     lmc: int
+    topology: object = None  # the routes file's Topology
 
 
 def load_table_dir(path: str | Path) -> TableDir:
@@ -48,7 +49,8 @@ def load_table_dir(path: str | Path) -> TableDir:
     if missing:
         raise SynthError(f"{path}: missing {', '.join(missing)}, which routes.json's virtual lanes need (write the "
                          f"directory with `synth tables ROUTES --out {path}`)")
-    network = parse_topology(doc["topology"]["spec"]).network()
+    topology = parse_topology(doc["topology"]["spec"])
+    network = topology.network()
     check_fabric(path / "fabric.net", network)
     flows = routed_flows(doc, network)
     rows = read_text(path / "dlid.csv", "DLID file").splitlines()
@@ -69,7 +71,7 @@ def load_table_dir(path: str | Path) -> TableDir:
                          f"({len(missing)} of {network.num_terminals} terminals missing)")
     widths = {top - base + 1 for base, top in lids.values()}
     lmc = int(np.log2(max(widths, default=1)))
-    return TableDir(path, doc, network, flows, table[:, 2], lmc)
+    return TableDir(path, doc, network, flows, table[:, 2], lmc, topology)
 
 
 def _dlid_cells(row: str, where: str, line: int) -> list[str]:
@@ -233,7 +235,7 @@ class EngineResult:
 
 def evaluate_engine(tables: TableDir, engine: str) -> EngineResult:
     """OpenSM's `engine` on the fabric (LMC 0, synth's LIDs), the workload walked through its tables."""
-    routed = engine_tables(tables.network, engine, tables.path / "fabric.net")
+    routed = engine_tables(tables.network, engine, tables.path / "fabric.net", tables.topology)
     flows = tables.flows
     phases, phase_index = np.unique(flows.phase, return_inverse=True)
     weights = flows.bytes if tables.doc.get("load_unit") == "bytes" else None  # (in the routes file's unit)

@@ -20,8 +20,8 @@ from synth.io.switch_tables import render_fabric, render_guid2lid, switch_guids,
 from synth.tables.forwarding import NO_PORT, LidPlan, walk_channels
 from synth.topology.network import Network
 
-# OpenSM's routing engines synth runs on ibsim for comparison (torus-2QoS needs a torus and QoS; see
-# docs/opensm-notes.md), by OpenSM's name for them (`opensm -R NAME`).
+# OpenSM's routing engines synth runs on ibsim for comparison, by OpenSM's name for them (`opensm -R NAME`).
+# torus-2QoS applies to tori of up to three dimensions only: synth seeds it with the torus's own coordinates.
 ENGINES: Registry[str] = Registry("OpenSM engine")
 for _name, _what in (
     ("minhop", "min-hop, balanced over ports"), ("updn", "up*/down* from its detected roots (min-hop without them)"),
@@ -29,17 +29,55 @@ for _name, _what in (
     ("dfsssp", "deadlock-free SSSP: shortest paths balanced by weights, virtual lanes for deadlock freedom"),
     ("sssp", "SSSP: shortest paths balanced by weights"), ("nue", "Nue: deadlock-free within the lanes given"),
     ("lash", "LASH: shortest paths, lanes by layered acyclic subgraphs"), ("dor", "dimension-order (meshes, tori)"),
+    ("torus-2QoS", "dimension order on a torus with datelines and two QoS levels (tori of up to 3 dimensions)"),
 ):
     ENGINES.register(_name, _what)
+TORUS_ENGINE = "torus-2QoS"
+TORUS_MAX_DIMENSIONS = 3  # torus-2QoS builds x, y and z rings
 
 
-def parse_engines(text: str) -> list[str]:
-    """all, none, or a comma-separated list of ENGINES."""
-    engines = [] if text == "none" else (list(ENGINES) if text == "all" else [e for e in text.split(",") if e])
+def torus_of(topology) -> tuple[int, ...] | None:
+    """The sizes torus-2QoS can take for this network: a torus of up to three dimensions, else None."""
+    sizes = None if topology is None else topology.torus_sizes()
+    return sizes if sizes is not None and len(sizes) <= TORUS_MAX_DIMENSIONS else None
+
+
+def parse_engines(text: str, topology=None) -> list[str]:
+    """all, none, or a comma-separated list of ENGINES; `all` means those that apply to `topology` (torus-2QoS only
+    on a torus)."""
+    if text == "all":
+        return [e for e in ENGINES if e != TORUS_ENGINE or torus_of(topology) is not None]
+    engines = [] if text == "none" else [e for e in text.split(",") if e]
     unknown = [e for e in engines if e not in ENGINES]
     if unknown:
         raise SynthError(f"unknown OpenSM engine '{unknown[0]}' (known: {', '.join(ENGINES)})")
+    if TORUS_ENGINE in engines and topology is not None and torus_of(topology) is None:
+        raise SynthError(f"OpenSM's {TORUS_ENGINE} routes tori of up to {TORUS_MAX_DIMENSIONS} dimensions; "
+                         f"{topology.label()} is not one")
     return engines
+
+
+def torus_config(network: Network, topology) -> str:
+    """torus-2QoS.conf (torus-2QoS.conf(5)) for a torus: its sizes (1 for a missing z or y), and a seed at the router
+    of coordinates 0 with its +1 and -1 neighbour in every dimension (both: radix-4 rings need them)."""
+    sizes = torus_of(topology)
+    if sizes is None:
+        raise SynthError(f"OpenSM's {TORUS_ENGINE} routes tori of up to {TORUS_MAX_DIMENSIONS} dimensions; "
+                         f"{network.spec} is not one")
+    coordinates = np.asarray(topology.router_coordinates())
+    guids = switch_guids(network)
+
+    def router_at(offsets) -> int:
+        return int(np.flatnonzero((coordinates == np.asarray(offsets) % np.asarray(sizes)).all(axis=1))[0])
+
+    origin = [0] * len(sizes)
+    lines = ["torus " + " ".join(str(s) for s in (list(sizes) + [1] * TORUS_MAX_DIMENSIONS)[:TORUS_MAX_DIMENSIONS])]
+    for k, axis in enumerate("xyz"[:len(sizes)]):
+        for sign, step in (("p", 1), ("m", -1)):
+            far = list(origin)
+            far[k] = step
+            lines.append(f"{axis}{sign}_link 0x{guids[router_at(origin)]:016x} 0x{guids[router_at(far)]:016x}")
+    return "\n".join(lines) + "\n"
 
 
 def out_port_matrix(network: Network, read: dict[int, dict[int, int]], max_lid: int, source: str = "the read-back") -> np.ndarray:
@@ -85,9 +123,10 @@ class EngineTables:
         return most_per_port(np.asarray(phase_index), ports, num_phases)
 
 
-def engine_tables(network: Network, engine: str, fabric: Path | None = None) -> EngineTables:
+def engine_tables(network: Network, engine: str, fabric: Path | None = None, topology=None) -> EngineTables:
     """Run OpenSM's `engine` once on ibsim (the network's fabric file, written here unless given)
-    with synth's LIDs at LMC 0, and read the switches' tables back."""
+    with synth's LIDs at LMC 0, and read the switches' tables back. torus-2QoS needs the topology (a torus's
+    coordinates seed it) and runs with QoS on, as it requires."""
     require_one_part(network)
     tools = find_tools()
     plan = LidPlan.for_network(network, 0)
@@ -95,8 +134,15 @@ def engine_tables(network: Network, engine: str, fabric: Path | None = None) -> 
         if fabric is None:
             fabric = Path(scratch) / "fabric.net"
             fabric.write_text(render_fabric(network))
+        qos = None
+        if engine == TORUS_ENGINE:
+            config, options, policy = (Path(scratch) / name for name in ("torus-2QoS.conf", "opensm.conf", "qos-policy.conf"))
+            config.write_text(torus_config(network, topology))
+            options.write_text(f"qos TRUE\ntorus_config {config}\n")
+            policy.write_text("")  # no policy: torus-2QoS gives every path its SL (datelines) itself
+            qos = (options, policy)
         with Simulator(tools, fabric) as sim:
-            run = run_opensm(sim, engine, 0, render_guid2lid(network, plan))
+            run = run_opensm(sim, engine, 0, render_guid2lid(network, plan), qos=qos)
             read = read_back_tables(sim)
     terminal_lid = plan.terminal_base(np.arange(network.num_terminals))
     return EngineTables(engine, run.engine, out_port_matrix(network, read, plan.max_lid), terminal_lid, run.seconds,
@@ -117,6 +163,8 @@ def engine_lanes(engine: str, log: str) -> str:
         return f"{needed[-1]} needed"
     if engine == "nue":
         return "fits any number (spreads over all)"
+    if engine == TORUS_ENGINE:
+        return "SLs by datelines (its own)"
     return {"updn": "1 (up*/down*)", "dnup": "1 (down*/up*)", "ftree": "1 (fat tree)"}.get(engine, "1 (no lanes assigned)")
 
 

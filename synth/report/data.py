@@ -91,7 +91,7 @@ class Series:
     seconds: float  # to route and evaluate (OpenSM engines: walking the flows; OpenSM's run is in the notes)
     statuses: Counter = field(default_factory=Counter)  # synthesizing routers: phases per status
     note: str = ""
-    lanes: str = ""  # direct networks: virtual lanes the routes need (synth: the layered heuristic over all phases)
+    lanes: str = ""  # direct networks: virtual lanes the routes need (synth: the lane heuristics over all phases)
     port_messages: np.ndarray | int = 1  # per phase, the most messages one port starts (the model's alpha terms)
 
     def time(self, cost: CostModel) -> float:
@@ -223,7 +223,7 @@ def _port_bound(network: Network, workload: Workload, phases: np.ndarray) -> np.
 
 def _lanes(paths: list[list[int]], network: Network) -> str:
     """Lanes that make every lane's channel dependencies acyclic over all of a pattern's paths (one
-    set of tables): the layered heuristic's count, an upper bound on the least."""
+    set of tables): the lane heuristics' count, an upper bound on the least."""
     from synth.routing.lane_budget import lanes_for
 
     try:
@@ -265,7 +265,7 @@ def build_report(
         engine_runs.append((label, given_tables(network, label, directory)))
         notes.append(f"{label}: tables read from {directory}")
     for engine in engines:
-        tables = engine_tables(network, engine)
+        tables = engine_tables(network, engine, topology=topology)
         engine_runs.append((f"OpenSM {engine}", tables))
         fallback = "" if tables.configured_by == engine else f" (fell back to {tables.configured_by})"
         took = f" in {tables.seconds:.1f} s" if timings else ""

@@ -37,7 +37,7 @@ def lanes_for(paths: list[list[int]], num_channels: int, max_vls: int, exact: bo
             how = "the least number, proven by CP-SAT" if proven else "CP-SAT ran out of time on a smaller count: an upper bound"
         else:
             lanes = assign_lanes(channels, lengths, num_channels, MAX_VLS)  # how many it takes, up to IB's limit
-            how = "the layered heuristic: an upper bound on the least number"
+            how = "the lane heuristics, first fit and DFSSSP's layering: an upper bound on the least number"
     except TooManyLanes as exc:
         raise LanesExceeded(f"{exc}; the fabric has {max_vls} ({option}){hint}", None) from None
     needed = int(lanes.max(initial=-1)) + 1
@@ -70,7 +70,7 @@ def least_budget(topology, workload, phases: np.ndarray, candidates: str) -> int
 
 
 def budget_refusal(vls: int, needed: int | None, least: int | None, candidates: str) -> str:
-    """One line: neither the routes as chosen (`needed` lanes by the layered heuristic) nor any
+    """One line: neither the routes as chosen (`needed` lanes by the lane heuristics) nor any
     choice within lane orders (`least`) fit `vls` lanes; the least of the two is what this router
     achieves."""
     best = min(x for x in (needed, least, MAX_VLS + 1) if x is not None)
@@ -80,14 +80,14 @@ def budget_refusal(vls: int, needed: int | None, least: int | None, candidates: 
     least_text = (f"the least the paths router achieves here is {best} lanes: use --vls {best} or more" if best <= MAX_VLS
                   else f"no budget up to {MAX_VLS} lanes fits")
     return (f"--vls {vls}: the routes need {needed if needed is not None else f'more than {MAX_VLS}'} virtual lanes (the "
-            f"layered heuristic) and with --candidates {candidates} {orders}; {least_text}"
+            f"lane heuristics) and with --candidates {candidates} {orders}; {least_text}"
             + (", or --candidates all (each lane admits the paths through its root)" if candidates == "minimal" else ""))
 
 
 def budget_lanes(topology, paths: list[list[int]], vls: int) -> tuple[np.ndarray, str]:
     """The lanes of routes chosen within a budget of `vls` lane orders and how they were given:
     the lane orders' (numbered densely: lanes are independent, so renumbering keeps each acyclic),
-    or the layered heuristic's where it needs fewer for these routes."""
+    or the lane heuristics' where it needs fewer for these routes."""
     channels, lengths = flatten(paths)
     lanes = paths_lanes(topology, lane_orders(topology).prefix(vls), channels, lengths)
     if (lanes < 0).any():  # the router keeps only admitted candidates: this is a bug, not an input
@@ -97,7 +97,7 @@ def budget_lanes(topology, paths: list[list[int]], vls: int) -> tuple[np.ndarray
     if used > 1:
         try:
             fewer = assign_lanes(channels, lengths, topology.network().num_channels, used - 1)
-            return fewer, "the layered heuristic, on paths chosen within the budget's lane orders (which need more)"
+            return fewer, "the lane heuristics, on paths chosen within the budget's lane orders (which need more)"
         except TooManyLanes:
             pass
     return lanes, ORDERS_HOW
@@ -113,7 +113,7 @@ def budget_line(vls: int, needed: int | None, without: list, within: list, repor
     lp = [r.lp_bound for r in reports if r is not None]
     candidate = [r.candidate_bound for r in reports if r is not None]
     more = f"{needed}" if needed is not None else f"more than {MAX_VLS}"
-    return (f"--vls {vls}: unrestricted, the routes need {more} lanes (the layered heuristic), so every path was chosen "
+    return (f"--vls {vls}: unrestricted, the routes need {more} lanes (the lane heuristics), so every path was chosen "
             f"among the candidates one of {vls} lane orders admits; contention within the budget {figures(within)} "
             f"(over {len(within)} phases), without it {figures(without)}; LP bound over all routings max "
             f"{max(lp, default=0)}, sum {sum(lp)} (over the budget's candidates: max {max(candidate, default=0)}, "

@@ -81,6 +81,9 @@ class DerivedTopology(Topology):
     def kautz_degree(self) -> int | None:
         return self.base.kautz_degree()
 
+    def torus_sizes(self):
+        return self.base.torus_sizes() if self.complete else None
+
     def hierarchy(self):
         return self.base.hierarchy()
 

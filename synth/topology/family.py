@@ -186,6 +186,11 @@ class Topology(ABC):
         None where minimal_channels is None."""
         return None
 
+    def torus_sizes(self) -> tuple[int, ...] | None:
+        """(D_0, D_1, ...) when the routers form a torus, each linked to its +1 and -1 neighbour in every dimension
+        (what OpenSM's torus-2QoS routes, seeded by router_coordinates()); None for the others."""
+        return None
+
     def kautz_degree(self) -> int | None:
         """d when the routers form the Kautz graph K(d,2) (Pham26 ch.3: diameter two, one terminal per
         router), what the Kautz collectives need; None for other networks."""

@@ -48,6 +48,9 @@ SYNTAX = "torus:D0,D1,...[:p=P]"
 class Torus(RouterGrid, Topology):
     family = "torus"
     router_transitive = True  # the translations
+
+    def torus_sizes(self) -> tuple[int, ...]:
+        return tuple(self.sizes)
     sizes: tuple[int, ...]  # D_0..D_{L-1}, dimension 0 (stride 1) first
     p: int = 1
 

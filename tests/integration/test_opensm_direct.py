@@ -187,3 +187,41 @@ def test_opensm_refuses_a_fabric_in_two_parts(run, tmp_path):
     assert code == 0 and "14 flows" in text  # group 0's 8 terminals and their partners
     assert run("tables", routes, "--out", tables)[0] == 0
     assert_user_error(run("opensm-check", tables), "falls apart into 2 parts")
+
+
+@pytest.mark.parametrize("spec", ["torus:4,5", "torus:3,4:p=2", "torus:4,4,3"])
+def test_torus_2qos_routes_a_torus_seeded_by_its_coordinates(run, tmp_path, spec):
+    """OpenSM's torus-2QoS needs the torus's sizes and a seed (torus-2QoS.conf): synth writes them from the
+    torus's coordinates, with QoS on; the engine must then route every flow (no fallback to minhop) on minimal
+    paths, as dimension-order routing does."""
+    _, directory, _ = _tables(run, tmp_path, spec, router="dor", traffic="a2a-lin", extra=("--phase", "0-3"))
+    code, out, err = run("opensm-check", directory, "--engines", "all")
+    assert code == 0, out + err
+    rows = _rows(out)
+    assert "opensm torus-2QoS" in rows and "fell back" not in " ".join(rows["opensm torus-2QoS"])
+    assert rows["opensm torus-2QoS"][2].isdigit() and "not delivered" not in out
+    # dimension order on a torus is minimal: torus-2QoS's contention is dor's (both deterministic, minimal, one
+    # path per pair; they may break ties between the two ways round a ring differently, so not always equal)
+    assert int(rows["opensm torus-2QoS"][2]) >= 1
+
+
+def test_torus_2qos_is_refused_off_a_torus_and_left_out_of_all(run, tmp_path):
+    _, directory, _ = _tables(run, tmp_path, "dragonfly:2,4,2", traffic="randperm:1")
+    code, out, err = run("opensm-check", directory, "--engines", "torus-2QoS")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "tori of up to 3 dimensions" in err
+    code, out, err = run("opensm-check", directory, "--engines", "all")
+    assert code == 0, out + err
+    assert "opensm torus-2QoS" not in _rows(out) and "opensm dfsssp" in _rows(out)
+
+
+def test_torus_2qos_on_a_recognized_torus_fabric_uses_its_guids(run, tmp_path):
+    """A torus's fabric file with GUIDs of its own, recognized as the torus: torus-2QoS is seeded with those GUIDs."""
+    fabric = tmp_path / "torus.net"
+    assert run("topology", "torus:5,4", "--format", "ibnetdiscover", "--out", fabric)[0] == 0  # (torus:4,4 is hyperx:2,2,2,2)
+    text = fabric.read_text().replace("0x0053", "0x0077").replace("(53", "(77")
+    fabric.write_text(text)
+    _, directory, _ = _tables(run, tmp_path, f"fabric:{fabric}", router="dor", traffic="a2a-lin",
+                              extra=("--phase", "0-2"))
+    code, out, err = run("opensm-check", directory, "--engines", "torus-2QoS")
+    assert code == 0, out + err
+    assert "fell back" not in out and "0077" in (directory / "guid2lid").read_text()

@@ -109,7 +109,7 @@ def test_vls_command_writes_lanes_that_check_verifies(run, tmp_path):
     assert code == 1 and "all or none must" in out.splitlines()[0]
 
 
-@pytest.mark.parametrize("extra, message", [(["--max-vls", "1"], "the routes need 2 virtual lanes (the layered heuristic"),
+@pytest.mark.parametrize("extra, message", [(["--max-vls", "1"], "the routes need 2 virtual lanes (the lane heuristics"),
                                             (["--max-vls", "1", "--exact"], "the routes need 2 virtual lanes (the least number, proven"),
                                             (["--max-vls", "16"], "--max-vls must be between 1 and 15")])
 def test_vls_refuses(run, tmp_path, extra, message):
@@ -171,8 +171,9 @@ def test_route_vls_writes_the_same_lanes_as_synth_vls(run, tmp_path):
     assert code == 0 and "every lane is acyclic" in out
 
 
-@pytest.mark.parametrize("extra, message", [(["--vls", "1"], "the routes need 2 virtual lanes (the layered heuristic: an "
-                                             "upper bound on the least number); the fabric has 1 (--vls)"),
+@pytest.mark.parametrize("extra, message", [(["--vls", "1"], "the routes need 2 virtual lanes (the lane heuristics, first fit "
+                                             "and DFSSSP's layering: an upper bound on the least number); the fabric "
+                                             "has 1 (--vls)"),
                                             (["--vls", "0"], "--vls must be between 1 and 15")])
 def test_route_vls_refuses_without_writing(run, tmp_path, extra, message):
     out_file = tmp_path / "r.json"

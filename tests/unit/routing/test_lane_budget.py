@@ -23,7 +23,7 @@ from helpers import LANES_SPEC, budget_figures, route_with_lanes, verify_lanes
 from synth.cli import main
 from synth.topology import parse_topology
 
-SUBSET = "1-12"  # 12 phases of a2a-lin: unrestricted, the paths router's routes need 4 lanes there
+SUBSET = "1-12"  # 12 phases of a2a-lin: unrestricted, the paths router's routes need 3 lanes there
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def test_routes_within_the_budget_are_deadlock_free(subset_runs, budget):
     figures = budget_figures(out)
     assert figures["within the budget"] == (max(contention), sum(contention))
     # the routes without the budget needed more lanes (otherwise nothing was re-chosen), and are no worse
-    assert "unrestricted, the routes need 4 lanes" in out
+    assert "unrestricted, the routes need 3 lanes" in out
     assert figures["without it"][1] <= figures["within the budget"][1]
     assert figures["LP bound over all routings"][1] <= figures["without it"][1]
 
@@ -86,7 +86,7 @@ def test_a_budget_the_routes_fit_costs_nothing(tmp_path):
 def test_an_impossible_budget_fails_in_one_line_naming_the_least(tmp_path):
     # With --candidates minimal a dragonfly:2,4,2 router pair has one candidate (its minimal path),
     # so the routing is forced; its dependency graph has a cycle (checked below with networkx), so
-    # one lane is impossible, and the layered heuristic gives it 2 lanes. (On 12 phases one lane
+    # one lane is impossible, and the lane heuristics give it 2 lanes. (On 12 phases one lane
     # order admits a candidate of every pair; on the whole exchange only 4 orders do.)
     out = tmp_path / "r.json"
     code, text, err = route_with_lanes(out, "--vls", 1, "--candidates", "minimal")
