@@ -11,7 +11,6 @@ and the LP bound.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from functools import cached_property
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 
 from bench_paths import workloads
 from synth.opensm.engines import engine_tables

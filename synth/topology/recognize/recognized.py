@@ -38,7 +38,7 @@ class Mapped:
 def map_onto(source: Network, family: Network, routers: np.ndarray) -> Mapped:
     """The family network carrying the source network's names, ports, bandwidths and identifiers; `routers` gives
     the family node of every source router in Routers.of(source) order."""
-    nf, ns = family.num_terminals, source.num_terminals
+    nf = family.num_terminals
     family_of = np.full(source.num_nodes, -1, dtype=np.int64)  # source node -> family node
     family_of[Routers.of(source).nodes] = routers
     # terminals: a router's source terminals, in their order, take its family terminals in theirs
