@@ -139,7 +139,9 @@ def resolve_failures(network, items: tuple[str, ...]) -> Failures:
             chosen = np.random.default_rng(seed).choice(router_links, size=count, replace=False)
             pairs.update((int(k) // network.num_nodes, int(k) % network.num_nodes) for k in chosen.tolist())
             continue
-        names = item.split("-")
+        names = item_names(item, index)
+        if len(names) > 2 and item in index:  # a switch whose own name holds '-'
+            names = [item]
         unknown = [name for name in names if name not in index]
         if len(names) > 2 or not all(names) or unknown:
             what = f"unknown node {show(unknown[0])}" if unknown and all(names) and len(names) <= 2 else "not A-B, A or random:K:SEED"
@@ -203,9 +205,25 @@ def parse_degraded(spec: str, parse) -> Topology:
     return DegradedTopology(topology, tuple(sorted({_canonical(item.strip(), index) for item in items.split("+")})))
 
 
+def item_names(item: str, index: dict[str, int]) -> list[str]:
+    """The node names of an item: A, or A and B of A-B. Names may hold '-' themselves (ibnetdiscover's ids
+    `S-<guid>`): the item is split at the one '-' that leaves two known names, else at every '-' (which the caller
+    then reports)."""
+    if item in index:
+        return [item]
+    splits = [(item[:k], item[k + 1:]) for k, c in enumerate(item) if c == "-"
+              and item[:k] in index and item[k + 1:] in index]
+    if len(splits) == 1:
+        return list(splits[0])
+    if len(splits) > 1:
+        raise SynthError(f"--fail item {show(item)} names a link in {len(splits)} ways ("
+                         f"{', '.join(f'{a} and {b}' for a, b in splits[:3])}): rename the nodes")
+    return item.split("-")
+
+
 def _canonical(item: str, index: dict[str, int]) -> str:
     """A link's item with its lower-numbered node first (g0r1-g0r0 and g0r0-g0r1 are one link)."""
-    names = item.split("-")
+    names = item_names(item, index) if item in index or "-" in item else [item]
     if len(names) == 2 and names[0] in index and names[1] in index and index[names[0]] > index[names[1]]:
         return f"{names[1]}-{names[0]}"
     return item

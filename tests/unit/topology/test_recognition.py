@@ -254,3 +254,23 @@ def test_recognition_can_be_turned_off_and_is_the_same_on_every_parse(tmp_path):
     assert code == 0 and "recognized as" in out and "dragonfly:2,4,2" in out
     code, out, err = run("topology", f"fabric:{tmp_path / 'f.txt'}:recognize=maybe")
     assert code == 2 and "recognize" in err and len(err.strip().splitlines()) == 1
+
+
+def test_fail_names_nodes_whose_names_hold_dashes(tmp_path):
+    """ibnetdiscover's ids (S-<guid>) and many descriptions hold '-': `--fail A-B` splits at the dash that leaves
+    two known names."""
+    source = router_multigraph(parse_topology("dragonfly:2,4,2").network())
+    write_fabric(tmp_path / "f.txt", source, seed=4)  # routers named sw-<i>-<random>
+    spec = f"fabric:{tmp_path / 'f.txt'}"
+    network = parse_topology(spec).network()
+    n = network.num_terminals
+    link = next((s, d) for s, d in zip(network.channel_src.tolist(), network.channel_dst.tolist()) if s >= n and d >= n)
+    a, b = network.node_names[link[0]], network.node_names[link[1]]
+    assert "-" in a and "-" in b
+    degraded = parse_topology(f"{spec}@fail={a}-{b}")
+    assert degraded.network().num_channels == network.num_channels - 2
+    assert degraded.family == "dragonfly" and len(degraded.failed.links) == 1
+    switch = parse_topology(f"{spec}@fail={a}")
+    assert len(switch.failed.switches) == 1
+    code, out, err = run("topology", f"{spec}@fail={a}-nosuch")
+    assert code == 2 and len(err.strip().splitlines()) == 1
