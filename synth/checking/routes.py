@@ -33,10 +33,9 @@ from synth.measure.bounds import cut_bounds_batch
 from synth.measure.evaluate import LP_SOURCE, PROOF_SUFFIX, PhaseEvaluation, stage_maxima, status_of
 from synth.measure.loads import MAX_EXACT_BYTES, bytes_over_bandwidth, weighted_counts
 from synth.render.console import summary as summary_of
-from synth.io.routes_file import FLOWS_DIGEST, NODE_PATHS_FORMAT, add_flows_to_digest
+from synth.io.routes_file import FLOWS_DIGEST, NODE_PATHS_FORMAT, add_flows_to_digest, routes_topology
 from synth.routing.minimal import router_view
 from synth.solve import SOLVERS
-from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.routing.registry import DIRECT, MINIMAL, ROUTERS, VIA_GROUP, VIA_ONE, PathPolicy, RouterSpec
 from synth.routing.lanes import lane_cycle
@@ -414,7 +413,7 @@ def check_routes(doc: dict) -> CheckReport:
     per phase its flows and paths are checked as arrays (synth.io.routes_file.columnar)."""
     doc = columnar(doc)
     report = CheckReport()
-    topology = parse_topology(doc["topology"]["spec"])
+    topology = routes_topology(doc)
     network = topology.network()
     spec = ROUTERS.find(doc["router"], topology.routing_kind)
     workload = _check_header(doc, network, report, topology, spec)

@@ -3,6 +3,7 @@ next to synth's cost model (synth.app.simulate)."""
 
 from __future__ import annotations
 
+from synth.io.routes_file import routes_topology
 from synth.app.schedule import checked_routes, progress_printer
 from synth.app.simulate import SimulationOptions, file_kind, simulate_routes, simulate_schedule
 from synth.cli.options import add_cost_model
@@ -78,7 +79,7 @@ def cmd_simulate(args) -> int:
                 raise SynthError(f"routes file '{args.file}' does not pass synth check: {verified.problems[0]}")
             if not doc["phases"]:
                 raise SynthError(f"routes file '{args.file}' has no phases to simulate")
-            topology = parse_topology(doc["topology"]["spec"])
+            topology = routes_topology(doc)
             flows = sum(len(phase["flows"]) for phase in doc["phases"])
             say = progress_printer(flows >= PROGRESS_TRANSFERS)
             simulation = simulate_routes(doc, topology, options, progress=say if flows >= PROGRESS_TRANSFERS else None)

@@ -7,8 +7,7 @@ from synth.checking.routes import check_routes
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number
-from synth.io.routes_file import FORMAT, MAX_VLS, RoutesWriter, read_routes
-from synth.topology import parse_topology
+from synth.io.routes_file import FORMAT, MAX_VLS, RoutesWriter, read_routes, routes_topology
 
 
 def add_parser(sub) -> None:
@@ -32,7 +31,7 @@ def cmd_vls(args) -> int:
     report = check_routes(doc)
     if not report.ok:
         raise SynthError(f"{args.routes} does not pass synth check: {report.problems[0]}")
-    network = parse_topology(doc["topology"]["spec"]).network()
+    network = routes_topology(doc).network()
     lanes, how = lanes_for([p for entry in doc["phases"] for p in entry["paths"]], network.num_channels, args.max_vls,
                            args.exact, args.time_limit,
                            hint=f"; `synth route ... --router paths --vls {args.max_vls}` re-chooses paths to fit")

@@ -54,7 +54,8 @@ def _dump(value) -> str:
 def routes_header(topology, workload, selection: str, router: str, seed: int, load_unit: str = "messages",
                   synthesis: dict | None = None) -> dict:
     """A routes file's header: what its routes depend on (also a checkpoint's inputs)."""
-    header = {"topology": {"spec": topology.spec}, "traffic": {**workload.describe(), "selection": selection},
+    digest = topology.source_digest()
+    header = {"topology": {"spec": topology.spec, **({"file_sha256": digest} if digest else {})}, "traffic": {**workload.describe(), "selection": selection},
               "router": router, "seed": seed, **({"load_unit": "bytes"} if load_unit == "bytes" else {})}
     if synthesis is not None:
         header["synthesis"] = synthesis
@@ -173,6 +174,19 @@ def _router_spec(doc: dict):
     return ROUTERS.find(doc["router"], kind)
 
 
+def routes_topology(doc: dict):
+    """The Topology of a routes document's spec; for a network read from a file (`fabric:`, `graph:`), refused in
+    one line when the file is not the one the routes were made on (its SHA-256 differs)."""
+    from synth.topology import parse_topology
+
+    topology = parse_topology(doc["topology"]["spec"])
+    recorded = doc["topology"].get("file_sha256")
+    if recorded is not None and topology.source_digest() != recorded:
+        raise SynthError(f"the file of {doc['topology']['spec']} changed since these routes were made (SHA-256 "
+                         f"{recorded[:12]}... then, {str(topology.source_digest())[:12]}... now): route it again")
+    return topology
+
+
 def read_routes(path: str) -> dict:
     """Load a routes file (either form) and check its shape and types strictly: every required field
     present, no unknown field, integers that are integers (not bools, not floats) within int64.
@@ -257,8 +271,10 @@ def _check_shape(doc, where: str) -> None:
         raise SynthError(f"{where} has format {show(doc['format'])}, expected one of {', '.join(FORMATS)}")
     check_keys(doc, where, _TOP, _TOP_REQUIRED)
     topology = require_table(doc["topology"], f"{where}: topology")
-    check_keys(topology, f"{where}: topology", ("spec",), ("spec",))
+    check_keys(topology, f"{where}: topology", ("spec", "file_sha256"), ("spec",))
     require_str(topology["spec"], f"{where}: topology.spec")
+    if "file_sha256" in topology:
+        require_str(topology["file_sha256"], f"{where}: topology.file_sha256")
     traffic = require_table(doc["traffic"], f"{where}: traffic")
     check_keys(traffic, f"{where}: traffic", _TRAFFIC, _TRAFFIC_REQUIRED)
     if "placement" in traffic:

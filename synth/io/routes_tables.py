@@ -12,10 +12,9 @@ from functools import cached_property
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.io.routes_file import NODE_PATHS_FORMAT, columnar
+from synth.io.routes_file import NODE_PATHS_FORMAT, columnar, routes_topology
 from synth.topology.paths import Paths
 from synth.tables.forwarding import ForwardingTables, build_tables, channel_hops, route_hops
-from synth.topology import parse_topology
 
 
 @dataclass
@@ -75,7 +74,7 @@ def _node_paths(network, channel_paths: Paths, sources: np.ndarray) -> Paths:
 
 
 def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTables, RoutedFlows]:
-    topology = parse_topology(doc["topology"]["spec"])
+    topology = routes_topology(doc)
     if topology.ports_per_terminal != 1:  # (only an XGFT's terminals have several: W_1 of them)
         raise SynthError(f"{topology.spec}: terminals with {topology.ports_per_terminal} ports (W_1 > 1) cannot be rendered as "
                          "one-port InfiniBand CAs; tables need W_1 = 1")

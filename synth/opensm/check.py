@@ -15,11 +15,10 @@ from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix
 from synth.opensm.sim import (Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, read_port_vls,
                               read_sl2vl, run_opensm)
 from synth.io import qos_policy as qos
-from synth.io.routes_file import read_routes
+from synth.io.routes_file import read_routes, routes_topology
 from synth.io.switch_tables import DLID_HEADER, terminal_port_guids
 from synth.tables.forwarding import LidPlan, walk_channel_paths, walk_paths
 from synth.io.routes_tables import RoutedFlows, routed_flows
-from synth.topology import parse_topology
 from synth.topology.network import Network
 
 REQUIRED = ("fabric.net", "guid2lid", "lfts.dump", "dlid.csv", "routes.json")
@@ -49,7 +48,7 @@ def load_table_dir(path: str | Path) -> TableDir:
     if missing:
         raise SynthError(f"{path}: missing {', '.join(missing)}, which routes.json's virtual lanes need (write the "
                          f"directory with `synth tables ROUTES --out {path}`)")
-    topology = parse_topology(doc["topology"]["spec"])
+    topology = routes_topology(doc)
     network = topology.network()
     check_fabric(path / "fabric.net", network)
     flows = routed_flows(doc, network)

@@ -81,6 +81,9 @@ class DerivedTopology(Topology):
     def kautz_degree(self) -> int | None:
         return self.base.kautz_degree()
 
+    def source_digest(self):
+        return self.base.source_digest()
+
     def torus_sizes(self):
         return self.base.torus_sizes() if self.complete else None
 

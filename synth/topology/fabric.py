@@ -30,7 +30,8 @@ from synth.core.validate import show
 from synth.topology.readers.ibnetdiscover import FabricFileError, Node, parse_fabric
 from synth.topology.direct import TERMINAL_CLASS
 from synth.topology.distances import connected_parts
-from synth.topology.family import Family, Topology, check_counts, file_spec_options, recognize_option, register_family
+from synth.topology.family import (Family, Topology, check_counts, file_digest, file_spec_options, recognize_option,
+                                   register_family)
 from synth.topology.recognize.recognized import recognized
 from synth.topology.network import Network
 
@@ -204,6 +205,13 @@ class Fabric(Topology):
 
     def build_network(self):
         return self.fabric_network
+
+    @cached_property
+    def digest(self) -> str:
+        return file_digest(self.path)
+
+    def source_digest(self) -> str:
+        return self.digest
 
     def facts(self) -> list[tuple[str, str]]:
         network = self.fabric_network

@@ -186,6 +186,11 @@ class Topology(ABC):
         None where minimal_channels is None."""
         return None
 
+    def source_digest(self) -> str | None:
+        """The SHA-256 of the file the network was read from (`fabric:`, `graph:`), which routes files record so
+        that a file changed since routing is noticed; None for networks built from their parameters."""
+        return None
+
     def torus_sizes(self) -> tuple[int, ...] | None:
         """(D_0, D_1, ...) when the routers form a torus, each linked to its +1 and -1 neighbour in every dimension
         (what OpenSM's torus-2QoS routes, seeded by router_coordinates()); None for the others."""
@@ -258,6 +263,16 @@ def parse_spec(family: str, text: str, syntax: str, counts: tuple[int, int], opt
             raise SynthError(f"{show(spec)}: option {show(key)} given twice")
         named[key] = value
     return SpecParts(numbers, named)
+
+
+def file_digest(path: str) -> str:
+    """SHA-256 of a file's bytes, hex (a user error when it cannot be read)."""
+    import hashlib
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError as exc:
+        raise SynthError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def file_spec_options(text: str, keys: tuple[str, ...]) -> tuple[str, dict[str, str]]:

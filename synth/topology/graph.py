@@ -21,7 +21,8 @@ from synth.core.validate import parse_int, show
 from synth.topology.readers.graph_file import GraphFile, GraphFileError, read_graph_file
 from synth.topology.direct import RouterGraph, build_direct_network
 from synth.topology.distances import connected_parts
-from synth.topology.family import Family, Topology, check_counts, file_spec_options, recognize_option, register_family
+from synth.topology.family import (Family, Topology, check_counts, file_digest, file_spec_options, recognize_option,
+                                   register_family)
 from synth.topology.recognize.recognized import recognized
 from synth.topology.network import Network
 
@@ -61,6 +62,13 @@ class GraphNetwork(Topology):
 
     def build_network(self):
         return self.graph_network
+
+    @cached_property
+    def digest(self) -> str:
+        return file_digest(self.path)
+
+    def source_digest(self) -> str:
+        return self.digest
 
     def facts(self) -> list[tuple[str, str]]:
         network = self.graph_network

@@ -167,6 +167,9 @@ class Recognized(DerivedTopology):
     def spec(self) -> str:
         return self.source.spec
 
+    def source_digest(self) -> str | None:
+        return self.source.source_digest()
+
     def label(self) -> str:
         return f"{self.base.label()} in {self.source.label()}" + (f" ({self.missing()})" if self.missing() else "")
 

@@ -274,3 +274,22 @@ def test_fail_names_nodes_whose_names_hold_dashes(tmp_path):
     assert len(switch.failed.switches) == 1
     code, out, err = run("topology", f"{spec}@fail={a}-nosuch")
     assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_routes_record_the_files_digest_and_refuse_a_changed_file(tmp_path):
+    source = router_multigraph(parse_topology("dragonfly:2,4,2").network())
+    path = tmp_path / "f.txt"
+    write_fabric(path, source, seed=6)
+    routes = tmp_path / "r.json"
+    assert run("route", f"fabric:{path}", "--traffic", "a2a-lin", "--phase", "0-1", "--router", "minimal",
+               "--out", routes)[0] == 0
+    import hashlib
+    doc = json.loads(routes.read_text())
+    assert doc["topology"]["file_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert run("check", routes)[0] == 0
+    path.write_text(path.read_text() + "\n# edited\n")  # the same network, another file: refused all the same
+    for command in (("check", routes), ("tables", routes, "--out", tmp_path / "t"), ("vls", routes, "--out",
+                                                                                     tmp_path / "v.json")):
+        code, out, err = run(*command)
+        assert code in (1, 2) and "changed since these routes were made" in out + err, command
+        assert not (tmp_path / "t").exists() and not (tmp_path / "v.json").exists()
