@@ -239,6 +239,6 @@ def exact_lanes(channels: np.ndarray, lengths: np.ndarray, num_channels: int, ma
         if status == cp_model.INFEASIBLE:
             return best, True
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return best, False  # out of time: `count` lanes undecided
+            return np.unique(best, return_inverse=True)[1].reshape(-1), False  # out of time (lanes numbered densely)
         best = np.array([next(k for k in range(count) if solver.boolean_value(on[p][k])) for p in range(len(lengths))])
     return best, True  # two lanes, and one cannot do (the graph has a cycle)

@@ -224,6 +224,8 @@ class Family:
     # The specs of the family's networks an imported network could be, from its shape (synth.topology.recognize):
     # as many as its counts and degrees allow, intact or with a few parts missing. None: never recognized.
     candidates: Callable[["Shape"], Iterable[str]] | None = None
+    # Families are tried in this order, then by name; a network two families build is named by the first.
+    recognition_order: int = 0
 
 
 FAMILIES: Registry[Family] = Registry("network family")

@@ -167,4 +167,7 @@ def torus_candidates(shape) -> list[str]:
             if shape.admits(routers, routers * degree) for sizes in factorizations(routers, degree // 2)]
 
 register_family(Family("torus", SYNTAX, "D-dimensional torus (DeSensi24): +1 and -1 neighbours in every dimension, "
-                       "dimension 0 of stride 1", parse_torus, candidates=torus_candidates))
+                       "dimension 0 of stride 1", parse_torus, candidates=torus_candidates,
+                       # before HyperX: a torus of rings of 3 or 4 is also one (torus:3,3 is hyperx:3,3, torus:4,4 is
+                       # hyperx:2,2,2,2), and as a torus it keeps torus-2QoS and DeSensi24's allreduce forms
+                       recognition_order=-1))

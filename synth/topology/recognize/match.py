@@ -371,7 +371,8 @@ def _verified(fabric: Routers, family: Routers, colour: np.ndarray) -> np.ndarra
 
 # ----- completion: the isomorphism test on a fabric with a few links (or one switch) added back ------------------
 
-MAX_COMPLETIONS = 4096  # completed fabrics tested per family network (each a few milliseconds, unless it could fit)
+MAX_COMPLETIONS = 1024  # completed fabrics tested per family network (each a few milliseconds, unless it could fit)
+MAX_COMPLETED_LINKS = 8  # missing links put back at most (beyond a missing switch's): 2,027,025 pairings of 16 ends
 
 
 def local_invariants(graph: Routers) -> np.ndarray:
@@ -395,6 +396,9 @@ def completions(fabric: Routers, family: Routers, limit: int = MAX_COMPLETIONS):
     missing_switches = family.size - fabric.size
     if missing_switches > 1 or fabric.size == 0:
         return
+    if family.num_channels - fabric.num_channels > 2 * (MAX_COMPLETED_LINKS + missing_switches * max(
+            (sum(c.values()) for c in family.channels), default=0)):
+        return  # more links missing than pairings can be tried
     out_f = np.array([sum(c.values()) for c in family.channels], dtype=np.int64)
     expected = {}
     for kind in (True, False):
@@ -438,9 +442,9 @@ def completions(fabric: Routers, family: Routers, limit: int = MAX_COMPLETIONS):
     if missing_switches:
         kind = new_kinds[0]
         terminals = int(family.terminals[(family.terminals > 0) == kind].max(initial=0))
-        attachments = [list(c) for c in combinations(sorted(set(stubs)), expected[kind])]
+        attachments = map(list, combinations(sorted(set(stubs)), expected[kind]))  # lazily: made counts them
     else:
-        attachments, terminals = [[]], 0
+        attachments, terminals = iter([[]]), 0
     for attached in attachments:
         left = list(stubs)
         for v in attached:

@@ -27,6 +27,7 @@ MAX_CANDIDATES = 64  # family networks considered per family and recognition (th
 QUICK_EMBED_STEPS = 100_000  # candidate checks of the first, quick embedding search per family network
 EMBED_STEPS = 400_000  # candidate checks over every embedding search of one recognition: a few seconds
 COMPLETION_WORK = 4_000_000  # router-rounds of refinement per completed fabric (a wrong one fails in a few rounds)
+COMPLETIONS = 2048  # completed fabrics looked at over all the family networks of one recognition
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,7 +40,7 @@ class Match:
 def family_candidates(shape: Shape) -> list[Topology]:
     """The family networks the shape admits, family by family in name order."""
     found = []
-    for name in sorted(FAMILIES):
+    for name in sorted(FAMILIES, key=lambda name: (FAMILIES.get(name).recognition_order, name)):
         family = FAMILIES.get(name)
         for spec in (family.candidates(shape) if family.candidates else [])[:MAX_CANDIDATES]:
             try:
@@ -103,9 +104,13 @@ def recognize(network) -> Match | None:
         budget -= spent
         if mapping is not None:
             return Match(topology, family.nodes[mapping], "embedded")
+    looked = 0
     for topology, family in ranked:
         invariants = None
         for completed in completions(fabric, family):
+            looked += 1
+            if looked > COMPLETIONS:
+                break
             invariants = local_invariants(family) if invariants is None else invariants
             if not np.array_equal(local_invariants(completed), invariants):
                 continue
