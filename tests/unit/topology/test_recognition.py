@@ -293,3 +293,15 @@ def test_routes_record_the_files_digest_and_refuse_a_changed_file(tmp_path):
         code, out, err = run(*command)
         assert code in (1, 2) and "changed since these routes were made" in out + err, command
         assert not (tmp_path / "t").exists() and not (tmp_path / "v.json").exists()
+
+
+def test_a_kautz_graph_with_a_one_way_link_missing_is_recognized(tmp_path):
+    words = [(x, y) for x in range(4) for y in range(4) if x != y]
+    links = [{"source": f"{x}{y}", "target": f"{y}{z}"} for x, y in words for z in range(4) if z != y]
+    del links[5]
+    document = {"directed": True, "multigraph": False, "graph": {},
+                "nodes": [{"id": f"{x}{y}", "terminals": 1} for x, y in words], "links": links}
+    (tmp_path / "k.json").write_text(json.dumps(document))
+    topology = parse_topology(f"graph:{tmp_path / 'k.json'}")
+    assert topology.family == "kautz" and topology.missing() == "1 missing link"
+    assert topology.network().num_channels == topology.base.network().num_channels - 1
