@@ -35,7 +35,7 @@ BOUND_FILL = "0.86"
 # how often it is drawn (a report's defaults first). TuNA's radices depend on the ranks: "tuna r=K"
 # takes the style of its role in the figure (smallest, middle, largest radix), see styles_for.
 ENGINES = ("OpenSM minhop", "OpenSM updn", "OpenSM dfsssp", "OpenSM nue", "OpenSM lash", "OpenSM dor",
-           "OpenSM ftree", "OpenSM sssp", "OpenSM dnup")
+           "OpenSM ftree", "OpenSM sssp", "OpenSM dnup", "OpenSM torus-2QoS")
 FIGURES = {
     "direct network": ("minimal", "valiant", "ugal", "synth paths", "synth layered", *ENGINES[:5], "minimal-random",
                        "dor", "valiant-any", *ENGINES[5:]),
