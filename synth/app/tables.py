@@ -57,6 +57,7 @@ def render_tables(doc: dict, path: str, fmt: str, lmc: int | None) -> RenderedTa
     texts = {"dlid.csv": render.render_dlid_csv(flows.src, flows.dst, tables.dlid, flows.phase)}
     lanes_used = None
     if fmt == "opensm":
+        render.check_cabled_both_ways(tables.network)  # (Kautz: one-way links, which no InfiniBand cable is)
         texts |= {"fabric.net": render.render_fabric(tables.network),
                   "guid2lid": render.render_guid2lid(tables.network, tables.lids),
                   "lfts.dump": render.render_lfts(tables),

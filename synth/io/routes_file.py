@@ -28,10 +28,10 @@ Python object per flow; read_routes gives the JSON form (lists) of either file.
 
 from __future__ import annotations
 
-
 import hashlib
 import io
 import json
+import re
 from contextlib import contextmanager
 from typing import IO
 
@@ -180,8 +180,14 @@ def routes_topology(doc: dict):
     from synth.topology import parse_topology
 
     topology = parse_topology(doc["topology"]["spec"])
-    recorded = doc["topology"].get("file_sha256")
-    if recorded is not None and topology.source_digest() != recorded:
+    recorded, actual = doc["topology"].get("file_sha256"), topology.source_digest()
+    if recorded is not None and actual is None:
+        raise SynthError(f"the routes' topology.file_sha256 is for a network read from a file; "
+                         f"{doc['topology']['spec']} is not one")
+    if recorded is None and actual is not None:
+        raise SynthError(f"the routes of {doc['topology']['spec']} record no topology.file_sha256, so whether its file "
+                         f"changed since cannot be told: route it again")
+    if recorded is not None and actual != recorded:
         raise SynthError(f"the file of {doc['topology']['spec']} changed since these routes were made (SHA-256 "
                          f"{recorded[:12]}... then, {str(topology.source_digest())[:12]}... now): route it again")
     return topology
@@ -275,6 +281,8 @@ def _check_shape(doc, where: str) -> None:
     require_str(topology["spec"], f"{where}: topology.spec")
     if "file_sha256" in topology:
         require_str(topology["file_sha256"], f"{where}: topology.file_sha256")
+        if not re.fullmatch(r"[0-9a-f]{64}", topology["file_sha256"]):
+            raise SynthError(f"{where}: topology.file_sha256 is not a SHA-256 digest (64 lowercase hex digits)")
     traffic = require_table(doc["traffic"], f"{where}: traffic")
     check_keys(traffic, f"{where}: traffic", _TRAFFIC, _TRAFFIC_REQUIRED)
     if "placement" in traffic:

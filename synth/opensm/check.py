@@ -134,8 +134,10 @@ def check_file_tables(tables: TableDir) -> FileCheck:
     with Simulator(tools, tables.path / "fabric.net") as sim:
         run = run_opensm(sim, "file", tables.lmc, guid2lid, tables.path / "lfts.dump", qos_files if laned else None)
         read = read_back_tables(sim)
-        sl2vl = {k: read_sl2vl(sim, int(plan.switch_lid(k)), 1) for k in range(network.num_switches)} if laned else {}
-        vls = [read_port_vls(sim, int(plan.switch_lid(k)), 1) for k in range(network.num_switches)] if laned else []
+        failed = set() if network.failed_nodes is None else set((network.failed_nodes - network.num_terminals).tolist())
+        working = [k for k in range(network.num_switches) if k not in failed]  # failed switches are not in the fabric
+        sl2vl = {k: read_sl2vl(sim, int(plan.switch_lid(k)), 1) for k in working} if laned else {}
+        vls = [read_port_vls(sim, int(plan.switch_lid(k)), 1) for k in working] if laned else []
     ports = out_port_matrix(network, read, plan.max_lid)
     flows = tables.flows
     if flows.channels is not None:  # channel by channel: parallel links told apart

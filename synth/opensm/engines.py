@@ -52,8 +52,8 @@ def parse_engines(text: str, topology=None) -> list[str]:
     if unknown:
         raise SynthError(f"unknown OpenSM engine '{unknown[0]}' (known: {', '.join(ENGINES)})")
     if TORUS_ENGINE in engines and topology is not None and torus_of(topology) is None:
-        raise SynthError(f"OpenSM's {TORUS_ENGINE} routes tori of up to {TORUS_MAX_DIMENSIONS} dimensions; "
-                         f"{topology.label()} is not one")
+        raise SynthError(f"OpenSM's {TORUS_ENGINE} is run on whole tori of up to {TORUS_MAX_DIMENSIONS} dimensions "
+                         f"(synth seeds it with the torus's coordinates); {topology.label()} is not one")
     return engines
 
 

@@ -223,7 +223,16 @@ def item_names(item: str, index: dict[str, int]) -> list[str]:
 
 def _canonical(item: str, index: dict[str, int]) -> str:
     """A link's item with its lower-numbered node first (g0r1-g0r0 and g0r0-g0r1 are one link)."""
-    names = item_names(item, index) if item in index or "-" in item else [item]
+    try:
+        names = item_names(item, index) if item in index or "-" in item else [item]
+    except SynthError:
+        return item  # resolve_failures says why, in the user's own words
     if len(names) == 2 and names[0] in index and names[1] in index and index[names[0]] > index[names[1]]:
-        return f"{names[1]}-{names[0]}"
+        swapped = f"{names[1]}-{names[0]}"
+        try:
+            if item_names(swapped, index) == [names[1], names[0]]:
+                return swapped
+        except SynthError:
+            pass
+        return item  # the swapped form would read another way: kept as given
     return item

@@ -164,8 +164,13 @@ def _names(nodes: list[Node]) -> dict[str, str]:
             counts[node.description] = counts.get(node.description, 0) + 1
     ids = {node.id for node in nodes}
     return {node.id: node.description if node.description and counts[node.description] == 1 and
-            writable_name(node.description) and (node.description == node.id or node.description not in ids)
-            else node.id for node in nodes}
+            writable_name(node.description) and failable_name(node.description) and
+            (node.description == node.id or node.description not in ids) else node.id for node in nodes}
+
+
+def failable_name(name: str) -> bool:
+    """A name `--fail` can name: no '+' (which joins items) and not an item of its own (random:K:SEED)."""
+    return "+" not in name and not name.startswith("random:")
 
 
 @dataclass(frozen=True, eq=False)

@@ -80,18 +80,21 @@ def map_onto(source: Network, family: Network, routers: np.ndarray) -> Mapped:
     keep = found | dead
     src_port = np.where(found, source.channel_src_port[channel_of], family.channel_src_port)
     dst_port = np.where(found, source.channel_dst_port[channel_of], family.channel_dst_port)
-    # a dead terminal channel's router end takes a port no cable of the source router uses
-    top = np.zeros(family.num_nodes, dtype=np.int64)
-    np.maximum.at(top, family.channel_src[found], src_port[found])
-    np.maximum.at(top, family.channel_dst[found], dst_port[found])
+    # a dead terminal channel's router end takes the lowest port no cable of the source router uses (where the
+    # missing CA's cable was, as a rule: within the switch's ports, which its tables may name)
+    taken: dict[int, set[int]] = {}
+    for node, port in zip(np.concatenate([family.channel_src[found], family.channel_dst[found]]).tolist(),
+                          np.concatenate([src_port[found], dst_port[found]]).tolist()):
+        taken.setdefault(node, set()).add(port)
     given: dict[tuple[int, int], int] = {}  # (missing terminal, its router) -> the port
     for c in np.flatnonzero(dead).tolist():
         terminal, router = int(terminal_end[c]), int(family.channel_src[c] + family.channel_dst[c] - terminal_end[c])
         if source_of[router] < 0:
             continue  # both ends missing: the family's own ports
         if (terminal, router) not in given:
-            top[router] += 1
-            given[terminal, router] = int(top[router])
+            used = taken.setdefault(router, set())
+            given[terminal, router] = next(port for port in range(1, len(used) + 2) if port not in used)
+            used.add(given[terminal, router])
         if family.channel_src[c] == router:
             src_port[c] = given[terminal, router]
         else:
@@ -188,6 +191,8 @@ class Recognized(DerivedTopology):
         mapped = self.mapped
         how = {"isomorphic": "an isomorphic copy", "embedded": "the family network less the parts missing",
                "completed": "the family network less the links missing"}[self.match.how]
+        if self.match.how == "isomorphic" and not self.complete:
+            how = "the family's routers and links, less the terminals missing"
         facts = [("recognized as", f"{self.base.spec}: {self.base.label()}, {how}"),
                  ("missing", self.missing() or "nothing")]
         if not mapped.same_bandwidths:

@@ -305,3 +305,49 @@ def test_a_kautz_graph_with_a_one_way_link_missing_is_recognized(tmp_path):
     topology = parse_topology(f"graph:{tmp_path / 'k.json'}")
     assert topology.family == "kautz" and topology.missing() == "1 missing link"
     assert topology.network().num_channels == topology.base.network().num_channels - 1
+
+
+def test_a_missing_terminal_keeps_its_routers_ports_and_tables_name_no_port_beyond_them(tmp_path):
+    """A fabric missing one CA: its dead channel takes the port the CA's cable left (within the switch's ports),
+    so forwarding tables never send a LID to a port the switch does not have."""
+    source = router_multigraph(parse_topology("torus:6,6:p=2").network())
+    source.nodes[sorted(source.nodes)[0]]["terminals"] = 1
+    write_fabric(tmp_path / "f.txt", source, seed=8)
+    topology = parse_topology(f"fabric:{tmp_path / 'f.txt'}")
+    assert topology.family == "torus" and topology.missing() == "1 missing terminal"
+    assert dict(topology.facts())["recognized as"].endswith("less the terminals missing")
+    network = topology.network()
+    highest: dict[int, int] = {}
+    for node, port in zip(network.channel_src.tolist(), network.channel_src_port.tolist()):
+        highest[node] = max(highest.get(node, 0), port)
+    cabled = parse_topology(f"fabric:{tmp_path / 'f.txt'}:recognize=no").network()
+    by_name = {name: i for i, name in enumerate(cabled.node_names)}
+    for node in range(network.num_terminals, network.num_nodes):
+        ports = cabled.channel_src_port[cabled.channel_src == by_name[network.node_names[node]]]
+        assert highest[node] <= max(int(ports.max()), len(ports))
+
+
+def test_a_routes_files_digest_must_be_one_and_must_fit_its_spec(tmp_path):
+    source = router_multigraph(parse_topology("dragonfly:2,4,2").network())
+    write_fabric(tmp_path / "f.txt", source, seed=6)
+    routes = tmp_path / "r.json"
+    assert run("route", f"fabric:{tmp_path / 'f.txt'}", "--traffic", "a2a-lin", "--phase", "0", "--router", "minimal",
+               "--out", routes)[0] == 0
+    doc = json.loads(routes.read_text())
+    for change, message in ((lambda d: d["topology"].pop("file_sha256"), "record no topology.file_sha256"),
+                            (lambda d: d["topology"].update(file_sha256="abc"), "not a SHA-256 digest")):
+        tampered = json.loads(json.dumps(doc))
+        change(tampered)
+        (tmp_path / "t.json").write_text(json.dumps(tampered))
+        code, out, err = run("check", tmp_path / "t.json")
+        assert code in (1, 2) and message in out + err
+
+
+def test_fabric_names_that_fail_could_not_name_fall_back_to_ids(tmp_path):
+    source = router_multigraph(parse_topology("dragonfly:1,2,1").network())
+    write_fabric(tmp_path / "f.txt", source, seed=1)
+    body = (tmp_path / "f.txt").read_text()
+    first = body.split('# "', 1)[1].split('"', 1)[0]
+    (tmp_path / "f.txt").write_text(body.replace(f'"{first}"', '"s+1"'))
+    names = parse_topology(f"fabric:{tmp_path / 'f.txt'}:recognize=no").network().node_names
+    assert "s+1" not in names
