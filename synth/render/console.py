@@ -39,7 +39,8 @@ def topology_summary(topology, network: Network) -> str:
     """Counts per channel class and the family's facts; fat trees (Prisacari20 ch.2's closed forms) get
     their layer table and the savings of halving the top layer."""
     if FAT_TREE_FORMS in topology.closed_forms():
-        return _xgft_summary(topology, network)
+        origin = topology.origin_facts()
+        return _xgft_summary(topology, network) + ("\n\n" + table(["fact", "value"], origin, "ll") if origin else "")
     classes = np.bincount(network.channel_class, minlength=len(network.class_names))
     rows = [[name, int(count), _bandwidths(network.channel_bandwidth[network.channel_class == k])]
             for k, (name, count) in enumerate(zip(network.class_names, classes.tolist()))]

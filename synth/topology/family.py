@@ -186,6 +186,12 @@ class Topology(ABC):
         None where minimal_channels is None."""
         return None
 
+    def origin_facts(self) -> list[tuple[str, str]]:
+        """(name, value) pairs saying where the network came from when it is not built from its spec's parameters
+        (a file recognized as a family: which family, what is missing); shown even where a family's own summary
+        replaces the facts (the fat trees' layer table)."""
+        return []
+
     def source_digest(self) -> str | None:
         """The SHA-256 of the file the network was read from (`fabric:`, `graph:`), which routes files record so
         that a file changed since routing is noticed; None for networks built from their parameters."""

@@ -187,6 +187,9 @@ class Recognized(DerivedTopology):
     def build_network(self):
         return self.mapped.network
 
+    def origin_facts(self) -> list[tuple[str, str]]:
+        return self.facts()[:2]
+
     def facts(self) -> list[tuple[str, str]]:
         mapped = self.mapped
         how = {"isomorphic": "an isomorphic copy", "embedded": "the family network less the parts missing",

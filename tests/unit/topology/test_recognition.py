@@ -351,3 +351,11 @@ def test_fabric_names_that_fail_could_not_name_fall_back_to_ids(tmp_path):
     (tmp_path / "f.txt").write_text(body.replace(f'"{first}"', '"s+1"'))
     names = parse_topology(f"fabric:{tmp_path / 'f.txt'}:recognize=no").network().node_names
     assert "s+1" not in names
+
+
+def test_a_recognized_fat_tree_says_so_under_its_layer_table(tmp_path):
+    write_fabric(tmp_path / "f.txt", independent_fat_tree(4), seed=2)
+    code, out, err = run("topology", f"fabric:{tmp_path / 'f.txt'}")
+    assert code == 0 and "layer" in out and "recognized as  xgft:2:4,4:1,2" in out
+    code, out, err = run("topology", "xgft:2:4,4:1,2")
+    assert code == 0 and "recognized as" not in out
