@@ -92,5 +92,16 @@ def tables_for_routes(doc: dict, lmc: int | None = None) -> tuple[ForwardingTabl
     if ends_bad.any():
         k = int(np.argmax(ends_bad))
         raise SynthError(f"routes file: the path of flow {k} does not run from rank {flows.src[k]} to rank {flows.dst[k]}")
+    # Forwarding is by destination LID: a path through one switch twice would leave it both times by the port the
+    # LID's entry names, so it cannot be expressed (Valiant's two segments may cross; a loop-free route can)
+    path_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    visits, count = np.unique(path_of * network.num_nodes + nodes.channels, return_counts=True)
+    if (count > 1).any():
+        k, node = divmod(int(visits[np.argmax(count > 1)]), network.num_nodes)
+        twice = int(np.unique(visits[count > 1] // network.num_nodes).size)
+        raise SynthError(f"routes file: the path of flow {k} ({flows.src[k]} -> {flows.dst[k]}) passes "
+                         f"{network.node_names[node]} twice ({twice} path{'s' * (twice != 1)} do so): forwarding by "
+                         f"destination cannot send a packet on two ways from one switch; route with a router whose "
+                         f"paths visit each switch once")
     hops = route_hops(network, nodes) if flows.channel_paths is None else channel_hops(network, flows.channel_paths)
     return build_tables(topology, network, flows.dst, hops, lmc), flows

@@ -184,3 +184,14 @@ def test_colouring_proves_when_the_busiest_switch_bound_is_not_enough():
     port = np.array([[1, 1], [2, 1], [2, 2]])
     offsets, bound = colour_flows(np.zeros(3, dtype=np.int64), Hops(switch, port))
     assert bound == 3 and len(set(offsets.tolist())) == 3
+
+
+def test_a_path_through_a_switch_twice_is_refused_in_one_line(run, tmp_path):
+    """Valiant's two segments can cross on a torus; destination-based tables cannot send one packet out of a switch
+    by two ports (found by opensm-check: 21 of 108 flows left their paths on torus:6,6)."""
+    routes = tmp_path / "r.json"
+    assert run("route", "torus:6,6", "--traffic", "a2a-lin", "--phase", "0-3", "--router", "valiant", "--quiet",
+               "--out", routes)[0] == 0
+    code, out, err = run("tables", routes, "--out", tmp_path / "t")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "twice" in err
+    assert not (tmp_path / "t").exists()
