@@ -52,8 +52,8 @@ def parse_engines(text: str, topology=None) -> list[str]:
     if unknown:
         raise SynthError(f"unknown OpenSM engine '{unknown[0]}' (known: {', '.join(ENGINES)})")
     if TORUS_ENGINE in engines and topology is not None and torus_of(topology) is None:
-        raise SynthError(f"OpenSM's {TORUS_ENGINE} is run on whole tori of up to {TORUS_MAX_DIMENSIONS} dimensions "
-                         f"(synth seeds it with the torus's coordinates); {topology.label()} is not one")
+        raise SynthError(f"OpenSM's {TORUS_ENGINE} routes tori of up to {TORUS_MAX_DIMENSIONS} dimensions; "
+                         f"{topology.label()} is not one")
     return engines
 
 
@@ -66,17 +66,32 @@ def torus_config(network: Network, topology) -> str:
                          f"{network.spec} is not one")
     coordinates = np.asarray(topology.router_coordinates())
     guids = switch_guids(network)
+    n = network.num_terminals
 
     def router_at(offsets) -> int:
         return int(np.flatnonzero((coordinates == np.asarray(offsets) % np.asarray(sizes)).all(axis=1))[0])
 
-    origin = [0] * len(sizes)
+    def seed_links(origin) -> list[tuple[str, int, int]] | None:
+        """(keyword, router, router) of the seed at `origin`, or None where a failed part breaks it."""
+        links = []
+        for k, axis in enumerate("xyz"[:len(sizes)]):
+            for sign, step in (("p", 1), ("m", -1)):
+                far = list(origin)
+                far[k] += step
+                a, b = router_at(origin), router_at(far)
+                if network.find_channels(np.array([a + n]), np.array([b + n]))[0] < 0:
+                    return None
+                links.append((f"{axis}{sign}_link", a, b))
+        return links
+
+    # the first router (in coordinate order) whose links to its +1 and -1 neighbours all work: a degraded torus's
+    # seed must survive (torus-2QoS routes around the failed parts elsewhere)
+    seed = next((links for origin in coordinates.tolist() if (links := seed_links(origin)) is not None), None)
+    if seed is None:
+        raise SynthError(f"OpenSM's {TORUS_ENGINE} needs a router whose links to its neighbours all work; "
+                         f"{network.spec} has none")
     lines = ["torus " + " ".join(str(s) for s in (list(sizes) + [1] * TORUS_MAX_DIMENSIONS)[:TORUS_MAX_DIMENSIONS])]
-    for k, axis in enumerate("xyz"[:len(sizes)]):
-        for sign, step in (("p", 1), ("m", -1)):
-            far = list(origin)
-            far[k] = step
-            lines.append(f"{axis}{sign}_link 0x{guids[router_at(origin)]:016x} 0x{guids[router_at(far)]:016x}")
+    lines += [f"{keyword} 0x{guids[a]:016x} 0x{guids[b]:016x}" for keyword, a, b in seed]
     return "\n".join(lines) + "\n"
 
 
