@@ -58,8 +58,8 @@ def parse_engines(text: str, topology=None) -> list[str]:
 
 
 def torus_config(network: Network, topology) -> str:
-    """torus-2QoS.conf (torus-2QoS.conf(5)) for a torus: its sizes (1 for a missing z or y), and a seed at the router
-    of coordinates 0 with its +1 and -1 neighbour in every dimension (both: radix-4 rings need them)."""
+    """torus-2QoS.conf (torus-2QoS.conf(5)) for a torus: its sizes (1 for a missing z or y), and a seed at a router
+    with its +1 and -1 neighbour in every dimension (both: radix-4 rings need them)."""
     sizes = torus_of(topology)
     if sizes is None:
         raise SynthError(f"OpenSM's {TORUS_ENGINE} routes tori of up to {TORUS_MAX_DIMENSIONS} dimensions; "
