@@ -63,7 +63,11 @@ def map_onto(source: Network, family: Network, routers: np.ndarray) -> Mapped:
     f_keys = family.channel_src * width + family.channel_dst
     f_rank = ranked(f_keys, np.arange(family.num_channels))
     s_keys = family_of[source.channel_src] * width + family_of[source.channel_dst]
-    s_rank = ranked(s_keys, source.channel_src_port)
+    # (ranked by the port at the end the family numbers lower: both directions of a cable get the same rank, as
+    # both channels of a family link do)
+    lower_end_port = np.where(family_of[source.channel_src] < family_of[source.channel_dst], source.channel_src_port,
+                              source.channel_dst_port)
+    s_rank = ranked(s_keys, lower_end_port)
     big = max(int(f_rank.max(initial=0)), int(s_rank.max(initial=0))) + 1
     s_joint = s_keys * big + s_rank
     order = np.argsort(s_joint)

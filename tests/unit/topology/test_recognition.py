@@ -359,3 +359,17 @@ def test_a_recognized_fat_tree_says_so_under_its_layer_table(tmp_path):
     assert code == 0 and "layer" in out and "recognized as  xgft:2:4,4:1,2" in out
     code, out, err = run("topology", "xgft:2:4,4:1,2")
     assert code == 0 and "recognized as" not in out
+
+
+@pytest.mark.parametrize("spec", ["hyperx:3,3:p=2:trunk=2", "torus:2,4:p=2", "dragonfly:1,4,2:groups=3"])
+def test_both_channels_of_a_family_link_are_one_cable(tmp_path, spec):
+    """Parallel cables: the family's link i (channels 2N + 2i and 2N + 2i + 1) is one cable of the file, its two
+    directions with swapped ports."""
+    source = router_multigraph(parse_topology(spec).network())
+    write_fabric(tmp_path / "f.txt", source, seed=12)
+    network = parse_topology(f"fabric:{tmp_path / 'f.txt'}").network()
+    start = 2 * network.num_terminals
+    forward, backward = slice(start, None, 2), slice(start + 1, None, 2)
+    assert (network.channel_src[forward] == network.channel_dst[backward]).all()
+    assert (network.channel_src_port[forward] == network.channel_dst_port[backward]).all()
+    assert (network.channel_dst_port[forward] == network.channel_src_port[backward]).all()
