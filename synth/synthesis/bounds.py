@@ -3,7 +3,9 @@
 - Steps (with a transfer graph): a block reaches a rank no sooner than the distance from its
   holder in the graph of the transfers a schedule may use, and the ranks holding a block at most
   multiply by 1 + (the most transfers a rank has) per step. Both bound the steps of a schedule
-  with these transfers, not of any schedule.
+  with these transfers, not of any schedule. An allreduce has the same bound (each rank's
+  contribution must reach every rank), not twice it: only a reduce-scatter followed by an
+  allgather needs both halves' steps.
 - Bandwidth (any schedule): the beta term of a step is its busiest channel's bytes over bandwidth,
   at least the bytes crossing into a node set S over the bandwidth of the channels into S (a
   maximum is at least a weighted mean). Summed over the steps: at least what must enter S over
@@ -74,10 +76,13 @@ def step_bound(collective: str, graph, root: int = 0) -> StepBound:
         far, what = int(distance[:, root].max()), f"every rank reaches rank {root} in {int(distance[:, root].max())}"
     else:
         far, what = int(distance.max()), f"the transfer graph's diameter is {int(distance.max())}"
+    # An allreduce is not always a reduce-scatter then an allgather (one step of all-pairs
+    # reductions on a complete graph, a reduction in each clique then an exchange across): its
+    # bound is the spreading one, since every rank's final vector holds every rank's contribution
+    # (rank r's data reaches every rank: its holders grow as a block's do; the distance argument too).
     steps = max(spread, far)
-    twice = collective == "allreduce"  # a reduce-scatter, then an allgather: each needs the bound
     why = (f"{what}; a block's holders grow at most {1 + degree}-fold per step (log_{1 + degree} {p} -> {spread})")
-    return StepBound(2 * steps if twice else steps, why + ("; twice: reduce-scatter then allgather" if twice else ""))
+    return StepBound(steps, why)
 
 
 def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0,
