@@ -553,7 +553,7 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     topology = _topology(net)
     result = compare_all(collective, topology, parse_sizes(sizes), router, alpha, bandwidth)
     if synthesized:
-        from synth.app.synthesize import compare_with_synthesis
+        from synth.synthesis.portfolio import compare_with_synthesis
 
         result = compare_with_synthesis(result, topology, alpha, bandwidth, time_limit)
     return result
@@ -611,16 +611,12 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     >>> all(s["seconds"] >= s["bound_seconds"] for b in bands for s in b.schedule.synthesis["sizes"])
     True
     """
-    from synth.app.synthesize import bands, plan_synthesis, synthesize_parts
+    from synth.app.schedule import checked_routes
+    from synth.app.synthesize import SynthesisRequest
+    from synth.app.synthesize import synthesize as run
     from synth.pricing.compare import parse_sizes
 
-    from synth.app.synthesize import exchange_message_bytes
-
-    from synth.app.schedule import checked_routes
-
-    plan = plan_synthesis(collective, _topology(net), ranks_per_node=ranks_per_node, root=root, chunks=chunks,
-                          reach=transfers, router=router, method=method, sizes=block_sizes, time_limit=time_limit,
-                          solver=solver, routes=None if routes is None else checked_routes(routes))
-    parts = synthesize_parts(plan, time_limit, solver)
-    message_sizes = parse_sizes(sizes) if plan.sizes is None else [exchange_message_bytes(plan.sizes, plan.graph.ranks)]
-    return bands(plan, parts, message_sizes, alpha, bandwidth)
+    request = SynthesisRequest(collective, _topology(net), parse_sizes(sizes) if block_sizes is None else [1],
+                               ranks_per_node, root, chunks, transfers, router, method, block_sizes, time_limit,
+                               solver, None if routes is None else checked_routes(routes), alpha, bandwidth)
+    return run(request).bands

@@ -95,7 +95,7 @@ def make_report(plan: ReportPlan, name: str, description: str, source: str, comm
     if plan.synthesis_time_limit is not None:  # the synthesized schedule next to the generated algorithms
         import dataclasses
 
-        from synth.app.synthesize import compare_with_synthesis
+        from synth.synthesis.portfolio import compare_with_synthesis
 
         say("collectives: synthesizing a schedule for each")
         report = dataclasses.replace(report, collectives=[

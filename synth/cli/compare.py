@@ -53,7 +53,7 @@ def cmd_compare(args) -> int:
         target = outputs.reserve(args.out) if args.out is not None else None
         result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9)
         if args.synthesize:
-            from synth.app.synthesize import compare_with_synthesis
+            from synth.synthesis.portfolio import compare_with_synthesis
 
             result = compare_with_synthesis(result, topology, args.alpha, args.bandwidth * 1e9, args.time_limit)
         if args.simulate:  # last: every column, the synthesized one too, is there

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from synth.app.exchange_routes import write_exchange_routes
 from synth.app.schedule import progress_printer
-from synth.app.synthesize import METHODS, SYNTHESIZED, bands, exchange_message_bytes, plan_synthesis, synthesize_parts
+from synth.app.synthesize import MODES, SYNTHESIZED, SynthesisRequest, check, synthesize
 from synth.core.errors import SynthError
 from synth.collectives.schedule import collective
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
@@ -43,7 +43,7 @@ def add_parser(sub) -> None:
     p.add_argument("--routes", metavar="FILE", help="a routes file (synth-routes/2, as `synth route --out` writes it "
                    "and `synth check` passes) whose paths the transfers take instead: the fabric's own routes; it "
                    "needs a path for every node pair a transfer joins (route an all-to-all to have them all)")
-    p.add_argument("--method", choices=METHODS, default="auto",
+    p.add_argument("--method", choices=MODES, default="auto",
                    help="exact: one program over every rank's blocks (up to 64 ranks); symmetric: the program of one "
                         "rank per orbit of the network's translations (tori, HyperX, Kautz K(D,2) with D + 1 a prime "
                         "power), translated to all; trees: balanced breadth-first trees and every block sent straight, "
@@ -76,19 +76,18 @@ def cmd_synthesize(args) -> int:
         from synth.app.schedule import checked_routes
 
         routes = checked_routes(args.routes)
-    plan_args = dict(ranks_per_node=args.ranks_per_node, root=args.root, chunks=args.chunks, reach=args.transfers,
-                     router=args.router, method=args.method, sizes=args.sizes, time_limit=args.time_limit,
-                     solver=args.solver, say=say, routes=routes)
+    request = SynthesisRequest(args.collective, topology, sizes, args.ranks_per_node, args.root, args.chunks,
+                               args.transfers, args.router, args.method, args.sizes, args.time_limit, args.solver,
+                               routes, args.alpha, args.bandwidth * 1e9)
     # what the options say is checked before any output is reserved; an all-to-all's routing (the
     # program) runs after, so an unwritable --out is one line at once
-    plan = plan_synthesis(args.collective, topology, **plan_args, check_only=True)
+    plan = check(request)
     if args.routes_out is not None and collective(args.collective).name != "alltoall":
         raise SynthError(f"--routes-out: only an alltoall's synthesis routes its pairs as one phase, not "
                          f"{collective(args.collective).name}'s" + (" (its routes weigh the matrix's bytes, which a "
                                                                       "routes file's traffic cannot name)"
                                                                       if collective(args.collective).name == "alltoallv"
                                                                       else ""))
-    bandwidth_bits = args.bandwidth * 1e9
     with OutputSet() as outputs:
         # The output is reserved before the solver runs: an unwritable --out is one line at once. The
         # files of a size range are named by their bands, known after it: the directory comes first.
@@ -96,12 +95,8 @@ def cmd_synthesize(args) -> int:
         if args.out is not None and single is None:
             outputs.reserve_dir(args.out, [])
         routes_target = outputs.reserve(args.routes_out, "--routes-out") if args.routes_out is not None else None
-        if plan is None:
-            plan = plan_synthesis(args.collective, topology, **plan_args)
-        if plan.sizes is not None:  # one band: the matrix's own sizes, shown as a rank's average
-            sizes = [exchange_message_bytes(plan.sizes, plan.graph.ranks)]
-        parts = synthesize_parts(plan, args.time_limit, args.solver, say)
-        found = bands(plan, parts, sizes, args.alpha, bandwidth_bits)
+        result = synthesize(request, say, plan)
+        plan, parts, found = result.plan, result.parts, result.bands
         targets = {0: single} if single is not None else {}
         if args.out is not None and single is None:
             names = [f"{plan.collective}-{band.sizes[0]}B.json" for band in found]

@@ -6,6 +6,8 @@ Adding one of these is one module plus one `register` call; the CLI help and eve
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Generic, Iterator, TypeVar
 
 from synth.core.errors import SynthError
@@ -46,3 +48,19 @@ class Registry(Generic[Entry]):
 
     def items(self):
         return self._entries.items()
+
+    def values(self):
+        return self._entries.values()
+
+
+def discover(package: str, attribute: str) -> list:
+    """The entries every module of `package` declares as `attribute` (one entry or a tuple of
+    them), module by module in name order: a registry finds its plug-ins this way and names none
+    of them, so a plug-in is one new module. Modules whose names start with `_` are skipped."""
+    found = []
+    for info in sorted(pkgutil.iter_modules(importlib.import_module(package).__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        entries = getattr(importlib.import_module(f"{package}.{info.name}"), attribute, ())
+        found += list(entries) if isinstance(entries, (tuple, list)) else [entries]
+    return found

@@ -2,7 +2,8 @@
 
 - Steps (with a transfer graph): a block reaches a rank no sooner than the distance from its
   holder in the graph of the transfers a schedule may use, and the ranks holding a block at most
-  multiply by 1 + (the most transfers a rank has) per step. Both bound the steps of a schedule
+  multiply by 1 + (the most transfers a rank sends) per step; what one rank holds (blocks, or the
+  contributions of a partial: a reduce's) by 1 + (the most it receives). Both bound the steps of a schedule
   with these transfers, not of any schedule. An allreduce has the same bound (each rank's
   contribution must reach every rank), not twice it: only a reduce-scatter followed by an
   allgather needs both halves' steps.
@@ -65,7 +66,14 @@ def step_bound(collective: str, graph, root: int = 0) -> StepBound:
     p = graph.ranks
     if p == 1:
         return StepBound(0, "one rank")
-    degree = max(1, graph.max_out_degree())
+    # What grows per step, by at most 1 + a degree: the ranks holding something of one rank's data
+    # (a block's holders; one rank's contributions, which must reach every owner) through the most
+    # transfers a rank sends, and what one rank holds (blocks, or contributions to a partial) through
+    # the most it receives. A broadcast has only the first (one rank's data), a reduce the second (one
+    # partial); the others both.
+    out_degree, in_degree = max(1, graph.max_out_degree()), max(1, graph.max_in_degree())
+    grows = {"broadcast": (out_degree,), "reduce": (in_degree,)}.get(collective, (out_degree, in_degree))
+    degree = min(grows)
     spread = math.ceil(math.log(p) / math.log(1 + degree) - 1e-12)
     distance = graph.distances()
     if (distance < 0).any():
@@ -81,7 +89,9 @@ def step_bound(collective: str, graph, root: int = 0) -> StepBound:
     # bound is the spreading one, since every rank's final vector holds every rank's contribution
     # (rank r's data reaches every rank: its holders grow as a block's do; the distance argument too).
     steps = max(spread, far)
-    why = (f"{what}; a block's holders grow at most {1 + degree}-fold per step (log_{1 + degree} {p} -> {spread})")
+    grower = {"broadcast": "a block's holders", "reduce": "a partial's contributions"}.get(
+        collective, "a rank's data's holders and what a rank holds")
+    why = f"{what}; {grower} grow at most {1 + degree}-fold per step (log_{1 + degree} {p} -> {spread})"
     return StepBound(steps, why)
 
 

@@ -56,7 +56,7 @@ class FrontPoint:
     invariant_status: str = ""  # symmetric synthesis: the program's status among translation-invariant schedules
     method: str = "program"  # program | trees (balanced breadth-first) | dissemination (synth.synthesis.dissemination)
     graph: object = None  # the TransferGraph of its pairs when not the plan's
-    among: str = ""  # an all-to-all's point: the schedules its status is about (synth.app.synthesize._exchange_part)
+    among: str = ""  # an all-to-all's point: the schedules its status is about (synth.synthesis.methods.phases)
     reach: str = ""  # the pairs its transfers join where not a TransferGraph's (a generated algorithm's own)
     blocks: int = 0  # its blocks where not its part's (a per-layer point with every block split in shares)
 
@@ -412,3 +412,16 @@ def spread_schedule(collective: str, graph, spec: str, blocks: int, block_bytes:
 def rounds_lower_bound(per_byte: float, blocks: int) -> int:
     """The bandwidth bound in rounds of one block per unit of bandwidth (the program's z units)."""
     return max(1, math.ceil(per_byte * blocks - 1e-9))
+
+
+def straight_point(spread: SpreadProblem, graph, network, reverse: bool, rounds_bound: int) -> FrontPoint:
+    """Every block straight from its source to every rank in one step (reversed: every partial to
+    the block's owner), over `graph`'s pairs (every pair): its rounds are the busiest channel's
+    blocks. Made with arrays: each delivery has one sender, its block's source."""
+    source = spread.sources[spread.item_block]
+    a, b = (spread.item_rank, source) if reverse else (source, spread.item_rank)
+    pair = graph.pair_index(a, b)
+    step = np.zeros(len(pair), dtype=np.int64)
+    rounds = delivery_rounds(graph, LoadClasses.channels(integer_bandwidth(network)), step, pair, 1)
+    return FrontPoint(1, rounds, OPTIMAL if rounds <= rounds_bound else FEASIBLE, 0.0,
+                      (step, pair, spread.item_block.copy(), spread.item_rank.copy()), method="straight", graph=graph)

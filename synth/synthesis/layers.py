@@ -25,7 +25,7 @@ Splits (Concurrent): every block split into shares run at once, a step being eve
 of that number: rotations of the leading stages (a torus's x then y with y then x), both ways
 round (each layer's members numbered backwards: the links a one-way ring leaves idle), and
 pipelined stages. Their merged steps' busiest port and channel are the shares' together, not a
-sum, so each is priced whole on the network (synth.app.synthesize._layered_points), made from the
+sum, so each is priced whole on the network (synth.synthesis.methods.per_layer), made from the
 program's Pareto points (rotations and pipelines) and from one algorithm on every layer
 (`uniform`, rotations); the choice per size is the least over the program's front and these
 splits, not over every split of every order.

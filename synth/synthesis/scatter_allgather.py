@@ -9,7 +9,7 @@ steps of different pieces merge (one message per rank pair and step), so the roo
 sending scatters while the allgathers of the pieces before use the rest of the network; a tree
 broadcast of whole blocks carries the message over every link of its depth, this carries it about
 twice over a node's links, and pipelined nearly once. A reduce is the same run backwards
-(reduce-scatter, then gather), made by synth.app.synthesize. For comparison at large sizes, the
+(reduce-scatter, then gather), made by synth.synthesis.methods.scatter_allgather. For comparison at large sizes, the
 pipelined chain (`chain_deliveries`) reaches a one-link node's cut bound as its pieces grow.
 
 The deliveries are built here as (step, sender, receiver, block); their validity is the verifier's

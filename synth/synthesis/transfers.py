@@ -66,6 +66,9 @@ class TransferGraph:
     def max_out_degree(self) -> int:
         return int(np.bincount(self.src, minlength=self.ranks).max(initial=0))
 
+    def max_in_degree(self) -> int:
+        return int(np.bincount(self.dst, minlength=self.ranks).max(initial=0))
+
 
 def routes_label(routes: dict) -> str:
     """How a routes file names itself as the router of a transfer graph."""
@@ -152,3 +155,12 @@ def _node_pairs(network, reach: str) -> tuple[np.ndarray, np.ndarray]:
     near = linked[router_of[:, None], router_of[None, :]] & ~np.eye(n, dtype=bool)
     a, b = np.nonzero(near)
     return a.astype(np.int64), b.astype(np.int64)
+
+
+def transfer_paths(graph, schedule):
+    """The paths of a schedule's transfers between nodes, in order: each its pair's in the graph."""
+    keys = graph.dst * graph.ranks + graph.src  # the pairs are sorted by (dst, src)
+    found = np.searchsorted(keys, schedule.dst * graph.ranks + schedule.src)
+    q = graph.ranks_per_node
+    across = (schedule.src // q) != (schedule.dst // q)
+    return graph.paths.select(found[across])

@@ -28,7 +28,7 @@ nearer the root are a hair cheaper, for a shallow tree: its depth is the pipelin
 The layout (`packed_deliveries`): round r's block on tree T leaves the root at step r and crosses
 the arc into a rank of depth h at step r + h - 1: rounds + depth - 1 steps, one message per rank
 pair and step, each step's channel loads at most one round's (the packing's). A reduce is the same
-run backwards (synth.app.synthesize).
+run backwards (synth.synthesis.methods.packed_trees).
 """
 
 from __future__ import annotations

@@ -30,6 +30,18 @@ outputs() {  # $1: the source tree whose synth runs, $2: the directory for the o
     s "$1" report dragonfly:2,4,2 --patterns a2a-lin --out r.md --quiet > /dev/null 2>&1
     s "$1" report xgft:2:4,4:1,4 --patterns lin --out rx.md --quiet > /dev/null 2>&1
     s "$1" bounds dragonfly:2,4,2 --traffic a2a-lin > b.txt
+    # schedule synthesis: every method family on small networks (issue 40's move into synth/synthesis/)
+    s "$1" synthesize allgather --network torus:4,4 --bytes 1KiB..1MiB --out sa --quiet > sa.txt
+    s "$1" synthesize reduce-scatter --network hyperx:3,3 --bytes 256,1MiB --out sr --quiet > sr.txt
+    s "$1" synthesize allreduce --network torus:4 --bytes 32,1MiB --out sar --quiet > sar.txt
+    s "$1" synthesize allgather --network dragonfly:2,4,2 --bytes 1KiB,1MiB --out sd --quiet > sd.txt
+    s "$1" synthesize allgather --network xgft:2:4,4:1,4 --method trees --bytes 1MiB --out sx.json --quiet > sx.txt
+    s "$1" synthesize broadcast --network torus:4,4 --bytes 1KiB,64MiB --out sb --quiet > sb.txt
+    s "$1" synthesize reduce --network dragonfly:2,4,2 --bytes 64MiB --out srd.json --quiet > srd.txt
+    s "$1" synthesize alltoall --network torus:3,3 --bytes 1KiB,1MiB --out sat --quiet > sat.txt
+    s "$1" synthesize alltoallv --network hyperx:3 --sizes random:4096:1 --out sav.json --quiet > sav.txt
+    s "$1" synthesize allgather --network torus:2,4 --ranks-per-node 2 --bytes 1MiB --out sq.json --quiet > sq.txt
+    s "$1" compare allreduce --network torus:4,4 --synthesize --time-limit 5 > cs.txt 2>/dev/null
     cd - > /dev/null
 }
 

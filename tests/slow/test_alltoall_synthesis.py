@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from helpers import delivers
-from synth.app.synthesize import SynthesizedCandidate, bands, plan_synthesis, synthesize_parts
+from synth.synthesis.plan import plan_synthesis
+from synth.synthesis.portfolio import SynthesizedCandidate, bands, synthesize_parts
 from synth.collectives.verify import verify
 from synth.pricing.compare import candidates, parse_sizes
 from synth.topology import parse_topology

@@ -12,7 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from synth.app.synthesize import bands, plan_synthesis, synthesize_parts
+from synth.synthesis.plan import plan_synthesis
+from synth.synthesis.portfolio import bands, synthesize_parts
 from synth.collectives.verify import verify
 from synth.synthesis.scatter_allgather import binomial_scatter, chain_deliveries
 from synth.topology import parse_topology
@@ -51,7 +52,7 @@ def test_every_scatter_and_chain_point_delivers(collective, spec, q, root):
     Python loop), and the chains of 8 pieces, whether kept or not, replayed."""
     import functools
 
-    from synth.app.synthesize import _broadcast_of
+    from synth.synthesis.front import rooted_schedule
     from synth.collectives.algorithms import grid_shape
     from synth.collectives.algorithms.hamiltonian import hamiltonian_cycles
 
@@ -67,7 +68,7 @@ def test_every_scatter_and_chain_point_delivers(collective, spec, q, root):
     cycles = hamiltonian_cycles(grid_shape(plan.topology, q))
     orders = [cycles[0], cycles[0][::-1], cycles[1], cycles[1][::-1]] if cycles is not None else \
         [np.arange(plan.graph.ranks)]
-    schedule = _broadcast_of(plan, functools.partial(chain_deliveries, orders, root, 8), 8, 8)
+    schedule = rooted_schedule(plan, functools.partial(chain_deliveries, orders, root, 8), 8, 8)
     assert verify(schedule).ok and delivers(schedule)
 
 

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from helpers import assert_user_error, delivers
-from synth.app.synthesize import bands, plan_synthesis, synthesize_parts
+from synth.synthesis.plan import plan_synthesis
+from synth.synthesis.portfolio import bands, synthesize_parts
 from synth.synthesis.bounds import bandwidth_bound
 from synth.synthesis.transfers import transfer_graph
 from synth.topology import parse_topology
@@ -205,8 +206,8 @@ def test_compare_lists_the_synthesized_schedule_never_below_the_bound_and_at_mos
 
 
 def test_compare_says_where_synthesis_does_not_apply(run, monkeypatch):
-    monkeypatch.setattr("synth.app.synthesize.MAX_TREE_DELIVERIES", 1000)
-    monkeypatch.setattr("synth.app.synthesize.MAX_RELAY_DELIVERIES", 1000)
+    monkeypatch.setattr("synth.synthesis.limits.MAX_TREE_DELIVERIES", 1000)
+    monkeypatch.setattr("synth.synthesis.limits.MAX_RELAY_DELIVERIES", 1000)
     code, out, err = run("compare", "allgather", "--network", "dragonfly:2,4,2", "--bytes", "1KiB", "--synthesize")
     assert code == 0, err
     assert ("left out  synthesized: dragonfly:2,4,2 has 72 ranks: 5,112 deliveries (blocks x (ranks - 1)); the trees "

@@ -12,7 +12,8 @@ import random
 import numpy as np
 import pytest
 
-from synth.app.synthesize import plan_synthesis, synthesize_parts
+from synth.synthesis.plan import plan_synthesis
+from synth.synthesis.portfolio import synthesize_parts
 from synth.collectives.verify import verify
 from synth.pricing.compare import REFERENCE_BYTES
 from synth.synthesis.layers import LAYER_ALGORITHMS, layer_steps, pareto_program
@@ -90,7 +91,7 @@ def test_every_split_and_pipeline_delivers_its_allgather_and_reduce_scatter(spec
     pipeline of every sequential point, built and run forward (allgather) and backwards
     (reduce-scatter), replayed independently; a pipeline of k pieces takes the stages' steps plus
     (k - 1) times the longest stage's."""
-    from synth.app.synthesize import transfer_graph
+    from synth.synthesis.transfers import transfer_graph
     from synth.synthesis.exact import spread_schedule
     from synth.synthesis.layers import Leaders, layer_sizes, pipelined, rotated, uniform
 
@@ -144,7 +145,7 @@ def test_splitting_blocks_between_rotated_layer_orders_reaches_the_cut_bound_wit
     shares = part.blocks_of(k) // 64
     for n, blocks in entered.items():  # the 60 blocks of the other nodes' ranks, each share once
         assert sorted(blocks) == sorted(b for b in range(64 * shares) if node(b % 64) != n)
-    from synth.app.synthesize import bands
+    from synth.synthesis.portfolio import bands
     (band,) = bands(plan, [part], [1 << 28], 1e-6, 100e9)
     assert band.schedule.synthesis["sizes"][0]["gap"] < 0.01
 
@@ -152,7 +153,7 @@ def test_splitting_blocks_between_rotated_layer_orders_reaches_the_cut_bound_wit
 def test_an_allreduce_joins_halves_split_in_different_shares():
     """The reduce-scatter of one split and the allgather of another (or none): each block of a half
     split further to their least common multiple, the allreduce verified and replayed."""
-    from synth.app.synthesize import _joined
+    from synth.synthesis.portfolio import _joined
 
     plan = plan_synthesis("allreduce", parse_topology("torus:4,4"), ranks_per_node=4, method="trees")
     parts = synthesize_parts(plan, 5, generated=())

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import synth.app.synthesize as synthesize_module
-from synth.app.synthesize import plan_synthesis, synthesize_parts
+import synth.synthesis.limits as synthesize_module
+from synth.synthesis.plan import plan_synthesis
+from synth.synthesis.portfolio import synthesize_parts
 from synth.collectives.verify import verify
 from synth.core.errors import SynthError
 from synth.routing.registry import make_router

@@ -11,7 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from synth.app.synthesize import _broadcast_of, bands, plan_synthesis, synthesize_parts
+from synth.synthesis.front import rooted_schedule
+from synth.synthesis.plan import plan_synthesis
+from synth.synthesis.portfolio import bands, synthesize_parts
 from synth.collectives.verify import verify
 from synth.core.errors import SynthError
 from synth.synthesis.relay import group_neighbours, rank_groups
@@ -139,7 +141,7 @@ def test_through_the_synthesis_on_a_grouped_network(collective):
     group = np.unique(rank_groups(topology, 1), return_inverse=True)[1]
     parent = striped_trees(group, 13, 3, group_neighbours(topology, 1, group))
     rounds = 4
-    schedule = _broadcast_of(plan, functools.partial(pipelined_trees, parent, tree_depths(parent), rounds),
+    schedule = rooted_schedule(plan, functools.partial(pipelined_trees, parent, tree_depths(parent), rounds),
                              rounds * 3, 8)
     assert verify(schedule).ok and delivers(schedule)
     src, dst = (schedule.dst, schedule.src) if collective == "reduce" else (schedule.src, schedule.dst)
@@ -193,7 +195,7 @@ def test_the_torus_trees_through_the_synthesis(collective):
     plan = plan_synthesis(collective, topology, root=14, time_limit=2)
     parent = torus_trees((6, 6), 14)
     rounds = 5
-    schedule = _broadcast_of(plan, functools.partial(pipelined_trees, parent, tree_depths(parent), rounds),
+    schedule = rooted_schedule(plan, functools.partial(pipelined_trees, parent, tree_depths(parent), rounds),
                              rounds * 4, 8)
     assert verify(schedule).ok and delivers(schedule)
     assert schedule.num_steps == rounds + 10 - 1

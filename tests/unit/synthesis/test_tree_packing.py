@@ -14,7 +14,9 @@ import itertools
 import numpy as np
 import pytest
 
-from synth.app.synthesize import _broadcast_of, bands, plan_synthesis, synthesize_parts
+from synth.synthesis.front import rooted_schedule
+from synth.synthesis.plan import plan_synthesis
+from synth.synthesis.portfolio import bands, synthesize_parts
 from synth.collectives.verify import verify
 from synth.synthesis.arborescence import min_arborescence
 from synth.synthesis.tree_packing import pack_trees, packed_deliveries
@@ -102,7 +104,7 @@ def test_edmonds_count_of_trees_reaches_the_cut_bound_from_every_root(spec, degr
 @pytest.mark.parametrize("spec, q, root, trees", [("kautz:2,2", 1, 3, 2), ("torus:3,3", 1, 4, 4),
                                                    ("dragonfly:2,4,2", 2, 5, 3)])
 def test_the_pipelined_packing_delivers(collective, spec, q, root, trees):
-    """Packed as synth.app.synthesize packs them (a reduce's trees into the root, over the pairs
+    """Packed as synth.synthesis.methods.packed_trees packs them (a reduce's trees into the root, over the pairs
     turned round): replayed, and every transfer one of the plan's pairs, carrying over each channel
     of its path the blocks the packing counted there."""
     import dataclasses
@@ -115,7 +117,7 @@ def test_the_pipelined_packing_delivers(collective, spec, q, root, trees):
     packing = pack_trees(graph, bandwidth, root, trees, 1.0)
     rounds = 3
     deliveries = functools.partial(packed_deliveries, graph, packing, rounds)
-    schedule = _broadcast_of(plan, deliveries, rounds * trees, 8)
+    schedule = rooted_schedule(plan, deliveries, rounds * trees, 8)
     assert verify(schedule).ok and delivers(schedule)
     assert schedule.num_steps == rounds + packing.depth.max() - 1
     pairs = dict(((int(s), int(d)), k) for k, (s, d) in enumerate(zip(plan.graph.src, plan.graph.dst)))

@@ -14,7 +14,9 @@ import json
 import numpy as np
 import pytest
 
-from synth.app.synthesize import GENERATED_PAIRS, plan_synthesis, synthesize_parts
+from synth.synthesis.methods.generated import GENERATED_PAIRS
+from synth.synthesis.plan import plan_synthesis
+from synth.synthesis.portfolio import synthesize_parts
 from synth.collectives.verify import verify
 from synth.topology import parse_topology
 from tests.helpers import delivers
@@ -195,7 +197,7 @@ def test_with_two_ranks_a_node_the_generated_algorithms_are_on_the_front_too():
     generated, _ = candidates("allreduce", topology, topology.default_router, ranks_per_node=2)
     plan = plan_synthesis("allreduce", topology, ranks_per_node=2)
     parts = synthesize_parts(plan, 5)
-    from synth.app.synthesize import SynthesizedCandidate
+    from synth.synthesis.portfolio import SynthesizedCandidate
 
     synthesized = SynthesizedCandidate(plan, parts)
     for size in (32, 1 << 20, 1 << 26):

@@ -1,0 +1,66 @@
+"""The synthesis methods: one module each, found by `synth.core.registry.discover` (a module
+declares `METHOD = Method(...)`; this package names none of them), run by
+synth.synthesis.portfolio in the order of their `order`.
+
+Two kinds:
+- HALF: points of one spreading half (allgather, reduce-scatter, broadcast, reduce; an allreduce's
+  two halves are a reduce-scatter then an allgather): `points(half: HalfContext, found)` returns
+  FrontPoints (`found`: the points the methods before it made for the half); the portfolio makes
+  and prices their schedules;
+- WHOLE: schedules of the whole collective: `points(context: Context)` returns Priced candidates,
+  which join the part named by the method's `pool` (the pool's points are judged together: the
+  rooted constructions kept where no other beats them in both message starts and busiest bytes).
+
+`refusal(context)` says in one line why a method does not apply to a plan (None: it applies);
+the portfolio prints it as progress. Adding a method is one new module here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+HALF, WHOLE = "half", "whole"
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str  # what --method and the record call it
+    summary: str  # one line: `synth synthesize --help` and docs/methods.md
+    kind: str  # HALF | WHOLE
+    collectives: tuple[str, ...]  # HALF: the halves it makes points of; WHOLE: the collectives it makes
+    points: Callable
+    order: int  # the order methods run in (a tie between two points goes to the earlier)
+    refusal: Callable = lambda context: None
+    pool: str = ""  # WHOLE: the part its candidates join (default: its own)
+    prune: bool = True  # WHOLE: its pool keeps only the candidates no other beats in both message starts and bytes
+    proves_steps: bool = False  # HALF: its first point over the plan's transfers proves their least steps
+    cites: str = ""  # where the construction comes from
+
+
+_METHODS: list[Method] | None = None
+
+
+def methods() -> list[Method]:
+    """Every registered method, in run order (imported on first use)."""
+    global _METHODS
+    if _METHODS is None:
+        from synth.core.registry import discover
+
+        found = discover(__name__, "METHOD")
+        names = [m.name for m in found]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"synthesis method {twice[0]!r} registered twice")
+        _METHODS = sorted(found, key=lambda m: (m.order, m.name))
+    return _METHODS
+
+
+def method_names() -> list[str]:
+    return [m.name for m in methods()]
+
+
+def applicable(kind: str, collective: str, chosen: tuple[str, ...] | None = None) -> list[Method]:
+    """The methods of `kind` that make `collective` (a half's name for HALF), restricted to `chosen`."""
+    return [m for m in methods() if m.kind == kind and collective in m.collectives
+            and (chosen is None or m.name in chosen)]

@@ -1,0 +1,241 @@
+"""What a synthesis makes: the collective, its transfers, the bounds of any schedule and the
+program's form (exact, symmetric, or trees alone), with the size guards checked before anything
+large is made. The methods (synth.synthesis.methods) and the portfolio (synth.synthesis.portfolio)
+read the plan; nothing here runs a method.
+
+- exact: the time-expanded program over every rank's blocks (up to limits.MAX_EXACT_RANKS);
+- symmetric: the program of one rank per orbit of the network's translations, translated to all
+  (tori, HyperX, Kautz K(D,2)); its default chunks make the cut bound whole rounds;
+- trees: no program (networks without translations above limits.MAX_EXACT_RANKS, or when asked):
+  balanced trees, and above limits.MAX_TREE_DELIVERIES the relay trees alone;
+- an all-to-all(v): its pairs routed with every block in one phase (synth.synthesis.exchange), and
+  the flow bound of any schedule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.collectives.schedule import collective
+from synth.core.errors import SynthError
+from synth.pricing.alphabeta import node_ports
+from synth.pricing.compare import REFERENCE_BYTES
+from synth.pricing.schedule_cost import map_schedule
+from synth.synthesis import limits
+from synth.synthesis.bounds import BandwidthBound, StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
+from synth.synthesis.exact import integer_bandwidth
+from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, route_exchange
+from synth.synthesis.relay import rank_groups
+from synth.synthesis.symmetry import Symmetry, network_symmetry
+from synth.synthesis.transfers import REACHES, transfer_graph, transfer_paths
+
+SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
+MODES = ("auto", "exact", "symmetric", "trees")  # the program's form (--method)
+
+
+@dataclass(frozen=True)
+class SynthesisPlan:
+    collective: str
+    topology: object
+    graph: object  # synth.synthesis.transfers.TransferGraph
+    root: int
+    chunks: int  # blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce)
+    step_bound: StepBound
+    time_bound: TimeBound
+    symmetry: Symmetry | None = None  # translations: the representatives' schedule is designed, then translated
+    exchange: ExchangeRouting | None = None  # alltoall(v): the pairs' paths with every block in one phase
+    sizes: np.ndarray | None = None  # alltoallv: the P^2 block sizes
+    trees_only: bool = False  # no program: the balanced trees (networks without translations above limits.MAX_EXACT_RANKS)
+    relay_only: bool = False  # above limits.MAX_TREE_DELIVERIES: the relay trees in their place (synth.synthesis.relay)
+    routes: dict | None = None  # a routes file (synth-routes/2) whose paths every transfer takes, in place of a router
+
+    @property
+    def method(self) -> str:
+        if self.exchange is not None:
+            return ("phases: every block in one phase along paths chosen for all pairs at once, or forwarding (TuNA's "
+                    "radix-r rounds, the generated algorithms) along them or the family's, per size the least time "
+                    "(synth.synthesis.exchange)")
+        if self.relay_only:
+            return ("trees: relay trees through every group of ranks, direct (two steps) and gathered (three), over "
+                    "the pairs they take, and every block straight where every pair fits (synth.synthesis.relay; "
+                    f"above {limits.MAX_TREE_DELIVERIES:,} deliveries no balanced trees are made)")
+        if self.symmetry is None and self.trees_only:
+            return ("trees: breadth-first spreading trees of every rank's blocks with their loads balanced, over the "
+                    "transfers and over every pair, and relay trees through every group (synth.synthesis.exact."
+                    "balanced_trees, synth.synthesis.relay)")
+        if self.symmetry is None:
+            return "exact: time-expanded integer program (synth.synthesis.exact)"
+        return (f"symmetric: time-expanded integer program of {len(self.symmetry.representatives)} representative "
+                f"rank(s), translated by {self.symmetry.order} automorphisms (synth.synthesis.symmetry)")
+
+
+def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, root: int = 0, chunks: int | None = None,
+                   reach: str | None = None, router: str | None = None, method: str = "auto", sizes=None,
+                   time_limit: float = 60.0, solver: str = "cpsat", say=lambda text: None,
+                   check_only: bool = False, routes: dict | None = None) -> SynthesisPlan | None:
+    """What to synthesize, with the transfers and the bounds (an all-to-all(v)'s pairs are routed
+    here, by the path-selection program within `time_limit`, unless `router` is given; with
+    `check_only` its options are checked and None returned, before that long part)."""
+    info = collective(collective_name)
+    if info.name not in SYNTHESIZED:
+        raise SynthError(f"synth synthesize makes {', '.join(SYNTHESIZED)}, not {info.name} (yet)")
+    if method not in MODES:
+        raise SynthError(f"--method {method}: expected one of {', '.join(MODES)}")
+    if (sizes is None) != (info.name != "alltoallv"):
+        raise SynthError("alltoallv needs its block sizes (--sizes)" if sizes is None else
+                         f"--sizes gives an alltoallv's block sizes, not {info.name}'s")
+    if routes is not None and router is not None:
+        raise SynthError("--routes and --router: the transfers take one or the other")
+    if routes is not None and routes["topology"]["spec"] != topology.spec:
+        raise SynthError(f"the routes file is for {routes['topology']['spec']}, not {topology.spec}")
+    if info.name in EXCHANGES:
+        return _plan_exchange(info.name, topology, ranks_per_node, root, chunks, reach, router, method, sizes,
+                              time_limit, solver, say, check_only, routes)
+    network = topology.network()
+    ranks = network.num_terminals * ranks_per_node
+    symmetric = (method in ("auto", "symmetric") and info.name not in ("broadcast", "reduce")
+                 and topology.translations() is not None)
+    if method == "symmetric" and not symmetric:
+        raise SynthError(f"--method symmetric: {topology.spec} has no translations synth knows"
+                         if info.name not in ("broadcast", "reduce") else
+                         f"--method symmetric: a {info.name} has one root, no translation maps it to itself")
+    if ranks > (limits.MAX_SYMMETRIC_RANKS if symmetric else limits.MAX_EXACT_RANKS if method == "exact" else ranks):
+        raise SynthError(f"{topology.spec} has {ranks} ranks: the {'symmetric' if symmetric else 'exact'} method "
+                         f"takes up to {limits.MAX_SYMMETRIC_RANKS if symmetric else limits.MAX_EXACT_RANKS}")
+    if info.rooted and not 0 <= root < ranks:
+        raise SynthError(f"--root {root} is not a rank of {topology.spec} (0..{ranks - 1})")
+    if not info.rooted and root != 0:
+        raise SynthError(f"{info.name} has no root")
+    if not symmetric and (method == "trees" or ranks > limits.MAX_EXACT_RANKS):  # before any pair is routed
+        check_tree_size(info.name, topology, ranks_per_node, chunks)
+    if reach is None:  # neighbours where they join every rank, else every pair
+        graph = transfer_graph(topology, ranks_per_node, "neighbours", router, routes=routes)
+        if (graph.distances() < 0).any():
+            graph = transfer_graph(topology, ranks_per_node, "all", router, routes=routes)
+    else:
+        if reach not in REACHES:
+            raise SynthError(f"--transfers {reach}: expected one of {', '.join(REACHES)}")
+        graph = transfer_graph(topology, ranks_per_node, reach, router, routes=routes)
+    symmetry = network_symmetry(topology, graph) if symmetric else None
+    if method == "symmetric" and symmetry is None:
+        raise SynthError(f"--method symmetric: the {graph.reach} transfers of {topology.spec} routed by {graph.router} "
+                         "are not translation-invariant")
+    # without translations: the program up to limits.MAX_EXACT_RANKS, the balanced trees alone above (or when asked)
+    trees_only = symmetry is None and (method == "trees" or ranks > limits.MAX_EXACT_RANKS)
+    relay_only = trees_only and not check_tree_size(info.name, topology, ranks_per_node, chunks)
+    # The cut bound's sinks: one terminal per orbit suffices (the translations move every cut onto one of them)
+    terminals = None if symmetry is None else symmetry.representatives // ranks_per_node
+    bound = time_bound(info.name, network, ranks_per_node, root, terminals)
+    if chunks is None:
+        chunks = 1 if symmetry is None else least_whole_chunks(
+            bound.bandwidth if info.name != "allreduce" else
+            bandwidth_bound("allgather", network, ranks_per_node, root, terminals), network, ranks)
+    return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root), bound, symmetry,
+                         trees_only=trees_only, relay_only=relay_only, routes=routes)
+
+
+def check_tree_size(name: str, topology, ranks_per_node: int, chunks: int | None) -> bool:
+    """The trees method's size guard: whether its balanced trees (made delivery by delivery)
+    fit; above, the relay trees (arrays) take their place up to limits.MAX_RELAY_DELIVERIES, where the
+    ranks come in groups (one line and exit 2 beyond, or without groups)."""
+    ranks = topology.network().num_terminals * ranks_per_node
+    blocks = (chunks or 1) * (ranks if name in ("allgather", "reduce-scatter", "allreduce") else 1)
+    deliveries = blocks * (ranks - 1)
+    if deliveries <= limits.MAX_TREE_DELIVERIES:
+        return True
+    head = f"{topology.spec} has {ranks} ranks: {deliveries:,} deliveries (blocks x (ranks - 1))"
+    if rank_groups(topology, ranks_per_node) is None:
+        raise SynthError(f"{head}: above {limits.MAX_TREE_DELIVERIES:,} the trees method takes relay trees, which need "
+                         "ranks in groups (a dragonfly's groups, or several ranks a router)")
+    if deliveries > limits.MAX_RELAY_DELIVERIES:
+        raise SynthError(f"{head}; the trees method takes up to {limits.MAX_RELAY_DELIVERIES:,}")
+    return False
+
+
+def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, reach, router, method: str, sizes,
+                   time_limit: float, solver: str, say, check_only: bool = False,
+                   routes: dict | None = None) -> SynthesisPlan | None:
+    """An all-to-all(v): its pairs routed with every block at once, and the bounds of any schedule
+    (synth.synthesis.exchange)."""
+    from synth.collectives.sizes import parse_sizes as parse_block_sizes
+
+    if method in ("symmetric", "trees"):
+        raise SynthError(f"--method {method}: an {name} is synthesized by phases (--method auto)")
+    if chunks is not None:
+        raise SynthError(f"--chunks: an {name} moves every block whole (it has P^2 of them)")
+    if reach == "neighbours":
+        raise SynthError(f"--transfers neighbours: an {name} sends every block to its destination (--transfers all)")
+    if root != 0:
+        raise SynthError(f"{name} has no root")
+    network = topology.network()
+    ranks = network.num_terminals * ranks_per_node
+    if ranks < 2:
+        raise SynthError(f"{topology.spec} has one rank: nothing to exchange")
+    matrix = None if sizes is None else (parse_block_sizes(sizes, ranks) if isinstance(sizes, str) else np.asarray(sizes))
+    if matrix is not None:
+        if matrix.size != ranks * ranks:
+            raise SynthError(f"an alltoallv of {ranks} ranks has {ranks * ranks} block sizes, not {matrix.size}")
+        if matrix.dtype.kind not in "iu" or (matrix < 0).any():
+            raise SynthError("an alltoallv's block sizes are whole numbers of bytes, none negative")
+        matrix = matrix.reshape(-1)
+        if not (matrix.reshape(ranks, ranks) * ~np.eye(ranks, dtype=bool)).any():
+            raise SynthError("every block between two ranks of this alltoallv is empty: nothing to exchange")
+    if check_only:
+        return None
+    routing = route_exchange(topology, ranks_per_node, matrix, time_limit, solver, router, say=say, routes=routes)
+    one_phase = exchange_schedule(name, topology, ranks_per_node, matrix, "spread-out", None, REFERENCE_BYTES)
+    floor = map_schedule(one_phase, topology, paths=transfer_paths(routing.graph, one_phase)).bound
+    if matrix is None:  # lambda* in blocks, not rounded up: a schedule may split its blocks (MD, DO) over paths
+        per_byte = max(routing.lp, floor.busiest_bytes / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
+    else:
+        per_byte = max(routing.lp, floor.busiest_bytes) / exchange_message_bytes(matrix, ranks)
+    why = (f"{routing.lp_why or 'no flow bound'} (>= {routing.lp:.6g} {'blocks' if matrix is None else 'B'} "
+           f"over bandwidth) or {floor.why_bytes}")
+    bound = TimeBound(floor.messages, BandwidthBound(per_byte, why))
+    steps = StepBound(1, "every pair is joined by one transfer: a direct exchange takes one step")
+    return SynthesisPlan(name, topology, routing.graph, 0, 1, steps, bound, exchange=routing, sizes=matrix,
+                         routes=routes)
+
+
+def exchange_message_bytes(matrix: np.ndarray, ranks: int) -> int:
+    """An alltoallv's message size as the size bands show it: the bytes a rank sends, on average."""
+    return max(1, int(np.asarray(matrix, dtype=np.int64).sum()) // ranks)
+
+
+def exchange_schedule(name: str, topology, ranks_per_node: int, matrix, algorithm: str, radix, block_bytes: int):
+    from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+
+    load_all()
+    ranks = topology.network().num_terminals * ranks_per_node
+    request = Request(name, ranks, ranks * ranks, block_bytes, topology.spec, 0, grid_shape(topology, ranks_per_node),
+                      radix, ranks_per_node=ranks_per_node, sizes=matrix)
+    refusal = ALGORITHMS[algorithm].refusal(request)
+    if refusal is not None:
+        return None
+    try:
+        schedule = ALGORITHMS[algorithm].generate(request)
+    except SynthError:  # a generator that does not take this network after all
+        return None
+    if algorithm == "tuna" and matrix is None and schedule.size_exchange is not None:
+        # every block's size is known to all: TuNA's rounds need no size exchange (Bruck's radix-r index algorithm)
+        schedule = dataclasses.replace(schedule, size_exchange=None)
+    return schedule
+
+
+
+def least_whole_chunks(bandwidth, network, ranks: int) -> int:
+    """Symmetric synthesis' default chunks: the fewest (up to a rank's ports) that make the cut bound
+    a whole number of rounds, what the trees need to meet it (a torus: (P - 1) / 2L blocks, so 2L
+    chunks; a HyperX often 1 or 2; more blocks than needed only round each up to whole bytes);
+    the exact method keeps one (its program grows with the blocks)."""
+    ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
+    rounds = bandwidth.per_byte * ratio * ranks  # the bound in rounds of one chunk per rank
+    ports = node_ports(network)
+    for chunks in range(1, ports + 1):
+        if abs(rounds * chunks - round(rounds * chunks)) <= 1e-9 * max(1.0, rounds * chunks):
+            return chunks
+    return ports
+

@@ -1,0 +1,280 @@
+"""The portfolio: every registered synthesis method (synth.synthesis.methods) that applies to a plan
+is run, their points are gathered into parts (the spreading halves, and the whole alternatives by
+pool), and per message size the points of least time under the cost model are chosen; sizes that
+choose the same points form a band with its verified schedule and its record.
+
+The halves of an allreduce are a reduce-scatter then an allgather, each with half the program's
+time; a broadcast (reduce) gives half its time to the spreading half and half to the rooted
+constructions' scatter-then-allgather. The generated algorithms are one more whole part, so a
+synthesized schedule is never slower than what synth already generates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.collectives.schedule import Schedule, ScheduleBuilder, collective
+from synth.collectives.verify import verify
+from synth.core.errors import SynthError
+from synth.pricing.compare import REFERENCE_BYTES
+from synth.pricing.schedule_cost import map_schedule
+from synth.synthesis.exact import one_round_steps
+from synth.synthesis.exchange import EXCHANGES, pareto
+from synth.synthesis.front import Context, HalfContext, Part, Priced, judged, point_maker, schedule_steps
+from synth.synthesis.methods import HALF, WHOLE, applicable
+from synth.synthesis.plan import plan_synthesis
+from synth.synthesis.transfers import transfer_paths
+
+
+@dataclass(frozen=True)
+class Band:
+    sizes: list[int]
+    points: tuple[int, ...]  # per part, the front point chosen
+    schedule: Schedule  # verified, with its synthesis record
+
+
+def synthesize_parts(plan, time_limit: float, solver: str = "cpsat", say=lambda text: None,
+                     generated=None, methods: tuple[str, ...] | None = None) -> list[Part]:
+    """The parts of the plan's collective: its spreading halves, each from every HALF method that
+    applies (an allreduce: a reduce-scatter, then an allgather, each with half the program's time),
+    and each pool of WHOLE methods as one whole part (`generated`: synth.pricing.compare's
+    candidates along the plan's router, when already made; `methods`: the registered methods to
+    run, default every one)."""
+    context = Context(plan, time_limit, solver, say, generated, methods)
+    context.spreading_parts = functools.partial(_spreading_parts_for, context)
+    rooted = plan.collective in ("broadcast", "reduce")  # half the time for the scatter's allgather
+    parts = [] if plan.exchange is not None else spreading_parts(context, time_limit / 2 if rooted else time_limit)
+    whole = dataclasses.replace(context, time_limit=time_limit / 2) if rooted else context
+    pools: dict[str, list] = {}
+    for method in applicable(WHOLE, plan.collective, methods):
+        found = method.points(whole)
+        if isinstance(found, Part):  # a method that judges its own points (an all-to-all's phases)
+            parts.append(found)
+            continue
+        pool = pools.setdefault(method.pool or method.name, [])
+        pool += [(method, c) for c in found]
+    for name, found in pools.items():
+        part = _whole_part(plan, [c for _, c in found], prune=found[0][0].prune if found else True)
+        if part is not None:
+            parts.append(part)
+            if name == "rooted":
+                say(f"{plan.collective}: {len(found)} scatter, chain and packed-tree points priced, "
+                    f"{len(part.front)} kept")
+    return parts
+
+
+def _whole_part(plan, found: list[Priced], prune: bool) -> Part | None:
+    """A pool's candidates as one whole part: with `prune`, the ones no other beats in both message
+    starts and busiest bytes per byte of message; each judged against the bounds of any schedule
+    unless its method judged it."""
+    if not found:
+        return None
+    kept = (pareto([(float(c.mapped.port_messages.sum()), float(c.mapped.channel_bytes.sum()) / c.blocks)
+                    for c in found]) if prune else range(len(found)))
+    chosen = [found[i] for i in kept]
+    for c in chosen:
+        if c.point is None:
+            c.point = judged(plan, c, c.label, c.reach)
+    return Part(plan.collective, None, "not synthesized", [c.point for c in chosen], None, "not on the front",
+                blocks=found[0].blocks, whole=True, point_blocks=[c.blocks for c in chosen],
+                makers=[c.make for c in chosen], priced=[c.mapped for c in chosen])
+
+
+def _spreading_parts_for(context: Context, plan, time_limit: float, say) -> list[Part]:
+    """The spreading halves of another plan with the same solver and methods (the allgather of a
+    scatter-then-allgather broadcast)."""
+    return spreading_parts(Context(plan, time_limit, context.solver, say, methods=context.methods), time_limit)
+
+
+def spreading_parts(context: Context, time_limit: float) -> list[Part]:
+    """The plan's spreading halves, each a part of the points of every HALF method that applies,
+    in the methods' order, sorted by steps (a tie kept in that order)."""
+    plan, say = context.plan, context.say
+    halves = ["reduce-scatter", "allgather"] if plan.collective == "allreduce" else [plan.collective]
+    parts = []
+    for name in halves:
+        half = HalfContext.of(context, name, time_limit / len(halves))
+        p = plan.graph.ranks
+        say(f"{name}: {len(half.designed) * (p - 1):,} deliveries, at least {half.least} steps and "
+            f"{half.rounds_bound} rounds")
+        found, proving = [], []
+        for method in applicable(HALF, name, context.methods):
+            points = method.points(half, found)
+            if method.proves_steps:
+                proving = points
+            found = found + points
+        front = sorted(found, key=lambda f: f.steps)
+        # A schedule of `least` steps over the plan's transfers (the step bound) proves the least steps, whatever
+        # its rounds; the least steps of one round each, from the same points.
+        solved = bool(proving) and proving[0].rounds is not None
+        one_round = one_round_steps(proving)
+        part = Part(name, half.least if solved else None,
+                    "optimal" if solved else front[0].status if front else "timeout", front, *one_round,
+                    blocks=len(half.sources))
+        if any(point.blocks for point in front):  # per-layer points with every block split in shares
+            part.point_blocks = [point.blocks or len(half.sources) for point in front]
+        for point in front:
+            if point.choice is None:
+                part.makers.append(None)
+                part.priced.append(None)
+                continue
+            # the program's and the balanced trees' points are the representatives' (translated when made)
+            maker = point_maker(plan, name, point, point.blocks or len(half.sources), half.reverse,
+                                half.symmetry if point.method in ("program", "trees") else None, half.designed)
+            graph = point.graph or plan.graph
+            schedule = maker()
+            part.makers.append(maker)
+            part.priced.append(map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule)))
+            del schedule
+        parts.append(part)
+    return parts
+
+
+def choose(parts: list[Part], size: int, alpha: float, bandwidth_bits: float) -> tuple[tuple[int, ...], float]:
+    """Per part, the front point of least time at message size `size` (-1: the part is not used),
+    and the total time: the synthesized parts together (an allreduce's two halves) or one whole
+    part (the generated algorithms), whichever takes less; the synthesized ones on a tie."""
+    best = [part.best(size, alpha, bandwidth_bits) for part in parts]
+    halves = [i for i, part in enumerate(parts) if not part.whole]
+    options = []
+    if halves and all(best[i][1] < math.inf for i in halves):
+        options.append((sum(best[i][1] for i in halves), halves))
+    options += [(best[i][1], [i]) for i, part in enumerate(parts) if part.whole and best[i][1] < math.inf]
+    if not options:
+        missing = [part.collective for part, (_, time) in zip(parts, best) if time == math.inf]
+        raise SynthError(f"no {missing[0]} schedule was found in the time given (--time-limit)")
+    total, used = min(options, key=lambda option: option[0])
+    return tuple(best[i][0] if i in used else -1 for i in range(len(parts))), total
+
+
+def bands(plan, parts: list[Part], sizes: list[int], alpha: float, bandwidth_bits: float) -> list[Band]:
+    """Consecutive sizes that choose the same points, each with its schedule (verified, recorded)."""
+    out: list[Band] = []
+    groups: list[tuple[tuple[int, ...], list[int]]] = []
+    for size in sizes:
+        points, _ = choose(parts, size, alpha, bandwidth_bits)
+        if groups and groups[-1][0] == points:
+            groups[-1][1].append(size)
+        else:
+            groups.append((points, [size]))
+    for points, members in groups:
+        schedule = _joined(plan, parts, points, members[0])
+        report = verify(schedule)
+        if not report.ok:  # a bug of the synthesis, never written
+            raise AssertionError(f"the synthesized {plan.collective} schedule is wrong: {report.violation}")
+        schedule.synthesis = record(plan, parts, points, members, alpha, bandwidth_bits)
+        out.append(Band(members, points, schedule))
+    return out
+
+
+def _joined(plan, parts: list[Part], points: tuple[int, ...], size: int) -> Schedule:
+    """The schedule of the chosen points at `size` (an allreduce: the reduce-scatter's steps, then
+    the allgather's)."""
+    whole = [(part, k) for part, k in zip(parts, points) if k >= 0 and part.whole]
+    if whole:  # an all-to-all's or a generated algorithm's, made again at the size's blocks (size exchanges kept)
+        part, k = whole[0]
+        return part.makers[k](-(-size // part.blocks_of(k)))
+    chosen = [part.schedule(k) for part, k in zip(parts, points) if k >= 0]
+    # halves with blocks split in different shares: each block of a half split further, to their least common
+    # multiple (block b's pieces b + j x blocks: the same rank's, as block b mod ranks is rank b's)
+    blocks = math.lcm(*(schedule.blocks for schedule in chosen))
+    per_block = -(-size // blocks)
+    root = plan.root if collective(plan.collective).rooted else None
+    builder = ScheduleBuilder(plan.collective, "synthesized", plan.topology.spec, plan.graph.ranks, blocks, per_block,
+                              root=root, ranks_per_node=plan.graph.ranks_per_node)
+    for schedule in chosen:
+        split = blocks // schedule.blocks
+        pieces = np.arange(split, dtype=np.int64) * schedule.blocks
+        for src, dst, (counts, ids), op in schedule_steps(schedule):
+            builder.add_step(src, dst, (counts * split, (ids[:, None] + pieces[None, :]).ravel()), op)
+    return builder.build()
+
+
+def at_least(seconds: float, bound: float) -> float:
+    """A time that meets its bound is the bound: the two are the same terms summed in another order,
+    and may differ in the last bits; a time below the bound by more is a bug, and stays visible."""
+    return bound if bound * (1 - 1e-9) <= seconds < bound else seconds
+
+
+def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], alpha: float,
+           bandwidth_bits: float) -> dict:
+    """What the file says of its synthesis: method, bounds, the front, the cost and gap per size,
+    and an honest status (optimal only where every chosen point's rounds are proven least for its
+    steps and the steps least; the gap is to the time bound of any schedule)."""
+    used = [(part, k) for part, k in zip(parts, points) if k >= 0]
+    statuses = [part.front[k].status for part, k in used]
+    status = "optimal" if all(s == "optimal" for s in statuses) else \
+        "feasible" if all(s in ("optimal", "feasible") for s in statuses) else "timeout"
+    per_size = []
+    for size in sizes:
+        bound = plan.time_bound.seconds(size, alpha, bandwidth_bits)
+        seconds = at_least(choose(parts, size, alpha, bandwidth_bits)[1], bound)
+        per_size.append({"bytes": size, "seconds": seconds, "bound_seconds": bound,
+                         "gap": (seconds - bound) / bound if bound > 0 else 0.0})
+    return {
+        "method": plan.method,
+        "transfers": plan.graph.reach,
+        "router": plan.graph.router,
+        "chunks": plan.chunks,
+        "status": status,
+        "parts": [{"collective": part.collective, "least_steps": part.least_steps, "least_steps_status": part.least_status,
+                   "one_round_steps": part.one_round, "one_round_status": part.one_round_status,
+                   "steps": part.front[k].steps, "rounds": part.front[k].rounds, "status": part.front[k].status,
+                   "method": part.front[k].method,
+                   "transfers": part.front[k].reach or (part.front[k].graph or plan.graph).reach,
+                   "router": (part.front[k].graph or plan.graph).router,
+                   **({"optimal_among": part.front[k].among} if part.front[k].among else {}),
+                   "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status, "method": f.method,
+                              "router": (f.graph or plan.graph).router,
+                              **({"invariant_status": f.invariant_status} if f.invariant_status else {})}
+                             for f in part.front]}
+                  for part, k in used],
+        "bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
+                   "messages": plan.time_bound.messages,
+                   "busiest_bytes_per_byte": plan.time_bound.bandwidth.per_byte,
+                   "bandwidth_why": plan.time_bound.bandwidth.why},
+        "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits},
+        "sizes": per_size,
+        **({"routing": plan.exchange.as_dict()} if plan.exchange is not None else {}),
+    }
+
+
+@dataclass
+class SynthesizedCandidate:
+    """The synthesized schedule as a column of `synth compare`: at each size the front points of
+    least time (a schedule per size band), priced as the generated algorithms are."""
+
+    plan: object  # synth.synthesis.plan.SynthesisPlan
+    parts: list[Part]
+    label: str = "synthesized"
+
+    def time(self, size: int, alpha: float, bandwidth_bits: float) -> float:
+        return at_least(choose(self.parts, size, alpha, bandwidth_bits)[1], self.bound(size, alpha, bandwidth_bits))
+
+    def bound(self, size: int, alpha: float, bandwidth_bits: float) -> float:
+        """The time bound of any schedule (the cut bound's bandwidth term: at least the others')."""
+        return self.plan.time_bound.seconds(size, alpha, bandwidth_bits)
+
+
+def compare_with_synthesis(comparison, topology, alpha: float, bandwidth_bits: float, time_limit: float,
+                           say=lambda text: None):
+    """`comparison` (synth.pricing.compare.Comparison) with the synthesized schedule as one more
+    column and the cut bound in the bounds; where synthesis does not apply, one more "left out" line."""
+    try:
+        # an exchange's pairs are routed by its synthesis (the program), the others' by the comparison's router
+        router = None if comparison.collective in EXCHANGES else comparison.router
+        plan = plan_synthesis(comparison.collective, topology, router=router, time_limit=time_limit, say=say)
+        # the comparison's algorithms are the generated part (priced along the same router), not made again
+        parts = synthesize_parts(plan, time_limit, say=say, generated=comparison.candidates)
+        candidate = SynthesizedCandidate(plan, parts)
+        times = np.array([[candidate.time(n, alpha, bandwidth_bits)] for n in comparison.sizes])
+    except SynthError as exc:
+        return dataclasses.replace(comparison, skipped=[*comparison.skipped, f"synthesized: {exc}"])
+    bounds = np.maximum(comparison.bounds, [candidate.bound(n, alpha, bandwidth_bits) for n in comparison.sizes])
+    return dataclasses.replace(comparison, candidates=[*comparison.candidates, candidate],
+                               times=np.hstack([comparison.times, times]), bounds=bounds)
