@@ -549,9 +549,11 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     """
     from synth.pricing.compare import compare as compare_all
     from synth.pricing.compare import parse_sizes
+    from synth.synthesis.bounds import with_strongest_bound
 
     topology = _topology(net)
     result = compare_all(collective, topology, parse_sizes(sizes), router, alpha, bandwidth)
+    result = with_strongest_bound(result, topology, alpha, bandwidth)
     if synthesized:
         from synth.synthesis.portfolio import compare_with_synthesis
 
@@ -562,7 +564,7 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
 def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None = None, root: int = 0,
                ranks_per_node: int = 1, transfers: str | None = None, router: str | None = None, solver: str = "cpsat",
                time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9, method: str = "auto",
-               block_sizes=None, routes: str | None = None):
+               block_sizes=None, routes: str | None = None, methods: str | None = None):
     """Synthesize a collective's schedule by optimization (a time-expanded integer program over
     every rank's blocks, or over one rank per orbit of the network's translations; balanced
     spreading trees above 64 ranks without translations; an all-to-all's pairs routed at once by
@@ -594,6 +596,9 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     routes : str, optional
         A routes file (synth-routes/2) whose paths the transfers take instead of ``router``'s: it
         needs a path for every node pair a transfer joins.
+    methods : str, optional
+        The registered synthesis methods to run, comma-separated (docs/methods.md; default: every one
+        that applies).
 
     Returns
     -------
@@ -614,9 +619,12 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     from synth.app.schedule import checked_routes
     from synth.app.synthesize import SynthesisRequest
     from synth.app.synthesize import synthesize as run
+    from synth.synthesis.methods import parse_methods
     from synth.pricing.compare import parse_sizes
 
     request = SynthesisRequest(collective, _topology(net), parse_sizes(sizes) if block_sizes is None else [1],
                                ranks_per_node, root, chunks, transfers, router, method, block_sizes, time_limit,
-                               solver, None if routes is None else checked_routes(routes), alpha, bandwidth)
+                               solver, None if routes is None else checked_routes(routes), alpha, bandwidth,
+                               None if methods is None else parse_methods(methods, "methods"))
     return run(request).bands
+

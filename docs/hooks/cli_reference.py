@@ -1,6 +1,7 @@
 """MkDocs hook: pages made at build time from synth's own registries, so that they cannot drift:
 the command-line reference (docs/cli.md) is the parser's own help (synth.cli.build_parser), and the
-routers page (docs/routers.md) is the router registry (synth.routing.registry)."""
+routers page (docs/routers.md) is the router registry (synth.routing.registry), and the synthesis
+methods page (docs/methods.md) the method registry (synth.synthesis.methods)."""
 
 from __future__ import annotations
 
@@ -39,9 +40,24 @@ def _router_table() -> str:
     return "\n".join(rows)
 
 
+METHODS_MARK = "<!-- the synthesis method registry, made at build time -->"
+
+
+def _method_table() -> str:
+    from synth.synthesis.methods import methods
+
+    rows = ["| method | kind | makes | pool | what it does |", "|---|---|---|---|---|"]
+    for m in methods():
+        rows.append(f"| `{m.name}` | {m.kind} | {', '.join(m.collectives)} | {m.pool or '-'} | {m.summary}"
+                    + (f" ({m.cites})" if m.cites else "") + " |")
+    return "\n".join(rows)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
     if page.file.src_uri == "cli.md":
         return markdown.replace(MARK, _help_of_every_command())
     if page.file.src_uri == "routers.md":
         return markdown.replace(ROUTERS_MARK, _router_table())
+    if page.file.src_uri == "methods.md":
+        return markdown.replace(METHODS_MARK, _method_table())
     return markdown

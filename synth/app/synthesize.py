@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from synth.synthesis.plan import MODES, SYNTHESIZED, SynthesisPlan, exchange_message_bytes, plan_synthesis
+from synth.synthesis.exchange import exchange_message_bytes
+from synth.synthesis.plan import MODES, SYNTHESIZED, SynthesisPlan, plan_synthesis
 from synth.synthesis.portfolio import Band, bands, synthesize_parts
 from synth.synthesis.front import Part
 

@@ -9,6 +9,7 @@ from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
+from synth.synthesis.bounds import with_strongest_bound
 from synth.simulation.runner import MODELS
 from synth.topology import parse_topology
 
@@ -52,6 +53,7 @@ def cmd_compare(args) -> int:
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
         result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9)
+        result = with_strongest_bound(result, topology, args.alpha, args.bandwidth * 1e9)
         if args.synthesize:
             from synth.synthesis.portfolio import compare_with_synthesis
 

@@ -13,8 +13,10 @@ from synth.core.text import counted
 from synth.core.validate import parse_int
 from synth.io.schedule_file import write_schedule
 from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
-from synth.pricing.compare import parse_sizes, size_text
+from synth.pricing.compare import parse_sizes
+from synth.render.synthesis import header_lines, part_line, size_lines
 from synth.solve import SOLVERS, check_solver
+from synth.synthesis.methods import method_names, parse_methods
 from synth.synthesis.transfers import REACHES
 from synth.topology import parse_topology
 
@@ -50,6 +52,9 @@ def add_parser(sub) -> None:
                         "no program (thousands of ranks); auto (default): symmetric where the network has "
                         "translations, else exact up to 64 ranks and trees above. The per-layer points (hierarchical "
                         "networks up to 2,048 ranks) and the generated algorithms are always on the front too")
+    p.add_argument("--methods", metavar="NAMES", type=parse_methods,
+                   help="the registered methods to run, comma-separated (default: every one that applies; "
+                        "docs/methods.md): " + ", ".join(method_names()))
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
                    metavar="S", help="the solver's time for the whole synthesis, shared equally by the step counts tried "
@@ -78,7 +83,7 @@ def cmd_synthesize(args) -> int:
         routes = checked_routes(args.routes)
     request = SynthesisRequest(args.collective, topology, sizes, args.ranks_per_node, args.root, args.chunks,
                                args.transfers, args.router, args.method, args.sizes, args.time_limit, args.solver,
-                               routes, args.alpha, args.bandwidth * 1e9)
+                               routes, args.alpha, args.bandwidth * 1e9, args.methods)
     # what the options say is checked before any output is reserved; an all-to-all's routing (the
     # program) runs after, so an unwritable --out is one line at once
     plan = check(request)
@@ -102,50 +107,12 @@ def cmd_synthesize(args) -> int:
             names = [f"{plan.collective}-{band.sizes[0]}B.json" for band in found]
             reserved = outputs.reserve_dir(args.out, names)
             targets = {i: reserved[name] for i, name in enumerate(names)}
-        graph, bound = plan.graph, plan.time_bound
-        print(f"network   {topology.label()}: {graph.ranks} ranks; transfers: {graph.reach} "
-              f"({counted(graph.num_pairs, 'rank pair')}, routed by {graph.router})")
-        print(f"method    {plan.method}")
-        print(f"bounds    steps >= {plan.step_bound.steps} with {graph.reach} transfers ({plan.step_bound.why}; points "
-              f"over every pair and generated ones may take fewer); any schedule: "
-              f">= {bound.messages} x alpha, >= {bound.bandwidth.per_byte:.4g} B over bandwidth per byte "
-              f"({bound.bandwidth.why})")
+        print("\n".join(header_lines(topology, plan)))
         for part in parts:
-            if plan.exchange is not None:
-                unit = "B" if plan.sizes is not None else "blocks"
-                front = "; ".join(f"{counted(f.steps, 'step')}: busiest {f.rounds:g} {unit} ({f.method}"
-                                  + (f" along {f.graph.router}'s paths" if f.graph is not None else "") + f", {f.status})"
-                                  for f in part.front)
-                print(f"front     {part.collective}: {front}")
-                continue
-            if part.whole:  # the generated algorithms, priced along the same paths
-                front = "; ".join(f"{f.method.removeprefix('generated: ')} {counted(f.steps, 'step')}, {f.rounds:g} "
-                                  f"rounds ({f.status})" for f in part.front)
-                print(f"generated {part.collective} along {graph.router}'s paths: {front}")
-                continue
-            front = "; ".join(f"{counted(f.steps, 'step')}: " + (counted(f.rounds, "round") if f.rounds is not None
-                                                                  else "none") + f" ({f.method}, {f.status})"
-                              for f in part.front)
-            one = f"{part.one_round} ({part.one_round_status})" if part.one_round is not None else "not on the front"
-            least = (f"{part.least_steps} ({part.least_status})" if part.least_steps is not None
-                     else "not reached by a point over them")
-            print(f"front     {part.collective}: least steps with {graph.reach} transfers {least}, "
-                  f"of one round each {one}; {front}")
+            print(part_line(plan, part))
         for i, band in enumerate(found):
             s = band.schedule
-            how = " then ".join(part["method"] + (f" over {part['transfers']} transfers" if part["transfers"] in REACHES
-                                                  else "") for part in s.synthesis["parts"])
-            for entry in s.synthesis["sizes"]:
-                print(f"size      {size_text(entry['bytes'])}: {counted(s.num_steps, 'step')}, "
-                      f"{entry['seconds'] * 1e6:.4g} us, bound {entry['bound_seconds'] * 1e6:.4g} us, gap "
-                      f"{entry['gap'] * 100:.1f}%; {how}: " + (
-                          f"busiest load {s.synthesis['status']} among {s.synthesis['parts'][0]['optimal_among']}"
-                          if plan.exchange is not None else
-                          ("optimal: at the bounds of any schedule, but for blocks rounded up to whole bytes"
-                           if s.synthesis["status"] == "optimal" else
-                           f"{s.synthesis['status']}, above the bounds of any schedule")
-                          if s.synthesis["parts"][0]["method"].startswith("generated") else
-                          f"rounds {s.synthesis['status']} for its steps"))
+            print("\n".join(size_lines(s)))
             if i in targets:
                 if wants_hdf5(targets[i].target):  # the compact form, as synth schedule writes it
                     write_schedule_hdf5(targets[i].tmp, s, shown=targets[i].target)

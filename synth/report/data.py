@@ -292,9 +292,12 @@ def build_report(
     compared = []
     for name in collectives:
         from synth.pricing.compare import compare
+        from synth.synthesis.bounds import with_strongest_bound
 
         progress(f"collective {name}: every algorithm generated, verified, routed and priced")
-        compared.append(compare(name, topology, list(collective_sizes), collective_router, cost.alpha, cost.bandwidth_bits))
+        compared.append(with_strongest_bound(compare(name, topology, list(collective_sizes), collective_router,
+                                                     cost.alpha, cost.bandwidth_bits), topology, cost.alpha,
+                                             cost.bandwidth_bits))
     if FAT_TREE_FORMS in topology.closed_forms():  # Prisacari20 ch.2: the ideal exchange time and B_min per layer
         return Report(report_name, description, source, topology, network, cost, results,
                       ideal_exchange_time(topology.m, cost.message_bytes, LinkTimings(link_bandwidth_bps=cost.bandwidth_bits)),

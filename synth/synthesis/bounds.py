@@ -235,3 +235,37 @@ def _networkx_min_cut(tails, heads, capacity, count: int, source: int, sink: int
     sink_side = np.zeros(count, dtype=bool)
     sink_side[list(sink_nodes)] = True
     return int(value), sink_side
+
+
+MAX_CUT_NODES = 2048  # the cut bound's max-flows per terminal: above, compare keeps the injection bound (minutes)
+
+
+def any_schedule_bound(collective: str, topology, ranks_per_node: int = 1, root: int = 0) -> TimeBound | None:
+    """The strongest time bound synth has for any schedule of `collective` (equal blocks) on
+    `topology`: the cut bound of every node set with the message starts (allgather, reduce-scatter,
+    allreduce, broadcast, reduce), or an all-to-all's flow bound (the multicommodity-flow LP over
+    every routing); None where synth has none beyond synth.pricing.collective_bound's injection
+    count (other collectives, or more than MAX_CUT_NODES nodes)."""
+    network = topology.network()
+    if network.num_nodes > MAX_CUT_NODES:
+        return None
+    if collective == "alltoall":
+        from synth.synthesis.exchange import exchange_time_bound
+
+        return exchange_time_bound(collective, topology, ranks_per_node, None)
+    if collective in BOUNDED:
+        return time_bound(collective, network, ranks_per_node, root)
+    return None
+
+
+def with_strongest_bound(comparison, topology, alpha: float, bandwidth_bits: float, ranks_per_node: int = 1,
+                         root: int = 0):
+    """`comparison` (synth.pricing.compare.Comparison) with its bounds raised to `any_schedule_bound`'s
+    at every size: `compare` and `report` print the bound `synthesize` proves."""
+    import dataclasses
+
+    bound = any_schedule_bound(comparison.collective, topology, ranks_per_node, root)
+    if bound is None:
+        return comparison
+    strongest = [max(b, bound.seconds(n, alpha, bandwidth_bits)) for b, n in zip(comparison.bounds, comparison.sizes)]
+    return dataclasses.replace(comparison, bounds=np.array(strongest))

@@ -22,6 +22,7 @@ message size the least time is chosen (a schedule per size band).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -87,23 +88,15 @@ def node_demand(network, ranks_per_node: int, sizes: np.ndarray | None) -> tuple
     return a.astype(np.int64), b.astype(np.int64), weights
 
 
-def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time_limit: float, solver: str,
-                   router: str | None = None, say=lambda text: None, routes: dict | None = None) -> ExchangeRouting:
-    """The path of every node pair when all of them send at once: translation-invariant where the
-    network has translations (an alltoall, one rank per node: translated_paths), else chosen by the
-    path-selection program (bytes over bandwidth) up to PROGRAM_PAIRS node pairs, else (or with
-    `router`) the router's, or (`routes`) a routes file's; the transfer graph of every rank pair along them; the LP bound up to LP_PAIRS (its
-    certified lower end where it runs out of time), and the sweep cut bound."""
+def flow_bound(network, ranks_per_node: int, sizes: np.ndarray | None, say=lambda text: None) -> tuple[float, str]:
+    """A lower bound on lambda* (blocks, or an alltoallv's bytes, over bandwidth on the busiest
+    channel, every node pair sending at once) and why: the multicommodity-flow LP over every routing
+    up to LP_PAIRS node pairs (left out past its guard: reruns stay identical), or the sweep cut
+    bound where it is more."""
     from synth.measure.lp_bound import lp_bound
 
-    network = topology.network()
-    n, q = network.num_terminals, ranks_per_node
-    pairs = n * (n - 1) * q * q + n * q * (q - 1)
-    if pairs > MAX_PAIRS:
-        raise SynthError(f"{topology.spec}: an all-to-all of {n * q:,} ranks joins {pairs:,} rank pairs, more than the "
-                         f"{MAX_PAIRS:,} a synthesis routes")
-    a, b, weights = node_demand(network, q, sizes)
-    report, lp, why, options = None, 0.0, "", None
+    a, b, weights = node_demand(network, ranks_per_node, sizes)
+    lp, why = 0.0, ""
     if len(a) <= LP_PAIRS:
         say("the multicommodity-flow LP bound")
         found = lp_bound(network, a, b, exact=True, weights=weights, time_limit=LP_GUARD_SECONDS)
@@ -112,6 +105,74 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
     cut, cut_why = sweep_cut_bound(network, a, b, weights)
     if cut > lp * (1 + 1e-9):
         lp, why = cut, cut_why
+    return lp, why
+
+
+def exchange_time_bound(name: str, topology, ranks_per_node: int, matrix, lp: float | None = None,
+                        lp_why: str = ""):
+    """The time bound of any schedule of an all-to-all(v) (synth.synthesis.bounds.TimeBound): the
+    message starts and bytes of synth.pricing.collective_bound for its one-phase schedule, and the
+    flow bound (`lp`, computed here unless given) where it is more; per byte of a rank's message."""
+    from synth.pricing.collective_bound import collective_bound
+    from synth.pricing.compare import REFERENCE_BYTES
+    from synth.synthesis.bounds import BandwidthBound, TimeBound
+
+    network = topology.network()
+    ranks = network.num_terminals * ranks_per_node
+    if lp is None:
+        lp, lp_why = flow_bound(network, ranks_per_node, matrix)
+    one_phase = exchange_schedule(name, topology, ranks_per_node, matrix, "spread-out", None, REFERENCE_BYTES)
+    floor = collective_bound(one_phase, network)  # of the blocks alone: no path enters it
+    if matrix is None:  # lambda* in blocks, not rounded up: a schedule may split its blocks (MD, DO) over paths
+        per_byte = max(lp, floor.busiest_bytes / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
+    else:
+        per_byte = max(lp, floor.busiest_bytes) / exchange_message_bytes(matrix, ranks)
+    why = (f"{lp_why or 'no flow bound'} (>= {lp:.6g} {'blocks' if matrix is None else 'B'} over bandwidth) or "
+           f"{floor.why_bytes}")
+    return TimeBound(floor.messages, BandwidthBound(per_byte, why))
+
+
+def exchange_message_bytes(matrix: np.ndarray, ranks: int) -> int:
+    """An alltoallv's message size as the size bands show it: the bytes a rank sends, on average."""
+    return max(1, int(np.asarray(matrix, dtype=np.int64).sum()) // ranks)
+
+
+def exchange_schedule(name: str, topology, ranks_per_node: int, matrix, algorithm: str, radix, block_bytes: int):
+    from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+
+    load_all()
+    ranks = topology.network().num_terminals * ranks_per_node
+    request = Request(name, ranks, ranks * ranks, block_bytes, topology.spec, 0, grid_shape(topology, ranks_per_node),
+                      radix, ranks_per_node=ranks_per_node, sizes=matrix)
+    refusal = ALGORITHMS[algorithm].refusal(request)
+    if refusal is not None:
+        return None
+    try:
+        schedule = ALGORITHMS[algorithm].generate(request)
+    except SynthError:  # a generator that does not take this network after all
+        return None
+    if algorithm == "tuna" and matrix is None and schedule.size_exchange is not None:
+        # every block's size is known to all: TuNA's rounds need no size exchange (Bruck's radix-r index algorithm)
+        schedule = dataclasses.replace(schedule, size_exchange=None)
+    return schedule
+
+
+def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time_limit: float, solver: str,
+                   router: str | None = None, say=lambda text: None, routes: dict | None = None) -> ExchangeRouting:
+    """The path of every node pair when all of them send at once: translation-invariant where the
+    network has translations (an alltoall, one rank per node: translated_paths), else chosen by the
+    path-selection program (bytes over bandwidth) up to PROGRAM_PAIRS node pairs, else (or with
+    `router`) the router's, or (`routes`) a routes file's; the transfer graph of every rank pair along them; the LP bound up to LP_PAIRS (its
+    certified lower end where it runs out of time), and the sweep cut bound."""
+    network = topology.network()
+    n, q = network.num_terminals, ranks_per_node
+    pairs = n * (n - 1) * q * q + n * q * (q - 1)
+    if pairs > MAX_PAIRS:
+        raise SynthError(f"{topology.spec}: an all-to-all of {n * q:,} ranks joins {pairs:,} rank pairs, more than the "
+                         f"{MAX_PAIRS:,} a synthesis routes")
+    a, b, weights = node_demand(network, q, sizes)
+    report, options = None, None
+    lp, why = flow_bound(network, q, sizes, say)
     granule = 1 if unit_router_links(network) else 0
     paths, name = None, router
     if routes is not None:  # the fabric's own paths: neither translated nor chosen

@@ -49,6 +49,8 @@ class Part:
     makers: list = field(default_factory=list)
     priced: list = field(default_factory=list)
     fixed: bool = False  # priced at its own block sizes (alltoallv), not per message size
+    per_byte: float | None = None  # the bandwidth bound of any schedule of the part's collective, per byte
+    pool: str = ""  # a whole part: the pool of methods whose points it holds (synth.synthesis.methods)
 
     def schedule(self, k: int) -> Schedule:
         return self.makers[k]()
@@ -241,7 +243,8 @@ def relabelled(make):
     return made
 
 
-def priced_whole(context: Context, label: str, blocks: int, make, graph=None) -> Priced | None:
+def priced_whole(context: Context, label: str, blocks: int, make, graph=None,
+                 reach: str = "the scatter's and the allgather's") -> Priced | None:
     """A whole schedule made at REFERENCE_BYTES per block and priced: along `graph`'s pair paths
     (the pairs it was made on), else every transfer routed by the plan's router or routes file;
     None (said) where a routes file lacks a pair it needs."""
@@ -253,7 +256,7 @@ def priced_whole(context: Context, label: str, blocks: int, make, graph=None) ->
     except SynthError as exc:  # a routes file without a pair the point needs: the other points stand
         context.say(f"{plan.collective}: {label}: left out: {exc}")
         return None
-    return Priced(label, blocks, make, mapped, graph.reach if graph is not None else "the scatter's and the allgather's")
+    return Priced(label, blocks, make, mapped, graph.reach if graph is not None else reach)
 
 
 def pipelined_candidates(context: Context, label: str, parent: np.ndarray, depth: np.ndarray, graph) -> list[Priced]:

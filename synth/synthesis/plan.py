@@ -14,7 +14,6 @@ read the plan; nothing here runs a method.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,15 +21,13 @@ import numpy as np
 from synth.collectives.schedule import collective
 from synth.core.errors import SynthError
 from synth.pricing.alphabeta import node_ports
-from synth.pricing.compare import REFERENCE_BYTES
-from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis import limits
-from synth.synthesis.bounds import BandwidthBound, StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
+from synth.synthesis.bounds import StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
 from synth.synthesis.exact import integer_bandwidth
-from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, route_exchange
+from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, exchange_time_bound, route_exchange
 from synth.synthesis.relay import rank_groups
 from synth.synthesis.symmetry import Symmetry, network_symmetry
-from synth.synthesis.transfers import REACHES, transfer_graph, transfer_paths
+from synth.synthesis.transfers import REACHES, transfer_graph
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
 MODES = ("auto", "exact", "symmetric", "trees")  # the program's form (--method)
@@ -186,44 +183,10 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
     if check_only:
         return None
     routing = route_exchange(topology, ranks_per_node, matrix, time_limit, solver, router, say=say, routes=routes)
-    one_phase = exchange_schedule(name, topology, ranks_per_node, matrix, "spread-out", None, REFERENCE_BYTES)
-    floor = map_schedule(one_phase, topology, paths=transfer_paths(routing.graph, one_phase)).bound
-    if matrix is None:  # lambda* in blocks, not rounded up: a schedule may split its blocks (MD, DO) over paths
-        per_byte = max(routing.lp, floor.busiest_bytes / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
-    else:
-        per_byte = max(routing.lp, floor.busiest_bytes) / exchange_message_bytes(matrix, ranks)
-    why = (f"{routing.lp_why or 'no flow bound'} (>= {routing.lp:.6g} {'blocks' if matrix is None else 'B'} "
-           f"over bandwidth) or {floor.why_bytes}")
-    bound = TimeBound(floor.messages, BandwidthBound(per_byte, why))
+    bound = exchange_time_bound(name, topology, ranks_per_node, matrix, routing.lp, routing.lp_why)
     steps = StepBound(1, "every pair is joined by one transfer: a direct exchange takes one step")
     return SynthesisPlan(name, topology, routing.graph, 0, 1, steps, bound, exchange=routing, sizes=matrix,
                          routes=routes)
-
-
-def exchange_message_bytes(matrix: np.ndarray, ranks: int) -> int:
-    """An alltoallv's message size as the size bands show it: the bytes a rank sends, on average."""
-    return max(1, int(np.asarray(matrix, dtype=np.int64).sum()) // ranks)
-
-
-def exchange_schedule(name: str, topology, ranks_per_node: int, matrix, algorithm: str, radix, block_bytes: int):
-    from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
-
-    load_all()
-    ranks = topology.network().num_terminals * ranks_per_node
-    request = Request(name, ranks, ranks * ranks, block_bytes, topology.spec, 0, grid_shape(topology, ranks_per_node),
-                      radix, ranks_per_node=ranks_per_node, sizes=matrix)
-    refusal = ALGORITHMS[algorithm].refusal(request)
-    if refusal is not None:
-        return None
-    try:
-        schedule = ALGORITHMS[algorithm].generate(request)
-    except SynthError:  # a generator that does not take this network after all
-        return None
-    if algorithm == "tuna" and matrix is None and schedule.size_exchange is not None:
-        # every block's size is known to all: TuNA's rounds need no size exchange (Bruck's radix-r index algorithm)
-        schedule = dataclasses.replace(schedule, size_exchange=None)
-    return schedule
-
 
 
 def least_whole_chunks(bandwidth, network, ranks: int) -> int:

@@ -21,8 +21,8 @@ import numpy as np
 from synth.collectives.schedule import Schedule, ScheduleBuilder, collective
 from synth.collectives.verify import verify
 from synth.core.errors import SynthError
-from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
+from synth.synthesis.claims import FEASIBLE, OPTIMAL, TIMEOUT, point_claim, size_status, steps_claim
 from synth.synthesis.exact import one_round_steps
 from synth.synthesis.exchange import EXCHANGES, pareto
 from synth.synthesis.front import Context, HalfContext, Part, Priced, judged, point_maker, schedule_steps
@@ -59,7 +59,7 @@ def synthesize_parts(plan, time_limit: float, solver: str = "cpsat", say=lambda 
         pool = pools.setdefault(method.pool or method.name, [])
         pool += [(method, c) for c in found]
     for name, found in pools.items():
-        part = _whole_part(plan, [c for _, c in found], prune=found[0][0].prune if found else True)
+        part = _whole_part(plan, name, [c for _, c in found], prune=found[0][0].prune if found else True)
         if part is not None:
             parts.append(part)
             if name == "rooted":
@@ -68,7 +68,7 @@ def synthesize_parts(plan, time_limit: float, solver: str = "cpsat", say=lambda 
     return parts
 
 
-def _whole_part(plan, found: list[Priced], prune: bool) -> Part | None:
+def _whole_part(plan, pool: str, found: list[Priced], prune: bool) -> Part | None:
     """A pool's candidates as one whole part: with `prune`, the ones no other beats in both message
     starts and busiest bytes per byte of message; each judged against the bounds of any schedule
     unless its method judged it."""
@@ -82,7 +82,42 @@ def _whole_part(plan, found: list[Priced], prune: bool) -> Part | None:
             c.point = judged(plan, c, c.label, c.reach)
     return Part(plan.collective, None, "not synthesized", [c.point for c in chosen], None, "not on the front",
                 blocks=found[0].blocks, whole=True, point_blocks=[c.blocks for c in chosen],
-                makers=[c.make for c in chosen], priced=[c.mapped for c in chosen])
+                makers=[c.make for c in chosen], priced=[c.mapped for c in chosen],
+                per_byte=plan.time_bound.bandwidth.per_byte, pool=pool)
+
+
+def _priced_point(plan, name: str, half: HalfContext, point):
+    """A half point's maker, its schedule priced along its pairs' paths and its blocks ((None, None, 0): no
+    schedule found)."""
+    if point.choice is None:
+        return None, None, 0
+    # the program's and the balanced trees' points are the representatives' (translated when made)
+    maker = point_maker(plan, name, point, point.blocks or len(half.sources), half.reverse,
+                        half.symmetry if point.method in ("program", "trees") else None, half.designed)
+    graph = point.graph or plan.graph
+    schedule = maker()
+    return maker, map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule)), \
+        point.blocks or len(half.sources)
+
+
+def _undominated(priced: list) -> list[int]:
+    """The points no other beats at every message size: B is dropped where an A starts no more
+    messages and carries no more busiest bytes per byte of message, with blocks dividing B's (then at
+    any size A's blocks, rounded up to whole bytes, are no larger in total than B's); between equals
+    the first stays. Points without a schedule stay (they say which step counts were tried)."""
+    def beats(a, b) -> bool:
+        (_, ma, blocks_a), (_, mb, blocks_b) = a, b
+        if ma.messages <= mb.messages:
+            return (blocks_b % blocks_a == 0 and float(ma.channel_bytes.sum()) / blocks_a
+                    <= float(mb.channel_bytes.sum()) / blocks_b * (1 + 1e-12))
+        return False
+
+    kept = []
+    for j, b in enumerate(priced):
+        if b[1] is None or not any(a[1] is not None and beats(a, b) and (i < j or not beats(b, a))
+                                   for i, a in enumerate(priced) if i != j):
+            kept.append(j)
+    return kept
 
 
 def _spreading_parts_for(context: Context, plan, time_limit: float, say) -> list[Part]:
@@ -109,28 +144,21 @@ def spreading_parts(context: Context, time_limit: float) -> list[Part]:
                 proving = points
             found = found + points
         front = sorted(found, key=lambda f: f.steps)
+        priced = [_priced_point(plan, name, half, point) for point in front]
+        kept = _undominated(priced)
+        front, priced = [front[i] for i in kept], [priced[i] for i in kept]
         # A schedule of `least` steps over the plan's transfers (the step bound) proves the least steps, whatever
         # its rounds; the least steps of one round each, from the same points.
         solved = bool(proving) and proving[0].rounds is not None
         one_round = one_round_steps(proving)
         part = Part(name, half.least if solved else None,
                     "optimal" if solved else front[0].status if front else "timeout", front, *one_round,
-                    blocks=len(half.sources))
+                    blocks=len(half.sources), per_byte=half.per_byte)
         if any(point.blocks for point in front):  # per-layer points with every block split in shares
             part.point_blocks = [point.blocks or len(half.sources) for point in front]
-        for point in front:
-            if point.choice is None:
-                part.makers.append(None)
-                part.priced.append(None)
-                continue
-            # the program's and the balanced trees' points are the representatives' (translated when made)
-            maker = point_maker(plan, name, point, point.blocks or len(half.sources), half.reverse,
-                                half.symmetry if point.method in ("program", "trees") else None, half.designed)
-            graph = point.graph or plan.graph
-            schedule = maker()
+        for point, (maker, mapped, _) in zip(front, priced):
             part.makers.append(maker)
-            part.priced.append(map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule)))
-            del schedule
+            part.priced.append(mapped)
         parts.append(part)
     return parts
 
@@ -204,35 +232,42 @@ def at_least(seconds: float, bound: float) -> float:
 def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], alpha: float,
            bandwidth_bits: float) -> dict:
     """What the file says of its synthesis: method, bounds, the front, the cost and gap per size,
-    and an honest status (optimal only where every chosen point's rounds are proven least for its
-    steps and the steps least; the gap is to the time bound of any schedule)."""
+    and honest statuses (synth.synthesis.claims): a size is optimal only where its time meets the
+    bound of any schedule; a point's proof relative to its steps is `proven`, with what it is."""
     used = [(part, k) for part, k in zip(parts, points) if k >= 0]
-    statuses = [part.front[k].status for part, k in used]
-    status = "optimal" if all(s == "optimal" for s in statuses) else \
-        "feasible" if all(s in ("optimal", "feasible") for s in statuses) else "timeout"
+    point_statuses = [part.front[k].status for part, k in used]
     per_size = []
     for size in sizes:
         bound = plan.time_bound.seconds(size, alpha, bandwidth_bits)
         seconds = at_least(choose(parts, size, alpha, bandwidth_bits)[1], bound)
         per_size.append({"bytes": size, "seconds": seconds, "bound_seconds": bound,
-                         "gap": (seconds - bound) / bound if bound > 0 else 0.0})
+                         "gap": (seconds - bound) / bound if bound > 0 else 0.0,
+                         "status": size_status(seconds, bound, point_statuses)})
+    statuses = {entry["status"] for entry in per_size}
+    status = OPTIMAL if statuses == {OPTIMAL} else TIMEOUT if TIMEOUT in statuses else FEASIBLE
+
+    def claimed(part: Part, k: int) -> dict:
+        what, proof = point_claim(plan, part, k)
+        return {"status": what, **({"proof": proof} if proof else {})}
+
     return {
         "method": plan.method,
         "transfers": plan.graph.reach,
         "router": plan.graph.router,
         "chunks": plan.chunks,
         "status": status,
-        "parts": [{"collective": part.collective, "least_steps": part.least_steps, "least_steps_status": part.least_status,
-                   "one_round_steps": part.one_round, "one_round_status": part.one_round_status,
-                   "steps": part.front[k].steps, "rounds": part.front[k].rounds, "status": part.front[k].status,
+        "parts": [{"collective": part.collective, "least_steps": part.least_steps,
+                   "least_steps_status": steps_claim(plan, part.least_status),
+                   "one_round_steps": part.one_round, "one_round_status": steps_claim(plan, part.one_round_status, rounds=True),
+                   "steps": part.front[k].steps, "rounds": part.front[k].rounds, **claimed(part, k),
                    "method": part.front[k].method,
                    "transfers": part.front[k].reach or (part.front[k].graph or plan.graph).reach,
                    "router": (part.front[k].graph or plan.graph).router,
                    **({"optimal_among": part.front[k].among} if part.front[k].among else {}),
-                   "front": [{"steps": f.steps, "rounds": f.rounds, "status": f.status, "method": f.method,
+                   "front": [{"steps": f.steps, "rounds": f.rounds, **claimed(part, j), "method": f.method,
                               "router": (f.graph or plan.graph).router,
                               **({"invariant_status": f.invariant_status} if f.invariant_status else {})}
-                             for f in part.front]}
+                             for j, f in enumerate(part.front)]}
                   for part, k in used],
         "bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
                    "messages": plan.time_bound.messages,

@@ -64,3 +64,15 @@ def applicable(kind: str, collective: str, chosen: tuple[str, ...] | None = None
     """The methods of `kind` that make `collective` (a half's name for HALF), restricted to `chosen`."""
     return [m for m in methods() if m.kind == kind and collective in m.collectives
             and (chosen is None or m.name in chosen)]
+
+
+def parse_methods(text: str, what: str = "--methods") -> tuple[str, ...]:
+    """A comma-separated list of registered method names (one line naming the unknown one)."""
+    from synth.core.errors import SynthError
+
+    names = tuple(dict.fromkeys(t.strip() for t in text.split(",")))
+    known = method_names()
+    for name in names:
+        if name not in known:
+            raise SynthError(f"{what}: unknown synthesis method {name!r} (known: {', '.join(known)})")
+    return names
