@@ -59,6 +59,7 @@ class FrontPoint:
     among: str = ""  # an all-to-all's point: the schedules its status is about (synth.synthesis.methods.phases)
     reach: str = ""  # the pairs its transfers join where not a TransferGraph's (a generated algorithm's own)
     blocks: int = 0  # its blocks where not its part's (a per-layer point with every block split in shares)
+    source: str = ""  # the registered synthesis method that made it (synth.synthesis.methods)
 
 
 def delivery(graph, reverse: bool) -> Delivery:

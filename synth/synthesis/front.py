@@ -90,6 +90,7 @@ class Priced:
     mapped: object  # synth.pricing.schedule_cost.MappedSchedule
     reach: str = ""  # the pairs its transfers join, in words
     point: FrontPoint | None = None
+    source: str = ""  # the registered method that made it
 
 
 @dataclass

@@ -54,8 +54,12 @@ def synthesize_parts(plan, time_limit: float, solver: str = "cpsat", say=lambda 
     for method in applicable(WHOLE, plan.collective, methods):
         found = method.points(whole)
         if isinstance(found, Part):  # a method that judges its own points (an all-to-all's phases)
+            for point in found.front:
+                point.source = method.name
             parts.append(found)
             continue
+        for candidate in found:
+            candidate.source = method.name
         pool = pools.setdefault(method.pool or method.name, [])
         pool += [(method, c) for c in found]
     for name, found in pools.items():
@@ -80,6 +84,7 @@ def _whole_part(plan, pool: str, found: list[Priced], prune: bool) -> Part | Non
     for c in chosen:
         if c.point is None:
             c.point = judged(plan, c, c.label, c.reach)
+        c.point.source = c.source
     return Part(plan.collective, None, "not synthesized", [c.point for c in chosen], None, "not on the front",
                 blocks=found[0].blocks, whole=True, point_blocks=[c.blocks for c in chosen],
                 makers=[c.make for c in chosen], priced=[c.mapped for c in chosen],
@@ -140,6 +145,8 @@ def spreading_parts(context: Context, time_limit: float) -> list[Part]:
         found, proving = [], []
         for method in applicable(HALF, name, context.methods):
             points = method.points(half, found)
+            for point in points:
+                point.source = method.name
             if method.proves_steps:
                 proving = points
             found = found + points
@@ -260,12 +267,12 @@ def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], a
                    "least_steps_status": steps_claim(plan, part.least_status),
                    "one_round_steps": part.one_round, "one_round_status": steps_claim(plan, part.one_round_status, rounds=True),
                    "steps": part.front[k].steps, "rounds": part.front[k].rounds, **claimed(part, k),
-                   "method": part.front[k].method,
+                   "method": part.front[k].method, "by": part.front[k].source,
                    "transfers": part.front[k].reach or (part.front[k].graph or plan.graph).reach,
                    "router": (part.front[k].graph or plan.graph).router,
                    **({"optimal_among": part.front[k].among} if part.front[k].among else {}),
                    "front": [{"steps": f.steps, "rounds": f.rounds, **claimed(part, j), "method": f.method,
-                              "router": (f.graph or plan.graph).router,
+                              "by": f.source, "router": (f.graph or plan.graph).router,
                               **({"invariant_status": f.invariant_status} if f.invariant_status else {})}
                              for j, f in enumerate(part.front)]}
                   for part, k in used],
