@@ -533,7 +533,8 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
         Also synthesize a schedule (as :func:`synthesize` does) and list it as the column
         ``synthesized``; the bounds then include its bound (the cut bound; an all-to-all's flow bound).
     time_limit : float, optional
-        Seconds for that synthesis.
+        Wall-clock seconds for that synthesis' programs, as ``synth synthesize --time-limit`` spends
+        them (synth.solve.budget).
 
     Returns
     -------

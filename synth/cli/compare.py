@@ -11,6 +11,7 @@ from synth.core.output import OutputSet
 from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
 from synth.synthesis.bounds import with_strongest_bound
 from synth.simulation.runner import MODELS
+from synth.solve.budget import WORK_PER_SECOND
 from synth.topology import parse_topology
 
 
@@ -30,7 +31,9 @@ def add_parser(sub) -> None:
                    "up to 64 ranks, 4,096 on tori and HyperX, an all-to-all 1,024) and list it next to the algorithms, "
                    "with its bound (the cut bound; an all-to-all's flow bound) in the bound")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
-                   metavar="S", help="seconds for the synthesis (default 60)")
+                   metavar="S", help="wall-clock seconds for the synthesis' programs, as synth synthesize "
+                   "--time-limit spends them (CP-SAT: one unit of deterministic work per "
+                   f"{1 / WORK_PER_SECOND:g} s; default 60)")
     p.add_argument("--simulate", action="store_true", help="also replay every algorithm on SimGrid at every size "
                    "(bulk-synchronous, each alone on the idle network; route latency --alpha, links of --bandwidth): "
                    "a table of simulated times, and where SimGrid ranks the algorithms otherwise than the model, by how "

@@ -54,7 +54,8 @@ def add_parser(sub) -> None:
                    "family's, dmodk on fat trees, minimal on direct networks)")
     p.add_argument("--synthesize", nargs="?", const=60.0, type=o.positive("--synthesize", o.MAX_TIME_LIMIT), metavar="S",
                    help="the collectives section also lists a schedule synthesized for each (synth synthesize), with S "
-                        "seconds of solver time (default 60) and the cut bound in the bound column")
+                        "wall-clock seconds for its programs as synth synthesize --time-limit spends them (default "
+                        "60) and the cut bound in the bound column")
     p.add_argument("--simulate", action="store_true", help="the collectives section also replays every algorithm on "
                    "SimGrid at every size (as synth compare --simulate): the simulated times, and where SimGrid ranks "
                    "the algorithms otherwise than the cost model, by how much")

@@ -16,6 +16,7 @@ from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
 from synth.pricing.compare import parse_sizes
 from synth.render.synthesis import header_lines, part_line, size_lines
 from synth.solve import SOLVERS, check_solver
+from synth.solve.budget import CLOCK_GRACE, WORK_PER_SECOND
 from synth.synthesis.methods import method_names, parse_methods
 from synth.synthesis.transfers import REACHES
 from synth.topology import parse_topology
@@ -57,8 +58,14 @@ def add_parser(sub) -> None:
                         "docs/methods.md): " + ", ".join(method_names()))
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
-                   metavar="S", help="the solver's time for the whole synthesis, shared equally by the step counts tried "
-                   "(CP-SAT's deterministic time, about seconds here: reruns give the same schedule; default 60)")
+                   metavar="S", help="wall-clock seconds for the programs the synthesis solves, in shares: equal ones "
+                   "for the step counts tried (each also gets what the earlier ones left; an allreduce's halves, a "
+                   "broadcast's program and its scatter's allgather each half), all of it for an all-to-all's routing "
+                   "program; a program proven optimal stops there. CP-SAT spends a share as deterministic work, one "
+                   f"unit per {1 / WORK_PER_SECOND:g} s, so reruns give the same schedule; the clock caps each call at "
+                   f"what is left (plus {CLOCK_GRACE:g} s in all), and on a machine too slow for the work it ends the "
+                   "call first: the point is then feasible or timeout and a rerun may differ. Planning, bounds, "
+                   "pricing and verifying come on top (default 60)")
     add_cost_model(p)
     p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/1 with its synthesis record); "
                    "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json")

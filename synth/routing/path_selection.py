@@ -36,6 +36,7 @@ time. Every step is deterministic (seeded order, CP-SAT's deterministic time), s
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -52,6 +53,7 @@ from synth.routing.registry import DIRECT, SOLVER_OPTIONS, VIA_ONE, FileSchema, 
 from synth.routing.ugal import ugal
 from synth.routing.valiant import valiant
 from synth.solve import ProblemBuilder, check_solver, solve
+from synth.solve.budget import Budget, capped, work_of
 from synth.solve.problem import OPTIMAL, TIMEOUT
 
 EXACT_CHOICES = 20_000  # flow-candidate pairs up to which a phase is solved whole (a proof within seconds)
@@ -73,6 +75,9 @@ class PathsOptions:
     consistency: str = "flow"  # flow: any candidate per flow; destination: one next hop per (router, destination)
     objective: str = "messages"  # what the busiest channel's load counts: messages, or bytes (over bandwidth)
     lanes: int | None = None  # a budget of virtual lanes: only candidates some lane order admits (synth.routing.lane_orders)
+    # time_limit in wall-clock seconds for the phase's solver calls, spent as CP-SAT's deterministic
+    # work (synth.solve.budget: what `synthesize --time-limit` means); not recorded (describe)
+    wall_clock: bool = False
 
     def __post_init__(self) -> None:
         check_candidate_set(self.candidates)
@@ -117,12 +122,14 @@ class PathsReport:
     timeouts: int = 0
     proven_by: str | None = None
     solver_seconds: float = 0.0
+    clock_ended: bool = False  # a wall-clock budget's clock, not its work, ended a call (not recorded: a rerun may differ)
 
     def progress_text(self) -> str:
         how = f"exact {self.exact}" if self.exact else f"{self.neighbourhoods} neighbourhoods"
         return (f"{self.choices:,} choices, candidate bound {self.candidate_bound} (LP {self.lp_status}), "
                 f"start {self.start} {self.start_contention}, {self.moves} moves, {how}"
-                + (f", {self.timeouts} solver timeouts" if self.timeouts else ""))
+                + (f", {self.timeouts} solver timeouts" if self.timeouts else "")
+                + (", stopped by the clock before its work (a rerun may differ)" if self.clock_ended else ""))
 
     def as_dict(self) -> dict:
         return {"choices": self.choices, "lp_bound": self.lp_bound, "candidate_bound": self.candidate_bound, "lp_status": self.lp_status,
@@ -339,18 +346,22 @@ class Improver:
     def __init__(self, state: SelectionState, options: PathsOptions, report: PathsReport, seed: int):
         self.state, self.options, self.report = state, options, report
         self.rng = np.random.default_rng(seed)
+        self.deadline = None  # the clock's end of the neighbourhoods (wall_clock)
 
-    def _solve(self, problem, time_limit: float, hint=None):
+    def _solve(self, problem, time_limit: float, hint=None, share=None):
         o = self.options
-        result = solve(problem, o.solver, time_limit, o.threads, hint, o.glpk_options)
+        result = solve(problem, o.solver, time_limit, o.threads, hint, o.glpk_options, share=share)
         self.report.solver_seconds += result.seconds
         self.report.timeouts += int(result.status == TIMEOUT)
         return result
 
     def exact(self) -> None:
-        """The whole phase as one model, started from the current routing."""
+        """The whole phase as one model, started from the current routing (with `wall_clock`, the
+        whole budget is its one share)."""
         s = self.state
-        result = self._solve(whole_phase_problem(s), self.options.budget, hint=s.choice)
+        share = Budget(self.options.budget).share() if self.options.wall_clock else None
+        result = self._solve(whole_phase_problem(s), self.options.budget, hint=s.choice, share=share)
+        self.report.clock_ended = share is not None and share.clock_ended()
         self.report.exact = result.status
         if result.solved and int(s.loads_of(result.choice).max(initial=0)) <= s.maximum:
             s.set(result.choice)
@@ -360,9 +371,14 @@ class Improver:
     def neighbourhoods(self, bound: int) -> None:
         """Clear the busiest channels one at a time (see the module docstring)."""
         s = self.state
-        calls = max(1, math.ceil(self.options.budget / LNS_CALL_LIMIT))
+        wall = self.options.wall_clock  # the budget's work in calls of LNS_CALL_LIMIT each, the clock its cap
+        calls = max(1, math.ceil((work_of(self.options.budget) if wall else self.options.budget) / LNS_CALL_LIMIT))
+        self.deadline = time.perf_counter() + self.options.budget if wall else None
         stuck: set[int] = set()
         while calls > 0 and s.maximum > bound:
+            if wall and time.perf_counter() >= self.deadline:  # a slow machine: the clock, not the work, ends it
+                self.report.clock_ended = True
+                break
             top = s.maximum
             hot = [c for c in np.flatnonzero(s.load == top).tolist() if c not in stuck]
             if not hot:
@@ -414,7 +430,9 @@ class Improver:
         for c, items, ks in grouped_by_channel(s.c.hops[s.first_row[freed[item]] + k], item, local_k):
             if s.weight[freed[items]].sum() > cap[c]:
                 builder.add(items, ks, upper=int(cap[c]) // unit)
-        result = self._solve(builder.build(), LNS_CALL_LIMIT)
+        share = capped(LNS_CALL_LIMIT, self.deadline) if self.options.wall_clock else None
+        result = self._solve(builder.build(), LNS_CALL_LIMIT, share=share)
+        self.report.clock_ended |= share is not None and share.clock_ended()
         if not result.solved:
             return False
         for i, f in enumerate(freed.tolist()):

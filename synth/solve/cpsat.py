@@ -15,10 +15,13 @@ from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoicePr
 # only when interleaved; a time limit is CP-SAT's deterministic time (work units, measured here at
 # 0.5 per second on one core, 1.2 per second with two interleaved workers), so a run that stops at
 # its limit stops at the same point every time. The wall clock only guards against a runaway call.
+# A share of a wall-clock budget (synth.solve.budget: `synthesize --time-limit`) comes as both: its
+# work in deterministic time, and the seconds it has left as the clock's cap.
 WALL_CLOCK_FACTOR = 4
 
 
-def configure(parameters, time_limit: float | None, threads: int, seed: int = 0) -> None:
+def configure(parameters, time_limit: float | None, threads: int, seed: int = 0,
+              wall_limit: float | None = None) -> None:
     # CP-SAT otherwise installs its own SIGINT handler for each solve and afterwards resets SIGINT
     # to the default action, not to what it was: a worker process that ignores SIGINT (Ctrl-C goes
     # to the whole process group; the parent alone decides, synth.core.interrupt) would then die
@@ -31,6 +34,8 @@ def configure(parameters, time_limit: float | None, threads: int, seed: int = 0)
     if time_limit:
         parameters.max_deterministic_time = float(time_limit)
         parameters.max_time_in_seconds = WALL_CLOCK_FACTOR * float(time_limit) + 1.0
+    if wall_limit is not None:  # a share of a wall-clock budget (synth.solve.budget): the clock's own cap
+        parameters.max_time_in_seconds = float(wall_limit)
 
 
 def run_solver(solver, model) -> int:
@@ -40,7 +45,10 @@ def run_solver(solver, model) -> int:
     return native(lambda: solver.solve(model), stop=solver.stop_search)
 
 
-def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, hint: np.ndarray | None = None, seed: int = 0) -> SolveResult:
+def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, hint: np.ndarray | None = None,
+                seed: int = 0, wall_limit: float | None = None) -> SolveResult:
+    """`time_limit`: deterministic time; `wall_limit`: seconds for the whole call, the model's
+    building included (what the building took is taken off the solver's cap)."""
     start = time.perf_counter()
     model = cp_model.CpModel()
     variables = []
@@ -82,20 +90,22 @@ def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, 
             for k, var in enumerate(row):
                 model.add_hint(var, k == chosen)
     solver = cp_model.CpSolver()
-    configure(solver.parameters, time_limit, threads, seed)
+    left = None if wall_limit is None else max(1e-3, wall_limit - (time.perf_counter() - start))
+    configure(solver.parameters, time_limit, threads, seed, left)
     if not zs:
         # Pure feasibility: the LP relaxation only costs time (measured on 250-message, 4-link
         # layer models: 0.4-1.6 s with it, 0.05-0.07 s without).
         solver.parameters.linearization_level = 0
     code = run_solver(solver, model)
     seconds = time.perf_counter() - start
+    work = float(solver.deterministic_time)
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         choice = np.array([next(k for k, v in enumerate(row) if solver.boolean_value(v)) for row in variables], dtype=np.int64)
         objective = int(sum(solver.value(z) for z in zs)) if zs else None
         bound = int(round(solver.best_objective_bound)) if zs else None
         # A feasibility problem is solved by any solution; an objective needs the proof.
         status = OPTIMAL if code == cp_model.OPTIMAL or not zs else FEASIBLE
-        return SolveResult(status, choice, objective, bound, "cpsat", seconds)
+        return SolveResult(status, choice, objective, bound, "cpsat", seconds, work)
     if code == cp_model.INFEASIBLE:
-        return SolveResult(INFEASIBLE, None, solver="cpsat", seconds=seconds)
-    return SolveResult(TIMEOUT, None, solver="cpsat", seconds=seconds)
+        return SolveResult(INFEASIBLE, None, solver="cpsat", seconds=seconds, work=work)
+    return SolveResult(TIMEOUT, None, solver="cpsat", seconds=seconds, work=work)

@@ -167,6 +167,7 @@ class SolveResult:
     best_bound: int | None = None  # proven lower bound on the objective
     solver: str = ""
     seconds: float = 0.0
+    work: float | None = None  # the deterministic time spent (CP-SAT; None where the backend does not count it)
 
     @property
     def solved(self) -> bool:

@@ -31,6 +31,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.collectives.schedule import COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.solve import solve
+from synth.solve.budget import Budget
 from synth.solve.problem import FEASIBLE, OPTIMAL, ProblemBuilder
 
 MAX_TERMS = 8_000_000  # (item, candidate) pairs over all groups of one program: the size guard
@@ -304,7 +305,8 @@ def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, le
     """The Pareto front of steps against total rounds: from `least` steps (the step bound, which
     is reached: with rounds unlimited every holder sends to every neighbour in each step) up, the
     least total rounds of each step count, until the rounds reach `rounds_bound` (the bandwidth
-    bound), stop falling, or the time is spent.
+    bound), stop falling, or the time is spent: `time_limit` wall-clock seconds for all the step
+    counts' programs, spent as CP-SAT's deterministic work (synth.solve.budget).
 
     The balanced breadth-first trees come first: where they meet the bandwidth bound they are
     optimal and no program is solved; where the program would exceed the size guard they are the
@@ -319,12 +321,14 @@ def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, le
     if rounds <= rounds_bound or not program:
         return [FrontPoint(first, rounds, OPTIMAL if rounds <= rounds_bound else FEASIBLE, 0.0,
                            decode(spread, route, trees), method="trees")]
-    # Each step count gets an equal share of the time, fixed in advance: CP-SAT's limits are
-    # deterministic (synth.solve.cpsat), so the same inputs give the same front, byte for byte.
-    share = max(1.0, time_limit / (1 + extra_steps))
+    # `time_limit` is wall-clock seconds for the step counts' programs: each gets an equal share and
+    # what the earlier ones left, as CP-SAT's deterministic work (synth.solve.budget), so the same
+    # inputs give the same front, byte for byte; a step count proven stops at its proof.
+    budget = Budget(time_limit, 1 + extra_steps)
     front: list[FrontPoint] = []
     best = None
     for steps in range(first, first + 1 + extra_steps):
+        share = budget.share()  # before the building, which its clock counts
         try:
             problem = build_program(spread, route, graph, classes, steps)
         except SynthError as exc:
@@ -332,7 +336,10 @@ def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, le
                 break
             say(f"{exc}: the balanced trees are the schedule")
             return [FrontPoint(first, rounds, FEASIBLE, 0.0, decode(spread, route, trees), method="trees")]
-        result = solve(problem, solver, time_limit=share, threads=threads, hint=trees)
+        result = solve(problem, solver, threads=threads, hint=trees, share=share)
+        budget.spend(share, result.work)
+        if share.clock_ended():
+            say(f"{steps} steps: stopped by the clock before its work (a slow machine: a rerun may differ)")
         if steps == first and (not result.solved or result.objective > rounds):
             # the trees are a schedule of these steps all the same, and the better one
             say(f"{steps} steps: {result.status} ({result.seconds:.1f} s); the balanced trees stand")

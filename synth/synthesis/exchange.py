@@ -163,7 +163,8 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
     network has translations (an alltoall, one rank per node: translated_paths), else chosen by the
     path-selection program (bytes over bandwidth) up to PROGRAM_PAIRS node pairs, else (or with
     `router`) the router's, or (`routes`) a routes file's; the transfer graph of every rank pair along them; the LP bound up to LP_PAIRS (its
-    certified lower end where it runs out of time), and the sweep cut bound."""
+    certified lower end where it runs out of time), and the sweep cut bound. `time_limit`: wall-clock
+    seconds for the path-selection program, the run's whole budget (synth.solve.budget)."""
     network = topology.network()
     n, q = network.num_terminals, ranks_per_node
     pairs = n * (n - 1) * q * q + n * q * (q - 1)
@@ -185,7 +186,8 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
             paths is None or _busiest(network, paths, weights) > rounded(lp, granule) * (1 + 1e-9)):
         # (an even ring's half-way pairs all turn one way when translated: the program splits them)
         say(f"routing {len(a):,} node pairs as one phase (path-selection program)")
-        options = PathsOptions(candidates="all", solver=solver, time_limit=time_limit, objective="bytes")
+        options = PathsOptions(candidates="all", solver=solver, time_limit=time_limit, objective="bytes",
+                               wall_clock=True)  # the run's budget (synth.solve.budget), all of it
         chosen, report = route_phase_paths(topology, a, b, options, seed=0, weights=weights)
         say(f"routed: {report.progress_text()}")
         if paths is None or _busiest(network, chosen, weights) < _busiest(network, paths, weights):

@@ -1,0 +1,104 @@
+"""`--time-limit S` as a budget (synth.solve.budget): wall-clock seconds split as shares among the
+programs a run solves, each spent by CP-SAT as deterministic work (WORK_PER_SECOND per second), the
+clock a cap. No test here times anything: they read the limits handed to the backend."""
+
+from __future__ import annotations
+
+import pytest
+
+import synth.solve.budget as budget_module
+import synth.solve.cpsat as cpsat
+from synth.app.synthesize import plan_synthesis, synthesize_parts
+from synth.solve.budget import CLOCK_GRACE, WORK_PER_SECOND, Budget
+from synth.solve.problem import OPTIMAL
+from synth.topology import parse_topology
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Every CP-SAT call's (max_deterministic_time, max_time_in_seconds, deterministic time spent, status)."""
+    seen = []
+    run_solver = cpsat.run_solver
+
+    def recording(solver, model):
+        code = run_solver(solver, model)
+        p = solver.parameters
+        seen.append((p.max_deterministic_time, p.max_time_in_seconds, solver.deterministic_time, solver.status_name(code)))
+        return code
+
+    monkeypatch.setattr(cpsat, "run_solver", recording)
+    return seen
+
+
+def test_the_shares_sum_to_the_limit_and_what_a_program_leaves_passes_to_the_next():
+    b = Budget(10.0, programs=5)
+    works = []
+    for k in range(5):
+        share = b.share()
+        works.append(share.work)
+        assert share.seconds_left() <= 2.0 * (k + 1) + CLOCK_GRACE + 1e-6  # the clock: never past the allotted seconds
+        b.spend(share, share.work if k != 1 else 0.0)  # the second is proven at once: it spends no work
+    full = 2.0 * WORK_PER_SECOND
+    assert works[:2] == pytest.approx([full, full])
+    assert works[2] == pytest.approx(2 * full)  # its own share and all the second left
+    assert works[3:] == pytest.approx([full, full])
+    assert sum(w for k, w in enumerate(works) if k != 1) == pytest.approx(10.0 * WORK_PER_SECOND)
+
+
+def test_a_synthesis_gives_cpsat_its_shares_of_the_limit_in_work_and_the_clock_as_the_cap(calls):
+    # an allreduce: two halves of 2 s each, each half's step counts one fifth of it plus what the earlier left
+    limit = 4.0
+    plan = plan_synthesis("allreduce", parse_topology("kautz:3,2"), time_limit=limit)
+    synthesize_parts(plan, limit, generated=())
+    assert calls
+    share = limit / 2 / 5
+    assert calls[0][0] == pytest.approx(share * WORK_PER_SECOND)  # the first program: its share, as work
+    assert all(given <= limit / 2 * WORK_PER_SECOND + 1e-9 for given, _, _, _ in calls)
+    assert all(clock <= limit / 2 + CLOCK_GRACE + 1e-6 for _, clock, _, _ in calls)
+    assert sum(min(spent, given) for given, _, spent, _ in calls) <= limit * WORK_PER_SECOND + 1e-9
+
+
+def test_an_exchange_gives_its_routing_program_the_whole_limit(calls):
+    limit = 1.5
+    plan = plan_synthesis("alltoallv", parse_topology("torus:3,3"), sizes="random:65536:1", time_limit=limit)
+    assert len(calls) == 1
+    given, clock, spent, status = calls[0]
+    assert given == pytest.approx(limit * WORK_PER_SECOND)
+    assert clock <= limit + CLOCK_GRACE + 1e-6
+    # cut off by its budget (the busiest load is above the candidate bound): never optimal
+    report = plan.exchange.report
+    assert status != "OPTIMAL" and report.exact != OPTIMAL and report.proven_by is None
+    assert report.start_contention > report.candidate_bound
+
+
+def test_a_step_count_cut_off_by_its_budget_is_not_called_optimal(calls):
+    # 0.2 s for the step counts of kautz:4,2's symmetric program: 3 steps runs out of its work
+    plan = plan_synthesis("allgather", parse_topology("kautz:4,2"), time_limit=0.2)
+    (part,) = synthesize_parts(plan, 0.2, generated=())
+    programs = [point for point in part.front if point.method == "program"]  # one per call, step counts in order
+    assert len(programs) == len(calls) >= 2
+    assert any(status != "OPTIMAL" for _, _, _, status in calls)
+    for point, (_, _, _, status) in zip(programs, calls):
+        if status != "OPTIMAL":
+            assert point.status != OPTIMAL and point.invariant_status != OPTIMAL
+
+
+@pytest.mark.parametrize("argv", [
+    ("alltoallv", "--network", "torus:3,3", "--sizes", "random:65536:1", "--time-limit", "1"),
+    ("allgather", "--network", "kautz:4,2", "--time-limit", "0.2"),
+])
+def test_reruns_with_the_same_time_limit_are_byte_identical(run, tmp_path, monkeypatch, calls, argv):
+    # where the work ends a call before the clock (the clock held off here: a loaded test machine must
+    # not decide), the same inputs give the same bytes
+    monkeypatch.setattr(budget_module, "CLOCK_GRACE", 1e6)
+    outputs = []
+    for k in range(2):
+        out = tmp_path / f"s{k}.json"
+        code, _, err = run("synthesize", *argv, "--out", out, "--quiet")
+        assert code == 0, err
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    # the budget, not a proof, ended a program: the reruns stopped at the same work
+    assert any(status != "OPTIMAL" and spent >= given * 0.999 for given, _, spent, status in calls)
