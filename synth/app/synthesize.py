@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from synth.collectives.schedule import collective
+from synth.core.errors import SynthError
+
 from synth.synthesis.exchange import exchange_message_bytes
 from synth.synthesis.plan import MODES, SYNTHESIZED, SynthesisPlan, plan_synthesis
 from synth.synthesis.portfolio import Band, bands, synthesize_parts
 from synth.synthesis.front import Part
 
-__all__ = ["MODES", "SYNTHESIZED", "SynthesisRequest", "Synthesis", "check", "synthesize"]
+__all__ = ["MODES", "SYNTHESIZED", "SynthesisRequest", "Synthesis", "check", "synthesize", "answer"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,7 @@ class SynthesisRequest:
     sizes: list[int]  # message sizes (an alltoallv: ignored, its matrix gives one band)
     ranks_per_node: int = 1
     root: int = 0
-    chunks: int | None = None
+    chunks: int | tuple[int, ...] | None = None  # several: a front over every chunk count (--chunks A..B)
     reach: str | None = None
     router: str | None = None
     mode: str = "auto"  # the program's form: auto | exact | symmetric | trees
@@ -39,8 +42,13 @@ class SynthesisRequest:
     bandwidth_bits: float = 100e9
     methods: tuple[str, ...] | None = None  # the registered methods to run (None: every one that applies)
 
-    def plan_options(self) -> dict:
-        return dict(ranks_per_node=self.ranks_per_node, root=self.root, chunks=self.chunks, reach=self.reach,
+    @property
+    def chunk_counts(self) -> tuple:
+        return self.chunks if isinstance(self.chunks, tuple) else (self.chunks,)
+
+    def plan_options(self, chunks=None) -> dict:
+        chunks = self.chunk_counts[0] if chunks is None else chunks
+        return dict(ranks_per_node=self.ranks_per_node, root=self.root, chunks=chunks, reach=self.reach,
                     router=self.router, method=self.mode, sizes=self.block_sizes, time_limit=self.time_limit,
                     solver=self.solver, routes=self.routes)
 
@@ -52,10 +60,17 @@ class Synthesis:
     bands: list[Band] = field(default_factory=list)
 
 
-def check(request: SynthesisRequest) -> SynthesisPlan | None:
+def check(request: SynthesisRequest, routes_out: bool = False) -> SynthesisPlan | None:
     """The request's options checked before anything long runs (an all-to-all's routing program
-    comes after: None then), so a bad option or an unwritable output is one line at once."""
-    return plan_synthesis(request.collective, request.topology, **request.plan_options(), check_only=True)
+    comes after: None then), so a bad option or an unwritable output is one line at once;
+    `routes_out`: the exchange's routes are asked for too (an alltoall's only)."""
+    plan = plan_synthesis(request.collective, request.topology, **request.plan_options(), check_only=True)
+    name = collective(request.collective).name
+    if routes_out and name != "alltoall":
+        raise SynthError(f"--routes-out: only an alltoall's synthesis routes its pairs as one phase, not {name}'s"
+                         + (" (its routes weigh the matrix's bytes, which a routes file's traffic cannot name)"
+                            if name == "alltoallv" else ""))
+    return plan
 
 
 def synthesize(request: SynthesisRequest, say=lambda text: None, plan: SynthesisPlan | None = None) -> Synthesis:
@@ -65,5 +80,31 @@ def synthesize(request: SynthesisRequest, say=lambda text: None, plan: Synthesis
     sizes = request.sizes
     if plan.sizes is not None:  # one band: the matrix's own sizes, shown as a rank's average
         sizes = [exchange_message_bytes(plan.sizes, plan.graph.ranks)]
-    parts = synthesize_parts(plan, request.time_limit, request.solver, say, methods=request.methods)
+    sweep = [plan_synthesis(request.collective, request.topology, **request.plan_options(c), say=say)
+             for c in request.chunk_counts[1:]]
+    parts = synthesize_parts(plan, request.time_limit, request.solver, say, methods=request.methods, sweep=sweep)
     return Synthesis(plan, parts, bands(plan, parts, sizes, request.alpha, request.bandwidth_bits))
+
+
+def answer(request: SynthesisRequest, steps: int, rounds: int, say=lambda text: None):
+    """A query of one (steps, rounds, chunks) point (synth.synthesis.query): the answer, and where
+    satisfiable its schedule, verified, with a record of the query."""
+    from synth.collectives.verify import verify
+    from synth.synthesis.query import query
+
+    if len(request.chunk_counts) > 1:
+        raise SynthError("--query asks one chunk count (--chunks C), not a range")
+    plan = plan_synthesis(request.collective, request.topology, **request.plan_options(), say=say)
+    found = query(plan, steps, rounds, request.time_limit, request.solver, say)
+    schedule = None
+    if found.make is not None:
+        schedule = found.make()
+        report = verify(schedule)
+        if not report.ok:  # a bug of the program, never written
+            raise AssertionError(f"the queried {plan.collective} schedule is wrong: {report.violation}")
+        schedule.synthesis = {"method": plan.method, "transfers": plan.graph.reach, "router": plan.graph.router,
+                              "chunks": plan.chunks,
+                              "query": {"steps": steps, "rounds": rounds, "answer": found.status,
+                                        "least_rounds": found.rounds, "solver_status": found.solver_status,
+                                        "about": found.scope}}
+    return plan, found, schedule

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from synth.app.exchange_routes import write_exchange_routes
 from synth.app.schedule import progress_printer
-from synth.app.synthesize import MODES, SYNTHESIZED, SynthesisRequest, check, synthesize
+from synth.app.synthesize import MODES, SYNTHESIZED, SynthesisRequest, answer, check, synthesize
 from synth.core.errors import SynthError
 from synth.collectives.schedule import collective
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
 from synth.core.output import OutputSet
 from synth.core.text import counted
-from synth.core.validate import parse_int
+from synth.core.validate import parse_int, parse_int_list, parse_int_or_range
 from synth.io.schedule_file import write_schedule
 from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
 from synth.pricing.compare import parse_sizes
-from synth.render.synthesis import header_lines, part_line, size_lines
+from synth.render.synthesis import header_lines, part_line, query_line, size_lines
 from synth.solve import SOLVERS, check_solver
-from synth.solve.budget import CLOCK_GRACE, WORK_PER_SECOND
+from synth.solve.budget import SYNTHESIS_TIME_HELP
 from synth.synthesis.methods import method_names, parse_methods
 from synth.synthesis.transfers import REACHES
 from synth.topology import parse_topology
@@ -35,10 +35,11 @@ def add_parser(sub) -> None:
                    help="ranks per terminal (default 1)")
     p.add_argument("--root", type=lambda t: parse_int(t, "--root", 0), default=0, metavar="R",
                    help="the root of broadcast and reduce (default 0)")
-    p.add_argument("--chunks", type=lambda t: parse_int(t, "--chunks", 1, 16), metavar="C",
+    p.add_argument("--chunks", type=lambda t: parse_int_or_range(t, "--chunks", 1, 16), metavar="C|A..B",
                    help="blocks per rank (allgather, reduce-scatter, allreduce) or in all (broadcast, reduce); default: "
                         "with the symmetric method the fewest (up to a rank's ports) that make the cut bound a whole "
-                        "number of rounds (a 2D torus: 4), else 1")
+                        "number of rounds (a 2D torus: 4), else 1; A..B: every chunk count from A to B, one front of "
+                        "(steps, rounds, chunks) over all of them")
     p.add_argument("--transfers", choices=REACHES, metavar="REACH",
                    help="the rank pairs one step may join: neighbours (at most one router-to-router link) or all "
                         "(default: neighbours where they join every rank)")
@@ -58,20 +59,16 @@ def add_parser(sub) -> None:
                         "docs/methods.md): " + ", ".join(method_names()))
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
-                   metavar="S", help="wall-clock seconds for the programs the synthesis solves, in shares: equal ones "
-                   "for the step counts tried (each also gets what the earlier ones left; an allreduce's halves, a "
-                   "broadcast's program and its scatter's allgather each half), all of it for an all-to-all's routing "
-                   "program; a program proven optimal stops there. CP-SAT spends a share as deterministic work, one "
-                   f"unit per {1 / WORK_PER_SECOND:g} s, so reruns give the same schedule; the clock caps each call at "
-                   f"what is left (plus {CLOCK_GRACE:g} s in all), and on a machine too slow for the work it ends the "
-                   "call first: the point is then feasible or timeout and a rerun may differ. Planning, bounds, "
-                   "pricing and verifying come on top (default 60)")
+                   metavar="S", help=SYNTHESIS_TIME_HELP)
     add_cost_model(p)
     p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/1 with its synthesis record); "
                    "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json")
     p.add_argument("--routes-out", metavar="FILE", help="alltoall: also write the exchange's routes, one phase of every "
                    "node pair (traffic a2a-all), as a routes file (synth-routes/2; .h5 the compact form) that synth "
                    "check, synth tables and synth synthesize --routes take")
+    p.add_argument("--query", metavar="S,R", type=lambda t: parse_int_list(t, "--query", 2, 1),
+                   help="one point of the front: is there a schedule of S steps and at most R rounds (with --chunks "
+                        "C)? satisfiable (written with --out), impossible (proven) or unknown (the budget ran out)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_synthesize)
 
@@ -93,13 +90,9 @@ def cmd_synthesize(args) -> int:
                                routes, args.alpha, args.bandwidth * 1e9, args.methods)
     # what the options say is checked before any output is reserved; an all-to-all's routing (the
     # program) runs after, so an unwritable --out is one line at once
-    plan = check(request)
-    if args.routes_out is not None and collective(args.collective).name != "alltoall":
-        raise SynthError(f"--routes-out: only an alltoall's synthesis routes its pairs as one phase, not "
-                         f"{collective(args.collective).name}'s" + (" (its routes weigh the matrix's bytes, which a "
-                                                                      "routes file's traffic cannot name)"
-                                                                      if collective(args.collective).name == "alltoallv"
-                                                                      else ""))
+    plan = check(request, routes_out=args.routes_out is not None)
+    if args.query is not None:
+        return _query(args, request, say)
     with OutputSet() as outputs:
         # The output is reserved before the solver runs: an unwritable --out is one line at once. The
         # files of a size range are named by their bands, known after it: the directory comes first.
@@ -121,11 +114,7 @@ def cmd_synthesize(args) -> int:
             s = band.schedule
             print("\n".join(size_lines(s)))
             if i in targets:
-                if wants_hdf5(targets[i].target):  # the compact form, as synth schedule writes it
-                    write_schedule_hdf5(targets[i].tmp, s, shown=targets[i].target)
-                else:
-                    with targets[i].open() as handle:
-                        write_schedule(handle, s)
+                _write(targets[i], s)
         print(f"verified  every send holds its blocks; every schedule delivers the {collective(plan.collective).name}")
         if routes_target is not None:
             e = write_exchange_routes(routes_target, plan)
@@ -137,3 +126,24 @@ def cmd_synthesize(args) -> int:
             print(f"wrote {args.routes_out}")
     return 0
 
+
+
+def _write(target, schedule) -> None:
+    if wants_hdf5(target.target):  # the compact form, as synth schedule writes it
+        write_schedule_hdf5(target.tmp, schedule, shown=target.target)
+    else:
+        with target.open() as handle:
+            write_schedule(handle, schedule)
+
+
+def _query(args, request, say) -> int:
+    steps, rounds = args.query
+    with OutputSet() as outputs:
+        target = outputs.reserve(args.out) if args.out is not None else None
+        plan, found, schedule = answer(request, steps, rounds, say)
+        print("\n".join(header_lines(request.topology, plan)))
+        print(query_line(plan, steps, rounds, found))
+        if target is not None and schedule is not None:
+            _write(target, schedule)
+            print(f"wrote {args.out}")
+    return 0

@@ -52,6 +52,24 @@ def parse_int(text: str, what: str, minimum: int | None = 0, maximum: int | None
     return _in_range(int(text), what, minimum, maximum)
 
 
+def parse_int_or_range(text: str, what: str, minimum: int, maximum: int) -> int | tuple[int, ...]:
+    """`N` (an int) or `A..B` (every int from A to B, a tuple), each within [minimum, maximum]."""
+    if ".." not in text:
+        return parse_int(text, what, minimum, maximum)
+    low, high = (parse_int(t, what, minimum, maximum) for t in text.split("..", 1))
+    if high < low:
+        raise SynthError(f"{what} {show(text)}: the range runs backwards")
+    return tuple(range(low, high + 1))
+
+
+def parse_int_list(text: str, what: str, count: int, minimum: int = 0) -> tuple[int, ...]:
+    """`A,B,...`: exactly `count` ints of at least `minimum`."""
+    items = text.split(",")
+    if len(items) != count:
+        raise SynthError(f"{what} {show(text)}: expected {count} numbers separated by commas")
+    return tuple(parse_int(t, what, minimum) for t in items)
+
+
 def require_int(value: object, what: str, minimum: int | None = 0, maximum: int | None = None) -> int:
     """A JSON or TOML value that must be an integer: not a bool, not a float (3.0 included)."""
     if isinstance(value, bool) or not isinstance(value, int):

@@ -37,8 +37,10 @@ def part_line(plan, part) -> str:
         if part.pool == "generated":
             return f"generated {part.collective} along {graph.router}'s paths: {front}"
         return f"front     {part.collective} by {part.pool}: {front}"
+    swept = len({f.chunks for f in part.front}) > 1  # a front over several chunk counts (--chunks A..B)
     front = "; ".join(f"{counted(f.steps, 'step')}: " + (counted(f.rounds, "round") if f.rounds is not None
-                                                          else "none") + f" ({f.method}, {claim(k)})"
+                                                          else "none")
+                      + (f" of {counted(f.chunks, 'chunk')}" if swept else "") + f" ({f.method}, {claim(k)})"
                       for k, f in enumerate(part.front))
     one = (f"{part.one_round} ({steps_claim(plan, part.one_round_status, rounds=True)})" if part.one_round is not None
            else "not on the front")
@@ -53,7 +55,7 @@ def size_lines(schedule) -> list[str]:
     how = " then ".join(part["method"] + (f" over {part['transfers']} transfers" if part["transfers"] in REACHES
                                           else "") for part in record["parts"])
     proofs = "; ".join(f"{part['collective']}: {part['proof']}" if len(record["parts"]) > 1 else part["proof"]
-                       for part in record["parts"] if part.get("proof"))
+                       for part in record["parts"] if part.get("proof") and part["status"] != "optimal")
     lines = []
     for entry in record["sizes"]:
         status = entry["status"]
@@ -65,3 +67,10 @@ def size_lines(schedule) -> list[str]:
                      f"{entry['seconds'] * 1e6:.4g} us, bound {entry['bound_seconds'] * 1e6:.4g} us, gap "
                      f"{entry['gap'] * 100:.1f}%; {how}: {said}" + (f" ({proofs})" if proofs else ""))
     return lines
+
+
+def query_line(plan, steps: int, rounds: int, found) -> str:
+    asked = f"{counted(steps, 'step')}, at most {counted(rounds, 'round')}, {counted(plan.chunks, 'chunk')}"
+    least = "" if found.rounds is None else (f"; least rounds found {found.rounds}"
+                                             + (" (proven)" if found.solver_status == "optimal" else ""))
+    return f"query     {asked}: {found.status} among {found.scope}{least}"

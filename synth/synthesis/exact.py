@@ -61,6 +61,7 @@ class FrontPoint:
     reach: str = ""  # the pairs its transfers join where not a TransferGraph's (a generated algorithm's own)
     blocks: int = 0  # its blocks where not its part's (a per-layer point with every block split in shares)
     source: str = ""  # the registered synthesis method that made it (synth.synthesis.methods)
+    chunks: int = 0  # a half point's chunks (blocks per rank, or in all where rooted): its plan's
 
 
 def delivery(graph, reverse: bool) -> Delivery:

@@ -39,16 +39,24 @@ class Band:
 
 
 def synthesize_parts(plan, time_limit: float, solver: str = "cpsat", say=lambda text: None,
-                     generated=None, methods: tuple[str, ...] | None = None) -> list[Part]:
+                     generated=None, methods: tuple[str, ...] | None = None, sweep: list | None = None) -> list[Part]:
     """The parts of the plan's collective: its spreading halves, each from every HALF method that
     applies (an allreduce: a reduce-scatter, then an allgather, each with half the program's time),
     and each pool of WHOLE methods as one whole part (`generated`: synth.pricing.compare's
     candidates along the plan's router, when already made; `methods`: the registered methods to
-    run, default every one)."""
+    run, default every one; `sweep`: plans of the same collective with other chunk counts, whose
+    halves' points join the plan's, the program's time shared equally among them all)."""
+    if sweep:
+        time_limit /= 1 + len(sweep)
     context = Context(plan, time_limit, solver, say, generated, methods)
     context.spreading_parts = functools.partial(_spreading_parts_for, context)
     rooted = plan.collective in ("broadcast", "reduce")  # half the time for the scatter's allgather
     parts = [] if plan.exchange is not None else spreading_parts(context, time_limit / 2 if rooted else time_limit)
+    for other in sweep or ():
+        say(f"{plan.collective}: {other.chunks} chunks")
+        more = spreading_parts(Context(other, time_limit, solver, say, methods=methods),
+                               time_limit / 2 if rooted else time_limit)
+        parts = [_merged(part, extra) for part, extra in zip(parts, more)]
     whole = dataclasses.replace(context, time_limit=time_limit / 2) if rooted else context
     pools: dict[str, list] = {}
     for method in applicable(WHOLE, plan.collective, methods):
@@ -70,6 +78,19 @@ def synthesize_parts(plan, time_limit: float, solver: str = "cpsat", say=lambda 
                 say(f"{plan.collective}: {len(found)} scatter, chain and packed-tree points priced, "
                     f"{len(part.front)} kept")
     return parts
+
+
+def _merged(part: Part, extra: Part) -> Part:
+    """A half's front with another chunk count's points, each with its own blocks, pruned again: the
+    front of (steps, rounds, chunks) over every chunk count. Its least steps and one-round steps stay
+    the first plan's."""
+    front = part.front + extra.front
+    priced = list(zip(part.makers + extra.makers, part.priced + extra.priced,
+                      [part.blocks_of(k) for k in range(len(part.front))]
+                      + [extra.blocks_of(k) for k in range(len(extra.front))]))
+    kept = _undominated(priced)
+    return dataclasses.replace(part, front=[front[i] for i in kept], makers=[priced[i][0] for i in kept],
+                               priced=[priced[i][1] for i in kept], point_blocks=[priced[i][2] for i in kept])
 
 
 def _whole_part(plan, pool: str, found: list[Priced], prune: bool) -> Part | None:
@@ -146,7 +167,7 @@ def spreading_parts(context: Context, time_limit: float) -> list[Part]:
         for method in applicable(HALF, name, context.methods):
             points = method.points(half, found)
             for point in points:
-                point.source = method.name
+                point.source, point.chunks = method.name, plan.chunks
             if method.proves_steps:
                 proving = points
             found = found + points
@@ -267,12 +288,13 @@ def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], a
                    "least_steps_status": steps_claim(plan, part.least_status),
                    "one_round_steps": part.one_round, "one_round_status": steps_claim(plan, part.one_round_status, rounds=True),
                    "steps": part.front[k].steps, "rounds": part.front[k].rounds, **claimed(part, k),
+                   **_chunked(part.front[k]),
                    "method": part.front[k].method, "by": part.front[k].source,
                    "transfers": part.front[k].reach or (part.front[k].graph or plan.graph).reach,
                    "router": (part.front[k].graph or plan.graph).router,
                    **({"optimal_among": part.front[k].among} if part.front[k].among else {}),
                    "front": [{"steps": f.steps, "rounds": f.rounds, **claimed(part, j), "method": f.method,
-                              "by": f.source, "router": (f.graph or plan.graph).router,
+                              "by": f.source, **_chunked(f), "router": (f.graph or plan.graph).router,
                               **({"invariant_status": f.invariant_status} if f.invariant_status else {})}
                              for j, f in enumerate(part.front)]}
                   for part, k in used],
@@ -284,6 +306,15 @@ def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], a
         "sizes": per_size,
         **({"routing": plan.exchange.as_dict()} if plan.exchange is not None else {}),
     }
+
+
+def _chunked(point) -> dict:
+    """A half point's chunks and its rounds per chunk (its bandwidth in rounds of a rank's message
+    over the ranks, comparable across chunk counts, as SCCL's R / C), where it has them."""
+    if not point.chunks:
+        return {}
+    return {"chunks": point.chunks,
+            **({"rounds_per_chunk": round(point.rounds / point.chunks, 6)} if point.rounds is not None else {})}
 
 
 @dataclass
