@@ -26,7 +26,7 @@ from synth.collectives.schedule import Schedule, collective
 from synth.collectives.verify import verify
 from synth.core.errors import SynthError
 from synth.pricing.compare import REFERENCE_BYTES
-from synth.pricing.schedule_cost import map_schedule
+from synth.pricing.schedule_cost import map_schedule, transfer_paths as routed_paths
 from synth.synthesis.bounds import BandwidthBound, StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
 from synth.synthesis.exact import (FrontPoint, LoadClasses, SpreadProblem, delivery, delivery_rounds,
                                    integer_bandwidth, one_round_steps, rounds_lower_bound, spread_schedule,
@@ -43,6 +43,7 @@ from synth.synthesis.tree_packing import pack_trees, packed_deliveries, pipeline
 from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, node_demand, pareto, radices, route_exchange
 from synth.synthesis.symmetry import Symmetry, network_symmetry, translate
 from synth.synthesis.transfers import REACHES, pairs_graph, terminal_routers, transfer_graph
+from synth.topology.paths import Paths
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
 METHODS = ("auto", "exact", "symmetric", "trees")
@@ -118,6 +119,9 @@ class Part:
     # gigabytes, so only the chosen ones are kept), and its MappedSchedule at REFERENCE_BYTES per block
     makers: list = field(default_factory=list)
     priced: list = field(default_factory=list)
+    # per front point: a function giving the paths its schedule was priced on (Paths of its transfers between
+    # nodes, in order), which its file records (Schedule.paths)
+    routing: list = field(default_factory=list)
     fixed: bool = False  # priced at its own block sizes (alltoallv), not per message size
 
     def schedule(self, k: int) -> Schedule:
@@ -355,6 +359,7 @@ def _exchange_part(plan: SynthesisPlan, say) -> Part:
             return dataclasses.replace(made, algorithm="synthesized")
         part.makers.append(make)
         part.priced.append(mapped)
+        part.routing.append(functools.partial(transfer_paths, graph))
     return part
 
 
@@ -414,7 +419,9 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
             say(f"{plan.collective}: {label}: left out: {exc}")
             return
         reach = graph.reach if graph is not None else "the scatter's and the allgather's"
-        found.append((label, blocks, make, mapped, reach))
+        paths = (functools.partial(transfer_paths, graph) if graph is not None
+                 else _router_paths(plan.topology, router, plan.routes))
+        found.append((label, blocks, make, mapped, reach, paths))
 
     allgather = None
     try:
@@ -451,11 +458,12 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
     _torus(plan, say, priced)
     if not found:
         return None
-    kept = pareto([(float(m.port_messages.sum()), float(m.channel_bytes.sum()) / blocks) for _, blocks, _, m, _ in found])
+    kept = pareto([(float(m.port_messages.sum()), float(m.channel_bytes.sum()) / blocks)
+                   for _, blocks, _, m, _, _ in found])
     part = Part(plan.collective, None, "not synthesized", [], None, "not on the front", blocks=found[0][1], whole=True)
     bound = plan.time_bound
     for i in kept:
-        label, blocks, make, mapped, reach = found[i]
+        label, blocks, make, mapped, reach, paths = found[i]
         busiest = float(mapped.channel_bytes.sum())
         at_bound = (mapped.messages <= bound.messages
                     and busiest <= bound.bandwidth.per_byte * blocks * REFERENCE_BYTES * (1 + 1e-9))
@@ -467,6 +475,7 @@ def _scatter_allgather_part(plan: SynthesisPlan, time_limit: float, solver: str,
                                      method=label, reach=reach))
         part.makers.append(make)
         part.priced.append(mapped)
+        part.routing.append(paths)
         part.point_blocks.append(blocks)
     say(f"{plan.collective}: {len(found)} scatter, chain and packed-tree points priced, {len(kept)} kept")
     return part
@@ -620,6 +629,7 @@ def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
     part = Part(plan.collective, None, "not synthesized", [], None, "not on the front", blocks=generated[0].blocks,
                 whole=True)
     bound = plan.time_bound
+    paths = _router_paths(plan.topology, None if plan.routes else plan.graph.router, plan.routes)
     for candidate in generated:
         mapped = candidate.mapped
         busiest = float(mapped.channel_bytes.sum())  # bytes over bandwidth, at REFERENCE_BYTES per block
@@ -630,6 +640,7 @@ def _generated_part(plan: SynthesisPlan, generated, say) -> Part | None:
                                      method=f"generated: {candidate.label}", reach=GENERATED_PAIRS))
         part.makers.append(_relabelled(candidate.make))
         part.priced.append(mapped)
+        part.routing.append(paths)  # each transfer as candidates() priced it: routed step by step
         part.point_blocks.append(candidate.blocks)
     say(f"{plan.collective}: {len(generated)} generated algorithms priced along {plan.graph.router}'s paths")
     return part
@@ -775,6 +786,7 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
             if point.choice is None:
                 part.makers.append(None)
                 part.priced.append(None)
+                part.routing.append(None)
                 continue
             # the program's and the balanced trees' points are the representatives' (translated when made)
             maker = _maker(plan, half, point, point.blocks or len(sources), reverse,
@@ -783,6 +795,7 @@ def _spreading_parts(plan: SynthesisPlan, time_limit: float, solver: str, say) -
             schedule = maker()
             part.makers.append(maker)
             part.priced.append(map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule)))
+            part.routing.append(functools.partial(transfer_paths, graph))
             del schedule
         parts.append(part)
     return parts
@@ -946,6 +959,17 @@ def transfer_paths(graph, schedule: Schedule):
     return graph.paths.select(found[across])
 
 
+def _router_paths(topology, router: str | None, routes: dict | None):
+    """How a point priced by map_schedule(schedule, topology, router, routes=routes) was routed:
+    a function giving those paths (each step's transfers as one phase) of a schedule."""
+    router = router or topology.default_router  # never the schedule's recorded paths: these are the router's
+    return functools.partial(_routed, topology, router, routes)
+
+
+def _routed(topology, router: str, routes: dict | None, schedule: Schedule):
+    return routed_paths(schedule, topology, router, routes=routes)
+
+
 def choose(parts: list[Part], size: int, alpha: float, bandwidth_bits: float) -> tuple[tuple[int, ...], float]:
     """Per part, the front point of least time at message size `size` (-1: the part is not used),
     and the total time: the synthesized parts together (an allreduce's two halves) or one whole
@@ -991,8 +1015,12 @@ def _joined(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], siz
     whole = [(part, k) for part, k in zip(parts, points) if k >= 0 and part.whole]
     if whole:  # an all-to-all's or a generated algorithm's, made again at the size's blocks (size exchanges kept)
         part, k = whole[0]
-        return part.makers[k](-(-size // part.blocks_of(k)))
-    chosen = [part.schedule(k) for part, k in zip(parts, points) if k >= 0]
+        made = part.makers[k](-(-size // part.blocks_of(k)))
+        return dataclasses.replace(made, paths=part.routing[k](made))  # the paths it was priced on
+    used = [(part, k) for part, k in zip(parts, points) if k >= 0]
+    chosen = [part.schedule(k) for part, k in used]
+    # each half along the paths it was priced on, the halves' transfers in order
+    paths = Paths.concatenate([part.routing[k](schedule) for (part, k), schedule in zip(used, chosen)])
     # halves with blocks split in different shares: each block of a half split further, to their least common
     # multiple (block b's pieces b + j x blocks: the same rank's, as block b mod ranks is rank b's)
     blocks = math.lcm(*(schedule.blocks for schedule in chosen))
@@ -1005,7 +1033,7 @@ def _joined(plan: SynthesisPlan, parts: list[Part], points: tuple[int, ...], siz
         pieces = np.arange(split, dtype=np.int64) * schedule.blocks
         for src, dst, (counts, ids), op in _steps(schedule):
             builder.add_step(src, dst, (counts * split, (ids[:, None] + pieces[None, :]).ravel()), op)
-    return builder.build()
+    return dataclasses.replace(builder.build(), paths=paths)
 
 
 def at_least(seconds: float, bound: float) -> float:

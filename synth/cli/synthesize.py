@@ -55,7 +55,7 @@ def add_parser(sub) -> None:
                    metavar="S", help="the solver's time for the whole synthesis, shared equally by the step counts tried "
                    "(CP-SAT's deterministic time, about seconds here: reruns give the same schedule; default 60)")
     add_cost_model(p)
-    p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/1 with its synthesis record); "
+    p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/2 with its synthesis record and paths); "
                    "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json")
     p.add_argument("--routes-out", metavar="FILE", help="alltoall: also write the exchange's routes, one phase of every "
                    "node pair (traffic a2a-all), as a routes file (synth-routes/2; .h5 the compact form) that synth "
