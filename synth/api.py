@@ -410,7 +410,7 @@ def verify(schedule_):
     Parameters
     ----------
     schedule_ : Schedule or str
-        A schedule (from :func:`schedule`) or the path of a ``synth-schedule/1`` file.
+        A schedule (from :func:`schedule`) or the path of a ``synth-schedule`` file (version 1 or 2).
 
     Returns
     -------
@@ -436,7 +436,8 @@ def price(schedule_, net=None, *, router: str | None = None, alpha: float = 1e-6
     net : Topology or str, optional
         The network (default: the schedule's own spec).
     router : str, optional
-        The routes the transfers take (default: the family's).
+        The routes the transfers take (default: the paths the schedule records, a synthesized
+        schedule's, those its recorded cost was computed on; else the family's router's).
     alpha : float, optional
         Seconds to start one message (default 1e-6).
     bandwidth : float, optional
@@ -483,7 +484,8 @@ def simulate(schedule_, net=None, *, model: str = "LV08", discipline: str = "bsp
         ``bsp`` (a step starts when the previous one has ended everywhere) or ``async`` (a rank sends
         a step's messages once it has received its earlier steps').
     router : str, optional
-        The routes the transfers take (default: the family's).
+        The routes the transfers take (default: the paths the schedule records, else the family's
+        router's).
     alpha, bandwidth : float, optional
         The cost model's message start (seconds) and a link's bandwidth (bits per second).
     latency : float, optional

@@ -80,5 +80,11 @@ def size_exchanges(schedule):
     step_ptr = np.concatenate([[0], np.cumsum(np.bincount(step[keep], minlength=schedule.num_steps))]).astype(np.int64)
     runs = BlockRuns(np.arange(len(keep) + 1, dtype=np.int64), np.zeros(len(keep), dtype=np.int64),
                      np.ones(len(keep), dtype=np.int64), counts)
+    paths = schedule.paths
+    if paths is not None:  # the recorded paths of the transfers kept (those between nodes)
+        q = schedule.ranks_per_node
+        across = (schedule.src // q) != (schedule.dst // q)
+        paths = paths.select((np.cumsum(across) - 1)[keep][across[keep]])
     return dataclasses.replace(schedule, step_ptr=step_ptr, src=schedule.src[keep], dst=schedule.dst[keep],
-                               op=schedule.op[keep], block_ptr=None, block_ids=None, runs=runs, size_exchange=None)
+                               op=schedule.op[keep], block_ptr=None, block_ids=None, runs=runs, size_exchange=None,
+                               paths=paths)

@@ -1,4 +1,4 @@
-"""`synth export SCHEDULE --format msccl-xml`: a schedule file (synth-schedule/1, JSON or HDF5) in a
+"""`synth export SCHEDULE --format msccl-xml`: a schedule file (synth-schedule/1 or /2, JSON or HDF5) in a
 collective library's format, verified before it is exported (a wrong schedule is refused)."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from synth.core.text import counted
 from synth.pricing.alphabeta import beta_of
 from synth.pricing.closed_forms import closed_form
 from synth.pricing.path_hops import all_pairs_hops, mapped_hops
-from synth.pricing.schedule_cost import costs, map_schedule
+from synth.pricing.schedule_cost import costs, map_schedule, recorded_paths
 from synth.io.routes_file import read_routes
 from synth.collectives.algorithms import (ALGORITHMS, Algorithm, Request, grid_shape, load_all, refuse_options,
                                        sends_every_pair, too_large)
@@ -144,12 +144,13 @@ def progress_printer(enabled: bool):
 
 
 def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, bandwidth_bits: float, routes=None) -> str:
-    """The schedule mapped onto `router`'s routes (by default the family's, or a routes file's),
-    priced by synth's cost model (synth.pricing.alphabeta) next to the bound of any schedule under the
-    same model; allreduce also by DeSensi24's deficiency model, and the seed's closed form where one exists."""
-    router = router or topology.default_router
+    """The schedule mapped onto `router`'s routes (a routes file's, or by default the paths the
+    schedule records, else the family's router's), priced by synth's cost model
+    (synth.pricing.alphabeta) next to the bound of any schedule under the same model; allreduce also
+    by DeSensi24's deficiency model, and the seed's closed form where one exists."""
     mapped = map_schedule(schedule, topology, router, seed, routes)
-    router = router if routes is None else "the routes file's"
+    router = ("the routes file's" if routes is not None else router if router is not None else
+              "the schedule's recorded" if recorded_paths(schedule, topology) else topology.default_router)
     c = costs(mapped, schedule.ranks, alpha, bandwidth_bits)
     busiest = mapped.channel_bytes.sum() + mapped.size_bytes.sum()
     steps = mapped.steps + mapped.size_exchanges

@@ -1,8 +1,9 @@
 """`synth simulate SCHEDULE.json|ROUTES.json`: a schedule's steps, or a routes file's phases, replayed
 on SimGrid (synth.simulation) along synth's own paths, next to what synth's cost model makes of them.
 
-- A schedule: every transfer takes the path that prices it (`--router`, the family's by default, or
-  a routes file's, as `synth schedule` maps it: synth.pricing.schedule_cost.transfer_paths). Each
+- A schedule: every transfer takes the path that prices it (`--router`, a routes file's, or by default
+  the paths the file records (a synthesized schedule's: those its recorded cost was computed on),
+  else the family's router's: synth.pricing.schedule_cost.transfer_paths). Each
   step is a row; a step preceded by a size exchange (TuNA) has that exchange as a row of its own
   (8 bytes per block, on the same paths). The model's row is synth's alpha-beta step
   (synth.pricing.alphabeta).
@@ -25,7 +26,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, message_ports, most_per_port, step_times
-from synth.pricing.schedule_cost import SIZE_BYTES, busiest_channels, map_schedule, transfer_paths
+from synth.pricing.schedule_cost import SIZE_BYTES, busiest_channels, map_schedule, recorded_paths, transfer_paths
 from synth.simulation.platform import build_platform
 from synth.simulation.runner import DISCIPLINES, MODELS, Settings, run
 from synth.topology.paths import Paths
@@ -131,7 +132,8 @@ def simulate_schedule(schedule, topology, options: SimulationOptions, router: st
         row = np.concatenate([row, row[pick] - 1])[order]
     source = {"collective": schedule.collective, "algorithm": schedule.algorithm, "network": topology.spec,
               "ranks": schedule.ranks, "ranks_per_node": q,
-              "routes": "a routes file" if routes is not None else (router or topology.default_router)}
+              "routes": "a routes file" if routes is not None else router if router is not None else
+              "the schedule's recorded paths" if recorded_paths(schedule, topology) else topology.default_router}
     return _simulate("schedule", source, network, src, dst, q, schedule.ranks, paths, row, row_bytes, labels,
                      np.asarray(model), options, progress)
 
@@ -214,11 +216,11 @@ def file_kind(path: str) -> str:
             found = match.group(1) if match else _json_format(path, where)
     except OSError as exc:
         raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
-    if found == "synth-schedule/1":
+    if found in ("synth-schedule/1", "synth-schedule/2"):
         return "schedule"
     if found in ("synth-routes/2", "synth-routes/1"):
         return "routes"
-    raise SynthError(f"{where} is neither a schedule (synth-schedule/1) nor a routes file (synth-routes/2)"
+    raise SynthError(f"{where} is neither a schedule (synth-schedule/1 or /2) nor a routes file (synth-routes/2)"
                      + (f": its format is '{found}'" if found else ""))
 
 

@@ -11,7 +11,7 @@ from synth.io.msccl_xml import PROTOCOLS
 
 def add_parser(sub) -> None:
     p = sub.add_parser("export", help="write a schedule in a collective library's format (MSCCL's XML)")
-    p.add_argument("schedule", metavar="SCHEDULE", help="a synth-schedule/1 file (JSON or HDF5)")
+    p.add_argument("schedule", metavar="SCHEDULE", help="a synth-schedule file (JSON or HDF5)")
     p.add_argument("--format", default="msccl-xml", choices=FORMATS, help="msccl-xml: MSCCL's XML algorithm (default)")
     p.add_argument("--proto", default="Simple", choices=PROTOCOLS, help="the MSCCL protocol (default Simple)")
     p.add_argument("--name", metavar="NAME", help="the algorithm's name (default synth-ALGORITHM-COLLECTIVE-P)")

@@ -36,7 +36,8 @@ def add_parser(sub) -> None:
                    help="latency added per link between routers (default 0)")
     p.add_argument("--overhead", type=lambda t: parse_non_negative_number(t, "--overhead", 1.0), default=0.0, metavar="S",
                    help="seconds a rank spends on each message it sends, one after another (default 0)")
-    p.add_argument("--router", metavar="NAME", help="schedules: routes the transfers take (default: the family's)")
+    p.add_argument("--router", metavar="NAME", help="schedules: routes the transfers take (default: the paths the file "
+                   "records, a synthesized schedule's, else the family's router's)")
     p.add_argument("--routes", metavar="ROUTES.json", help="schedules: take the transfers' paths from a routes file")
     p.add_argument("--seed", type=lambda t: parse_int(t, "--seed", 0), default=0, help="seed of a random router")
     add_cost_model(p)

@@ -61,7 +61,7 @@ def add_parser(sub) -> None:
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
                    metavar="S", help=SYNTHESIS_TIME_HELP)
     add_cost_model(p)
-    p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/1 with its synthesis record); "
+    p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/2 with its synthesis record and paths); "
                    "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json")
     p.add_argument("--routes-out", metavar="FILE", help="alltoall: also write the exchange's routes, one phase of every "
                    "node pair (traffic a2a-all), as a routes file (synth-routes/2; .h5 the compact form) that synth "

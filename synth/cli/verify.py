@@ -12,7 +12,7 @@ from synth.io.schedule_file import read_schedule
 
 def add_parser(sub) -> None:
     p = sub.add_parser("verify", help="replay a schedule file symbolically: does it deliver what its collective promises?")
-    p.add_argument("schedule", metavar="SCHEDULE.json", help="a synth-schedule/1 file (synth schedule --out; "
+    p.add_argument("schedule", metavar="SCHEDULE.json", help="a synth-schedule file (synth schedule --out; "
                    "docs/formats.md): exit 0 when it delivers, 1 with the first violation")
     p.set_defaults(func=cmd_verify)
 

@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from synth.core.arrays import concatenate
 from synth.core.errors import SynthError
+
+if TYPE_CHECKING:
+    from synth.topology.paths import Paths
 
 COPY, REDUCE = 0, 1
 OPS = ("copy", "reduce")
@@ -115,6 +119,9 @@ class Schedule:
     size_exchange: np.ndarray | None = None  # steps preceded by an exchange of the blocks' sizes (TuNA)
     runs: BlockRuns | None = None  # the blocks as runs instead of lists
     synthesis: dict | None = None  # a synthesized schedule's record: method, bounds, cost, gap, status (synth.synthesis)
+    # per transfer between nodes (in order), the channels it crosses: the paths its recorded cost was computed on
+    # (synth.topology.paths.Paths; a synthesized schedule's, kept by its file); None: priced on a router's paths
+    paths: "Paths | None" = None
 
     def explicit(self) -> "Schedule":
         """The same schedule with its blocks listed (itself when they are)."""

@@ -1,9 +1,14 @@
-"""The schedule file (`synth-schedule/1`, docs/formats.md): written a step per line, read strictly.
+"""The schedule file (`synth-schedule/2`, docs/formats.md): written a step per line, read strictly.
 
-    {"format": "synth-schedule/1", "collective": ..., "algorithm": ..., "network": {"spec": ...},
+    {"format": "synth-schedule/2", "collective": ..., "algorithm": ..., "network": {"spec": ...},
      "ranks": P, "root": R (rooted collectives only), "blocks": B, "block_bytes": [...] (or one number),
      "synthesis": {...} (synthesized schedules only: method, bounds, cost, gap, status),
+     "paths": {"pairs": [[a, b], ...], "offsets": [...], "channels": [...]} (the paths its cost was
+              computed on: synth.io.schedule_paths),
      "steps": [[{"src": r, "dst": q, "blocks": [ids], "op": "copy"|"reduce"}, ...], ...]}
+
+Version 2 adds `paths`; a schedule without them is written as `synth-schedule/1` (what synth wrote
+before, and older readers take), and both versions are read.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from synth.core.validate import INT64_MAX, check_keys, read_json, require_int, r
 from synth.collectives.schedule import COLLECTIVES, OPS, Schedule, ScheduleBuilder
 from synth.collectives.verify import verify_memory
 
-FORMAT = "synth-schedule/1"
+FORMAT = "synth-schedule/2"  # with recorded paths
+FORMAT_1 = "synth-schedule/1"  # without: the form of every file before paths were recorded
+FORMATS = (FORMAT_1, FORMAT)
 MAX_FILE_BYTES = 2 << 30  # read whole: larger files are refused before reading
 # Python's objects of a parsed file (measured peak RSS of synth verify, replay included): per JSON
 # object (a transfer: its dict, keys, list) 700 bytes, per item of a list or object (a ',': a block
@@ -31,8 +38,10 @@ MAX_FILE_BYTES = 2 << 30  # read whole: larger files are refused before reading
 READ_BASE_BYTES = 256 << 20
 READ_BYTES_PER_OBJECT = 800
 READ_BYTES_PER_ITEM = 44
-_TOP = ("format", "collective", "algorithm", "network", "ranks", "ranks_per_node", "root", "peer", "blocks", "block_bytes",
-        "size_exchange", "synthesis", "steps")
+_TOP_1 = ("format", "collective", "algorithm", "network", "ranks", "ranks_per_node", "root", "peer", "blocks",
+          "block_bytes", "size_exchange", "synthesis", "steps")
+_TOP = _TOP_1 + ("paths",)
+_PATHS = ("pairs", "offsets", "channels", "transfers")
 _TOP_REQUIRED = ("format", "collective", "algorithm", "network", "ranks", "blocks", "block_bytes", "steps")
 _TRANSFER = ("src", "dst", "blocks", "op")
 MAX_RANKS = 1 << 20
@@ -44,16 +53,24 @@ def _dump(value) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+def file_format(s: Schedule) -> str:
+    """The version a schedule is written as: 2 where it records paths, else 1."""
+    return FORMAT if s.paths is not None else FORMAT_1
+
+
 def write_schedule(handle: IO[str], s: Schedule) -> None:
     sizes = s.block_bytes
-    head = {"format": FORMAT, "collective": s.collective, "algorithm": s.algorithm, "network": {"spec": s.spec},
+    head = {"format": file_format(s), "collective": s.collective, "algorithm": s.algorithm, "network": {"spec": s.spec},
             "ranks": s.ranks, **({"ranks_per_node": s.ranks_per_node} if s.ranks_per_node != 1 else {}),
             **({"root": s.root} if s.root is not None else {}), **({"peer": s.peer} if s.peer is not None else {}),
             "blocks": s.blocks,
             "block_bytes": int(sizes[0]) if len(sizes) and (sizes == sizes[0]).all() else sizes.tolist(),
             **({"size_exchange": s.size_exchange.tolist()} if s.size_exchange is not None else {}),
             **({"synthesis": s.synthesis} if s.synthesis is not None else {})}
-    handle.write("{\n" + "".join(f"{_dump(k)}: {_dump(v)},\n" for k, v in head.items()) + '"steps": [')
+    handle.write("{\n" + "".join(f"{_dump(k)}: {_dump(v)},\n" for k, v in head.items()))
+    if s.paths is not None:
+        _write_paths(handle, s)
+    handle.write('"steps": [')
     ops = [_dump(o) for o in OPS]
     src, dst, op = s.src.tolist(), s.dst.tolist(), s.op.tolist()
     if s.runs is None:
@@ -81,6 +98,30 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
                 pending, size = [], 0
         pending.append("]")
     handle.write("".join(pending) + "\n]}\n")
+
+
+def _write_paths(handle: IO[str], s: Schedule) -> None:
+    """The "paths" object on one line, written WRITE_CHUNK numbers at a time."""
+    from synth.io.schedule_paths import path_table
+
+    table = path_table(s)
+
+    def numbers(values: np.ndarray) -> None:
+        for k in range(0, len(values), WRITE_CHUNK):
+            handle.write(("," if k else "") + ",".join(map(str, values[k:k + WRITE_CHUNK].tolist())))
+
+    handle.write('"paths": {"pairs":[')
+    for k in range(0, len(table.pair_src), WRITE_CHUNK):
+        a, b = table.pair_src[k:k + WRITE_CHUNK].tolist(), table.pair_dst[k:k + WRITE_CHUNK].tolist()
+        handle.write(("," if k else "") + ",".join(f"[{x},{y}]" for x, y in zip(a, b)))
+    handle.write('],"offsets":[')
+    numbers(table.offsets)
+    handle.write('],"channels":[')
+    numbers(table.channels)
+    if table.transfers is not None:
+        handle.write('],"transfers":[')
+        numbers(table.transfers)
+    handle.write("]},\n")
 
 
 def read_schedule(path: str) -> Schedule:
@@ -120,8 +161,10 @@ def read_memory(path: str) -> tuple[int, int]:
 def schedule_from_doc(doc, where: str) -> Schedule:
     """Shape and types checked strictly (exit 2 naming the field); whether the schedule is right is
     synth.collectives.verify's question."""
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise SynthError(f"{where} is not a {FORMAT} file (its \"format\" field)")
+    if not isinstance(doc, dict) or doc.get("format") not in FORMATS:
+        raise SynthError(f"{where} is not a synth-schedule file ({' or '.join(FORMATS)}: its \"format\" field)")
+    if "paths" in doc and doc["format"] != FORMAT:
+        raise SynthError(f"{where}: paths are recorded by {FORMAT} files, and its format is {doc['format']}")
     check_keys(doc, where, _TOP, _TOP_REQUIRED)
     name = require_str(doc["collective"], f"{where}: collective")
     if name not in COLLECTIVES:
@@ -147,7 +190,7 @@ def schedule_from_doc(doc, where: str) -> Schedule:
     else:
         require_int(sizes, f"{where}: block_bytes", 0, INT64_MAX)
     per_node = require_int(doc["ranks_per_node"], f"{where}: ranks_per_node", 1, ranks) if "ranks_per_node" in doc else 1
-    check_network(spec, ranks, per_node, where)
+    topology = check_network(spec, ranks, per_node, where)
     steps = require_list(doc["steps"], f"{where}: steps")
     transfers = sum(len(step) for step in steps if isinstance(step, list))
     sends = sum(len(t["blocks"]) for step in steps if isinstance(step, list) for t in step
@@ -181,18 +224,49 @@ def schedule_from_doc(doc, where: str) -> Schedule:
     schedule = builder.build()
     if "synthesis" in doc:  # what synthesis recorded: kept as read, for the reader of the file
         schedule.synthesis = require_table(doc["synthesis"], f"{where}: synthesis")
+    if "paths" in doc:
+        from synth.io.schedule_paths import attach_paths
+
+        schedule = attach_paths(schedule, topology.network(), _path_table(doc["paths"], where), where)
     return schedule
 
 
-def check_network(spec: str, ranks: int, per_node: int, where: str) -> None:
+def _path_table(doc, where: str):
+    """The "paths" object's arrays, every entry an integer (synth.io.schedule_paths checks the rest)."""
+    from synth.io.schedule_paths import PathTable
+
+    at = f"{where}: paths"
+    check_keys(require_table(doc, at), at, _PATHS, _PATHS[:3])
+    pairs = require_list(doc["pairs"], f"{at}.pairs")
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise SynthError(f"{at}.pairs[{i}] must be a pair of terminals [a, b], got {show(pair)}")
+    flat = [v for pair in pairs for v in pair]
+    ends = _integers(flat, f"{at}.pairs").reshape(-1, 2)
+    arrays = {key: _integers(require_list(doc[key], f"{at}.{key}"), f"{at}.{key}")
+              for key in ("offsets", "channels", "transfers") if key in doc}
+    return PathTable(ends[:, 0].copy(), ends[:, 1].copy(), arrays["offsets"], arrays["channels"], arrays.get("transfers"))
+
+
+def _integers(values: list, where: str) -> np.ndarray:
+    """A JSON list of integers (no bool, no float) as int64, or one line naming the first other entry."""
+    for i, v in enumerate(values):
+        if type(v) is not int or not 0 <= v <= INT64_MAX:
+            raise SynthError(f"{where}[{i}] must be a non-negative integer, got {show(v)}")
+    return np.array(values, dtype=np.int64).reshape(-1)
+
+
+def check_network(spec: str, ranks: int, per_node: int, where: str):
     """The network the ranks sit on: a spec synth knows, whose terminals times ranks_per_node are
-    the ranks (rank r on terminal r // ranks_per_node)."""
+    the ranks (rank r on terminal r // ranks_per_node); its topology."""
     from synth.topology import parse_topology
 
     try:
-        terminals = parse_topology(spec).num_terminals
+        topology = parse_topology(spec)
+        terminals = topology.num_terminals
     except SynthError as exc:
         raise SynthError(f"{where}: network.spec: {exc}") from None
     if terminals * per_node != ranks:
         per = f" x ranks_per_node {per_node} ({terminals * per_node:,})" if per_node != 1 else ""
         raise SynthError(f"{where}: ranks {ranks:,} is not the {terminals:,} terminals of {spec}{per}")
+    return topology

@@ -1,4 +1,4 @@
-"""The schedule file in its compact form: `synth-schedule/1` as HDF5 (docs/formats.md), for schedules too
+"""The schedule file in its compact form: `synth-schedule/2` (or /1, without paths) as HDF5 (docs/formats.md), for schedules too
 large for JSON to be practical (the Swing allreduce of a 64 x 64 torus is 733 MB of JSON).
 
 HDF5 rather than Parquet: a schedule is several arrays of different lengths (steps + 1 offsets, a
@@ -13,7 +13,9 @@ Files are byte-identical for the same schedule: no object timestamps (track_time
 
 Layout: root attributes format, collective, algorithm, spec, ranks, ranks_per_node, blocks, root and
 peer (-1 for none); datasets step_ptr, src, dst, op, block_bytes, then either block_ptr and block_ids,
-or run_ptr, run_first, run_stride and run_count; size_exchange when the schedule has one.
+or run_ptr, run_first, run_stride and run_count; size_exchange when the schedule has one; path_src,
+path_dst, path_ptr and path_channels (and path_of where a pair takes several paths) when it records
+the paths its cost was computed on (synth.io.schedule_paths: format synth-schedule/2).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from synth.core.text import counted
 from synth.collectives.schedule import COLLECTIVES, OPS, BlockRuns, Schedule, id_type
 from synth.collectives.verify import verify_memory
 
-FORMAT = "synth-schedule/1"
+FORMAT = "synth-schedule/2"  # with recorded paths
+FORMAT_1 = "synth-schedule/1"  # without
 SIGNATURE = b"\x89HDF\r\n\x1a\n"  # the first bytes of every HDF5 file
 EXTENSIONS = (".h5", ".hdf5")
 CHUNK = 1 << 22  # entries written or read at a time (a signal is handled between slices)
@@ -65,7 +68,7 @@ def write_schedule_hdf5(path, s: Schedule, shown=None) -> None:
 
 
 def _write_all(f, s: Schedule) -> None:
-    for key, value in (("format", FORMAT), ("collective", s.collective), ("algorithm", s.algorithm), ("spec", s.spec),
+    for key, value in (("format", FORMAT if s.paths is not None else FORMAT_1), ("collective", s.collective), ("algorithm", s.algorithm), ("spec", s.spec),
                        ("ranks", s.ranks), ("ranks_per_node", s.ranks_per_node), ("blocks", s.blocks),
                        ("root", -1 if s.root is None else s.root), ("peer", -1 if s.peer is None else s.peer)):
         f.attrs[key] = value
@@ -80,6 +83,14 @@ def _write_all(f, s: Schedule) -> None:
                    "run_count": s.runs.count}
     if s.size_exchange is not None:
         arrays["size_exchange"] = s.size_exchange
+    if s.paths is not None:
+        from synth.io.schedule_paths import path_table
+
+        table = path_table(s)
+        arrays |= {"path_src": table.pair_src.astype(np.int32), "path_dst": table.pair_dst.astype(np.int32),
+                   "path_ptr": table.offsets, "path_channels": table.channels.astype(np.int32)}
+        if table.transfers is not None:
+            arrays["path_of"] = table.transfers
     for name, array in arrays.items():
         _write(f, name, np.ascontiguousarray(array))
 
@@ -106,8 +117,9 @@ def read_schedule_hdf5(path: str) -> Schedule:
     with f:
         attrs = {k: f.attrs[k] for k in f.attrs}
         missing = [k for k in _ATTRIBUTES if k not in attrs]
-        if attrs.get("format") != FORMAT or missing:
-            raise SynthError(f"{where} is not a {FORMAT} file" + (f" (no attribute {missing[0]})" if missing else ""))
+        if attrs.get("format") not in (FORMAT_1, FORMAT) or missing:
+            raise SynthError(f"{where} is not a synth-schedule file ({FORMAT_1} or {FORMAT})"
+                             + (f" (no attribute {missing[0]})" if missing else ""))
         name, algorithm, spec = (_text(attrs[k], f"{where}: {k}") for k in ("collective", "algorithm", "spec"))
         if name not in COLLECTIVES:
             raise SynthError(f"{where}: collective '{name}' is not one synth knows ({', '.join(COLLECTIVES)})")
@@ -122,7 +134,7 @@ def read_schedule_hdf5(path: str) -> Schedule:
             raise SynthError(f"{where}: {'p2p needs a peer' if name == 'p2p' else f'{name} has no peer'}")
         from synth.io.schedule_file import check_network
 
-        check_network(spec, ranks, per_node, where)
+        topology = check_network(spec, ranks, per_node, where)
         runs = "run_ptr" in f
         names = ["step_ptr", "src", "dst", "op", "block_bytes"] + (
             ["run_ptr", "run_first", "run_stride", "run_count"] if runs else ["block_ptr", "block_ids"])
@@ -140,6 +152,7 @@ def read_schedule_hdf5(path: str) -> Schedule:
                              f"{memory.gib(need)} to verify; synth plans with {budget} here")
         read = {key: _read(f[key]) for key in names}
         size_exchange = _read(f["size_exchange"]) if "size_exchange" in f else None
+        paths = _path_arrays(f, where, attrs["format"] == FORMAT)
     step_ptr = _offsets(read["step_ptr"], transfers, f"{where}: step_ptr", allow_equal=True)
     for key, n in (("src", transfers), ("dst", transfers), ("op", transfers), ("block_bytes", blocks)):
         if len(read[key]) != n:
@@ -156,6 +169,34 @@ def read_schedule_hdf5(path: str) -> Schedule:
                   root=root if root >= 0 else None, peer=peer if peer >= 0 else None, ranks_per_node=per_node,
                   size_exchange=None if size_exchange is None else np.unique(size_exchange.astype(np.int64)),
                   synthesis=_synthesis(attrs.get("synthesis"), where))
+    schedule = _schedule(common, read, runs, transfers, blocks, where)
+    if paths is None:
+        return schedule
+    from synth.io.schedule_paths import HDF5_NAMES, PathTable, attach_paths
+
+    return attach_paths(schedule, topology.network(), PathTable(*paths), where, HDF5_NAMES)
+
+
+PATH_DATASETS = ("path_src", "path_dst", "path_ptr", "path_channels")
+
+
+def _path_arrays(f, where: str, version_2: bool):
+    """The recorded paths' datasets (synth-schedule/2 only), or None where the file has none."""
+    import h5py
+
+    present = [key for key in (*PATH_DATASETS, "path_of") if key in f]
+    if not present:
+        return None
+    if not version_2:
+        raise SynthError(f"{where}: dataset '{present[0]}' is of {FORMAT} files, not {FORMAT_1}")
+    for key in PATH_DATASETS + (("path_of",) if "path_of" in f else ()):
+        if key not in f or not isinstance(f[key], h5py.Dataset) or f[key].ndim != 1 or f[key].dtype.kind not in "iu":
+            raise SynthError(f"{where}: no one-dimensional integer dataset '{key}'")
+    read = [_read(f[key]).astype(np.int64) for key in PATH_DATASETS]
+    return (*read, _read(f["path_of"]).astype(np.int64) if "path_of" in f else None)
+
+
+def _schedule(common: dict, read: dict, runs: bool, transfers: int, blocks: int, where: str) -> Schedule:
     if runs:
         ptr = _offsets(read["run_ptr"], len(read["run_first"]), f"{where}: run_ptr", allow_equal=False)
         for key in ("run_stride", "run_count"):

@@ -2,10 +2,11 @@
 messages at every port, and what the cost models make of them.
 
 Mapping: every transfer (src rank -> dst rank, rank r on terminal r // Q) takes the path a router of
-synth gives it (default: the family's, Topology.default_router; the transfers of step s are routed
-as phase s). Per step, a channel carries the bytes of the transfers crossing it, over its bandwidth,
-and a port starts the transfers that leave through it (synth.pricing.alphabeta: the cost model, with
-the ports of a node). A transfer within a node moves through memory: no channel, its sender's
+synth gives it (the transfers of step s are routed as phase s), a routes file's, or, by default, the
+path the schedule records (a synthesized schedule's: the paths its cost was computed on), else the
+family's router's (Topology.default_router). Per step, a channel carries the bytes of the transfers
+crossing it, over its bandwidth, and a port starts the transfers that leave through it
+(synth.pricing.alphabeta: the cost model, with the ports of a node). A transfer within a node moves through memory: no channel, its sender's
 memory port.
 
 alpha-beta (synth.pricing.alphabeta, the one model): a step takes alpha x (most messages started at
@@ -76,8 +77,9 @@ class MappedSchedule:
 
 def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: int = 0, routes: dict | None = None,
                  paths: Paths | None = None) -> MappedSchedule:
-    """Route every transfer between nodes (with `router`, by default the family's, along the paths
-    of a routes file `routes`, or along `paths`, one per transfer between nodes, in order) and
+    """Route every transfer between nodes (with `router`, along the paths of a routes file `routes`,
+    along `paths`, one per transfer between nodes, in order, or by default along the schedule's
+    recorded paths, else the family's router's: transfer_paths) and
     measure every step. Transfers within a node (ranks_per_node > 1) move through memory: no
     channel, their sender's memory port."""
     network = topology.network()
@@ -119,9 +121,13 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
 def transfer_paths(schedule: Schedule, topology, router: str | None = None, seed: int = 0,
                    routes: dict | None = None) -> Paths:
     """The path of every transfer between nodes, in order: along a routes file's paths (`routes`),
-    or as `router` (by default the family's) routes them, the transfers of step s as phase s."""
+    as `router` routes them (the transfers of step s as phase s), or, with neither, along the paths
+    the schedule records (`Schedule.paths`: a synthesized schedule's, the paths its cost was computed
+    on, kept by its file) where it has them on this network, else as the family's router does."""
     from synth.routing.registry import make_router
 
+    if routes is None and router is None and recorded_paths(schedule, topology):
+        return schedule.paths
     q = schedule.ranks_per_node
     across = (schedule.src // q) != (schedule.dst // q)
     src, dst = schedule.src[across] // q, schedule.dst[across] // q
@@ -131,6 +137,11 @@ def transfer_paths(schedule: Schedule, topology, router: str | None = None, seed
     routed = route(topology, src, dst, phase=schedule.transfer_step()[across], occurrence=np.zeros(len(src), dtype=np.int64),
                    seed=seed)
     return as_paths(topology, src, dst, routed.routes)
+
+
+def recorded_paths(schedule: Schedule, topology) -> bool:
+    """Whether the schedule records its transfers' paths on this network (what prices it by default)."""
+    return schedule.paths is not None and topology.spec == schedule.spec
 
 
 def busiest_channels(network, paths: Paths, step: np.ndarray, size: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:

@@ -48,6 +48,9 @@ class Part:
     # gigabytes, so only the chosen ones are kept), and its MappedSchedule at REFERENCE_BYTES per block
     makers: list = field(default_factory=list)
     priced: list = field(default_factory=list)
+    # per front point: a function giving the paths its schedule was priced on (Paths of its transfers between
+    # nodes, in order), which its file records (Schedule.paths)
+    routing: list = field(default_factory=list)
     fixed: bool = False  # priced at its own block sizes (alltoallv), not per message size
     per_byte: float | None = None  # the bandwidth bound of any schedule of the part's collective, per byte
     pool: str = ""  # a whole part: the pool of methods whose points it holds (synth.synthesis.methods)
@@ -91,6 +94,7 @@ class Priced:
     reach: str = ""  # the pairs its transfers join, in words
     point: FrontPoint | None = None
     source: str = ""  # the registered method that made it
+    routing: Callable | None = None  # schedule -> the Paths it was priced on (its transfers between nodes, in order)
 
 
 @dataclass
@@ -251,13 +255,26 @@ def priced_whole(context: Context, label: str, blocks: int, make, graph=None,
     None (said) where a routes file lacks a pair it needs."""
     plan = context.plan
     schedule = make(REFERENCE_BYTES)
+    routing = (functools.partial(transfer_paths, graph) if graph is not None
+               else router_paths(plan.topology, context.router, plan.routes))
     try:
-        mapped = (map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule)) if graph is not None
-                  else map_schedule(schedule, plan.topology, context.router, routes=plan.routes))
+        mapped = map_schedule(schedule, plan.topology, paths=routing(schedule))
     except SynthError as exc:  # a routes file without a pair the point needs: the other points stand
         context.say(f"{plan.collective}: {label}: left out: {exc}")
         return None
-    return Priced(label, blocks, make, mapped, graph.reach if graph is not None else reach)
+    return Priced(label, blocks, make, mapped, graph.reach if graph is not None else reach, routing=routing)
+
+
+def router_paths(topology, router: str | None, routes: dict | None):
+    """How map_schedule(schedule, topology, router, routes=routes) routes a schedule (each step's
+    transfers as one phase), as a function of the schedule: what its file records."""
+    return functools.partial(_routed, topology, router or topology.default_router, routes)
+
+
+def _routed(topology, router: str, routes: dict | None, schedule: Schedule):
+    from synth.pricing.schedule_cost import transfer_paths as routed_paths
+
+    return routed_paths(schedule, topology, router, routes=routes)
 
 
 def pipelined_candidates(context: Context, label: str, parent: np.ndarray, depth: np.ndarray, graph) -> list[Priced]:

@@ -29,6 +29,7 @@ from synth.synthesis.front import Context, HalfContext, Part, Priced, judged, po
 from synth.synthesis.methods import HALF, WHOLE, applicable
 from synth.synthesis.plan import plan_synthesis
 from synth.synthesis.transfers import transfer_paths
+from synth.topology.paths import Paths
 
 
 @dataclass(frozen=True)
@@ -87,10 +88,11 @@ def _merged(part: Part, extra: Part) -> Part:
     front = part.front + extra.front
     priced = list(zip(part.makers + extra.makers, part.priced + extra.priced,
                       [part.blocks_of(k) for k in range(len(part.front))]
-                      + [extra.blocks_of(k) for k in range(len(extra.front))]))
+                      + [extra.blocks_of(k) for k in range(len(extra.front))], part.routing + extra.routing))
     kept = _undominated(priced)
     return dataclasses.replace(part, front=[front[i] for i in kept], makers=[priced[i][0] for i in kept],
-                               priced=[priced[i][1] for i in kept], point_blocks=[priced[i][2] for i in kept])
+                               priced=[priced[i][1] for i in kept], point_blocks=[priced[i][2] for i in kept],
+                               routing=[priced[i][3] for i in kept])
 
 
 def _whole_part(plan, pool: str, found: list[Priced], prune: bool) -> Part | None:
@@ -108,22 +110,22 @@ def _whole_part(plan, pool: str, found: list[Priced], prune: bool) -> Part | Non
         c.point.source = c.source
     return Part(plan.collective, None, "not synthesized", [c.point for c in chosen], None, "not on the front",
                 blocks=found[0].blocks, whole=True, point_blocks=[c.blocks for c in chosen],
-                makers=[c.make for c in chosen], priced=[c.mapped for c in chosen],
+                makers=[c.make for c in chosen], priced=[c.mapped for c in chosen], routing=[c.routing for c in chosen],
                 per_byte=plan.time_bound.bandwidth.per_byte, pool=pool)
 
 
 def _priced_point(plan, name: str, half: HalfContext, point):
-    """A half point's maker, its schedule priced along its pairs' paths and its blocks ((None, None, 0): no
-    schedule found)."""
+    """A half point's maker, its schedule priced along its pairs' paths, its blocks and those paths as a
+    function of its schedule ((None, None, 0, None): no schedule found)."""
     if point.choice is None:
-        return None, None, 0
+        return None, None, 0, None
     # the program's and the balanced trees' points are the representatives' (translated when made)
     maker = point_maker(plan, name, point, point.blocks or len(half.sources), half.reverse,
                         half.symmetry if point.method in ("program", "trees") else None, half.designed)
-    graph = point.graph or plan.graph
+    routing = functools.partial(transfer_paths, point.graph or plan.graph)
     schedule = maker()
-    return maker, map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule)), \
-        point.blocks or len(half.sources)
+    return maker, map_schedule(schedule, plan.topology, paths=routing(schedule)), point.blocks or len(half.sources), \
+        routing
 
 
 def _undominated(priced: list) -> list[int]:
@@ -132,7 +134,7 @@ def _undominated(priced: list) -> list[int]:
     any size A's blocks, rounded up to whole bytes, are no larger in total than B's); between equals
     the first stays. Points without a schedule stay (they say which step counts were tried)."""
     def beats(a, b) -> bool:
-        (_, ma, blocks_a), (_, mb, blocks_b) = a, b
+        (_, ma, blocks_a, _), (_, mb, blocks_b, _) = a, b
         if ma.messages <= mb.messages:
             return (blocks_b % blocks_a == 0 and float(ma.channel_bytes.sum()) / blocks_a
                     <= float(mb.channel_bytes.sum()) / blocks_b * (1 + 1e-12))
@@ -184,9 +186,10 @@ def spreading_parts(context: Context, time_limit: float) -> list[Part]:
                     blocks=len(half.sources), per_byte=half.per_byte)
         if any(point.blocks for point in front):  # per-layer points with every block split in shares
             part.point_blocks = [point.blocks or len(half.sources) for point in front]
-        for point, (maker, mapped, _) in zip(front, priced):
+        for point, (maker, mapped, _, routing) in zip(front, priced):
             part.makers.append(maker)
             part.priced.append(mapped)
+            part.routing.append(routing)
         parts.append(part)
     return parts
 
@@ -234,8 +237,12 @@ def _joined(plan, parts: list[Part], points: tuple[int, ...], size: int) -> Sche
     whole = [(part, k) for part, k in zip(parts, points) if k >= 0 and part.whole]
     if whole:  # an all-to-all's or a generated algorithm's, made again at the size's blocks (size exchanges kept)
         part, k = whole[0]
-        return part.makers[k](-(-size // part.blocks_of(k)))
-    chosen = [part.schedule(k) for part, k in zip(parts, points) if k >= 0]
+        made = part.makers[k](-(-size // part.blocks_of(k)))
+        return dataclasses.replace(made, paths=part.routing[k](made))  # the paths it was priced on
+    used = [(part, k) for part, k in zip(parts, points) if k >= 0]
+    chosen = [part.schedule(k) for part, k in used]
+    # each half along the paths it was priced on, the halves' transfers in order
+    paths = Paths.concatenate([part.routing[k](schedule) for (part, k), schedule in zip(used, chosen)])
     # halves with blocks split in different shares: each block of a half split further, to their least common
     # multiple (block b's pieces b + j x blocks: the same rank's, as block b mod ranks is rank b's)
     blocks = math.lcm(*(schedule.blocks for schedule in chosen))
@@ -248,7 +255,7 @@ def _joined(plan, parts: list[Part], points: tuple[int, ...], size: int) -> Sche
         pieces = np.arange(split, dtype=np.int64) * schedule.blocks
         for src, dst, (counts, ids), op in schedule_steps(schedule):
             builder.add_step(src, dst, (counts * split, (ids[:, None] + pieces[None, :]).ravel()), op)
-    return builder.build()
+    return dataclasses.replace(builder.build(), paths=paths)
 
 
 def at_least(seconds: float, bound: float) -> float:

@@ -13,7 +13,7 @@ from synth.collectives.verify import verify
 from synth.core.errors import SynthError
 from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
-from synth.synthesis.front import Priced, judged, relabelled, schedule_steps
+from synth.synthesis.front import Priced, judged, relabelled, router_paths, schedule_steps
 from synth.synthesis.methods import WHOLE, Method
 
 GENERATED_PAIRS = "the algorithm's own"  # a generated point's transfers: the pairs its algorithm joins
@@ -35,9 +35,11 @@ def _points(context) -> list[Priced]:
     if plan.collective == "reduce-scatter":
         generated = generated + _reversed_allgathers(plan)
     out = []
+    # each transfer as candidates() priced it: routed step by step (the file records these paths)
+    routing = router_paths(plan.topology, None if plan.routes else plan.graph.router, plan.routes)
     for candidate in generated:
         priced = Priced(candidate.label, candidate.blocks, relabelled(candidate.make), candidate.mapped,
-                        GENERATED_PAIRS)
+                        GENERATED_PAIRS, routing=routing)
         priced.point = judged(plan, priced, f"generated: {candidate.label}", GENERATED_PAIRS)
         out.append(priced)
     if out:

@@ -7,6 +7,7 @@ meets the least of its kind (a schedule of whole blocks each on one path, or any
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from synth.collectives.schedule import Schedule
 from synth.pricing.compare import REFERENCE_BYTES
@@ -76,6 +77,7 @@ def _points(context) -> Part:
             return dataclasses.replace(made, algorithm="synthesized")
         part.makers.append(make)
         part.priced.append(mapped)
+        part.routing.append(functools.partial(transfer_paths, graph))
     return part
 
 

@@ -89,7 +89,7 @@ def test_a_routes_file_is_simulated_phase_by_phase(run, tmp_path, router, conten
 
 @pytest.mark.parametrize("argv, message", [
     (["simulate", "{missing}"], "cannot read"),
-    (["simulate", "{text}"], "is neither a schedule (synth-schedule/1) nor a routes file"),
+    (["simulate", "{text}"], "is neither a schedule (synth-schedule/1 or /2) nor a routes file"),
     (["simulate", "{schedule}", "--model", "XX"], "invalid choice: 'XX'"),
     (["simulate", "{schedule}", "--latency", "0"], "--latency"),
     (["simulate", "{schedule}", "--overhead", "-1"], "--overhead must be a number of zero or more, got '-1'"),

@@ -1,4 +1,4 @@
-"""The compact schedule file (synth-schedule/1 as HDF5, synth.io.schedule_hdf5; issue 23): every
+"""The compact schedule file (synth-schedule/1 and /2 as HDF5, synth.io.schedule_hdf5; issue 23): every
 algorithm's schedule reads back as the same arrays as from JSON, reruns are byte-identical, and a
 tampered file is refused in one line (exit 2) or fails verify (exit 1), never a traceback."""
 
@@ -78,7 +78,7 @@ def _set(index, name, value):
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda f: f.attrs.__setitem__("format", "other/1"), "is not a synth-schedule/1 file"),
+    (lambda f: f.attrs.__setitem__("format", "other/1"), "is not a synth-schedule file"),
     (lambda f: f.attrs.__delitem__("ranks"), "no attribute ranks"),
     (lambda f: f.attrs.__setitem__("ranks", 17), "ranks 17 is not the 16 terminals"),
     (lambda f: f.attrs.__setitem__("collective", "allfoo"), "collective 'allfoo'"),
