@@ -62,6 +62,9 @@ def point_claim(plan, part, k: int) -> tuple[str, str]:
     if mapped is not None and part.per_byte is not None and float(mapped.channel_bytes.sum()) <= \
             part.per_byte * part.blocks_of(k) * REFERENCE_BYTES * (1 + TOLERANCE):
         return PROVEN, "rounds at the cut bound of any schedule"
+    if part.rounds_bound and not point.blocks and point.chunks in (0, plan.chunks) and \
+            point.rounds <= part.rounds_bound:
+        return PROVEN, "rounds at the cut bound rounded up to whole blocks (of schedules that do not split them)"
     if point.status != OPTIMAL:
         if point.invariant_status == OPTIMAL:
             return FEASIBLE, (f"least rounds for {point.steps} steps among translation-invariant schedules, proven; "

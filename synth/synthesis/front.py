@@ -54,6 +54,7 @@ class Part:
     fixed: bool = False  # priced at its own block sizes (alltoallv), not per message size
     per_byte: float | None = None  # the bandwidth bound of any schedule of the part's collective, per byte
     pool: str = ""  # a whole part: the pool of methods whose points it holds (synth.synthesis.methods)
+    rounds_bound: int = 0  # a half: the cut bound in rounds of its blocks, rounded up (whole blocks)
 
     def schedule(self, k: int) -> Schedule:
         return self.makers[k]()

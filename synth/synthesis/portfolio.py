@@ -183,7 +183,7 @@ def spreading_parts(context: Context, time_limit: float) -> list[Part]:
         one_round = one_round_steps(proving)
         part = Part(name, half.least if solved else None,
                     "optimal" if solved else front[0].status if front else "timeout", front, *one_round,
-                    blocks=len(half.sources), per_byte=half.per_byte)
+                    blocks=len(half.sources), per_byte=half.per_byte, rounds_bound=half.rounds_bound)
         if any(point.blocks for point in front):  # per-layer points with every block split in shares
             part.point_blocks = [point.blocks or len(half.sources) for point in front]
         for point, (maker, mapped, _, routing) in zip(front, priced):

@@ -100,18 +100,20 @@ def _optimal_points_meet_the_bound_at_every_size(plan, parts):
 
 @pytest.mark.timeout(300)
 def test_parallel_channels_make_the_program_feasible_with_why():
-    """hyperx:4 with every link doubled (trunk=2): the program puts a rank pair's transfer on one of the
-    two channels, so its least rounds are not proven for schedules that split it."""
-    topology = parse_topology("hyperx:4:trunk=2")
+    """hyperx:3,3 with every link doubled (trunk=2): the program puts a rank pair's transfer on one of
+    the two channels, so its least rounds (2 for 2 steps, above the cut bound) are not proven for
+    schedules that split it; nor are the least steps of one round each, which rest on them."""
+    topology = parse_topology("hyperx:3,3:trunk=2")
     plan = plan_synthesis("allgather", topology, method="exact", time_limit=10)
-    parts = synthesize_parts(plan, 10, generated=())
+    parts = synthesize_parts(plan, 10, methods=("program",))
     (band,) = bands(plan, parts, [1 << 20], ALPHA, BANDWIDTH)
     (part,) = band.schedule.synthesis["parts"]
     for point in [part, *part["front"]]:
         assert point["status"] != "proven" or point["proof"].startswith("rounds at the cut bound"), point
-    program = [p for p in part["front"] if p["by"] == "program"]
-    assert program and all(p["status"] == "feasible" and "parallel channels" in p["proof"] for p in program)
-    assert band.schedule.synthesis["status"] != "optimal"
+    (point,) = part["front"]
+    assert (point["steps"], point["rounds"], point["status"]) == (2, 2, "feasible")
+    assert "parallel channels" in point["proof"]
+    assert part["one_round_status"] == "feasible" and band.schedule.synthesis["status"] != "optimal"
 
 
 @pytest.mark.timeout(300)

@@ -152,7 +152,7 @@ def test_the_command_writes_a_verified_file_with_its_record_and_reruns_byte_iden
     assert outputs[0] == outputs[1]
     doc = json.loads(outputs[0])
     record = doc["synthesis"]
-    assert record["status"] == "optimal" and record["parts"][0]["least_steps_status"] == "optimal"
+    assert record["status"] == "optimal" and record["parts"][0]["least_steps_status"] == "proven"
     assert record["sizes"][0]["bytes"] == 65536 and record["sizes"][0]["seconds"] >= record["sizes"][0]["bound_seconds"]
     code, out, _ = run("verify", tmp_path / "a.json")
     assert code == 0 and out.startswith("OK: allgather by synthesized")
@@ -222,9 +222,12 @@ def test_a_fat_tree_takes_every_pair_and_reaches_its_cut_bound_at_large_sizes():
 
     (band,) = synth.synthesize("allgather", "xgft:2:4,4:1,2", sizes="64MiB")
     record = band.schedule.synthesis
-    assert record["transfers"] == "all" and record["status"] == "optimal"
-    assert record["parts"][0]["front"][0] == {"steps": 1, "rounds": 24, "status": "optimal", "method": "program",
-                                              "router": "dmodk"}
+    # 0.08% above the bound: feasible (optimal is only at the bound); the one-step point (24 blocks on an up-link,
+    # 15 messages at a leaf's one port) is beaten at every size by the two-step one at the cut bound's 15 rounds
+    assert record["transfers"] == "all" and record["status"] == "feasible"
+    assert record["parts"][0]["front"][0] == {"steps": 2, "rounds": 15, "status": "proven", "method": "program",
+                                              "proof": "rounds at the cut bound of any schedule", "by": "program",
+                                              "chunks": 1, "rounds_per_chunk": 15.0, "router": "dmodk"}
     entry = record["sizes"][0]
     assert entry["bound_seconds"] <= entry["seconds"] <= 1.01 * entry["bound_seconds"]
 

@@ -73,7 +73,7 @@ def test_a_layered_allgather_is_priced_as_its_stages_add_up_counted_from_its_tra
                                                  ("reduce-scatter", "dragonfly:2,4,2", 1), ("allreduce", "hyperx:2,3", 1)])
 def test_every_layered_point_delivers_its_collective(collective, spec, q):
     plan = plan_synthesis(collective, parse_topology(spec), ranks_per_node=q, time_limit=5)
-    parts = synthesize_parts(plan, 5, generated=())
+    parts = synthesize_parts(plan, 5, methods=("per-layer",))  # its points alone: none pruned by another method's
     layered = [(part, k) for part in parts for k, f in enumerate(part.front) if f.method.startswith("layers")]
     assert layered
     for part, k in layered:
@@ -156,7 +156,7 @@ def test_an_allreduce_joins_halves_split_in_different_shares():
     from synth.synthesis.portfolio import _joined
 
     plan = plan_synthesis("allreduce", parse_topology("torus:4,4"), ranks_per_node=4, method="trees")
-    parts = synthesize_parts(plan, 5, generated=())
+    parts = synthesize_parts(plan, 5, methods=("per-layer",))
     rs, ag = parts
     shares = lambda part: sorted({part.blocks_of(k) for k in range(len(part.front))})  # noqa: E731
     assert len(shares(rs)) > 1 and len(shares(ag)) > 1

@@ -44,11 +44,14 @@ def test_a_dragonfly_of_72_ranks_is_synthesized_by_trees_and_meets_its_cut_bound
     assert entry["bound_seconds"] <= entry["seconds"] <= 1.01 * entry["bound_seconds"]
     (part,) = last["parts"]
     # the per-layer straight sends (terminals of a router, routers of a group, groups: 1 + 3 + 8 messages a port)
-    assert (part["steps"], part["rounds"], part["status"], part["transfers"]) == (3, 71, "optimal", "all")
+    assert (part["steps"], part["rounds"], part["status"], part["transfers"]) == (3, 71, "proven", "all")
+    assert part["proof"] == "rounds at the cut bound of any schedule"
     assert part["method"] == "layers 1 (2) by straight then 2 (4) by straight then 3 (9) by straight"
     front = {(f["steps"], f["method"]): (f["rounds"], f["status"]) for f in part["front"]}
-    assert front[1, "straight"] == front[2, "relay trees"] == (71, "optimal")
-    assert front[3, "trees"] == (73, "feasible")
+    # the straight sends (71 messages a port) and the relay trees (22), at the same 71 rounds, and the balanced
+    # trees' 73 rounds are beaten at every size by the per-layer point's 12 messages: off the front
+    assert (1, "straight") not in front and (2, "relay trees") not in front and (3, "trees") not in front
+    assert all(status in ("proven", "feasible") for _, status in front.values())
 
 
 def test_the_one_step_point_is_its_transfers_loads_counted_pair_by_pair():
@@ -59,7 +62,7 @@ def test_the_one_step_point_is_its_transfers_loads_counted_pair_by_pair():
 
     topology = parse_topology("dragonfly:2,4,2")
     plan = plan_synthesis("allgather", topology)
-    parts = synthesize_parts(plan, 10, generated=())
+    parts = synthesize_parts(plan, 10, methods=("straight",))  # on the whole front the per-layer point beats it
     (point,) = [f for f in parts[0].front if f.steps == 1]
     network = topology.network()
     a, b = np.nonzero(~np.eye(network.num_terminals, dtype=bool))
@@ -148,7 +151,7 @@ def test_relay_trees_take_two_steps_at_the_terminal_bound_with_few_messages(coll
     import synth
 
     plan = plan_synthesis(collective, parse_topology("dragonfly:2,4,2"))
-    (part,) = synthesize_parts(plan, 10, generated=())
+    (part,) = synthesize_parts(plan, 10, methods=("relay",))  # on the whole front the per-layer point beats it
     (k,) = [i for i, f in enumerate(part.front) if f.method == "relay trees"]
     assert (part.front[k].steps, part.front[k].rounds, part.front[k].status) == (2, 71, "optimal")
     schedule = part.schedule(k)
