@@ -163,3 +163,39 @@ def test_compare_prints_the_bound_synthesize_proves():
     assert strong.bounds[0] * 1e6 == pytest.approx(2686, rel=1e-3) and weak.bounds[0] * 1e6 == pytest.approx(1260,
                                                                                                             rel=1e-3)
     assert (np.asarray(strong.times).min(axis=1) >= strong.bounds * (1 - 1e-9)).all()
+
+
+@pytest.mark.timeout(300)
+def test_a_chunk_sweep_records_one_front_of_steps_rounds_and_chunks(tmp_path):
+    """--chunks 1..3 on a ring of four: every chunk count's program points on one front, each with its
+    chunks and rounds per chunk (SCCL's R / C), the dominated ones dropped, the best per size taken
+    from any of them (2 chunks: the cut bound's 3 rounds in the least steps, optimal at every size)."""
+    from synth.app.synthesize import SynthesisRequest, synthesize
+
+    result = synthesize(SynthesisRequest("allgather", parse_topology("torus:4"), [1 << 10, 1 << 20], chunks=(1, 2, 3),
+                                         time_limit=10, methods=("program",)))
+    (band,) = result.bands
+    (part,) = band.schedule.synthesis["parts"]
+    front = {(f["steps"], f["chunks"]): (f["rounds"], f["rounds_per_chunk"], f["status"]) for f in part["front"]}
+    assert front[2, 2] == (3, 1.5, "optimal") and front[2, 1] == (2, 2.0, "proven")
+    assert part["chunks"] == 2 and band.schedule.synthesis["status"] == "optimal"
+    assert verify(band.schedule).ok and delivers(band.schedule)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("steps, rounds, answer", [(2, 3, "satisfiable"), (2, 2, "impossible"), (1, 9, "impossible")])
+def test_a_query_of_one_point_is_satisfiable_or_proven_impossible(steps, rounds, answer):
+    """The exact program of a ring of four with two chunks a rank: 2 steps take at least 3 rounds (the cut
+    bound), so (2, 3, 2) is satisfiable with a verified schedule and (2, 2, 2) proven impossible; one step
+    is below the step bound."""
+    from synth.app.synthesize import SynthesisRequest, answer as ask
+
+    request = SynthesisRequest("allgather", parse_topology("torus:4"), [1 << 20], chunks=2, mode="exact",
+                               time_limit=10)
+    plan, found, schedule = ask(request, steps, rounds)
+    assert found.status == answer and "symmetric" not in plan.method
+    if answer == "satisfiable":
+        assert verify(schedule).ok and schedule.num_steps == steps and found.rounds <= rounds
+        assert schedule.synthesis["query"]["answer"] == "satisfiable"
+    else:
+        assert schedule is None
