@@ -12,7 +12,6 @@ collectives that split a message freely: broadcast, reduce, allreduce), rounded 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass
 
 from synth.core.errors import SynthError
@@ -129,18 +128,6 @@ def checked_routes(path: str) -> dict:
 
 
 PROGRESS_BLOCK_SENDS = 1 << 22  # schedules from which the stages are announced on stderr (seconds of work)
-
-
-def progress_printer(enabled: bool):
-    """A function printing a timed line on stderr (or nothing for small schedules)."""
-    import time
-
-    start = time.monotonic()
-
-    def say(text: str) -> None:
-        if enabled:
-            print(f"  {text} [{time.monotonic() - start:.1f} s]", file=sys.stderr, flush=True)
-    return say
 
 
 def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, bandwidth_bits: float, routes=None) -> str:

@@ -63,7 +63,7 @@ def cmd_compare(args) -> int:
             result = compare_with_synthesis(result, topology, args.alpha, args.bandwidth * 1e9, args.time_limit)
         if args.simulate:  # last: every column, the synthesized one too, is there
             from synth.app.compare import simulate_comparison
-            from synth.app.schedule import progress_printer
+            from synth.render.progress import progress_printer
 
             result = simulate_comparison(result, topology, args.sim_model or "LV08", args.alpha, args.bandwidth * 1e9,
                                          progress_printer(True))

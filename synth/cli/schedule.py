@@ -4,7 +4,8 @@ schedule --list` (synth.app.schedule)."""
 from __future__ import annotations
 
 from synth.app.schedule import (DEFAULT_BYTES, MAX_BYTES, PROGRESS_BLOCK_SENDS, cost_lines, make_schedule, plan_schedule,
-                                progress_printer, promise)
+                                promise)
+from synth.render.progress import progress_printer
 from synth.collectives.algorithms import ALGORITHMS, expected_block_sends, load_all
 from synth.collectives.schedule import COLLECTIVES
 from synth.cli.options import add_cost_model

@@ -4,7 +4,8 @@ next to synth's cost model (synth.app.simulate)."""
 from __future__ import annotations
 
 from synth.io.routes_file import routes_topology
-from synth.app.schedule import checked_routes, progress_printer
+from synth.app.schedule import checked_routes
+from synth.render.progress import progress_printer
 from synth.app.simulate import SimulationOptions, file_kind, simulate_routes, simulate_schedule
 from synth.cli.options import add_cost_model
 from synth.core.errors import SynthError

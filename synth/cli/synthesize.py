@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from synth.app.exchange_routes import write_exchange_routes
-from synth.app.schedule import progress_printer
+from synth.render.progress import progress_printer
 from synth.app.synthesize import MODES, SYNTHESIZED, SynthesisRequest, answer, check, synthesize
 from synth.core.errors import SynthError
 from synth.collectives.schedule import collective

@@ -124,3 +124,13 @@ def _is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def progress_printer(enabled: bool):
+    """A function printing a timed line on stderr (or nothing: small runs, --quiet)."""
+    start = time.monotonic()
+
+    def say(text: str) -> None:
+        if enabled:
+            print(f"  {text} [{time.monotonic() - start:.1f} s]", file=sys.stderr, flush=True)
+    return say

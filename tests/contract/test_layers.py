@@ -100,3 +100,28 @@ def test_no_module_asks_which_family_a_network_is():
             found[name] = family_checks(ast.parse(path.read_text(encoding="utf-8"), str(path)), name == ROUTER_REGISTRY)
     found = {name: checks for name, checks in found.items() if checks}
     assert not found, f"family checks where a Topology capability belongs (synth/topology/family.py): {found}"
+
+
+def test_use_cases_never_print():
+    """synth/app/ returns results; the command line and synth.render print them (issue 40)."""
+    for path in sorted((REPO / "synth" / "app").glob("*.py")):
+        calls = [node for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"]
+        assert not calls, f"{path.name}:{calls[0].lineno} prints"
+
+
+def test_the_synthesis_method_registry_names_none_of_its_methods():
+    """A method is one module of synth/synthesis/methods/ found by synth.core.registry.discover: the
+    registry's own module imports none of them, and the portfolio none by name (issue 40)."""
+    from synth.synthesis.methods import method_names
+
+    methods = REPO / "synth" / "synthesis" / "methods"
+    modules = {p.stem for p in methods.glob("*.py") if p.stem != "__init__"}
+    for path in (methods / "__init__.py", REPO / "synth" / "synthesis" / "portfolio.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                module = getattr(node, "module", None) or ""
+                names = [f"{module}.{a.name}" if module else a.name for a in node.names]
+                assert not any(n.startswith("synth.synthesis.methods.") and n.split(".")[3] in modules
+                               for n in names), f"{path.name} imports a method: {names}"
+    assert len(method_names()) == len(modules)  # every module declares one METHOD
