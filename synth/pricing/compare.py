@@ -62,11 +62,19 @@ def parse_sizes(text: str) -> list[int]:
 
 @dataclass
 class Candidate:
+    """A schedule priced on a network: `compare`'s columns and synthesis' whole candidates alike
+    (synth.synthesis.front: a method's schedule, the pool judging it sets its front point)."""
+
     label: str
     blocks: int  # blocks a message is split into
     mapped: MappedSchedule
     # the schedule again with blocks of the given bytes (synthesis keeps the one it chooses)
     make: Callable[[int], object] | None = field(default=None, repr=False, compare=False)
+    reach: str = ""  # synthesis: the pairs its transfers join, in words
+    point: object = field(default=None, repr=False, compare=False)  # synthesis: its front point, where judged
+    source: str = ""  # synthesis: the registered method that made it
+    # synthesis: schedule -> the Paths it was priced on (its transfers between nodes, in order), which its file records
+    routing: Callable | None = field(default=None, repr=False, compare=False)
 
     def time(self, size: int, alpha: float, bandwidth_bits: float) -> float:
         """The model's estimate at message size `size` (its blocks rounded up to whole bytes)."""

@@ -238,21 +238,23 @@ def _networkx_min_cut(tails, heads, capacity, count: int, source: int, sink: int
 
 
 MAX_CUT_NODES = 2048  # the cut bound's max-flows per terminal: above, compare keeps the injection bound (minutes)
+COMPARE_LP_PAIRS = 8192  # an all-to-all's flow LP in compare: torus:8,8's 4,032 node pairs 4 s; slimfly:5's 39,800 50 s
 
 
 def any_schedule_bound(collective: str, topology, ranks_per_node: int = 1, root: int = 0) -> TimeBound | None:
     """The strongest time bound synth has for any schedule of `collective` (equal blocks) on
     `topology`: the cut bound of every node set with the message starts (allgather, reduce-scatter,
     allreduce, broadcast, reduce), or an all-to-all's flow bound (the multicommodity-flow LP over
-    every routing); None where synth has none beyond synth.pricing.collective_bound's injection
-    count (other collectives, or more than MAX_CUT_NODES nodes)."""
+    routing, up to COMPARE_LP_PAIRS node pairs, else the sweep cut); None where synth has none beyond
+    synth.pricing.collective_bound's injection count (other collectives, or more than MAX_CUT_NODES
+    nodes)."""
     network = topology.network()
     if network.num_nodes > MAX_CUT_NODES:
         return None
     if collective == "alltoall":
         from synth.synthesis.exchange import exchange_time_bound
 
-        return exchange_time_bound(collective, topology, ranks_per_node, None)
+        return exchange_time_bound(collective, topology, ranks_per_node, None, lp_pairs=COMPARE_LP_PAIRS)
     if collective in BOUNDED:
         return time_bound(collective, network, ranks_per_node, root)
     return None

@@ -88,16 +88,17 @@ def node_demand(network, ranks_per_node: int, sizes: np.ndarray | None) -> tuple
     return a.astype(np.int64), b.astype(np.int64), weights
 
 
-def flow_bound(network, ranks_per_node: int, sizes: np.ndarray | None, say=lambda text: None) -> tuple[float, str]:
+def flow_bound(network, ranks_per_node: int, sizes: np.ndarray | None, say=lambda text: None,
+               lp_pairs: int = LP_PAIRS) -> tuple[float, str]:
     """A lower bound on lambda* (blocks, or an alltoallv's bytes, over bandwidth on the busiest
     channel, every node pair sending at once) and why: the multicommodity-flow LP over every routing
-    up to LP_PAIRS node pairs (left out past its guard: reruns stay identical), or the sweep cut
+    up to `lp_pairs` node pairs (left out past its guard: reruns stay identical), or the sweep cut
     bound where it is more."""
     from synth.measure.lp_bound import lp_bound
 
     a, b, weights = node_demand(network, ranks_per_node, sizes)
     lp, why = 0.0, ""
-    if len(a) <= LP_PAIRS:
+    if len(a) <= lp_pairs:
         say("the multicommodity-flow LP bound")
         found = lp_bound(network, a, b, exact=True, weights=weights, time_limit=LP_GUARD_SECONDS)
         if found.status == "optimal":  # lambda* itself; past the guard it is left out (reruns stay identical)
@@ -109,7 +110,7 @@ def flow_bound(network, ranks_per_node: int, sizes: np.ndarray | None, say=lambd
 
 
 def exchange_time_bound(name: str, topology, ranks_per_node: int, matrix, lp: float | None = None,
-                        lp_why: str = ""):
+                        lp_why: str = "", lp_pairs: int = LP_PAIRS):
     """The time bound of any schedule of an all-to-all(v) (synth.synthesis.bounds.TimeBound): the
     message starts and bytes of synth.pricing.collective_bound for its one-phase schedule, and the
     flow bound (`lp`, computed here unless given) where it is more; per byte of a rank's message."""
@@ -120,7 +121,7 @@ def exchange_time_bound(name: str, topology, ranks_per_node: int, matrix, lp: fl
     network = topology.network()
     ranks = network.num_terminals * ranks_per_node
     if lp is None:
-        lp, lp_why = flow_bound(network, ranks_per_node, matrix)
+        lp, lp_why = flow_bound(network, ranks_per_node, matrix, lp_pairs=lp_pairs)
     one_phase = exchange_schedule(name, topology, ranks_per_node, matrix, "spread-out", None, REFERENCE_BYTES)
     floor = collective_bound(one_phase, network)  # of the blocks alone: no path enters it
     if matrix is None:  # lambda* in blocks, not rounded up: a schedule may split its blocks (MD, DO) over paths

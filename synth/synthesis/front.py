@@ -4,7 +4,8 @@
   then an allgather) or a whole alternative (the rooted constructions, the generated algorithms,
   an all-to-all's phases), each point with the function that makes its schedule and its
   MappedSchedule at REFERENCE_BYTES per block;
-- `Priced`: a whole method's candidate, a schedule already priced on the network;
+- `Priced` (synth.pricing.compare.Candidate, the one priced-schedule type of compare and synthesis): a
+  whole method's candidate, a schedule already priced on the network;
 - `Context` (one synthesis) and `HalfContext` (one half of it): the plan, the budget, the bounds in
   the program's units and the graphs the methods share, made once.
 """
@@ -21,7 +22,7 @@ import numpy as np
 
 from synth.collectives.schedule import COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.core.errors import SynthError
-from synth.pricing.compare import REFERENCE_BYTES
+from synth.pricing.compare import REFERENCE_BYTES, Candidate
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis import limits
 from synth.synthesis.bounds import bandwidth_bound, step_bound
@@ -82,20 +83,7 @@ class Part:
                     makers=[c.make for c in candidates], priced=[c.mapped for c in candidates], **fields)
 
 
-@dataclass
-class Priced:
-    """A whole method's candidate: its schedule priced on the network (at REFERENCE_BYTES per
-    block), the function making it at any block size, and its front point (None where the pool it
-    joins sets it: the rooted constructions are judged together)."""
-
-    label: str
-    blocks: int
-    make: Callable[[int], Schedule]
-    mapped: object  # synth.pricing.schedule_cost.MappedSchedule
-    reach: str = ""  # the pairs its transfers join, in words
-    point: FrontPoint | None = None
-    source: str = ""  # the registered method that made it
-    routing: Callable | None = None  # schedule -> the Paths it was priced on (its transfers between nodes, in order)
+Priced = Candidate  # a whole method's candidate: synth.pricing.compare's priced schedule, one type for both
 
 
 @dataclass
@@ -263,7 +251,7 @@ def priced_whole(context: Context, label: str, blocks: int, make, graph=None,
     except SynthError as exc:  # a routes file without a pair the point needs: the other points stand
         context.say(f"{plan.collective}: {label}: left out: {exc}")
         return None
-    return Priced(label, blocks, make, mapped, graph.reach if graph is not None else reach, routing=routing)
+    return Candidate(label, blocks, mapped, make, graph.reach if graph is not None else reach, routing=routing)
 
 
 def router_paths(topology, router: str | None, routes: dict | None):

@@ -62,7 +62,7 @@ def main() -> int:
                 print(f"| {spec} | {collective} | | left out | {result.skipped[-1]} |")
                 continue
             synthesized = result.candidates[-1]
-            status = "/".join(sorted({f.status for part in synthesized.parts for f in part.front}))
+            status = _claims(synthesized.plan, synthesized.parts)
             cells = []
             for i in range(len(result.sizes)):
                 generated = result.times[i, :-1]
@@ -89,7 +89,7 @@ def with_ranks_per_node(spec: str, collective: str, q: int, sizes: str, time_lim
     parts = synthesize_parts(plan, time_limit)
     seconds = time.perf_counter() - start
     generated = [part for part in parts if part.whole and part.front and part.front[0].method.startswith("generated: ")]
-    status = "/".join(sorted({f.status for part in parts if not part.whole for f in part.front}))
+    status = _claims(plan, [part for part in parts if not part.whole])
     cells = []
     for size in parse_sizes(sizes):
         _, total = choose(parts, size, alpha, bandwidth_bits)
@@ -102,6 +102,13 @@ def with_ranks_per_node(spec: str, collective: str, q: int, sizes: str, time_lim
             cells.append(f"{at_least(total, bound) * 1e6:.4g} / none / {bound * 1e6:.4g}")
     return (f"| {spec}{f', Q = {q}' if q > 1 else ''} | {collective} | {plan.graph.ranks} | {seconds:.1f} s | {status} | "
             + " | ".join(cells) + " |")
+
+
+def _claims(plan, parts) -> str:
+    """What the front's points claim (synth.synthesis.claims: optimal, proven, feasible, timeout)."""
+    from synth.synthesis.claims import point_claim
+
+    return "/".join(sorted({point_claim(plan, part, k)[0] for part in parts for k in range(len(part.front))}))
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ def _points(context) -> list[Priced]:
     # each transfer as candidates() priced it: routed step by step (the file records these paths)
     routing = router_paths(plan.topology, None if plan.routes else plan.graph.router, plan.routes)
     for candidate in generated:
-        priced = Priced(candidate.label, candidate.blocks, relabelled(candidate.make), candidate.mapped,
+        priced = Priced(candidate.label, candidate.blocks, candidate.mapped, relabelled(candidate.make),
                         GENERATED_PAIRS, routing=routing)
         priced.point = judged(plan, priced, f"generated: {candidate.label}", GENERATED_PAIRS)
         out.append(priced)
