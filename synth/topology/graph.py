@@ -3,13 +3,18 @@ builds. FILE is an edge list, GML or networkx node-link JSON (synth.topology.rea
 gives). The network is a generic direct network: the routers are the file's nodes that are not
 terminals, in file order; terminals hang from them, numbered router by router (synth.topology.direct's
 layout), those the file marks keeping their names; `p=P` attaches P terminals to every router of a
-file that marks none. Links keep the file's bandwidths; a link listed twice is two parallel links.
+file that marks none; `ranks=routers` makes every node a rank that forwards (a GPU of a mesh joined by
+NVLinks with no switch: its own router, its ports its links, as Pham26's Kautz and 2dfc nodes), one
+terminal a node whose link carries the node's total bandwidth (synth.pricing.alphabeta: a message
+starts at the first link of its path). Links keep the file's bandwidths; a link listed twice is two
+parallel links.
 The generic routers apply (minimal, minimal-random, valiant, ugal, paths), with the terminal cut
 and the LP bound.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,7 +31,7 @@ from synth.topology.family import (Family, Topology, check_counts, file_digest, 
 from synth.topology.recognize.recognized import recognized
 from synth.topology.network import Network
 
-SYNTAX = "graph:FILE[:p=P][:recognize=no]"
+SYNTAX = "graph:FILE[:p=P][:ranks=routers][:recognize=no]"
 LINK_CLASS = "link"
 
 
@@ -35,6 +40,7 @@ class GraphNetwork(Topology):
     path: str
     p: int | None = None  # terminals per router, for a file that marks none
     recognize: bool = True  # matched against the families (synth.topology.recognize); no: always generic
+    forwarding: bool = False  # ranks=routers: every node a rank that forwards (a GPU mesh)
     note: str = ""  # what recognition found, when it left the network generic
 
     family = "graph"
@@ -42,10 +48,11 @@ class GraphNetwork(Topology):
     @property
     def spec(self) -> str:
         return f"graph:{self.path}" + (f":p={self.p}" if self.p is not None else "") + \
-            ("" if self.recognize else ":recognize=no")
+            (":ranks=routers" if self.forwarding else "") + ("" if self.recognize else ":recognize=no")
 
     def label(self) -> str:
-        return f"graph {os.path.basename(self.path)}" + (f", {self.p} terminals per router" if self.p else "")
+        return f"graph {os.path.basename(self.path)}" + (f", {self.p} terminals per router" if self.p else "") + \
+            (", every node a rank that forwards" if self.forwarding else "")
 
     @cached_property
     def graph_file(self) -> GraphFile:
@@ -54,7 +61,7 @@ class GraphNetwork(Topology):
     @cached_property
     def graph_network(self) -> Network:
         """The file read and built (once: num_terminals needs it before build_network)."""
-        return build_graph_network(self.graph_file, self.path, self.p, self.spec)
+        return build_graph_network(self.graph_file, self.path, self.p, self.spec, self.forwarding)
 
     @property
     def num_terminals(self) -> int:
@@ -83,7 +90,7 @@ class GraphNetwork(Topology):
         return facts + [("family", self.note or "not looked for (recognize=no)")] * (self.note != "" or not self.recognize)
 
 
-def build_graph_network(graph: GraphFile, path: str, p: int | None, spec: str) -> Network:
+def build_graph_network(graph: GraphFile, path: str, p: int | None, spec: str, forwarding: bool = False) -> Network:
     count = len(graph.names)
     neighbours: list[list[int]] = [[] for _ in range(count)]
     for k, (a, b, _) in enumerate(graph.links):
@@ -92,6 +99,11 @@ def build_graph_network(graph: GraphFile, path: str, p: int | None, spec: str) -
     marked = np.array(graph.marked, dtype=bool)
     if p is not None and (marked.any() or any(graph.attached)):
         raise GraphFileError(f"{path}: the file marks its terminals; leave out :p={p}")
+    forwards = np.ones(count, dtype=bool) if forwarding else np.array(graph.forwards or [False] * count, dtype=bool)
+    if forwards.any() and (p is not None or marked.any() or any(graph.attached)):
+        raise GraphFileError(f"{path}: " + ("ranks=routers makes every node a rank" if forwarding else
+                                            "its ranks are the nodes that forward")
+                             + ": leave out " + (f":p={p}" if p is not None else "the file's terminals"))
     if marked.any() and graph.directed:
         raise GraphFileError(f"{path}: a directed graph's terminals are attached with a router's 'terminals: K', "
                              "not marked")
@@ -114,6 +126,8 @@ def build_graph_network(graph: GraphFile, path: str, p: int | None, spec: str) -
         hanging[router_index[router]].append(node)
     attached = np.array([graph.attached[r] for r in routers.tolist()], dtype=np.int64)
     per_router = np.array([len(h) for h in hanging], dtype=np.int64) + (attached if p is None else p)
+    if forwards.any():  # one rank a forwarding node (its own router), none at a switch
+        per_router = forwards[routers].astype(np.int64)
     if not per_router.any():
         raise GraphFileError(f"{path}: no terminals: give {spec}:p=P (P terminals per router), or mark them in "
                              "the file (a node's terminal: true, or a router's terminals: K)")
@@ -151,6 +165,10 @@ def build_graph_network(graph: GraphFile, path: str, p: int | None, spec: str) -
     width = 1 if graph.directed else 2
     for i, k in enumerate(router_links):
         bandwidth[2 * n + width * i: 2 * n + width * (i + 1)] = graph.links[k][2]
+    if forwards.any():  # a rank's terminal link carries its node's total: its links' bandwidths summed
+        out = np.bincount(network.channel_src[2 * n:] - n, weights=bandwidth[2 * n:], minlength=len(routers))
+        bandwidth[:2 * n] = np.repeat(out[np.flatnonzero(per_router)], 2)
+        network.nodes_are_routers = True  # a message starts at the first link of its path (synth.pricing.alphabeta)
     network.node_names = names
     network.channel_bandwidth = bandwidth
     return network
@@ -169,13 +187,24 @@ def _check_connected(path: str, count: int, router_index: np.ndarray, graph, rou
 
 
 def parse_graph_spec(text: str) -> Topology:
-    path, options = file_spec_options(text, ("p", "recognize"))
+    path, options = file_spec_options(text, ("p", "ranks", "recognize"))
     if not path:
         raise SynthError(f"spec 'graph:{text}': give the graph file, {SYNTAX}")
     spec = show("graph:" + text)
     p = parse_int(options["p"], f"option p of {spec}", 1, 1 << 16) if "p" in options else None
-    graph = GraphNetwork(os.path.abspath(path), p, recognize_option(options, spec))  # absolute: routes files keep it
-    return recognized(graph) if graph.recognize else graph
+    if options.get("ranks", "routers") != "routers":
+        raise SynthError(f"option ranks of {spec} must be routers, got {show(options['ranks'])}")
+    # absolute: routes files keep it
+    graph = GraphNetwork(os.path.abspath(path), p, recognize_option(options, spec), forwarding="ranks" in options)
+    if not graph.recognize:
+        return graph
+    found = recognized(graph)
+    forwarding = graph.forwarding or graph.graph_file.forwards is not None
+    if forwarding and found is not graph and not found.network().nodes_are_routers:
+        # a family whose terminals hang from routers (a dragonfly's) would price a GPU's messages at one port
+        return dataclasses.replace(graph, note=f"a {found.family} as a graph, but its ranks do not forward there: "
+                                               "kept generic (its ranks forward)")
+    return found
 
 
 register_family(Family("graph", SYNTAX, "any network as a graph file (an edge list, GML or networkx node-link JSON), "

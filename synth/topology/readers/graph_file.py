@@ -6,7 +6,10 @@ What a file gives (docs/formats.md, "Graph files"):
 - a link's bandwidth: its `bandwidth` (or `capacity`) attribute, or an edge list's third column;
 - terminals: nodes marked `terminal: true` or with `kind`/`type` terminal, host or ca (each must hang
   from one router by one link), or a router's `terminals: K` (K terminals attached to it). An edge
-  list has no attributes: the spec's `p=P` attaches P terminals to every router.
+  list has no attributes: the spec's `p=P` attaches P terminals to every router;
+- ranks that forward: nodes marked `forwards: true` or with `kind`/`type` gpu (a GPU joined to others by
+  NVLinks with no switch: its own router, its ports its links); the others are switches (the spec's
+  `ranks=routers` makes every node one).
 
 Every error is one line naming the file and the line (edge list) or the node / link and field.
 """
@@ -26,6 +29,7 @@ MAX_FILE_BYTES = 64 << 20
 MIN_BANDWIDTH, MAX_BANDWIDTH = 1e-6, 1e6
 MAX_ATTACHED = 1 << 20  # terminals on one router (family.MAX_TERMINALS)
 TERMINAL_KINDS = {"terminal", "host", "ca", "hca", "endpoint"}
+FORWARDING_KINDS = {"gpu", "npu", "accelerator"}  # a rank that is its own router
 
 
 class GraphFileError(SynthError):
@@ -39,6 +43,7 @@ class GraphFile:
     directed: bool
     marked: list[bool]  # per node: a terminal the file marks
     attached: list[int]  # per node: terminals the file attaches to it (`terminals: K`)
+    forwards: list[bool] | None = None  # per node: a rank that forwards (`forwards: true`, kind gpu); None: none
 
 
 def read_graph_file(path: str) -> GraphFile:
@@ -147,14 +152,17 @@ def _from_networkx(graph, path: str) -> GraphFile:
     names = [str(node) for node in nodes]
     if len(set(names)) != len(names):
         raise GraphFileError(f"{path}: two nodes have the same name once written as text")
-    marked, attached = [], []
+    marked, attached, forwards = [], [], []
     for node in nodes:
         data = graph.nodes[node]
         kind = str(data.get("kind", data.get("type", ""))).lower()
-        flag = data.get("terminal", False)
-        if flag not in (True, False, 0, 1) or isinstance(flag, float):
-            raise GraphFileError(f"{path}: node {str(node)[:60]!r}: terminal: {str(flag)[:40]!r} is not true or false")
-        marked.append(bool(flag) or kind in TERMINAL_KINDS)
+        for field in ("terminal", "forwards"):
+            flag = data.get(field, False)
+            if flag not in (True, False, 0, 1) or isinstance(flag, float):
+                raise GraphFileError(f"{path}: node {str(node)[:60]!r}: {field}: {str(flag)[:40]!r} is not true or "
+                                     "false")
+        marked.append(bool(data.get("terminal", False)) or kind in TERMINAL_KINDS)
+        forwards.append(bool(data.get("forwards", False)) or kind in FORWARDING_KINDS)
         count = data.get("terminals", 0)
         if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_ATTACHED:
             raise GraphFileError(f"{path}: node {str(node)[:60]!r}: terminals: {str(count)[:40]!r} is not a count of "
@@ -168,4 +176,4 @@ def _from_networkx(graph, path: str) -> GraphFile:
         links.append((index[a], index[b], _bandwidth(value, f"{path}: link {str(a)!r}-{str(b)!r}: bandwidth")))
     if not links:
         raise GraphFileError(f"{path}: no links")
-    return GraphFile(names, links, graph.is_directed(), marked, attached)
+    return GraphFile(names, links, graph.is_directed(), marked, attached, forwards if any(forwards) else None)
