@@ -90,8 +90,9 @@ def answer(request: SynthesisRequest, steps: int, rounds: int, say=lambda text: 
     """A query of one (steps, rounds, chunks) point (synth.synthesis.query): the answer, and where
     satisfiable its schedule, verified, with a record of the query."""
     from synth.collectives.verify import verify
-    from synth.synthesis.query import query
+    from synth.synthesis.query import check_queried, query
 
+    check_queried(collective(request.collective).name)
     if len(request.chunk_counts) > 1:
         raise SynthError("--query asks one chunk count (--chunks C), not a range")
     plan = plan_synthesis(request.collective, request.topology, **request.plan_options(), say=say)

@@ -146,4 +146,6 @@ def _query(args, request, say) -> int:
         if target is not None and schedule is not None:
             _write(target, schedule)
             print(f"wrote {args.out}")
+        else:  # no schedule to write: nothing is left behind
+            outputs.discard()
     return 0

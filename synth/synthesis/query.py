@@ -19,6 +19,14 @@ SPREADING = ("allgather", "reduce-scatter", "broadcast", "reduce")
 SATISFIABLE, IMPOSSIBLE, UNKNOWN = "satisfiable", "impossible", "unknown"
 
 
+def check_queried(name: str) -> None:
+    """One line where the collective has no single step program to ask."""
+    if name not in SPREADING:
+        raise SynthError(f"--query asks the step program of {', '.join(SPREADING)}, not of {name}"
+                         + (" (its halves are programs of their own: query its reduce-scatter and allgather)"
+                            if name == "allreduce" else ""))
+
+
 @dataclass
 class Answer:
     status: str  # satisfiable | impossible | unknown
@@ -29,9 +37,7 @@ class Answer:
 
 
 def query(plan, steps: int, rounds: int, time_limit: float, solver: str = "cpsat", say=lambda text: None) -> Answer:
-    if plan.collective not in SPREADING:
-        raise SynthError(f"--query asks the step program of {', '.join(SPREADING)}, not of {plan.collective} (an "
-                         "allreduce's halves are programs of their own: query its reduce-scatter and allgather)")
+    check_queried(plan.collective)
     if plan.trees_only:
         raise SynthError(f"--query: {plan.topology.spec} has no step program here (more than the exact program's "
                          "ranks and no translations)")

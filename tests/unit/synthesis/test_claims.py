@@ -199,3 +199,30 @@ def test_a_query_of_one_point_is_satisfiable_or_proven_impossible(steps, rounds,
         assert schedule.synthesis["query"]["answer"] == "satisfiable"
     else:
         assert schedule is None
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("argv, message", [
+    (["--chunks", "3..1"], "--chunks '3..1': the range runs backwards"),
+    (["--chunks", "1..17"], "--chunks"),
+    (["--query", "2"], "--query '2': expected 2 numbers separated by commas"),
+    (["--query", "0,3"], "--query must be at least 1, got 0"),
+    (["--query", "2,3", "--chunks", "1..2"], "--query asks one chunk count"),
+    (["--methods", "program,nope"], "--methods: unknown synthesis method 'nope' (known: program,"),
+])
+def test_bad_fronts_queries_and_methods_are_one_line(run, argv, message):
+    code, out, err = run("synthesize", "allgather", "--network", "torus:4", *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+@pytest.mark.timeout(120)
+def test_a_query_writes_its_schedule_only_where_satisfiable(run, tmp_path):
+    out = tmp_path / "q.json"
+    code, stdout, err = run("synthesize", "allgather", "--network", "torus:4", "--chunks", "2", "--method", "exact",
+                            "--query", "2,2", "--out", str(out))
+    assert code == 0 and "impossible" in stdout and not out.exists(), err
+    code, stdout, err = run("synthesize", "allgather", "--network", "torus:4", "--chunks", "2", "--method", "exact",
+                            "--query", "2,3", "--out", str(out))
+    assert code == 0 and "satisfiable" in stdout and out.exists(), err
+    code, stdout, _ = run("verify", str(out))
+    assert code == 0 and stdout.startswith("OK")
