@@ -137,12 +137,11 @@ def _write(target, schedule) -> None:
 
 
 def _query(args, request, say) -> int:
-    steps, rounds = args.query
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
-        plan, found, schedule = answer(request, steps, rounds, say)
+        plan, found, schedule = answer(request, *args.query, say)
         print("\n".join(header_lines(request.topology, plan)))
-        print(query_line(plan, steps, rounds, found))
+        print(query_line(plan, *args.query, found))
         if target is not None and schedule is not None:
             _write(target, schedule)
             print(f"wrote {args.out}")
