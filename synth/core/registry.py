@@ -53,14 +53,18 @@ class Registry(Generic[Entry]):
         return self._entries.values()
 
 
+def plugins(package: str) -> list:
+    """Every module of `package` imported, in name order (those whose names start with `_` left out):
+    a registry finds its plug-ins this way and names none of them, so a plug-in is one new module."""
+    infos = sorted(pkgutil.iter_modules(importlib.import_module(package).__path__), key=lambda m: m.name)
+    return [importlib.import_module(f"{package}.{info.name}") for info in infos if not info.name.startswith("_")]
+
+
 def discover(package: str, attribute: str) -> list:
-    """The entries every module of `package` declares as `attribute` (one entry or a tuple of
-    them), module by module in name order: a registry finds its plug-ins this way and names none
-    of them, so a plug-in is one new module. Modules whose names start with `_` are skipped."""
+    """The entries every module of `package` declares as `attribute` (one entry or a tuple of them),
+    module by module in name order (synth.synthesis.methods' METHOD)."""
     found = []
-    for info in sorted(pkgutil.iter_modules(importlib.import_module(package).__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        entries = getattr(importlib.import_module(f"{package}.{info.name}"), attribute, ())
+    for module in plugins(package):
+        entries = getattr(module, attribute, ())
         found += list(entries) if isinstance(entries, (tuple, list)) else [entries]
     return found

@@ -143,13 +143,11 @@ def power_of_two_only(name: str) -> Callable[[Request], str | None]:
 
 
 def load_all() -> None:
-    """Import every generator module of this package (each registers itself): a new algorithm is
-    one new module."""
-    import importlib
-    import pkgutil
+    """Import every generator module of this package (each registers itself, synth.core.registry.
+    plugins): a new algorithm is one new module."""
+    from synth.core.registry import plugins
 
-    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-        importlib.import_module(f"{__name__}.{module}")
+    plugins(__name__)
 
 
 def refuse_options(algorithm: Algorithm, given: dict[str, object]) -> None:
