@@ -26,6 +26,7 @@ from synth.pricing.compare import REFERENCE_BYTES, Candidate
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis import limits
 from synth.synthesis.bounds import bandwidth_bound, step_bound
+from synth.synthesis.claims import meets_time_bound
 from synth.synthesis.exact import FrontPoint, SpreadProblem, integer_bandwidth, rounds_lower_bound, spread_schedule
 from synth.synthesis.symmetry import translate
 from synth.synthesis.transfers import transfer_graph, transfer_paths
@@ -297,10 +298,9 @@ def judged(plan, candidate: Priced, method: str, reach: str) -> FrontPoint:
     network = plan.topology.network()
     ratio = float(network.channel_bandwidth[0]) / float(integer_bandwidth(network)[0])
     unit = plan.chunks * (1 if plan.collective in ("broadcast", "reduce") else plan.graph.ranks)
-    mapped, bound = candidate.mapped, plan.time_bound
+    mapped = candidate.mapped
     busiest = float(mapped.channel_bytes.sum())  # bytes over bandwidth, at REFERENCE_BYTES per block
-    at_bound = (mapped.messages <= bound.messages
-                and busiest <= bound.bandwidth.per_byte * candidate.blocks * REFERENCE_BYTES * (1 + 1e-9))
     rounds = round(busiest / (candidate.blocks * REFERENCE_BYTES) * unit * ratio, 6)
+    at_bound = meets_time_bound(plan, mapped, candidate.blocks)
     return FrontPoint(mapped.steps, rounds, "optimal" if at_bound else "feasible", 0.0, None, method=method,
                       reach=reach)
