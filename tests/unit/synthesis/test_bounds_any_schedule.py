@@ -11,7 +11,7 @@ The programs are time-expanded over T steps, with the verifier's semantics (synt
   start of the step) and may not count a contribution twice (the union is a sum of 0/1s, each <= 1);
   the senders keep their partials; at the end every promised partial holds all P contributions.
 
-The printed numbers are `synth synthesize`'s bounds line (synth.app.synthesize.plan_synthesis: the step
+The printed numbers are `synth synthesize`'s bounds line (synth.synthesis.plan.plan_synthesis: the step
 bound of its transfer graph, the time bound's message starts and bandwidth per byte) and the bound of
 `synth schedule` / `compare` (synth.pricing.collective_bound). Since time = alpha x M + beta x B, each
 part is checked apart:
@@ -61,10 +61,20 @@ def cliques(tmp_path_factory):
     path = tmp_path_factory.mktemp("graphs") / "two_cliques.txt"
     edges = [(a, b) for c in (0, 4) for a in range(c, c + 4) for b in range(a + 1, c + 4)]
     path.write_text("".join(f"{a} {b}\n" for a, b in edges + [(i, i + 4) for i in range(4)]))
+    # and a GPU mesh with a switch (`gpus`): ranks 0-1-2 joined in a line by NVLinks of bandwidth 2, ranks 0 and 2
+    # also on a switch by links of 1; each GPU forwards (its own router, its ports its links), the switch has no rank
+    (path.parent / "gpus.gml").write_text(
+        "graph [\n" + "".join(f'  node [ id {g} label "g{g}" forwards 1 ]\n' for g in range(3))
+        + '  node [ id 3 label "sw" ]\n'
+        + "".join(f"  edge [ source {a} target {b} bandwidth {w} ]\n" for a, b, w in ((0, 1, 2), (1, 2, 2), (0, 3, 1),
+                                                                                   (2, 3, 1)))
+        + "]\n")
     return f"graph:{path}:p=1"
 
 
 def _spec(name, cliques):
+    if name == "gpus":
+        return f"graph:{cliques.split(':')[1].rsplit('/', 1)[0]}/gpus.gml"
     return cliques if name == "cliques" else name
 
 
@@ -276,7 +286,7 @@ def test_step_bound_holds_for_every_schedule_over_its_transfers(net, name, reach
 
 def _message_cases():
     out = []
-    for net in P4 + ["cliques"]:
+    for net in P4 + ["cliques", "gpus"]:
         for name in ALL7 + ["alltoallv-dense"]:
             if net == "cliques" and name in ("reduce-scatter", "alltoallv", "alltoallv-dense"):
                 continue  # 8 ranks: a reduce-scatter's 8 x 8 contributions per rank are not solved in time; the
@@ -331,6 +341,7 @@ def _bandwidth_cases():
                     continue  # P^2 blocks already
                 out.append(pytest.param(net, name, steps, chunks, id=f"{net}-{name}-T{steps}-c{chunks}"))
     out += [pytest.param("cliques", name, 2, 1, id=f"cliques-{name}-T2-c1") for name in ("allreduce", "broadcast")]
+    out += [pytest.param("gpus", name, steps, 1, id=f"gpus-{name}-T{steps}-c1") for name in ALL7 for steps in (1, 2)]
     out += [pytest.param(net, name, 3, 1, id=f"{net}-{name}-T3-c1") for net in ("torus:4", "xgft:2:2,2:1,2")
             for name in ("allgather", "allreduce", "broadcast", "reduce")]
     return out

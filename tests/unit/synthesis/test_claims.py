@@ -226,3 +226,51 @@ def test_a_query_writes_its_schedule_only_where_satisfiable(run, tmp_path):
     assert code == 0 and "satisfiable" in stdout and out.exists(), err
     code, stdout, _ = run("verify", str(out))
     assert code == 0 and stdout.startswith("OK")
+
+
+@pytest.mark.timeout(300)
+def test_sweeps_queries_and_gpu_meshes_rerun_byte_identical(run, tmp_path):
+    from tests.helpers import REPO
+
+    mesh = REPO / "instances" / "gpu" / "dgx1-cube-mesh.gml"
+    runs = [["synthesize", "allgather", "--network", "torus:4", "--chunks", "1..3", "--bytes", "1KiB,1MiB"],
+            ["synthesize", "allgather", "--network", "torus:4", "--chunks", "2", "--method", "exact", "--query", "2,3"],
+            ["synthesize", "allreduce", "--network", f"graph:{mesh}", "--bytes", "32"]]
+    for k, argv in enumerate(runs):
+        outs = []
+        for again in range(2):
+            out = tmp_path / f"{k}-{again}"
+            code, stdout, err = run(*argv, "--out", out, "--quiet")
+            assert code == 0, err
+            files = sorted(out.rglob("*")) if out.is_dir() else [out]
+            outs.append(([f.read_bytes() for f in files], stdout.replace(str(out), "OUT")))
+        assert outs[0] == outs[1]
+
+
+@pytest.mark.timeout(300)
+def test_a_sweep_stopped_by_sigterm_is_one_line_and_leaves_nothing(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import REPO
+
+    out = tmp_path / "sweep"
+    process = subprocess.Popen([sys.executable, "-m", "synth", "synthesize", "allgather", "--network", "torus:4,4",
+                                "--chunks", "1..4", "--method", "exact", "--bytes", "1KiB,1MiB", "--out", str(out)],
+                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in process.stderr:  # the programs have started
+            if "steps" in line:
+                break
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        rest = process.stderr.read()
+        assert process.wait(timeout=60) == 143
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert [line for line in rest.splitlines() if not line.startswith("  ")] == [
+        "synth: interrupted (SIGTERM); no output written"]
+    assert list(tmp_path.iterdir()) == []
