@@ -4,7 +4,7 @@
   then an allgather) or a whole alternative (the rooted constructions, the generated algorithms,
   an all-to-all's phases), each point with the function that makes its schedule and its
   MappedSchedule at REFERENCE_BYTES per block;
-- `Priced` (synth.pricing.compare.Candidate, the one priced-schedule type of compare and synthesis): a
+- `Candidate` (synth.pricing.compare's, the one priced-schedule type of compare and synthesis): a
   whole method's candidate, a schedule already priced on the network;
 - `Context` (one synthesis) and `HalfContext` (one half of it): the plan, the budget, the bounds in
   the program's units and the graphs the methods share, made once.
@@ -74,17 +74,6 @@ class Part:
             return -1, math.inf
         best = int(np.argmin(times))
         return best, times[best]
-
-    @staticmethod
-    def of(collective: str, candidates: list["Priced"], **fields) -> "Part":
-        """A whole part of priced candidates, in their order."""
-        return Part(collective, fields.pop("least_steps", None), fields.pop("least_status", "not synthesized"),
-                    [c.point for c in candidates], None, "not on the front", whole=True,
-                    blocks=fields.pop("blocks", candidates[0].blocks if candidates else 1),
-                    makers=[c.make for c in candidates], priced=[c.mapped for c in candidates], **fields)
-
-
-Priced = Candidate  # a whole method's candidate: synth.pricing.compare's priced schedule, one type for both
 
 
 @dataclass
@@ -239,7 +228,7 @@ def relabelled(make):
 
 
 def priced_whole(context: Context, label: str, blocks: int, make, graph=None,
-                 reach: str = "the scatter's and the allgather's") -> Priced | None:
+                 reach: str = "the scatter's and the allgather's") -> Candidate | None:
     """A whole schedule made at REFERENCE_BYTES per block and priced: along `graph`'s pair paths
     (the pairs it was made on), else every transfer routed by the plan's router or routes file;
     None (said) where a routes file lacks a pair it needs."""
@@ -267,7 +256,7 @@ def _routed(topology, router: str, routes: dict | None, schedule: Schedule):
     return routed_paths(schedule, topology, router, routes=routes)
 
 
-def pipelined_candidates(context: Context, label: str, parent: np.ndarray, depth: np.ndarray, graph) -> list[Priced]:
+def pipelined_candidates(context: Context, label: str, parent: np.ndarray, depth: np.ndarray, graph) -> list[Candidate]:
     """The rooted trees of `parent` (a reduce: into the root) pipelined over each of
     limits.PACKED_ROUNDS rounds whose deliveries the relay trees' arrays take, priced along `graph`'s
     pairs (synth.synthesis.tree_packing.pipelined_trees)."""
@@ -291,7 +280,7 @@ def for_reduce(plan, label: str) -> str:
                                                                                               " to the root,")
 
 
-def judged(plan, candidate: Priced, method: str, reach: str) -> FrontPoint:
+def judged(plan, candidate: Candidate, method: str, reach: str) -> FrontPoint:
     """A whole candidate's front point: its rounds in the synthesized points' blocks (a rank's
     message in `chunks`, or the root's in all), optimal where it meets the time bound of any
     schedule (its message starts and its busiest bytes both at their bounds), else feasible."""

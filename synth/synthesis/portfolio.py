@@ -25,7 +25,8 @@ from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.claims import FEASIBLE, OPTIMAL, TIMEOUT, point_claim, size_status, steps_claim
 from synth.synthesis.exact import one_round_steps
 from synth.synthesis.exchange import EXCHANGES, pareto
-from synth.synthesis.front import Context, HalfContext, Part, Priced, judged, point_maker, schedule_steps
+from synth.pricing.compare import Candidate
+from synth.synthesis.front import Context, HalfContext, Part, judged, point_maker, schedule_steps
 from synth.synthesis.methods import HALF, WHOLE, applicable
 from synth.synthesis.plan import plan_synthesis
 from synth.synthesis.transfers import transfer_paths
@@ -95,7 +96,7 @@ def _merged(part: Part, extra: Part) -> Part:
                                routing=[priced[i][3] for i in kept])
 
 
-def _whole_part(plan, pool: str, found: list[Priced], prune: bool) -> Part | None:
+def _whole_part(plan, pool: str, found: list[Candidate], prune: bool) -> Part | None:
     """A pool's candidates as one whole part: with `prune`, the ones no other beats in both message
     starts and busiest bytes per byte of message; each judged against the bounds of any schedule
     unless its method judged it."""

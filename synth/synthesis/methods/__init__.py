@@ -7,7 +7,7 @@ Two kinds:
   two halves are a reduce-scatter then an allgather): `points(half: HalfContext, found)` returns
   FrontPoints (`found`: the points the methods before it made for the half); the portfolio makes
   and prices their schedules;
-- WHOLE: schedules of the whole collective: `points(context: Context)` returns Priced candidates,
+- WHOLE: schedules of the whole collective: `points(context: Context)` returns synth.pricing.compare.Candidate schedules,
   which join the part named by the method's `pool` (the pool's points are judged together: the
   rooted constructions kept where no other beats them in both message starts and busiest bytes).
 

@@ -11,15 +11,15 @@ import functools
 from synth.collectives.schedule import REDUCE, Schedule, ScheduleBuilder
 from synth.collectives.verify import verify
 from synth.core.errors import SynthError
-from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
-from synth.synthesis.front import Priced, judged, relabelled, router_paths, schedule_steps
+from synth.pricing.compare import REFERENCE_BYTES, Candidate
+from synth.synthesis.front import judged, relabelled, router_paths, schedule_steps
 from synth.synthesis.methods import WHOLE, Method
 
 GENERATED_PAIRS = "the algorithm's own"  # a generated point's transfers: the pairs its algorithm joins
 
 
-def _points(context) -> list[Priced]:
+def _points(context) -> list[Candidate]:
     from synth.pricing.compare import candidates
 
     plan, generated = context.plan, context.generated
@@ -38,7 +38,7 @@ def _points(context) -> list[Priced]:
     # each transfer as candidates() priced it: routed step by step (the file records these paths)
     routing = router_paths(plan.topology, None if plan.routes else plan.graph.router, plan.routes)
     for candidate in generated:
-        priced = Priced(candidate.label, candidate.blocks, candidate.mapped, relabelled(candidate.make),
+        priced = Candidate(candidate.label, candidate.blocks, candidate.mapped, relabelled(candidate.make),
                         GENERATED_PAIRS, routing=routing)
         priced.point = judged(plan, priced, f"generated: {candidate.label}", GENERATED_PAIRS)
         out.append(priced)
