@@ -74,3 +74,12 @@ def test_forwarding_ranks_and_other_terminals_do_not_mix(tmp_path):
         parse_topology(f"graph:{path}:p=2:ranks=routers").network()
     with pytest.raises(SynthError, match="option ranks of .* must be routers"):
         parse_topology(f"graph:{path}:ranks=all")
+
+
+@pytest.mark.timeout(60)
+def test_a_malformed_forwards_is_one_line(run, tmp_path):
+    path = tmp_path / "bad.gml"
+    path.write_text('graph [\n node [ id 0 forwards 2 ]\n node [ id 1 ]\n edge [ source 0 target 1 ]\n]\n')
+    code, out, err = run("topology", f"graph:{path}")
+    assert code == 2 and out == "" and err.strip().endswith("node '0': forwards: '2' is not true or false")
+    assert len(err.strip().splitlines()) == 1
