@@ -552,7 +552,7 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     """
     from synth.pricing.compare import compare as compare_all
     from synth.pricing.compare import parse_sizes
-    from synth.synthesis.bounds import with_strongest_bound
+    from synth.pricing.bounds import with_strongest_bound
 
     topology = _topology(net)
     result = compare_all(collective, topology, parse_sizes(sizes), router, alpha, bandwidth)

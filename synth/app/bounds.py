@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from synth.measure.bounds import cut_bounds_batch
+from synth.measure.contention_bounds import cut_bounds_batch
 from synth.measure.loads import check_byte_sums
 from synth.measure.lp_bound import LP_TIME_LIMIT
 from synth.execute import Executor, LocalExecutor

@@ -144,7 +144,7 @@ def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, 
     lines = [f"cost      {router} routes: alpha-beta {c.time * 1e6:.4g} us = {mapped.messages} x alpha {alpha * 1e6:g} us "
              f"(the most messages one port starts, summed over {counted(steps, 'step')}) + {busiest:,.0f} B over the steps' busiest "
              f"channels at {bandwidth_bits / 1e9:g} Gb/s",
-             f"bound     {mapped.bound.text(alpha, bandwidth_bits)}"]
+             f"bound     {mapped.bound.text(mapped.vector_bytes, alpha, bandwidth_bits)}"]
     stronger = _stronger_bound(schedule, topology, mapped, alpha, bandwidth_bits)
     if stronger:
         lines.append(stronger)
@@ -157,18 +157,17 @@ def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, 
 
 
 def _stronger_bound(schedule, topology, mapped, alpha: float, bandwidth_bits: float) -> str:
-    """The strongest bound synth has for any schedule of the collective (synth.synthesis.bounds: the
+    """The strongest bound synth has for any schedule of the collective (synth.pricing.bounds: the
     cut bound, an all-to-all's flow bound), where it is above the injection count's."""
-    from synth.synthesis.bounds import any_schedule_bound
+    from synth.pricing.bounds import schedule_bound
 
-    bound = any_schedule_bound(schedule.collective, topology, schedule.ranks_per_node, schedule.root or 0)
-    if bound is None:
-        return ""
-    seconds = bound.seconds(mapped.vector_bytes, alpha, bandwidth_bits)
-    if seconds <= mapped.bound.seconds(alpha, bandwidth_bits) * (1 + 1e-9):
+    n = mapped.vector_bytes
+    bound = schedule_bound(schedule, topology, mapped.bound)
+    seconds = bound.seconds(n, alpha, bandwidth_bits)
+    if seconds <= mapped.bound.seconds(n, alpha, bandwidth_bits) * (1 + 1e-9):
         return ""
     return (f"bound     stronger: {seconds * 1e6:.4g} us (any schedule: {bound.messages} x alpha, "
-            f"{bound.bandwidth.per_byte * mapped.vector_bytes:,.0f} B over bandwidth: {bound.bandwidth.why})")
+            f"{bound.bandwidth.busiest_bytes(n):,.0f} B over bandwidth: {bound.bandwidth.why})")
 
 
 def _closed_form_line(schedule, topology, alpha: float, bandwidth_bits: float, measured: float) -> str:

@@ -20,11 +20,13 @@ compared is when each row's last transfer ends).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.pricing.bounds import schedule_bound
 from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, message_ports, most_per_port, step_times
 from synth.pricing.schedule_cost import SIZE_BYTES, busiest_channels, map_schedule, recorded_paths, transfer_paths
 from synth.simulation.platform import build_platform
@@ -84,6 +86,8 @@ class Simulation:
     ends: np.ndarray  # per row, when its last transfer ended (seconds from the start)
     platform: dict = field(default_factory=dict)
     peak_bytes: int = 0  # SimGrid's worker process at most (measured, so never written: it varies between runs)
+    # a schedule's: seconds no schedule of its blocks takes under the cost model (synth.pricing.bounds.schedule_bound)
+    bound: float | None = None
 
     @property
     def model_total(self) -> float:
@@ -134,8 +138,11 @@ def simulate_schedule(schedule, topology, options: SimulationOptions, router: st
               "ranks": schedule.ranks, "ranks_per_node": q,
               "routes": "a routes file" if routes is not None else router if router is not None else
               "the schedule's recorded paths" if recorded_paths(schedule, topology) else topology.default_router}
-    return _simulate("schedule", source, network, src, dst, q, schedule.ranks, paths, row, row_bytes, labels,
-                     np.asarray(model), options, progress)
+    simulation = _simulate("schedule", source, network, src, dst, q, schedule.ranks, paths, row, row_bytes, labels,
+                           np.asarray(model), options, progress)
+    bound = schedule_bound(schedule, topology, mapped.bound).seconds(mapped.vector_bytes, options.alpha,
+                                                                    options.bandwidth_bits)
+    return dataclasses.replace(simulation, bound=bound)
 
 
 def simulate_routes(doc: dict, topology, options: SimulationOptions, progress=None) -> Simulation:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from synth.collectives.schedule import collective
 from synth.core.errors import SynthError
 
-from synth.synthesis.exchange import exchange_message_bytes
+from synth.pricing.bounds import exchange_message_bytes
 from synth.synthesis.plan import MODES, SYNTHESIZED, SynthesisPlan, plan_synthesis
 from synth.synthesis.portfolio import Band, bands, synthesize_parts
 from synth.synthesis.front import Part

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.measure.bounds import cut_bounds_batch
+from synth.measure.contention_bounds import cut_bounds_batch
 from synth.measure.evaluate import LP_SOURCE, PROOF_SUFFIX, PhaseEvaluation, stage_maxima, status_of
 from synth.measure.loads import MAX_EXACT_BYTES, bytes_over_bandwidth, weighted_counts
 from synth.render.console import summary as summary_of

@@ -9,7 +9,7 @@ from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
-from synth.synthesis.bounds import with_strongest_bound
+from synth.pricing.bounds import with_strongest_bound
 from synth.simulation.runner import MODELS
 from synth.solve.budget import WORK_PER_SECOND
 from synth.topology import parse_topology

@@ -96,7 +96,8 @@ def cmd_simulate(args) -> int:
               + (f", overhead {options.overhead * 1e6:g} us per message" if options.overhead else ""))
         print(rows_text(simulation))
         model, simulated = simulation.model_total, simulation.simulated_total
-        print(f"total     alpha-beta {model * 1e6:.6g} us, simulated {simulated * 1e6:.6g} us"
+        bound = "" if simulation.bound is None else f" (any schedule of its blocks: >= {simulation.bound * 1e6:.6g} us)"
+        print(f"total     alpha-beta {model * 1e6:.6g} us{bound}, simulated {simulated * 1e6:.6g} us"
               + (f" ({simulated / model:.4f} x the model)" if model > 0 else ""))
         if target is not None:
             with target.open() as handle:

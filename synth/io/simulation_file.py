@@ -8,7 +8,7 @@ per row (step, size exchange or phase) the model's time next to SimGrid's.
      "simulation": {"model", "discipline", "latency_s", "hop_latency_s", "bandwidth_gbps", "overhead_s", "alpha_s",
                     "simgrid", "hosts", "links", "routes"},
      "rows": [{"row": "step 0", "transfers", "bytes", "model_us", "simulated_us", "end_us"}, ...],
-     "total": {"model_us", "simulated_us", "ratio"}}
+     "total": {"model_us", "simulated_us", "ratio"[, "bound_us"]}}
 
 Times are microseconds rounded to 1e-6 us (12 significant digits at most), so a rerun writes the
 same bytes; nothing depends on the clock of the machine.
@@ -36,7 +36,8 @@ def simulation_document(simulation) -> dict:
     return {"format": FORMAT, "kind": simulation.kind, "source": simulation.source,
             "simulation": {**simulation.options.describe(), **simulation.platform}, "rows": rows,
             "total": {"model_us": _us(model), "simulated_us": _us(simulated),
-                      "ratio": float(f"{simulated / model:.12g}") if model > 0 else None}}
+                      "ratio": float(f"{simulated / model:.12g}") if model > 0 else None,
+                      **({"bound_us": _us(simulation.bound)} if simulation.bound is not None else {})}}
 
 
 def write_simulation(handle: IO[str], simulation) -> None:

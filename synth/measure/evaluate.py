@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.measure.bounds import cut_bounds_batch
+from synth.measure.contention_bounds import cut_bounds_batch
 from synth.measure.loads import check_byte_sums, phase_channel_counts
 from synth.topology.network import Network
 

@@ -15,7 +15,7 @@ multiple of g, the greatest common divisor of the messages' bytes: the LP runs i
 the bound is g ceil(lambda*/g) bytes (with equal messages of s bytes: s times the message bound).
 Byte counts are large numbers, so this bound is taken from the certified lower end of the bracket
 with a relative tolerance as well: it may be a unit below g ceil(lambda*/g), never above. Terminal links are left out:
-their load is fixed by the workload (synth.measure.bounds gives it). This is the certificate the
+their load is fixed by the workload (synth.measure.contention_bounds gives it). This is the certificate the
 path-selection synthesizer is measured against.
 
 Every step brackets lambda* between two certified numbers:

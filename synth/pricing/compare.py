@@ -83,7 +83,7 @@ class Candidate:
     def bound(self, size: int, alpha: float, bandwidth_bits: float) -> float:
         """The model's lower bound for any schedule of a message of exactly `size` bytes."""
         bound = self.mapped.bound
-        return alpha * bound.messages + beta_of(bandwidth_bits) * bound.busiest_bytes * size / (self.blocks * REFERENCE_BYTES)
+        return alpha * bound.messages + beta_of(bandwidth_bits) * bound.bandwidth.busiest * size / (self.blocks * REFERENCE_BYTES)
 
 
 def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: int = 1,
@@ -232,7 +232,7 @@ class Comparison:
     candidates: list[Candidate]
     times: np.ndarray  # (sizes, candidates) seconds
     skipped: list[str]
-    bounds: np.ndarray  # (sizes,) seconds: no schedule of the collective costs less (synth.pricing.collective_bound)
+    bounds: np.ndarray  # (sizes,) seconds: no schedule of the collective costs less (synth.pricing.bounds)
     router: str  # the routes the transfers took
     simulated: Simulated | None = None  # --simulate: the candidates' times on SimGrid
 

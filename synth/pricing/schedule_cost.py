@@ -13,7 +13,7 @@ alpha-beta (synth.pricing.alphabeta, the one model): a step takes alpha x (most 
 one port) + beta x (most bytes over bandwidth on one channel), the schedule the sum of its steps. A
 step preceded by a size exchange (TuNA's metadata: 8 bytes per block, on the transfers' paths) is
 one more step of the same messages. The lower bound of any schedule of the collective under the
-same model is synth.pricing.collective_bound.
+same model is synth.pricing.bounds.
 
 Deficiency model (DeSensi24 eq. 1, allreduce): T(n) = log2(p) alpha Lambda + (n / D) beta Psi Xi, with n
 the vector (a rank's buffer) and 2D the ports of a node (a torus's dimensions; otherwise half the
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of, message_ports, most_per_port, step_times
-from synth.pricing.collective_bound import CollectiveBound, collective_bound
+from synth.pricing.bounds import TimeBound, blocks_bound, vector_bytes
 from synth.measure.loads import weighted_counts
 from synth.topology.paths import Paths, as_paths
 from synth.collectives.schedule import Schedule
@@ -57,7 +57,7 @@ class MappedSchedule:
     size_bytes: np.ndarray  # per step: the busiest channel's bytes of the size exchange before it (0 without one)
     port_messages: np.ndarray  # per step: the most messages started at one port (the model's alpha terms)
     size_port_messages: np.ndarray  # per step: the same for the size exchange before it (0 without one)
-    bound: CollectiveBound  # no schedule of these blocks on this network costs less (synth.pricing.collective_bound)
+    bound: TimeBound  # no schedule of these blocks on this network costs less (synth.pricing.bounds), per vector_bytes
 
     @property
     def size_exchanges(self) -> int:
@@ -114,7 +114,7 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
         size_bytes=size_bytes,
         port_messages=port_messages,
         size_port_messages=size_port_messages,
-        bound=collective_bound(schedule, network),
+        bound=blocks_bound(schedule, network),
     )
 
 
@@ -173,13 +173,6 @@ def _per_step_max(step: np.ndarray, values: np.ndarray, steps: int) -> np.ndarra
     return out
 
 
-def vector_bytes(schedule: Schedule) -> int:
-    """n: the vector of a reduction or broadcast, the P blocks a rank gathers or scatters, the P
-    blocks a rank sends in an all-to-all."""
-    total = int(schedule.block_bytes.sum())
-    return total // schedule.ranks if schedule.collective in ("alltoall", "alltoallv") else total
-
-
 def deficiency_ports(topology) -> int:
     """2D of DeSensi24's deficiency model: a torus's 2 x dimensions; otherwise the router-to-router links
     of rank 0's router."""
@@ -213,7 +206,7 @@ def costs(mapped: MappedSchedule, ranks: int, alpha: float = DEFAULT_ALPHA, band
     return Costs(
         alpha=alpha, beta=beta, steps=mapped.steps,
         time=mapped.time(alpha, bandwidth_bits),
-        lower_bound=mapped.bound.seconds(alpha, bandwidth_bits),
+        lower_bound=mapped.bound.seconds(mapped.vector_bytes, alpha, bandwidth_bits),
         latency_deficiency=mapped.messages / log_p,
         bandwidth_deficiency=alone / per_port if per_port else 0.0,
         congestion_deficiency=shared / alone if alone else 1.0,

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from synth.pricing.alphabeta import beta_of, message_ports, most_per_port, node_ports, phase_times, single_port
-from synth.measure.bounds import cut_bounds_batch
+from synth.measure.contention_bounds import cut_bounds_batch
 from synth.pricing.fattree import LinkTimings, bmin_table, ideal_exchange_time
 from synth.core.errors import SynthError
 from synth.core.validate import show
@@ -292,7 +292,7 @@ def build_report(
     compared = []
     for name in collectives:
         from synth.pricing.compare import compare
-        from synth.synthesis.bounds import with_strongest_bound
+        from synth.pricing.bounds import with_strongest_bound
 
         progress(f"collective {name}: every algorithm generated, verified, routed and priced")
         compared.append(with_strongest_bound(compare(name, topology, list(collective_sizes), collective_router,

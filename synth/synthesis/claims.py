@@ -1,7 +1,7 @@
 """What a synthesized schedule may claim, in the one status vocabulary of routes and schedules:
 
 - `optimal`: the achieved cost equals a proven lower bound of the whole problem at that size (the
-  time bound of any schedule the verifier accepts under the cost model, synth.synthesis.bounds);
+  time bound of any schedule the verifier accepts under the cost model, synth.pricing.bounds);
   a front point is optimal only where it meets both that bound's message starts and its bytes, so
   at every size;
 - `proven`: a proof relative to something, said with it: the least rounds for its step count

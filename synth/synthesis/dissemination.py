@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from synth.pricing.alphabeta import message_ports
-from synth.synthesis.exact import FEASIBLE, FrontPoint, integer_bandwidth
+from synth.measure.cuts import integer_bandwidth
+from synth.synthesis.exact import FEASIBLE, FrontPoint
 from synth.synthesis.transfers import TransferGraph, pairs_graph
 from synth.topology.paths import Paths
 

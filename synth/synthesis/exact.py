@@ -32,10 +32,10 @@ from synth.core.errors import SynthError
 from synth.collectives.schedule import COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.solve import solve
 from synth.solve.budget import Budget
+from synth.measure.cuts import integer_bandwidth
 from synth.solve.problem import FEASIBLE, OPTIMAL, ProblemBuilder
 
 MAX_TERMS = 8_000_000  # (item, candidate) pairs over all groups of one program: the size guard
-BANDWIDTH_SCALES = range(1, 17)  # a network's channel bandwidths times one of these must be integers
 
 
 @dataclass(frozen=True)
@@ -74,16 +74,6 @@ def delivery(graph, reverse: bool) -> Delivery:
         senders.append(other[mine])
         pairs.append(mine)
     return Delivery(senders, pairs)
-
-
-def integer_bandwidth(network) -> np.ndarray:
-    """The channels' bandwidths as integers (the program's coefficients), the smallest scale."""
-    bandwidth = np.asarray(network.channel_bandwidth, dtype=np.float64)
-    for scale in BANDWIDTH_SCALES:
-        scaled = bandwidth * scale / bandwidth.min()
-        if np.allclose(scaled, np.round(scaled), rtol=0, atol=1e-9):
-            return np.round(scaled).astype(np.int64)
-    raise SynthError("exact synthesis needs channel bandwidths in small integer ratios (at most 1:16 apart)")
 
 
 @dataclass(frozen=True)

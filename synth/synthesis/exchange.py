@@ -29,26 +29,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.pricing.bounds import flow_bound, node_demand
 from synth.routing.path_selection import PathsOptions, PathsReport, route_phase_paths
 from synth.synthesis.symmetry import moved_channels, translation_group
 from synth.synthesis.transfers import MAX_PAIRS, TransferGraph, pairs_graph, routes_label
 from synth.topology.paths import Paths
 
-EXCHANGES = ("alltoall", "alltoallv")
 ROUTER = "paths (one phase of every node pair, synth.synthesis.exchange)"
 TRANSLATED = "translated (terminal 0's paths balanced over the channel orbits, synth.synthesis.exchange)"
 MAX_RADICES = 24  # TuNA radices tried: every one up to this many, else spread geometrically
 # node pairs up to which the program routes them (64 nodes: 4,032 pairs in 30 s; the candidates' tables grow with
-# the square of the pairs), and up to which the LP bounds them
+# the square of the pairs)
 PROGRAM_PAIRS = 8192
-LP_PAIRS = 1 << 16
-# The LP runs to lambda* (K(8,2) in 60 s, Slim Fly q = 5 in 120 s here), not to the time limit: a bound that depends
-# on the clock would change between reruns. Past this guard it is left out (the sweep cut remains).
-LP_GUARD_SECONDS = 900.0
-SWEEP_ROUTERS = 2048  # routers up to which the sweep cuts are tried (a dense eigenproblem: 2,048 in seconds)
-SWEEP_VECTORS = 4  # Laplacian eigenvectors swept (a torus's first ones come in pairs per dimension)
 MAX_MULTISETS = 16  # minimal multisets of channel orbits kept per destination (a torus: 2 per half-way dimension)
-SWEEP_PAIRS = 64  # routers v whose distance differences with router 0 are swept
 
 
 @dataclass(frozen=True)
@@ -73,69 +66,6 @@ class ExchangeRouting:
     def as_dict(self) -> dict:
         return {**({"program": self.report.as_dict()} if self.report is not None else {}),
                 "flow_bound": self.lp, "flow_bound_why": self.lp_why}
-
-
-def node_demand(network, ranks_per_node: int, sizes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every ordered pair of distinct nodes with what it carries: blocks (alltoall: Q^2 per pair) or
-    bytes (alltoallv: its rank pairs' blocks summed)."""
-    n, q = network.num_terminals, ranks_per_node
-    a, b = np.nonzero(~np.eye(n, dtype=bool))
-    if sizes is None:
-        weights = np.full(len(a), q * q, dtype=np.int64)
-    else:
-        per_node = np.asarray(sizes, dtype=np.int64).reshape(n, q, n, q).sum(axis=(1, 3))
-        weights = per_node[a, b]
-    return a.astype(np.int64), b.astype(np.int64), weights
-
-
-def flow_bound(network, ranks_per_node: int, sizes: np.ndarray | None, say=lambda text: None,
-               lp_pairs: int = LP_PAIRS) -> tuple[float, str]:
-    """A lower bound on lambda* (blocks, or an alltoallv's bytes, over bandwidth on the busiest
-    channel, every node pair sending at once) and why: the multicommodity-flow LP over every routing
-    up to `lp_pairs` node pairs (left out past its guard: reruns stay identical), or the sweep cut
-    bound where it is more."""
-    from synth.measure.lp_bound import lp_bound
-
-    a, b, weights = node_demand(network, ranks_per_node, sizes)
-    lp, why = 0.0, ""
-    if len(a) <= lp_pairs:
-        say("the multicommodity-flow LP bound")
-        found = lp_bound(network, a, b, exact=True, weights=weights, time_limit=LP_GUARD_SECONDS)
-        if found.status == "optimal":  # lambda* itself; past the guard it is left out (reruns stay identical)
-            lp, why = found.lower, "the multicommodity-flow LP over every routing"
-    cut, cut_why = sweep_cut_bound(network, a, b, weights)
-    if cut > lp * (1 + 1e-9):
-        lp, why = cut, cut_why
-    return lp, why
-
-
-def exchange_time_bound(name: str, topology, ranks_per_node: int, matrix, lp: float | None = None,
-                        lp_why: str = "", lp_pairs: int = LP_PAIRS):
-    """The time bound of any schedule of an all-to-all(v) (synth.synthesis.bounds.TimeBound): the
-    message starts and bytes of synth.pricing.collective_bound for its one-phase schedule, and the
-    flow bound (`lp`, computed here unless given) where it is more; per byte of a rank's message."""
-    from synth.pricing.collective_bound import collective_bound
-    from synth.pricing.compare import REFERENCE_BYTES
-    from synth.synthesis.bounds import BandwidthBound, TimeBound
-
-    network = topology.network()
-    ranks = network.num_terminals * ranks_per_node
-    if lp is None:
-        lp, lp_why = flow_bound(network, ranks_per_node, matrix, lp_pairs=lp_pairs)
-    one_phase = exchange_schedule(name, topology, ranks_per_node, matrix, "spread-out", None, REFERENCE_BYTES)
-    floor = collective_bound(one_phase, network)  # of the blocks alone: no path enters it
-    if matrix is None:  # lambda* in blocks, not rounded up: a schedule may split its blocks (MD, DO) over paths
-        per_byte = max(lp, floor.busiest_bytes / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
-    else:
-        per_byte = max(lp, floor.busiest_bytes) / exchange_message_bytes(matrix, ranks)
-    why = (f"{lp_why or 'no flow bound'} (>= {lp:.6g} {'blocks' if matrix is None else 'B'} over bandwidth) or "
-           f"{floor.why_bytes}")
-    return TimeBound(floor.messages, BandwidthBound(per_byte, why))
-
-
-def exchange_message_bytes(matrix: np.ndarray, ranks: int) -> int:
-    """An alltoallv's message size as the size bands show it: the bytes a rank sends, on average."""
-    return max(1, int(np.asarray(matrix, dtype=np.int64).sum()) // ranks)
 
 
 def exchange_schedule(name: str, topology, ranks_per_node: int, matrix, algorithm: str, radix, block_bytes: int):
@@ -312,70 +242,6 @@ def translated_paths(topology, say=lambda text: None) -> Paths | None:
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     index = np.repeat(base.offsets[u - 1] - offsets[:-1], lengths) + np.arange(offsets[-1])
     return Paths(offsets, moved[np.repeat(g, lengths), index])
-
-
-def sweep_cut_bound(network, a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> tuple[float, str]:
-    """The best of the sweep cuts: routers ordered by each of the router graph's first Laplacian
-    eigenvectors (Fiedler's; on a torus the cosines along a dimension, whose prefixes are its
-    bisections), every prefix S a cut. Any schedule moves what S sends out of S across the links
-    out of S, so its busiest channels carry at least that over their bandwidth, summed over the steps
-    (a maximum is at least the mean), likewise into S: a bound for any routing and any forwarding.
-    (0, "") beyond SWEEP_ROUTERS routers (a dense eigenproblem), and where a terminal has links to
-    several routers (XGFTs with w1 > 1: it is then on both sides of a cut of routers)."""
-    n = network.num_terminals
-    routers = network.num_nodes - n
-    if routers < 2 or routers > SWEEP_ROUTERS:
-        return 0.0, ""
-    src, dst, bandwidth = network.channel_src, network.channel_dst, network.channel_bandwidth
-    injection = np.flatnonzero(src < n)
-    if len(injection) != n or int((dst < n).sum()) != n:
-        # a terminal linked to several routers may cross any cut of routers on its own links: no cut here
-        return 0.0, ""
-    router_of = np.empty(n, dtype=np.int64)
-    router_of[src[injection][::-1]] = dst[injection][::-1] - n  # a terminal's first link
-    between = (src >= n) & (dst >= n)
-    capacity = np.zeros((routers, routers))
-    np.add.at(capacity, (src[between] - n, dst[between] - n), bandwidth[between])
-    demand = np.zeros((routers, routers))
-    np.add.at(demand, (router_of[a], router_of[b]), weights.astype(np.float64))
-    best, where = 0.0, ""
-    for order in _sweep_orders(capacity):
-        for load, name in ((_prefix_crossing(demand, order), "out of"), (_prefix_crossing(demand.T, order), "into")):
-            cap = _prefix_crossing(capacity if name == "out of" else capacity.T, order)
-            ratio = np.divide(load, cap, out=np.zeros_like(load), where=cap > 0)
-            i = int(np.argmax(ratio))
-            if ratio[i] > best * (1 + 1e-12):
-                best, where = float(ratio[i]), f"the demand {name} {i + 1} of {routers} routers over its links (a sweep cut)"
-    return best, where
-
-
-def _sweep_orders(capacity: np.ndarray):
-    """Orders of the routers whose prefixes are the cuts tried: by each of the first Laplacian
-    eigenvectors (Fiedler's), and by d(0, .) - d(v, .) for routers v (a torus's eigenvectors mix its
-    dimensions where they have one length; the distance differences to v half-way along one
-    dimension give its bisection)."""
-    from scipy.sparse.csgraph import shortest_path
-
-    routers = len(capacity)
-    adjacency = ((capacity + capacity.T) > 0).astype(np.float64)
-    laplacian = np.diag(adjacency.sum(axis=1)) - adjacency
-    _, vectors = np.linalg.eigh(laplacian)
-    for k in range(1, min(SWEEP_VECTORS + 1, routers)):
-        yield np.argsort(np.round(vectors[:, k], 12), kind="stable")
-    distance = shortest_path(capacity > 0, unweighted=True, indices=np.array([0]))[0]
-    if np.isinf(distance).any():
-        return
-    for v in np.unique(np.linspace(1, routers - 1, min(routers - 1, SWEEP_PAIRS)).astype(np.int64)).tolist():
-        other = shortest_path(capacity > 0, unweighted=True, indices=np.array([v]))[0]
-        yield np.argsort(distance - other, kind="stable")
-
-
-def _prefix_crossing(matrix: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """For k = 1 .. R - 1: the sum of matrix[i, j] over i among the first k of `order`, j not."""
-    m = matrix[order][:, order]
-    rows = np.cumsum(m.sum(axis=1))
-    inner = np.cumsum(np.cumsum(m, axis=0), axis=1).diagonal()
-    return (rows - inner)[:-1]
 
 
 def unit_router_links(network) -> bool:

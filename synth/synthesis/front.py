@@ -25,9 +25,10 @@ from synth.core.errors import SynthError
 from synth.pricing.compare import REFERENCE_BYTES, Candidate
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis import limits
-from synth.synthesis.bounds import bandwidth_bound, step_bound
+from synth.pricing.bounds import bandwidth_bound, step_bound
 from synth.synthesis.claims import meets_time_bound
-from synth.synthesis.exact import FrontPoint, SpreadProblem, integer_bandwidth, rounds_lower_bound, spread_schedule
+from synth.measure.cuts import integer_bandwidth
+from synth.synthesis.exact import FrontPoint, SpreadProblem, rounds_lower_bound, spread_schedule
 from synth.synthesis.symmetry import translate
 from synth.synthesis.transfers import transfer_graph, transfer_paths
 

@@ -22,9 +22,9 @@ from synth.collectives.schedule import collective
 from synth.core.errors import SynthError
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis import limits
-from synth.synthesis.bounds import StepBound, TimeBound, bandwidth_bound, step_bound, time_bound
-from synth.synthesis.exact import integer_bandwidth
-from synth.synthesis.exchange import EXCHANGES, ExchangeRouting, exchange_time_bound, route_exchange
+from synth.pricing.bounds import EXCHANGES, StepBound, TimeBound, bandwidth_bound, exchange_time_bound, step_bound, time_bound
+from synth.measure.cuts import integer_bandwidth
+from synth.synthesis.exchange import ExchangeRouting, route_exchange
 from synth.synthesis.relay import rank_groups
 from synth.synthesis.symmetry import Symmetry, network_symmetry
 from synth.synthesis.transfers import REACHES, transfer_graph

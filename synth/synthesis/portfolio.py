@@ -24,7 +24,8 @@ from synth.core.errors import SynthError
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.claims import FEASIBLE, OPTIMAL, TIMEOUT, point_claim, size_status, steps_claim
 from synth.synthesis.exact import one_round_steps
-from synth.synthesis.exchange import EXCHANGES, pareto
+from synth.pricing.bounds import EXCHANGES
+from synth.synthesis.exchange import pareto
 from synth.pricing.compare import Candidate
 from synth.synthesis.front import Context, HalfContext, Part, judged, point_maker, schedule_steps
 from synth.synthesis.methods import HALF, WHOLE, applicable

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from synth.core.errors import SynthError
 from synth.solve import solve
 from synth.solve.budget import Budget
-from synth.synthesis.exact import FrontPoint, LoadClasses, build_program, decode, delivery, integer_bandwidth
+from synth.measure.cuts import integer_bandwidth
+from synth.synthesis.exact import FrontPoint, LoadClasses, build_program, decode, delivery
 from synth.synthesis.front import Context, HalfContext, point_maker
 
 SPREADING = ("allgather", "reduce-scatter", "broadcast", "reduce")

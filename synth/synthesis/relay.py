@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.synthesis.exact import FEASIBLE, OPTIMAL, FrontPoint, LoadClasses, delivery_rounds, integer_bandwidth
+from synth.measure.cuts import integer_bandwidth
+from synth.synthesis.exact import FEASIBLE, OPTIMAL, FrontPoint, LoadClasses, delivery_rounds
 from synth.synthesis.transfers import terminal_routers
 
 

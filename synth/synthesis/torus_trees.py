@@ -3,7 +3,7 @@
 the chains along the Hamiltonian cycles are P - 1 hops deep).
 
 A 2D torus's rank has four links out and four in, so a broadcast is bound by the message over
-four links (synth.synthesis.bounds); four spanning trees that share no arc meet it once
+four links (synth.pricing.bounds); four spanning trees that share no arc meet it once
 pipelined, every link carrying a quarter of the message. Relative to the root, (i, j) with
 0 <= i < c along x and 0 <= j < r along y, c, r >= 3:
 

@@ -3,7 +3,7 @@ bandwidth-optimal tree packing for the rooted collectives).
 
 Edmonds' branching theorem: a directed graph holds as many arc-disjoint spanning arborescences
 rooted at r as the least max-flow from r to a vertex, so a message split over those trees reaches
-the broadcast's cut bound (synth.synthesis.bounds: n over that max-flow) once pipelined. Here the
+the broadcast's cut bound (synth.pricing.bounds: n over that max-flow) once pipelined. Here the
 trees are over ranks, their arcs the pairs of the transfer graph, each routed along its path (a
 pair of a Kautz graph's or a torus's neighbours crosses one channel; a pair of a dragonfly's or a
 Slim Fly's linked routers crosses the two terminals' links too, so there the terminals' links are

@@ -161,7 +161,7 @@ class Topology(ABC):
         return 1
 
     def bound_names(self) -> tuple[str, ...]:
-        """Names of the family's cut bounds, in the order synth.measure.bounds.cut_bounds_batch gives
+        """Names of the family's cut bounds, in the order synth.measure.contention_bounds.cut_bounds_batch gives
         them: the terminal links, and the group cut where the family has groups (XGFT: one per stage)."""
         return ("terminal",) + (("group cut",) if self.router_groups() is not None else ())
 

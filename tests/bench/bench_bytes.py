@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from synth.measure.bounds import cut_bounds_batch
+from synth.measure.contention_bounds import cut_bounds_batch
 from synth.measure.loads import bytes_over_bandwidth, weighted_counts
 from synth.measure.lp_bound import lp_bound
 from synth.routing.minimal import minimal

@@ -30,7 +30,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix, hstack
 
-from synth.measure.bounds import cut_bounds_batch
+from synth.measure.contention_bounds import cut_bounds_batch
 from synth.measure.lp_bound import lp_bound
 from synth.routing.minimal import minimal
 from synth.topology import parse_topology

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from synth.measure.bounds import lower_bound
+from synth.measure.contention_bounds import lower_bound
 from synth.measure.loads import channel_loads
 from synth.core.errors import SynthError
 from synth.routing.layered_xgft import LayeredOptions, route_phase

@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from synth.synthesis import limits
-from synth.synthesis.bounds import bandwidth_bound
+from synth.pricing.bounds import bandwidth_bound
 from synth.synthesis.front import priced_whole, rooted_maker
 from synth.synthesis.methods import WHOLE, Method
 from synth.synthesis.tree_packing import pack_trees, packed_deliveries

@@ -9,7 +9,8 @@ from __future__ import annotations
 from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis import limits
-from synth.synthesis.exact import FrontPoint, LoadClasses, delivery_rounds, integer_bandwidth, rounds_lower_bound, \
+from synth.measure.cuts import integer_bandwidth
+from synth.synthesis.exact import FrontPoint, LoadClasses, delivery_rounds, rounds_lower_bound, \
     spread_schedule
 from synth.synthesis.exchange import pareto
 from synth.synthesis.layers import Combination, Leaders, Stage, layer_sizes, pareto_program, pipelined, rotated, \

@@ -13,7 +13,8 @@ from synth.collectives.schedule import Schedule
 from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.exact import FrontPoint
-from synth.synthesis.exchange import EXCHANGES, exchange_message_bytes, exchange_schedule, node_demand, pareto, radices
+from synth.pricing.bounds import EXCHANGES, exchange_message_bytes, node_demand
+from synth.synthesis.exchange import exchange_schedule, pareto, radices
 from synth.synthesis.front import Part
 from synth.synthesis.methods import WHOLE, Method
 from synth.synthesis.transfers import pairs_graph, transfer_paths

@@ -1,5 +1,5 @@
 """synth's one cost model (synth.pricing.alphabeta) and the bound of any schedule under it
-(synth.pricing.collective_bound), across every family, collective, algorithm and size:
+(synth.pricing.bounds), across every family, collective, algorithm and size:
 
 - every collective x every applicable algorithm x one network of every family: `synth schedule`
   generates, verifies and prices it on the family's default router, and no printed estimate (the
@@ -186,16 +186,16 @@ def test_allreduce_bound_from_its_definition(spec, k):
     assert mapped.bound.messages == alphas
     n = schedule.block_bytes.sum()
     inject = k if topology.network().nodes_are_routers else 1  # the terminal link's bandwidth
-    assert mapped.bound.busiest_bytes == pytest.approx(2 * (p - 1) * n / (p * inject))
+    assert mapped.bound.bandwidth.busiest == pytest.approx(2 * (p - 1) * n / (p * inject))
     assert mapped.messages >= mapped.bound.messages
-    assert mapped.channel_bytes.sum() >= mapped.bound.busiest_bytes * (1 - 1e-12)
+    assert mapped.channel_bytes.sum() >= mapped.bound.bandwidth.busiest * (1 - 1e-12)
 
 
 def test_alltoall_bound_counts_what_must_leave_each_node():
     topology, schedule, mapped = _schedule("dragonfly:1,2,1", "alltoall", "pairwise", 100)
     p = schedule.ranks
     assert mapped.bound.messages == math.ceil(math.log2(p))  # one port per terminal
-    assert mapped.bound.busiest_bytes == pytest.approx((p - 1) * 100)  # its p - 1 blocks through its one link
+    assert mapped.bound.bandwidth.busiest == pytest.approx((p - 1) * 100)  # its p - 1 blocks through its one link
     # pairwise sends one block per step: p - 1 steps, one message each
     assert mapped.messages == p - 1
 
@@ -204,7 +204,7 @@ def test_rooted_collectives_need_one_message_when_data_flows_in():
     topology, schedule, mapped = _schedule("torus:4,4", "gather", "binomial", 10)
     assert mapped.bound.messages == 1
     # the root receives the 15 other blocks through its link of bandwidth 4
-    assert mapped.bound.busiest_bytes == pytest.approx(15 * 10 / 4)
+    assert mapped.bound.bandwidth.busiest == pytest.approx(15 * 10 / 4)
 
 
 # ----- refusals and the size priced -------------------------------------------------------------
@@ -297,7 +297,7 @@ def test_compare_figure_marks_crossovers_on_a_size_axis():
 @given(nodes=st.integers(1, 7), q=st.integers(1, 3), parts=st.integers(1, 2), seed=st.integers(0, 2 ** 32 - 1))
 def test_alltoall_bytes_that_must_move_counted_naively(nodes, q, parts, seed):
     """Per node the bytes of blocks to and from other nodes, counted here block by block."""
-    from synth.pricing.collective_bound import _alltoall_moves
+    from synth.pricing.bounds import _alltoall_moves
 
     p = nodes * q
     sizes = np.random.default_rng(seed).integers(0, 3, parts * p * p)

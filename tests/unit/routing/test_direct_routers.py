@@ -18,7 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 from helpers import GraphTopology, connected_graphs
 from synth.core.errors import SynthError
-from synth.measure.bounds import terminal_bounds_batch
+from synth.measure.contention_bounds import terminal_bounds_batch
 from synth.measure.loads import phase_channel_counts
 from synth.routing.registry import ROUTERS
 from synth.routing.minimal import RouterView, minimal, minimal_random
@@ -296,7 +296,7 @@ def test_dor_needs_coordinates():
 
 
 def test_group_cut_bound_recounted_naively():
-    from synth.measure.bounds import cut_bounds_batch, group_cut_bounds_batch
+    from synth.measure.contention_bounds import cut_bounds_batch, group_cut_bounds_batch
 
     # Three groups of two routers (full mesh inside, one link between every two groups), 2 terminals each.
     edges = ((0, 1), (2, 3), (4, 5), (1, 2), (3, 4), (5, 0))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from helpers import REPO, TABLE_2_1, TABLE_3_1
-from synth.measure.bounds import lower_bound, stage_lower_bounds
+from synth.measure.contention_bounds import lower_bound, stage_lower_bounds
 from synth.measure.evaluate import stage_maxima
 from synth.measure.loads import channel_loads
 from synth.routing.layered_xgft import LayeredOptions, conditions_hold, route_phase

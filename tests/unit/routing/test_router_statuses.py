@@ -19,7 +19,7 @@ import pytest
 
 from helpers import TABLE_2_1, TABLE_3_1, xgft_and_network
 from synth.core.errors import SynthError
-from synth.measure.bounds import lower_bound
+from synth.measure.contention_bounds import lower_bound
 from synth.measure.evaluate import evaluate_batch, status_of
 from synth.measure.loads import channel_loads
 import synth.routing.consistent as consistent

@@ -13,7 +13,7 @@ The programs are time-expanded over T steps, with the verifier's semantics (synt
 
 The printed numbers are `synth synthesize`'s bounds line (synth.synthesis.plan.plan_synthesis: the step
 bound of its transfer graph, the time bound's message starts and bandwidth per byte) and the bound of
-`synth schedule` / `compare` (synth.pricing.collective_bound). Since time = alpha x M + beta x B, each
+`synth schedule` / `compare` (synth.pricing.bounds). Since time = alpha x M + beta x B, each
 part is checked apart:
 1. steps: the step bound is printed "with <reach> transfers" and is relative to that transfer graph (a
    schedule may use any rank pair, and then takes fewer): the least steps of a schedule using only the
@@ -46,7 +46,7 @@ from synth.app.synthesize import plan_synthesis  # noqa: E402
 from synth.collectives.schedule import COPY, REDUCE, ScheduleBuilder  # noqa: E402
 from synth.collectives.verify import verify  # noqa: E402
 from synth.pricing.alphabeta import node_ports  # noqa: E402
-from synth.pricing.collective_bound import collective_bound  # noqa: E402
+from synth.pricing.bounds import blocks_bound  # noqa: E402
 from synth.pricing.schedule_cost import map_schedule  # noqa: E402
 from synth.topology import parse_topology  # noqa: E402
 
@@ -296,7 +296,7 @@ def _message_cases():
 
 
 def _empty(name, p, units, spec):
-    """A schedule of no steps with the program's blocks: what collective_bound reads (collective, ranks, blocks)."""
+    """A schedule of no steps with the program's blocks: what blocks_bound reads (collective, ranks, blocks)."""
     blocks = p * p if name in ("alltoall", "alltoallv") else p if name in ("allgather", "reduce-scatter") else 1
     return ScheduleBuilder(name, "none", spec, p, blocks, 1 if units is None else units,
                            root=0 if name in ("broadcast", "reduce") else None).build()
@@ -305,7 +305,7 @@ def _empty(name, p, units, spec):
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("net, name", _message_cases())
 def test_message_bound_holds_for_every_schedule(net, name, cliques):
-    """The printed `>= M x alpha` (synthesize's time bound, and collective_bound's messages for the
+    """The printed `>= M x alpha` (synthesize's time bound, and blocks_bound's messages for the
     same blocks) is at most the least alpha terms of any verified schedule over any rank pairs: no
     schedule of M - 1 steps has M - 1 alpha terms or fewer (which covers every schedule of fewer
     alpha terms). `alltoallv-dense`: an alltoallv whose blocks between ranks all have bytes (the bound
@@ -318,7 +318,7 @@ def test_message_bound_holds_for_every_schedule(net, name, cliques):
     collective = "alltoallv" if name == "alltoallv-dense" else name
     sizes = _sizes(collective, p, every=name == "alltoallv-dense")
     printed = _plan(collective, topology, sizes=sizes).time_bound.messages
-    bound = max(printed, collective_bound(_empty(collective, p, sizes, spec), network).messages)
+    bound = max(printed, blocks_bound(_empty(collective, p, sizes, spec), network).messages)
     below = Program(collective, p, bound - 1, _all_pairs(p), units=sizes)
     below.m.Add(below.alpha_terms(k) <= bound - 1)
     assert below.solve(seconds=40) is None, (f"{spec} {collective}: >= {printed} x alpha printed, the program "
@@ -350,7 +350,7 @@ def _bandwidth_cases():
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("net, name, steps, chunks", _bandwidth_cases())
 def test_bandwidth_bound_holds_for_every_schedule(net, name, steps, chunks, cliques):
-    """The printed `>= X B over bandwidth per byte` times the message's bytes (and collective_bound's
+    """The printed `>= X B over bandwidth per byte` times the message's bytes (and blocks_bound's
     busiest bytes for the same blocks) is at most the least sum over steps of the busiest channel's
     bytes over bandwidth of any verified schedule of at most `steps` steps and `chunks` equal blocks
     per part, its transfers routed as any integer flows (every router's paths among them)."""
@@ -369,7 +369,7 @@ def test_bandwidth_bound_holds_for_every_schedule(net, name, steps, chunks, cliq
     assert float(map_schedule(schedule, topology).channel_bytes.sum()) >= best - 1e-9
     # the message: the vector, or a rank's P blocks of an all-to-all (alltoallv: their average, as printed)
     message = max(1, int(schedule.block_bytes.sum()) // (p if name in ("alltoall", "alltoallv") else 1))
-    assert collective_bound(schedule, network).busiest_bytes <= best + 1e-9
+    assert blocks_bound(schedule, network).bandwidth.busiest <= best + 1e-9
     assert per_byte * message <= best + 1e-9, (f"{spec} {name}: {per_byte:.4g} B per byte x {message} B printed, a "
                                                f"verified schedule of {steps} steps takes {best:g}")
 
@@ -406,7 +406,7 @@ def test_explicit_allreduces_verify_and_meet_the_time_bounds(which, cliques):
     n = int(schedule.block_bytes.sum())
     assert bound.messages <= mapped.messages and mapped.bound.messages <= mapped.messages
     assert bound.bandwidth.per_byte * n <= mapped.channel_bytes.sum() + 1e-9
-    assert mapped.bound.busiest_bytes <= mapped.channel_bytes.sum() + 1e-9
+    assert mapped.bound.bandwidth.busiest <= mapped.channel_bytes.sum() + 1e-9
 
 
 @pytest.mark.timeout(60)

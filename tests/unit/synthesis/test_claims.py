@@ -152,7 +152,7 @@ def test_compare_prints_the_bound_synthesize_proves():
     """alltoall on torus:4,4 at 64 MiB: the flow bound synthesize proves (2,686 us), not the terminal
     links' count of the generated algorithms (1,260 us)."""
     from synth.pricing.compare import compare
-    from synth.synthesis.bounds import with_strongest_bound
+    from synth.pricing.bounds import with_strongest_bound
 
     topology = parse_topology("torus:4,4")
     size = 64 << 20

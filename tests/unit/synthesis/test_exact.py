@@ -20,7 +20,7 @@ import pytest
 from helpers import assert_user_error, delivers
 from synth.synthesis.plan import plan_synthesis
 from synth.synthesis.portfolio import bands, synthesize_parts
-from synth.synthesis.bounds import bandwidth_bound
+from synth.pricing.bounds import bandwidth_bound
 from synth.synthesis.transfers import transfer_graph
 from synth.topology import parse_topology
 
@@ -54,13 +54,13 @@ def _cut_by_subsets(network, q: int = 1, reverse: bool = False) -> float:
 def test_the_cut_bound_is_the_largest_ratio_over_every_node_set(spec, collective, engine, monkeypatch):
     """Both min-cut engines (scipy's Dinic with int32 capacities, networkx's beyond them); the
     tapered fat trees' cuts are subtrees, not single nodes."""
-    import synth.synthesis.bounds as bounds
+    import synth.measure.cuts as cuts
 
     network = parse_topology(spec).network()
     if network.num_nodes > 14:
         pytest.skip("too many subsets")
     if engine == "networkx":
-        monkeypatch.setattr(bounds, "INT32", 0)
+        monkeypatch.setattr(cuts, "INT32", 0)
     expected = _cut_by_subsets(network, reverse=collective == "reduce-scatter")
     bound = bandwidth_bound(collective, network)
     assert bound.per_byte * network.num_terminals == pytest.approx(expected, rel=1e-9)
@@ -293,13 +293,13 @@ def test_report_lists_the_synthesized_schedule_in_its_collectives_section(run, t
 def test_the_cut_ratio_finds_a_cut_of_many_nodes_where_it_beats_every_single_node(engine, monkeypatch):
     """Two 4-cliques of nodes (each its own terminal, arcs of bandwidth 3) joined by one arc each
     way of bandwidth 1: a single node's ratio is 7/4, a clique's 4/1; every subset checked here."""
-    import synth.synthesis.bounds as bounds
+    import synth.measure.cuts as cuts
 
     if engine == "networkx":
-        monkeypatch.setattr(bounds, "INT32", 0)
+        monkeypatch.setattr(cuts, "INT32", 0)
     arcs = [(a, b, 3) for side in (range(4), range(4, 8)) for a in side for b in side if a != b] + [(0, 4, 1), (4, 0, 1)]
     src, dst, cap = (np.array(column, dtype=np.int64) for column in zip(*arcs))
-    ratio, inside = bounds._cut_ratio((src, dst, cap, 1.0), 8, 8, 2, range(8))
+    ratio, inside = cuts.cut_ratio((src, dst, cap, 1.0), 8, 8, 2, range(8))
     best = max(2 * (8 - len(s)) / sum(c for a, b, c in arcs if a not in s and b in s)
                for k in range(1, 8) for s in map(set, itertools.combinations(range(8), k)))
     assert ratio == pytest.approx(best) == 8.0 and inside in ({0, 1, 2, 3}, {4, 5, 6, 7})

@@ -191,7 +191,8 @@ def _torus_graph(sizes) -> nx.DiGraph:
     ((16, 32), 2048.0),  # halving the long dimension: 256 x 256 over two planes of 16 links
 ])
 def test_sweep_cuts_find_the_bisection_of_tori(sizes, expected):
-    from synth.synthesis.exchange import node_demand, sweep_cut_bound
+    from synth.measure.cuts import sweep_cut_bound
+    from synth.pricing.bounds import node_demand
 
     network = parse_topology("torus:" + ",".join(map(str, sizes))).network()
     value, why = sweep_cut_bound(network, *node_demand(network, 1, None))
@@ -202,7 +203,8 @@ def test_sweep_cuts_find_the_bisection_of_tori(sizes, expected):
 def test_the_sweep_bound_is_a_cut_bound_and_here_the_best_one(spec, graph):
     """Checked against every router set of graphs built here: never above the best cut (it is one),
     and here equal to it."""
-    from synth.synthesis.exchange import node_demand, sweep_cut_bound
+    from synth.measure.cuts import sweep_cut_bound
+    from synth.pricing.bounds import node_demand
 
     network = parse_topology(spec).network()
     value, _ = sweep_cut_bound(network, *node_demand(network, 1, None))
@@ -215,7 +217,9 @@ def test_translated_routes_are_paths_at_the_bisection_bound(spec, bisection):
     """Every pair's route walks from its source to its destination over linked nodes, and the busiest
     router link, counted here, carries the sweep cut's bound (the bisection: 6x4 torus 12 x 12 pairs
     over two planes of 4 links, 18)."""
-    from synth.synthesis.exchange import node_demand, sweep_cut_bound, translated_paths
+    from synth.measure.cuts import sweep_cut_bound
+    from synth.pricing.bounds import node_demand
+    from synth.synthesis.exchange import translated_paths
 
     topology = parse_topology(spec)
     network = topology.network()
@@ -238,7 +242,8 @@ def test_no_sweep_cut_where_terminals_have_several_routers():
     """An XGFT with two up-links per terminal: a terminal counted inside a cut of routers can send
     straight out over its other link, so no cut of routers bounds it (the reviewer's 12 against
     lambda* = 7.5 on xgft:2:4,4:2,4); the synthesis then keeps the LP's bound and the terminals'."""
-    from synth.synthesis.exchange import node_demand, sweep_cut_bound
+    from synth.measure.cuts import sweep_cut_bound
+    from synth.pricing.bounds import node_demand
 
     network = parse_topology("xgft:2:4,4:2,4").network()
     assert sweep_cut_bound(network, *node_demand(network, 1, None)) == (0.0, "")

@@ -10,7 +10,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from synth.measure.bounds import cut_bounds_batch
+from synth.measure.contention_bounds import cut_bounds_batch
 from synth.topology import parse_topology
 from synth.topology.family import (DRAGONFLY_STENCIL_FORMS, DRAGONFLY_UNIFORM_FORMS, FAT_TREE_FORMS, GRID_ALLTOALL_FORMS,
                                    KAUTZ_FORMS, TORUS_ALLREDUCE_FORMS)

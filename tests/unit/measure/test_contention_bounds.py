@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from helpers import TABLE_2_1, TABLE_3_1
-from synth.measure.bounds import lower_bound, stage_lower_bounds, stage_lower_bounds_batch
+from synth.measure.contention_bounds import lower_bound, stage_lower_bounds, stage_lower_bounds_batch
 from synth.pricing.fattree import bmin, bmin_table, full_bisection_w, ideal_exchange_time, top_halving_savings
 from synth.topology import parse_topology
 from synth.topology.xgft import Xgft

@@ -1,0 +1,436 @@
+"""The time bound of any schedule of a collective under synth's cost model (synth.pricing.alphabeta):
+no schedule the verifier accepts costs less, so no printed estimate falls below it. One module for
+every command that prints one (schedule, compare, synthesize, report, simulate); the routing
+contention bounds are synth.measure.contention_bounds.
+
+A bound is a TimeBound: message starts (alpha terms) and bytes over bandwidth on the steps'
+busiest channels (beta terms) per byte of the message (a rank's vector n: the P blocks of an
+allgather, the P blocks a rank sends in an all-to-all).
+
+Message starts (`message_starts`): a rank starts at most k messages per alpha (its node's ports,
+synth.pricing.alphabeta.node_ports), so in a step whose busiest port starts L messages the ranks
+holding anything derived from one rank's data grow at most by a factor 1 + kL <= (1 + k)^L. Where
+one rank's data must reach every rank (broadcast, scatter, allgather, reduce-scatter, allreduce,
+alltoall with every block non-empty) the sum of L over the steps is at least ceil(log_{1+k} P);
+otherwise one message is needed when any block must move. DeSensi24's T_opt = alpha log2 p + beta
+n/D is the optimum of schedules that split the vector over the ports (one message per port and
+step); under this model a node of 2D ports may start 2D messages per alpha, so its latency term is
+log_{2D+1} p (Kautz-C's allreduce takes 4 alpha, below log2 p for d >= 4: Pham26 Table 3.2).
+
+Bytes: the beta term of a step is its busiest channel's bytes over bandwidth, at least the bytes
+crossing into a node set S over the bandwidth of the channels into S (a maximum is at least a
+weighted mean). Summed over the steps: at least what must enter S over its capacity, for every S.
+- Injection (`blocks_bound`, any blocks, any collective): the bytes that must cross the nodes'
+  links over their bandwidth (ranks of one node share memory):
+  - allreduce: one-way gossip of every element among N nodes takes 2(N - 1) sends (Patarasuk and
+    Yuan's 2(p - 1)/p n per node, summed): 2(N - 1) n bytes injected in all;
+  - allgather, broadcast: every block reaches the N - 1 nodes that lack it; reduce-scatter,
+    reduce: every element collects contributions from N - 1 other nodes: (N - 1) n;
+  - alltoall(v), scatter, gather, p2p: the blocks whose source and destination nodes differ; the
+    root's (and each node's) own blocks through its own links.
+- Cuts (`bandwidth_bound`, equal blocks; the cuts themselves: synth.measure.cuts):
+  - allgather: the blocks of the ranks outside S must all enter S (ForestColl's cut bound),
+    max over S of (ranks outside S) / C_in(S) in blocks, found by Dinkelbach's iteration on
+    min cuts (a ratio of two set functions);
+  - reduce-scatter: the same with the channels out of S (the time reverse of an allgather);
+  - broadcast (reduce): the whole message enters every S without the root (leaves every S
+    without the root): n over the least max-flow from the root to a rank (from a rank to it);
+  - allreduce: every element enters and leaves every S that splits the ranks: n over the least
+    cut either way, or the injection count, whichever is more.
+- Flows (`exchange_time_bound`, alltoall(v)): the multicommodity-flow LP lambda*
+  (synth.measure.lp_bound) bounds every schedule, forwarding ones included: a forwarded block's
+  hops form a walk from its source to its destination, a routing of its demand, so the channels'
+  loads summed over the steps are at least a fractional routing's; or the sweep cut where it is
+  more.
+
+Steps (`step_bound`, relative to a transfer graph): a block reaches a rank no sooner than the
+distance from its holder in the graph of the transfers a schedule may use, and the ranks holding a
+block at most multiply by 1 + (the most transfers a rank sends) per step; what one rank holds
+(blocks, or the contributions of a partial: a reduce's) by 1 + (the most it receives). Both bound
+the steps of a schedule with these transfers, not of any schedule. An allreduce has the same bound
+(each rank's contribution must reach every rank), not twice it: only a reduce-scatter followed by
+an allgather needs both halves' steps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.core.errors import SynthError
+from synth.core.text import counted
+from synth.measure.cuts import arcs, cut_ratio, max_flow, sweep_cut_bound
+from synth.pricing.alphabeta import beta_of, node_ports
+
+SPREADING = ("broadcast", "scatter", "allgather", "reduce-scatter", "allreduce", "alltoall", "alltoallv")
+BOUNDED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")  # the collectives with a cut bound
+EXCHANGES = ("alltoall", "alltoallv")
+MAX_CUT_NODES = 2048  # the cut bound's max-flows per terminal: above, compare keeps the injection bound (minutes)
+COMPARE_LP_PAIRS = 8192  # an all-to-all's flow LP in compare: torus:8,8's 4,032 node pairs 4 s; slimfly:5's 39,800 50 s
+LP_PAIRS = 1 << 16  # node pairs up to which synthesis bounds an all-to-all by the LP
+# The LP runs to lambda* (K(8,2) in 60 s, Slim Fly q = 5 in 120 s here), not to the time limit: a bound that depends
+# on the clock would change between reruns. Past this guard it is left out (the sweep cut remains).
+LP_GUARD_SECONDS = 900.0
+ROWS_BYTES = 1 << 24  # an all-to-all's block sizes are summed a band of source ranks at a time (P^2 can be 2^28)
+
+
+@dataclass(frozen=True)
+class BandwidthBound:
+    """Bytes over bandwidth on the busiest channels, summed over the steps: `busiest` for a message
+    of `of_bytes` bytes (1: per byte), in proportion for others."""
+
+    busiest: float
+    why: str  # the count or the cut, in words
+    of_bytes: float = 1.0
+
+    @property
+    def per_byte(self) -> float:
+        return self.busiest / self.of_bytes
+
+    def busiest_bytes(self, message_bytes: float) -> float:
+        return self.busiest if message_bytes == self.of_bytes else self.busiest * message_bytes / self.of_bytes
+
+
+@dataclass(frozen=True)
+class StepBound:
+    steps: int
+    why: str
+
+
+@dataclass(frozen=True)
+class TimeBound:
+    """The time of any schedule of a collective is at least alpha x messages + beta x the bandwidth
+    bound's bytes: the one bound type of synth."""
+
+    messages: int  # alpha terms: message starts at the busiest port, summed over the steps
+    bandwidth: BandwidthBound
+    ports: int = 1  # k, the messages a rank may start per alpha
+
+    def seconds(self, message_bytes: float, alpha: float, bandwidth_bits: float) -> float:
+        return alpha * self.messages + beta_of(bandwidth_bits) * self.bandwidth.busiest_bytes(message_bytes)
+
+    def text(self, message_bytes: float, alpha: float, bandwidth_bits: float) -> str:
+        return (f"lower bound {self.seconds(message_bytes, alpha, bandwidth_bits) * 1e6:.4g} us (any schedule: "
+                f"{self.messages} x alpha, a rank starting at most {counted(self.ports, 'message')} per alpha; "
+                f"{self.bandwidth.busiest_bytes(message_bytes):,.0f} B over bandwidth, {self.bandwidth.why})")
+
+
+def message_starts(collective: str, ranks: int, ports: int, moves: bool = True, every_pair_moves: bool = True) -> int:
+    """The least message starts at one port, summed over the steps, of any schedule: ceil(log_{1+k}
+    P) where one rank's data must reach every rank (an alltoallv only when every block between two
+    ranks has bytes), else 1 when anything must move."""
+    if collective in SPREADING and ranks > 1 and every_pair_moves:
+        return math.ceil(math.log(ranks) / math.log(1 + ports) - 1e-12)
+    return 1 if moves else 0
+
+
+def vector_bytes(schedule) -> int:
+    """n: the vector of a reduction or broadcast, the P blocks a rank gathers or scatters, the P
+    blocks a rank sends in an all-to-all."""
+    total = int(schedule.block_bytes.sum())
+    return total // schedule.ranks if schedule.collective in EXCHANGES else total
+
+
+def blocks_bound(schedule, network) -> TimeBound:
+    """The bound for any schedule of `schedule`'s collective and blocks on `network` (rank r on
+    terminal r // Q), by the injection count; per byte of its vector_bytes."""
+    p, q = schedule.ranks, schedule.ranks_per_node
+    nodes = -(-p // q)
+    k = node_ports(network, q)
+    name = schedule.collective
+    moves = _must_move(schedule, p, q, nodes)
+    messages = message_starts(name, p, k, moves.total > 0, name != "alltoallv" or moves.every_pair_moves)
+    busiest, why = _injection(moves, network, nodes)
+    return TimeBound(messages, BandwidthBound(busiest, why, max(1, vector_bytes(schedule))), k)
+
+
+def _injection(moves: "_Moves", network, nodes: int) -> tuple[float, str]:
+    inject, eject = _link_bandwidth(network)
+    used = slice(0, nodes)
+    candidates = [(moves.total / float(inject[used].sum()), "the bytes that must cross between nodes over the "
+                   "nodes' injection bandwidth")]
+    if moves.out_of is not None:
+        candidates.append((float((moves.out_of / inject[used]).max(initial=0.0)), "the busiest node's bytes out"))
+    if moves.into is not None:
+        candidates.append((float((moves.into / eject[used]).max(initial=0.0)), "the busiest node's bytes in"))
+    busiest, why = max(candidates, key=lambda c: c[0])
+    if moves.gossip:
+        why += " (allreduce: 2(N - 1) n)"
+    return busiest, why
+
+
+def step_bound(collective: str, graph, root: int = 0) -> StepBound:
+    """The fewest steps of a schedule of `collective` using only the transfers of `graph`."""
+    p = graph.ranks
+    if p == 1:
+        return StepBound(0, "one rank")
+    # What grows per step, by at most 1 + a degree: the ranks holding something of one rank's data
+    # (a block's holders; one rank's contributions, which must reach every owner) through the most
+    # transfers a rank sends, and what one rank holds (blocks, or contributions to a partial) through
+    # the most it receives. A broadcast has only the first (one rank's data), a reduce the second (one
+    # partial); the others both.
+    out_degree, in_degree = max(1, graph.max_out_degree()), max(1, graph.max_in_degree())
+    grows = {"broadcast": (out_degree,), "reduce": (in_degree,)}.get(collective, (out_degree, in_degree))
+    degree = min(grows)
+    spread = math.ceil(math.log(p) / math.log(1 + degree) - 1e-12)
+    distance = graph.distances()
+    if (distance < 0).any():
+        raise SynthError(f"the {graph.reach} transfers do not join every rank pair (use --transfers all)")
+    if collective in ("broadcast",):
+        far, what = int(distance[root].max()), f"rank {root} reaches every rank in {int(distance[root].max())}"
+    elif collective in ("reduce",):
+        far, what = int(distance[:, root].max()), f"every rank reaches rank {root} in {int(distance[:, root].max())}"
+    else:
+        far, what = int(distance.max()), f"the transfer graph's diameter is {int(distance.max())}"
+    # An allreduce is not always a reduce-scatter then an allgather (one step of all-pairs
+    # reductions on a complete graph, a reduction in each clique then an exchange across): its
+    # bound is the spreading one, since every rank's final vector holds every rank's contribution
+    # (rank r's data reaches every rank: its holders grow as a block's do; the distance argument too).
+    steps = max(spread, far)
+    grower = {"broadcast": "a block's holders", "reduce": "a partial's contributions"}.get(
+        collective, "a rank's data's holders and what a rank holds")
+    why = f"{what}; {grower} grow at most {1 + degree}-fold per step (log_{1 + degree} {p} -> {spread})"
+    return StepBound(steps, why)
+
+
+def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0,
+                    representatives=None) -> BandwidthBound:
+    """Bytes over bandwidth on the busiest channels, summed over the steps, that any schedule of
+    `collective` needs per byte of message (a rank's whole vector: the P blocks of an allgather).
+    `representatives`: terminals meeting every orbit of a group of automorphisms (synth.synthesis.symmetry);
+    an automorphism moves a cut onto one of the same ratio, so the cuts holding one of them suffice."""
+    if collective not in BOUNDED:
+        raise SynthError(f"no synthesis bound for {collective} (bounded: {', '.join(BOUNDED)})")
+    n, q = network.num_terminals, ranks_per_node
+    p = n * q
+    if p == 1 or n == 1:
+        return BandwidthBound(0.0, "one node: no channel needs to be crossed")
+    if collective in ("allgather", "reduce-scatter"):
+        reverse = collective == "reduce-scatter"
+        src, dst, capacity, scale = arcs(network)
+        ratio, inside = cut_ratio((dst, src, capacity, scale) if reverse else (src, dst, capacity, scale),
+                                   network.num_nodes, n, q,
+                                   range(n) if representatives is None else sorted(set(representatives)))
+        way = "leave" if reverse else "enter"
+        count = p - q * sum(1 for v in inside if v < n)
+        return BandwidthBound(ratio / p, f"{count} of {p} blocks must {way} a set of "
+                              f"{sum(1 for v in inside if v < n)} nodes through bandwidth {count / ratio:g}")
+    flow = max_flow(network)
+    if collective in ("broadcast", "reduce"):
+        node = root // q
+        least, other = min(((flow(node, v) if collective == "broadcast" else flow(v, node)), v)
+                           for v in range(n) if v != node)
+        way = f"from node {node} to node {other}" if collective == "broadcast" else f"from node {other} to node {node}"
+        return BandwidthBound(1.0 / least, f"the whole message flows {way} through a cut of bandwidth {least:g}")
+    # A set S splitting the nodes holds node 0 or not; a node b on the other side: C_in(S) is at
+    # least the min cut from b to 0 or from 0 to b.
+    least = min(min(flow(0, b), flow(b, 0)) for b in range(1, n))
+    injection = float(network.channel_bandwidth[network.channel_src < n].sum())
+    gossip = 2 * (n - 1) / injection  # blocks_bound's count: 2(N - 1) n injected in all
+    if gossip >= 1.0 / least:
+        return BandwidthBound(gossip, f"2(N - 1) = {2 * (n - 1)} vectors injected through bandwidth {injection:g}")
+    return BandwidthBound(1.0 / least, f"every element enters and leaves each side of a cut of bandwidth {least:g}")
+
+
+def time_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0, representatives=None) -> TimeBound:
+    """The message starts (log_{1+k} P where one rank's data must reach every rank; a reduce only 1:
+    the model charges a message to the port that starts it, so every rank sending straight to the
+    root takes one alpha) and the cut bound, for equal blocks."""
+    p = network.num_terminals * ranks_per_node
+    k = node_ports(network, ranks_per_node)
+    return TimeBound(message_starts(collective, p, k, p > 1),
+                     bandwidth_bound(collective, network, ranks_per_node, root, representatives), k)
+
+
+def node_demand(network, ranks_per_node: int, sizes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every ordered pair of distinct nodes with what it carries: blocks (alltoall: Q^2 per pair) or
+    bytes (alltoallv: its rank pairs' blocks summed)."""
+    n, q = network.num_terminals, ranks_per_node
+    a, b = np.nonzero(~np.eye(n, dtype=bool))
+    if sizes is None:
+        weights = np.full(len(a), q * q, dtype=np.int64)
+    else:
+        per_node = np.asarray(sizes, dtype=np.int64).reshape(n, q, n, q).sum(axis=(1, 3))
+        weights = per_node[a, b]
+    return a.astype(np.int64), b.astype(np.int64), weights
+
+
+def flow_bound(network, ranks_per_node: int, sizes: np.ndarray | None, say=lambda text: None,
+               lp_pairs: int = LP_PAIRS) -> tuple[float, str]:
+    """A lower bound on lambda* (blocks, or an alltoallv's bytes, over bandwidth on the busiest
+    channel, every node pair sending at once) and why: the multicommodity-flow LP over every routing
+    up to `lp_pairs` node pairs (left out past its guard: reruns stay identical), or the sweep cut
+    bound where it is more."""
+    from synth.measure.lp_bound import lp_bound
+
+    a, b, weights = node_demand(network, ranks_per_node, sizes)
+    lp, why = 0.0, ""
+    if len(a) <= lp_pairs:
+        say("the multicommodity-flow LP bound")
+        found = lp_bound(network, a, b, exact=True, weights=weights, time_limit=LP_GUARD_SECONDS)
+        if found.status == "optimal":  # lambda* itself; past the guard it is left out (reruns stay identical)
+            lp, why = found.lower, "the multicommodity-flow LP over every routing"
+    cut, cut_why = sweep_cut_bound(network, a, b, weights)
+    if cut > lp * (1 + 1e-9):
+        lp, why = cut, cut_why
+    return lp, why
+
+
+def exchange_message_bytes(matrix: np.ndarray, ranks: int) -> int:
+    """An alltoallv's message size as the size bands show it: the bytes a rank sends, on average."""
+    return max(1, int(np.asarray(matrix, dtype=np.int64).sum()) // ranks)
+
+
+def exchange_time_bound(name: str, topology, ranks_per_node: int, matrix, lp: float | None = None,
+                        lp_why: str = "", lp_pairs: int = LP_PAIRS) -> TimeBound:
+    """The time bound of any schedule of an all-to-all(v): the message starts and injection bytes of
+    its blocks (`matrix`: an alltoallv's bytes per rank pair; None: equal blocks), and the flow bound
+    (`lp`, computed here unless given) where it is more; per byte of a rank's message."""
+    from synth.pricing.compare import REFERENCE_BYTES
+
+    network = topology.network()
+    ranks = network.num_terminals * ranks_per_node
+    if lp is None:
+        lp, lp_why = flow_bound(network, ranks_per_node, matrix, lp_pairs=lp_pairs)
+    nodes = -(-ranks // ranks_per_node)
+    blocks = np.full(ranks * ranks, REFERENCE_BYTES, dtype=np.int64) if matrix is None else \
+        np.asarray(matrix, dtype=np.int64).ravel()
+    moves = _Moves(0.0) if nodes == 1 else _alltoall_moves(blocks, ranks, ranks_per_node, nodes)
+    k = node_ports(network, ranks_per_node)
+    messages = message_starts(name, ranks, k, moves.total > 0, name != "alltoallv" or moves.every_pair_moves)
+    floor, floor_why = _injection(moves, network, nodes)  # of the blocks alone: no path enters it
+    if matrix is None:  # lambda* in blocks, not rounded up: a schedule may split its blocks (MD, DO) over paths
+        per_byte = max(lp, floor / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
+    else:
+        per_byte = max(lp, floor) / exchange_message_bytes(matrix, ranks)
+    why = f"{lp_why or 'no flow bound'} (>= {lp:.6g} {'blocks' if matrix is None else 'B'} over bandwidth) or {floor_why}"
+    return TimeBound(messages, BandwidthBound(per_byte, why), k)
+
+
+def any_schedule_bound(collective: str, topology, ranks_per_node: int = 1, root: int = 0) -> TimeBound | None:
+    """The strongest time bound synth has for any schedule of `collective` (equal blocks) on
+    `topology`: the cut bound of every node set with the message starts (allgather, reduce-scatter,
+    allreduce, broadcast, reduce), or an all-to-all's flow bound (the multicommodity-flow LP over
+    routing, up to COMPARE_LP_PAIRS node pairs, else the sweep cut); None where synth has none beyond
+    blocks_bound's injection count (other collectives, or more than MAX_CUT_NODES nodes)."""
+    network = topology.network()
+    if network.num_nodes > MAX_CUT_NODES:
+        return None
+    if collective == "alltoall":
+        return exchange_time_bound(collective, topology, ranks_per_node, None, lp_pairs=COMPARE_LP_PAIRS)
+    if collective in BOUNDED:
+        return time_bound(collective, network, ranks_per_node, root)
+    return None
+
+
+def schedule_bound(schedule, topology, blocks: TimeBound | None = None) -> TimeBound:
+    """The strongest bound synth has for any schedule of `schedule`'s collective and blocks on
+    `topology`, per byte of its vector_bytes: any_schedule_bound's where it is more than the
+    injection count of its blocks (`blocks`, computed unless given)."""
+    blocks = blocks if blocks is not None else blocks_bound(schedule, topology.network())
+    stronger = any_schedule_bound(schedule.collective, topology, schedule.ranks_per_node, schedule.root or 0)
+    if stronger is None:
+        return blocks
+    n = vector_bytes(schedule)
+    bandwidth = stronger.bandwidth if stronger.bandwidth.busiest_bytes(n) > blocks.bandwidth.busiest_bytes(n) \
+        else blocks.bandwidth
+    return TimeBound(max(blocks.messages, stronger.messages), bandwidth, blocks.ports)
+
+
+def with_strongest_bound(comparison, topology, alpha: float, bandwidth_bits: float, ranks_per_node: int = 1,
+                         root: int = 0):
+    """`comparison` (synth.pricing.compare.Comparison) with its bounds raised to `any_schedule_bound`'s
+    at every size: `compare` and `report` print the bound `synthesize` proves."""
+    bound = any_schedule_bound(comparison.collective, topology, ranks_per_node, root)
+    if bound is None:
+        return comparison
+    strongest = [max(b, bound.seconds(n, alpha, bandwidth_bits)) for b, n in zip(comparison.bounds, comparison.sizes)]
+    return dataclasses.replace(comparison, bounds=np.array(strongest))
+
+
+@dataclass
+class _Moves:
+    total: float  # bytes injected into the network in all
+    out_of: np.ndarray | None = None  # per node, bytes it must send to other nodes
+    into: np.ndarray | None = None  # per node, bytes it must receive from other nodes
+    gossip: bool = False
+    every_pair_moves: bool = True  # all-to-all: every block between two ranks has bytes
+
+
+def _must_move(schedule, p: int, q: int, nodes: int) -> _Moves:
+    name = schedule.collective
+    if nodes == 1:
+        return _Moves(0.0)
+    if name in ("alltoall", "alltoallv"):  # P^2 blocks (2^28 at P = 16384): no temporary of their number
+        return _alltoall_moves(schedule.block_bytes, p, q, nodes)
+    sizes = np.asarray(schedule.block_bytes, dtype=np.float64)
+    n = float(sizes.sum())
+    node_of_block = (np.arange(len(sizes)) % p) // q  # the P-block collectives: block b plays rank b mod P
+    if name == "allreduce":
+        return _Moves(2.0 * (nodes - 1) * n, np.full(nodes, n), np.full(nodes, n), gossip=True)
+    if name in ("allgather", "broadcast"):
+        own = np.bincount(node_of_block, sizes, nodes) if name == "allgather" else _root_share(schedule, n, nodes, q)
+        return _Moves((nodes - 1) * n, into=n - own)
+    if name in ("reduce-scatter", "reduce"):
+        own = np.bincount(node_of_block, sizes, nodes) if name == "reduce-scatter" else _root_share(schedule, n, nodes, q)
+        return _Moves((nodes - 1) * n, out_of=n - own)
+    root = (schedule.root or 0) // q
+    if name in ("scatter", "gather"):
+        crossing = sizes * (node_of_block != root)
+        per_node = np.bincount(node_of_block, crossing, nodes)
+        at_root = np.zeros(nodes)
+        at_root[root] = crossing.sum()
+        return _Moves(float(crossing.sum()), *((at_root, per_node) if name == "scatter" else (per_node, at_root)))
+    if name == "p2p":
+        peer = (schedule.peer if schedule.peer is not None else root) // q
+        if peer == root:
+            return _Moves(0.0)
+        ends = np.zeros(nodes)
+        out_of, into = ends.copy(), ends.copy()
+        out_of[root], into[peer] = n, n
+        return _Moves(n, out_of, into)
+    raise ValueError(f"no bound for {name}")
+
+
+def _root_share(schedule, n: float, nodes: int, q: int) -> np.ndarray:
+    own = np.zeros(nodes)
+    own[(schedule.root or 0) // q] = n
+    return own
+
+
+ROWS_BYTES = 1 << 24  # an all-to-all's block sizes are summed a band of source ranks at a time (P^2 can be 2^28)
+
+
+def _alltoall_moves(block_bytes, p: int, q: int, nodes: int) -> _Moves:
+    """Block s P + d (of every part) goes from rank s to rank d: per node the bytes to and from other
+    nodes, summed a band of source ranks at a time without a P^2 temporary."""
+    parts = np.asarray(block_bytes).reshape(-1, p, p)  # (parts, src, dst), a view
+    out_of, into = np.zeros(nodes), np.zeros(nodes)
+    every_pair_moves = True
+    band = max(1, ROWS_BYTES // (8 * p * len(parts)))
+    for r0 in range(0, p, band):
+        r1 = min(p, r0 + band)
+        rows = parts[:, r0:r1, :].astype(np.float64).sum(axis=0)  # (band, dst): bytes from each source
+        src = np.arange(r0, r1)
+        same = rows.reshape(r1 - r0, nodes, q)[np.arange(r1 - r0), src // q].sum(axis=1)  # to the source's own node
+        out_of += np.bincount(src // q, rows.sum(axis=1) - same, nodes)
+        into += rows.reshape(r1 - r0, nodes, q).sum(axis=2).sum(axis=0)
+        np.subtract.at(into, src // q, same)
+        off = rows.copy()
+        off[np.arange(r1 - r0), src] = 1.0  # (a rank's block to itself need not move)
+        every_pair_moves = every_pair_moves and bool((off > 0).all())
+    return _Moves(float(out_of.sum()), out_of, into, every_pair_moves=every_pair_moves)
+
+
+def _link_bandwidth(network) -> tuple[np.ndarray, np.ndarray]:
+    """Per terminal, the bandwidth of its links into the network and out of it."""
+    n = network.num_terminals
+    src, dst, bandwidth = network.channel_src, network.channel_dst, network.channel_bandwidth
+    out = src < n
+    into = dst < n
+    inject = np.bincount(src[out], bandwidth[out], n)
+    eject = np.bincount(dst[into], bandwidth[into], n)
+    return np.maximum(inject, 1e-300), np.maximum(eject, 1e-300)
