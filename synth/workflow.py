@@ -18,7 +18,7 @@ from synth.execute import Executor, LocalExecutor
 from synth.io.checkpoint import Checkpoint, CheckpointJob
 from synth.execute.ordered import Part, ordered_results
 from synth.render.progress import Progress
-from synth.routing.layered_xgft import PhaseReport
+from synth.routing.xgft_layers import PhaseReport
 from synth.topology.paths import Paths
 from synth.routing.registry import Router, make_router
 from synth.topology.network import Network

@@ -1,23 +1,27 @@
-"""`synth export SCHEDULE --format msccl-xml`: a schedule file (synth-schedule/1 or /2, JSON or HDF5) in a
-collective library's format, verified before it is exported (a wrong schedule is refused)."""
+"""`synth export SCHEDULE --format NAME`: a schedule file (synth-schedule/1 or /2, JSON or HDF5) in a
+collective library's format (synth.io.EXPORT_FORMATS), verified before it is exported (a wrong schedule
+is refused)."""
 
 from __future__ import annotations
 
 from synth.collectives.verify import verify
 from synth.core.errors import SynthError
-from synth.io.msccl_xml import render_msccl_xml
+from synth.io import EXPORT_FORMATS
 from synth.io.schedule_file import read_schedule
 
-FORMATS = ("msccl-xml",)
+DEFAULT_FORMAT, DEFAULT_PROTOCOL = "msccl-xml", "Simple"
 
 
-def export_schedule(path: str, fmt: str = "msccl-xml", name: str | None = None, protocol: str = "Simple") -> str:
+def export_schedule(path: str, fmt: str = DEFAULT_FORMAT, name: str | None = None,
+                    protocol: str = DEFAULT_PROTOCOL) -> str:
     """The text of the exported schedule."""
-    if fmt not in FORMATS:
-        raise SynthError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
+    export = EXPORT_FORMATS.get(fmt, "--format")
+    if protocol != DEFAULT_PROTOCOL and "protocol" not in export.takes:
+        raise SynthError(f"--proto applies to {', '.join(f for f, e in EXPORT_FORMATS.items() if 'protocol' in e.takes)}, "
+                         f"not {fmt}")
     schedule = read_schedule(path)
     report = verify(schedule)
     if not report.ok:
         raise SynthError(f"{path} does not deliver its {schedule.collective} (synth verify: {report.violation}); "
                          "not exported")
-    return render_msccl_xml(schedule, name, protocol)
+    return export.render(schedule, name, protocol)

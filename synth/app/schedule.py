@@ -21,7 +21,7 @@ from synth.pricing.closed_forms import closed_form
 from synth.pricing.path_hops import all_pairs_hops, mapped_hops
 from synth.pricing.schedule_cost import costs, map_schedule, recorded_paths
 from synth.io.routes_file import read_routes
-from synth.collectives.algorithms import (ALGORITHMS, Algorithm, Request, grid_shape, load_all, refuse_options,
+from synth.collectives.algorithms import (ALGORITHMS, Algorithm, Request, grid_shape, refuse_options,
                                        sends_every_pair, too_large)
 from synth.collectives.schedule import COLLECTIVES, Collective, Schedule, collective
 from synth.collectives.sizes import parse_sizes
@@ -52,7 +52,6 @@ def plan_schedule(collective_name: str, algorithm_name: str, topology, *, messag
     """Check a schedule's inputs against each other and the network and make the generator's
     request: every refusal (one line, SynthError) comes before anything large is made, the size
     guards included (synth.collectives.algorithms.too_large); the alltoallv's P^2 sizes come last."""
-    load_all()
     info = collective(collective_name)
     algorithm = ALGORITHMS.get(algorithm_name)
     if info.name not in algorithm.collectives:

@@ -1,19 +1,22 @@
-"""`synth export SCHEDULE --format msccl-xml [--out FILE]` (synth.app.export)."""
+"""`synth export SCHEDULE [--format NAME] [--out FILE]` (synth.app.export)."""
 
 from __future__ import annotations
 
 import sys
 
-from synth.app.export import FORMATS, export_schedule
+from synth.app.export import DEFAULT_FORMAT, DEFAULT_PROTOCOL, export_schedule
 from synth.core.output import OutputSet
+from synth.io import EXPORT_FORMATS
 from synth.io.msccl_xml import PROTOCOLS
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("export", help="write a schedule in a collective library's format (MSCCL's XML)")
     p.add_argument("schedule", metavar="SCHEDULE", help="a synth-schedule file (JSON or HDF5)")
-    p.add_argument("--format", default="msccl-xml", choices=FORMATS, help="msccl-xml: MSCCL's XML algorithm (default)")
-    p.add_argument("--proto", default="Simple", choices=PROTOCOLS, help="the MSCCL protocol (default Simple)")
+    formats = "; ".join(f"{name}: {export.summary}" for name, export in EXPORT_FORMATS.items())
+    p.add_argument("--format", default=DEFAULT_FORMAT, metavar="NAME", help=f"{formats} (default {DEFAULT_FORMAT})")
+    p.add_argument("--proto", default=DEFAULT_PROTOCOL, choices=PROTOCOLS,
+                   help=f"the MSCCL protocol (default {DEFAULT_PROTOCOL})")
     p.add_argument("--name", metavar="NAME", help="the algorithm's name (default synth-ALGORITHM-COLLECTIVE-P)")
     p.add_argument("--out", metavar="FILE", help="write it here (default: standard output)")
     p.set_defaults(func=cmd_export)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from synth.app.schedule import (DEFAULT_BYTES, MAX_BYTES, PROGRESS_BLOCK_SENDS, cost_lines, make_schedule, plan_schedule,
                                 promise)
 from synth.render.progress import progress_printer
-from synth.collectives.algorithms import ALGORITHMS, expected_block_sends, load_all
+from synth.collectives.algorithms import ALGORITHMS, expected_block_sends
 from synth.collectives.schedule import COLLECTIVES
 from synth.cli.options import add_cost_model
 from synth.core.errors import SynthError
@@ -52,7 +52,6 @@ def add_parser(sub) -> None:
 
 
 def cmd_schedule(args) -> int:
-    load_all()
     if args.list:
         from synth.render.console import table
 

@@ -34,6 +34,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.io import ExportFormat
 from synth.collectives.schedule import REDUCE, Schedule
 
 # MSCCL's chunks are of one size: an alltoallv's blocks are not (scatter and gather: not yet mapped)
@@ -231,3 +232,7 @@ def render_msccl_xml(s: Schedule, name: str | None = None, protocol: str = "Simp
                     "hasdep": "1" if index in tb.waited else "0"})
     ET.indent(algo, space="  ")
     return ET.tostring(algo, encoding="unicode") + "\n"
+
+
+EXPORT_FORMAT = ExportFormat("msccl-xml", "MSCCL's XML algorithm (msccl-executor-nccl, RCCL)",
+                             lambda schedule, name, protocol: render_msccl_xml(schedule, name, protocol), takes=("protocol",))

@@ -289,21 +289,19 @@ def exchange_time_bound(name: str, topology, ranks_per_node: int, matrix, lp: fl
     """The time bound of any schedule of an all-to-all(v): the message starts and injection bytes of
     its blocks (`matrix`: an alltoallv's bytes per rank pair; None: equal blocks), and the flow bound
     (`lp`, computed here unless given) where it is more; per byte of a rank's message."""
-    from synth.pricing.compare import REFERENCE_BYTES
-
     network = topology.network()
     ranks = network.num_terminals * ranks_per_node
     if lp is None:
         lp, lp_why = flow_bound(network, ranks_per_node, matrix, lp_pairs=lp_pairs)
     nodes = -(-ranks // ranks_per_node)
-    blocks = np.full(ranks * ranks, REFERENCE_BYTES, dtype=np.int64) if matrix is None else \
-        np.asarray(matrix, dtype=np.int64).ravel()
+    # equal blocks counted in blocks (one byte each): lambda* is in blocks too
+    blocks = np.ones(ranks * ranks, dtype=np.int64) if matrix is None else np.asarray(matrix, dtype=np.int64).ravel()
     moves = _Moves(0.0) if nodes == 1 else _alltoall_moves(blocks, ranks, ranks_per_node, nodes)
     k = node_ports(network, ranks_per_node)
     messages = message_starts(name, ranks, k, moves.total > 0, name != "alltoallv" or moves.every_pair_moves)
     floor, floor_why = _injection(moves, network, nodes)  # of the blocks alone: no path enters it
     if matrix is None:  # lambda* in blocks, not rounded up: a schedule may split its blocks (MD, DO) over paths
-        per_byte = max(lp, floor / REFERENCE_BYTES) / ranks  # a rank's message is P blocks
+        per_byte = max(lp, floor) / ranks  # a rank's message is P blocks
     else:
         per_byte = max(lp, floor) / exchange_message_bytes(matrix, ranks)
     why = f"{lp_why or 'no flow bound'} (>= {lp:.6g} {'blocks' if matrix is None else 'B'} over bandwidth) or {floor_why}"

@@ -24,7 +24,7 @@ from synth.core.validate import show
 from synth.pricing.alphabeta import beta_of
 from synth.pricing.path_hops import all_pairs_hops, mapped_hops
 from synth.pricing.schedule_cost import MappedSchedule, map_schedule
-from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all, sends_every_pair, too_large
+from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, sends_every_pair, too_large
 from synth.collectives.schedule import collective
 from synth.collectives.verify import expected_blocks, verify
 
@@ -91,7 +91,6 @@ def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: 
     """Every applicable algorithm's schedule, routed (by `router`, or along a routes file's paths);
     and one line per algorithm left out (a rooted collective's with its `root`, Q ranks a node, a
     routes file: synthesis prices them, `compare` does not)."""
-    load_all()
     info = collective(name)
     if name == "alltoallv":
         raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")

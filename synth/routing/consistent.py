@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from synth.measure.loads import phase_channel_counts
-from synth.routing.layered_xgft import (LayeredOptions, LayerSets, PhaseReport, prime_factors, LayerSearch, LayerSolver, WholeWorkloadRouter,
-                                  layer_sets, set_bounds)
 from synth.routing.oblivious import dmodk
+from synth.routing.xgft_layers import (LayeredOptions, LayerSearch, LayerSets, LayerSolver, PhaseReport, WholeWorkloadRouter,
+                                       layer_sets, prime_factors, set_bounds)
 from synth.solve import ProblemBuilder
 from synth.topology.xgft import Xgft
 
@@ -65,7 +65,7 @@ def _least_excess(sets: LayerSets, units: int, width: int, solver: LayerSolver, 
 
 
 def _node_solver(phase: np.ndarray):
-    """A WT node's solver for synth.routing.layered_xgft.LayerSearch with units instead of messages: the
+    """A WT node's solver for synth.routing.xgft_layers.LayerSearch with units instead of messages: the
     links per flow of `order` (all flows of a unit alike), or (None, False) when the conditions
     fail and the caller may solve the parent again instead (not `fallback`)."""
 
@@ -102,7 +102,7 @@ def _node_solver(phase: np.ndarray):
 
 def route_consistent(xgft: Xgft, src: np.ndarray, dst: np.ndarray, phase: np.ndarray, options: LayeredOptions) -> tuple[np.ndarray, PhaseReport]:
     """Path choices (WT index at the NCA layer) for all flows at once, consistent per destination.
-    Depth-first over the WT tree as the per-flow router (synth.routing.layered_xgft.LayerSearch): a node whose
+    Depth-first over the WT tree as the per-flow router (synth.routing.xgft_layers.LayerSearch): a node whose
     child has no strong solution is solved again in another order, up to BACKTRACKS times."""
     src, dst, phase = (np.asarray(a, dtype=np.int64) for a in (src, dst, phase))
     # The solvers see units in the order of the flows; the same flows listed in another order

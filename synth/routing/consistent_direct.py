@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.routing.minimal import minimal, router_view
-from synth.routing.path_selection import PathsOptions, PathsReport
+from synth.routing.paths_options import PathsOptions, PathsReport
 from synth.topology.paths import Paths
 
 

@@ -45,7 +45,7 @@ def dor(topology, src, dst, phase=None, occurrence=None, seed=0) -> Paths:
     return view.walk(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), pick)
 
 
-ROUTERS = (
+ROUTER = (
     RouterSpec("dor", DIRECT, "dimension order: dimension 0 first, the shorter way in each (torus, HyperX)", fixed(dor),
-               needs="coordinates", consistent=True, report={"dor": ("dor", "flow")}),
+               needs="coordinates", consistent=True, report={"dor": ("dor", "flow")}, order=50),
 )

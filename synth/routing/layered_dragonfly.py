@@ -56,8 +56,8 @@ from synth.core.errors import SynthError
 from synth.measure.lp_bound import lp_bound
 from synth.routing.candidates import Candidates
 from synth.routing.minimal import router_view
-from synth.routing.path_selection import (PathsOptions, PathsReport, descend, grouped_by_channel, Improver, SelectionState,
-                                        route_each_phase)
+from synth.routing.path_selection import Improver, SelectionState, descend, grouped_by_channel, route_each_phase
+from synth.routing.paths_options import PathsOptions, PathsReport
 from synth.topology.paths import Paths
 from synth.routing.registry import DIRECT, SOLVER_OPTIONS, VIA_GROUP, FileSchema, RouterOptions, RouterSpec
 from synth.solve import ProblemBuilder, check_solver, solve
@@ -557,7 +557,7 @@ class DragonflyLayeredRouter:
     def __init__(self, options: DragonflyLayeredOptions):
         self.options = options
         if options.solver == "cpsat":
-            import synth.solve.cpsat  # noqa: F401  (loaded once here, not in every forked worker)
+            import ortools.sat.python.cp_model  # noqa: F401  (OR-Tools loaded once here, not in every forked worker)
 
     def __call__(self, topology, src, dst, phase=None, occurrence=None, seed=0):
         return route_each_phase(route_phase_layered, self.options, topology, src, dst, phase, seed)
@@ -574,7 +574,7 @@ def _label(options: RouterOptions, seed: int) -> str:
     return f"layered (system layer: global links; group layer: local hops; solver {o.solver}, budget {budget} per phase)"
 
 
-ROUTERS = (
+ROUTER = (
     RouterSpec("layered", DIRECT, "synthesized by layers ([Prisacari20] ch.3 on ch.4's hierarchy): the system layer "
                "chooses every message's global links (direct or through one intermediate group), the group layer its "
                "local hops (the local link or a two-hop detour)", lambda options: DragonflyLayeredRouter(_options(options)),
@@ -585,5 +585,5 @@ ROUTERS = (
                    counts=("messages", "choices", "lp_bound", "system_bound", "target", "targets", "group_models",
                            "detours", "timeouts"),
                    strings=("proven_by",)),
-               report={"layered": ("synth layered", "flow")}, report_default=True),
+               report={"layered": ("synth layered", "flow")}, report_default=True, order=90),
 )

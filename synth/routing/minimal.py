@@ -229,9 +229,9 @@ def _next_channels(out, head, distance, groups, grouped):
     return table
 
 
-ROUTERS = (
+ROUTER = (
     RouterSpec("minimal", DIRECT, "a shortest path, the lowest-numbered channel at every router", fixed(minimal),
-               consistent=True, report={"minimal": ("minimal", "flow")}, report_default=True),
+               consistent=True, report={"minimal": ("minimal", "flow")}, report_default=True, order=40),
     RouterSpec("minimal-random", DIRECT, "a shortest path, a seeded choice per pair at every router",
-               fixed(minimal_random), report={"minimal-random": ("minimal-random", "flow")}),
+               fixed(minimal_random), report={"minimal-random": ("minimal-random", "flow")}, order=40),
 )

@@ -68,12 +68,12 @@ def _report(name: str, label: str) -> dict:
     return {name: (label, "flow")}
 
 
-ROUTERS = (
+ROUTER = (
     RouterSpec("dmodk", XGFT, "destination-mod-k: up link floor(dst / (W_1...W_l)) mod W_(l+1) at layer l "
-               "([Prisacari20] sec. 2.3)", fixed(dmodk), consistent=True, report=_report("dmodk", "d-mod-k"), report_default=True),
+               "([Prisacari20] sec. 2.3)", fixed(dmodk), consistent=True, report=_report("dmodk", "d-mod-k"), report_default=True, order=10),
     RouterSpec("smodk", XGFT, "source-mod-k: the same digits taken from the source", fixed(smodk),
-               report=_report("smodk", "s-mod-k"), report_default=True),
+               report=_report("smodk", "s-mod-k"), report_default=True, order=10),
     RouterSpec("random", XGFT, "one seeded random path per (source, destination) pair", fixed(random_per_pair),
-               report=_report("random", "random"), report_default=True),
-    RouterSpec("random-msg", XGFT, "an independent seeded random path per message", fixed(random_per_message)),
+               report=_report("random", "random"), report_default=True, order=10),
+    RouterSpec("random-msg", XGFT, "an independent seeded random path per message", fixed(random_per_message), order=10),
 )

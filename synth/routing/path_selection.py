@@ -37,106 +37,31 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from synth.core.errors import SynthError
 from synth.measure.loads import bytes_over_bandwidth, weighted_counts
 from synth.measure.lp_bound import byte_granule, lp_bound, solve_congestion_lp
-from synth.routing.candidates import Candidates, build_candidates, check_candidate_set, without_loops
-from synth.routing.lane_orders import check_budget, within_lanes
+from synth.routing.candidates import Candidates, build_candidates, without_loops
+from synth.routing.consistent_direct import ConsistentPathsRouter
+from synth.routing.lane_orders import within_lanes
 from synth.routing.minimal import RouterView, minimal, router_view
 from synth.routing.oblivious import mix64
+from synth.routing.paths_options import PathsOptions, PathsReport, paths_options
 from synth.topology.paths import Paths
 from synth.routing.registry import DIRECT, SOLVER_OPTIONS, VIA_ONE, FileSchema, RouterOptions, RouterSpec
 from synth.routing.ugal import ugal
 from synth.routing.valiant import valiant
-from synth.solve import ProblemBuilder, check_solver, solve
+from synth.solve import ProblemBuilder, solve
 from synth.solve.budget import Budget, capped, work_of
 from synth.solve.problem import OPTIMAL, TIMEOUT
 
 EXACT_CHOICES = 20_000  # flow-candidate pairs up to which a phase is solved whole (a proof within seconds)
 LNS_FLOWS = 120  # flows freed per neighbourhood
 LNS_CALL_LIMIT = 0.5  # deterministic seconds per neighbourhood model
-DEFAULT_BUDGET = 20.0  # solver seconds per phase without --time-limit
 LP_TIME_LIMIT = 120.0  # wall-clock guard of the candidate LP (it finishes in about a second at 1,000 routers)
 MAX_DESCENT_MOVES = 200_000
-LOAD_UNITS = ("messages", "bytes")
-
-
-@dataclass(frozen=True)
-class PathsOptions:
-    candidates: str = "all"
-    solver: str = "cpsat"
-    time_limit: float | None = None  # solver seconds per phase (CP-SAT: deterministic)
-    threads: int = 1
-    glpk_options: tuple[str, ...] | None = None
-    consistency: str = "flow"  # flow: any candidate per flow; destination: one next hop per (router, destination)
-    objective: str = "messages"  # what the busiest channel's load counts: messages, or bytes (over bandwidth)
-    lanes: int | None = None  # a budget of virtual lanes: only candidates some lane order admits (synth.routing.lane_orders)
-    # time_limit in wall-clock seconds for the phase's solver calls, spent as CP-SAT's deterministic
-    # work (synth.solve.budget: what `synthesize --time-limit` means); not recorded (describe)
-    wall_clock: bool = False
-
-    def __post_init__(self) -> None:
-        check_candidate_set(self.candidates)
-        check_solver(self.solver)
-        if self.objective not in LOAD_UNITS:
-            raise SynthError(f"unknown load unit '{self.objective}' (known: {', '.join(LOAD_UNITS)})")
-        if self.objective == "bytes" and self.consistency == "destination":
-            raise SynthError("--consistency destination builds tables without weighing flows: use --load-unit messages")
-        if self.consistency not in ("flow", "destination"):
-            raise SynthError(f"unknown consistency '{self.consistency}' (known: flow, destination)")
-        if self.lanes is not None:
-            check_budget(self.lanes)
-            if self.consistency == "destination":
-                raise SynthError("a lane budget chooses each flow's path among its candidates: it needs --consistency flow")
-        if self.consistency == "destination" and self.candidates != "minimal":
-            raise SynthError(f"--consistency destination keeps routes minimal (one next hop per router and destination "
-                             f"cannot hold detours without loops): use --candidates minimal, not {self.candidates}")
-
-    @property
-    def budget(self) -> float:
-        return self.time_limit if self.time_limit is not None else DEFAULT_BUDGET
-
-    def describe(self) -> dict:
-        return {"candidates": self.candidates, "solver": self.solver, "time_limit": self.time_limit,
-                "threads": self.threads, "consistency": self.consistency,
-                **({"lanes": self.lanes} if self.lanes is not None else {})}
-
-
-@dataclass
-class PathsReport:
-    """How a phase was routed; `as_dict` is what the routes file records (no timings)."""
-
-    choices: int = 0  # flow-candidate pairs of the phase
-    lp_bound: int = 0  # the LP bound over all paths (synth.measure.lp_bound): no routing at all does better
-    candidate_bound: int = 0  # no choice among the candidates does better
-    lp_status: str = "optimal"  # of the candidate LP (synth.measure.lp_bound.LpBound.status)
-    start: str = ""  # which starting routing was best
-    start_contention: int = 0
-    moves: int = 0  # descent moves
-    neighbourhoods: int = 0  # LNS models solved
-    exact: str | None = None  # status of the whole-phase model, when one was solved
-    timeouts: int = 0
-    proven_by: str | None = None
-    solver_seconds: float = 0.0
-    clock_ended: bool = False  # a wall-clock budget's clock, not its work, ended a call (not recorded: a rerun may differ)
-
-    def progress_text(self) -> str:
-        how = f"exact {self.exact}" if self.exact else f"{self.neighbourhoods} neighbourhoods"
-        return (f"{self.choices:,} choices, candidate bound {self.candidate_bound} (LP {self.lp_status}), "
-                f"start {self.start} {self.start_contention}, {self.moves} moves, {how}"
-                + (f", {self.timeouts} solver timeouts" if self.timeouts else "")
-                + (", stopped by the clock before its work (a rerun may differ)" if self.clock_ended else ""))
-
-    def as_dict(self) -> dict:
-        return {"choices": self.choices, "lp_bound": self.lp_bound, "candidate_bound": self.candidate_bound, "lp_status": self.lp_status,
-                "start": self.start, "start_contention": self.start_contention, "moves": self.moves,
-                "neighbourhoods": self.neighbourhoods, "timeouts": self.timeouts,
-                **({"exact": self.exact} if self.exact else {}),
-                **({"proven_by": self.proven_by} if self.proven_by else {})}
 
 
 class CandidatePricer:
@@ -535,7 +460,7 @@ class PathSelectionRouter:
         # synth.workflow hands such a router every flow's bytes (`size`)
         self.weighs_bytes = options.objective == "bytes"
         if options.solver == "cpsat":
-            import synth.solve.cpsat  # noqa: F401  (loaded once here, not in every forked worker)
+            import ortools.sat.python.cp_model  # noqa: F401  (OR-Tools loaded once here, not in every forked worker)
 
     def __call__(self, topology, src, dst, phase=None, occurrence=None, seed=0, size=None):
         return route_each_phase(route_phase_paths, self.options, topology, src, dst, phase, seed, size)
@@ -567,20 +492,7 @@ def _in_flow_order(count: int, routed: list[tuple[np.ndarray, Paths]]) -> Paths:
     return together.select(position)
 
 
-def paths_options(options: RouterOptions) -> PathsOptions:
-    """The path-selection router's options from a run's: the candidate set (default all; minimal
-    with destination consistency), the load it minimizes, the solver options."""
-    candidates = options.candidates
-    if candidates is None:
-        candidates = "minimal" if options.consistency == "destination" else "all"
-    return PathsOptions(candidates=candidates, solver=options.solver, time_limit=options.time_limit,
-                        threads=options.threads, glpk_options=options.glpk_options, consistency=options.consistency,
-                        objective=options.load_unit)
-
-
 def _build(options: RouterOptions):
-    from synth.routing.consistent_direct import ConsistentPathsRouter
-
     o = paths_options(options)
     return ConsistentPathsRouter(o) if o.consistency == "destination" else PathSelectionRouter(o)
 
@@ -593,12 +505,13 @@ def _label(options: RouterOptions, seed: int) -> str:
     return f"paths ({o.candidates} candidates, minimizing {o.objective}, solver {o.solver}, budget {budget} per phase)"
 
 
-ROUTERS = (
+ROUTER = (
     RouterSpec("paths", DIRECT, "synthesized: per flow one of its candidate paths (--candidates minimal|valiant|all) so "
                "that the busiest channel carries the fewest messages (an integer program per phase; minimal paths only "
                "with --candidates minimal)", _build, policy=VIA_ONE, takes=("candidates", "consistency") + SOLVER_OPTIONS,
                synthesis=paths_options, synthesis_type=PathsOptions, label=_label, proves=True,
-               lp_proof_key="candidate_bound", records_lp_bound=True, lane_budget=True, minimal_candidates=True,
+               lp_proof_key="candidate_bound", records_lp_bound=True, minimal_candidates=True,
+               within_lanes=lambda options, lanes: PathSelectionRouter(replace(options, lanes=lanes)),
                file_schema=FileSchema(
                    synthesis=("candidates", "solver", "consistency", "time_limit", "threads"),
                    synthesis_str=("candidates", "solver", "consistency"),
@@ -608,5 +521,5 @@ ROUTERS = (
                    synthesis_optional=("lanes",)),  # lanes: the --vls budget routed within
                report={"paths": ("synth paths", "flow")}, report_default=True,
                elsewhere="on an xgft the path-selection program over every minimal path is --router monolithic (and "
-                         "--router layered its decomposition)"),
+                         "--router layered its decomposition)", order=80),
 )

@@ -1,7 +1,7 @@
 """The routers: one registry that every consumer asks (route, check, report, compare, the API, the docs).
 
-A router is one module that declares `ROUTERS = (RouterSpec(...), ...)` plus its module name in
-`ROUTER_MODULES` below. Its spec says everything the rest of synth needs to know about it: the
+A router is one module of synth.routing that declares `ROUTER = RouterSpec(...)` (or a tuple of
+them), found on first use (synth.core.registry: this module imports none of them). Its spec says everything the rest of synth needs to know about it: the
 name users type (`--router NAME`, recorded in routes files), the networks it applies to, the
 options it takes, the path policy `synth check` verifies (a named one, or a PathPolicy bringing its
 own check), why it refuses a network beyond what it `needs` (`refuses`), what a routes file records for it
@@ -22,31 +22,17 @@ their keys name them apart everywhere else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from importlib import import_module
+from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from synth.core.errors import SynthError
+from synth.core.registry import Registry
 from synth.core.validate import show
 from synth.topology.family import DIRECT, XGFT  # the networks a router applies to: Topology.routing_kind
 
 # The path policies `synth check` verifies on a router's paths (synth.checking.routes).
 MINIMAL, VIA_ONE, VIA_GROUP = "minimal", "via-one", "via-group"
 LOAD_UNITS = ("messages", "bytes")
-
-# One module per router (or per family of routers); the order is the order of help texts and lists.
-ROUTER_MODULES = (
-    "synth.routing.oblivious",
-    "synth.routing.layered_xgft",
-    "synth.routing.monolithic",
-    "synth.routing.minimal",
-    "synth.routing.dor",
-    "synth.routing.valiant",
-    "synth.routing.ugal",
-    "synth.routing.path_selection",
-    "synth.routing.layered_dragonfly",
-    "synth.routing.updown",
-)
 
 
 @dataclass(frozen=True)
@@ -69,14 +55,6 @@ class RouterOptions:
     def __post_init__(self) -> None:
         if self.load_unit not in LOAD_UNITS:
             raise SynthError(f"unknown load unit '{self.load_unit}' (known: {', '.join(LOAD_UNITS)})")
-
-    def layered(self):
-        """The options as synth.routing.layered_xgft.LayeredOptions (checked there)."""
-        from synth.routing.layered_xgft import LayeredOptions
-
-        return LayeredOptions(constraints=self.constraints, balance=self.balance, solver=self.solver,
-                              time_limit=self.time_limit, threads=self.threads, construction=self.construction,
-                              glpk_options=self.glpk_options, consistency=self.consistency)
 
 
 # The command-line options of RouterOptions' fields (consistency and load_unit are every router's:
@@ -163,12 +141,20 @@ class RouterSpec:
     proof_raises_bound: bool = False  # that proof is over every routing: it may raise the phase's lower bound
     lp_proof_key: str | None = None  # the solver report's field holding the LP bound an `lp` proof stands on
     records_lp_bound: bool = False  # its solver report carries the LP bound over all paths
-    lane_budget: bool = False  # routes within a lane budget (route --vls N): synthesis.lanes
+    # (its options, lanes) -> the routing function within a budget of that many virtual lanes (route --vls N;
+    # synthesis.lanes), for the routers that route within one
+    within_lanes: Callable[[object, int], Callable] | None = None
     minimal_candidates: bool = False  # paths minimal when its synthesis says candidates "minimal"
+    order: int = 0  # where help texts and lists put it (then by module name)
 
     @property
     def id(self) -> str:
         return self.key or self.name
+
+    @property
+    def lane_budget(self) -> bool:
+        """It routes within a lane budget (route --vls N)."""
+        return self.within_lanes is not None
 
     @property
     def synthesizes(self) -> bool:
@@ -209,23 +195,22 @@ class RouterSpec:
 
 
 class _Registry:
-    """The specs of ROUTER_MODULES, loaded on first use (importing a router loads no solver)."""
+    """The specs the router modules declare, by key (Registry: found on first use; importing a router
+    loads no solver). Two routers may share a name on different kinds of network: lookups by name
+    take the network's kind."""
 
     def __init__(self):
-        self._specs: list[RouterSpec] | None = None
+        self._specs: Registry[RouterSpec] = Registry("router", "synth.routing", "ROUTER", key=lambda spec: spec.id,
+                                                     order=lambda spec: spec.order)
 
     def specs(self) -> list[RouterSpec]:
-        if self._specs is None:
-            specs = [spec for module in ROUTER_MODULES for spec in import_module(module).ROUTERS]
-            ids = [s.id for s in specs]
-            twice = sorted({i for i in ids if ids.count(i) > 1})
-            if twice:
-                raise ValueError(f"router {twice[0]!r} registered twice (give one a key)")
-            self._specs = specs
-        return self._specs
+        return list(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
 
     def by_id(self, key: str) -> RouterSpec:
-        return next(s for s in self.specs() if s.id == key)
+        return self._specs[key]
 
     def for_kind(self, kind: str) -> list[RouterSpec]:
         return [s for s in self.specs() if s.networks == kind]
@@ -279,9 +264,7 @@ class RouterCall:
 
     def with_lanes(self, lanes: int) -> "RouterCall":
         """The same router within a budget of `lanes` virtual lanes (specs with lane_budget)."""
-        from synth.routing.path_selection import PathSelectionRouter
-
-        return RouterCall(self.spec, PathSelectionRouter(replace(self.options, lanes=lanes)), self.router_options)
+        return RouterCall(self.spec, self.spec.within_lanes(self.options, lanes), self.router_options)
 
 
 def make_router(name: str, topology, options: RouterOptions | None = None) -> RouterCall:

@@ -86,8 +86,8 @@ def _combine(options: list[Paths], chosen: np.ndarray) -> Paths:
     return Paths(offsets, channels)
 
 
-ROUTERS = (
+ROUTER = (
     RouterSpec("ugal", DIRECT, f"per message the minimal path or the cheapest of {CANDIDATES} Valiant candidates under "
                "the load placed so far ([Prisacari20] ch.7's UGAL-L cost)", fixed(ugal), policy=VIA_ONE,
-               report={"ugal": ("ugal", "flow")}, report_default=True),
+               report={"ugal": ("ugal", "flow")}, report_default=True, order=70),
 )

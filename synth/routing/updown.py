@@ -235,9 +235,9 @@ def _tables(out, head, up, legal, down, terminal_router):
 UP_DOWN = PathPolicy("up*/down*", "shortest up*/down* (no up link after a down link, ranks from the roots of least "
                      "eccentricity)", _verifier)
 
-ROUTERS = (
+ROUTER = (
     RouterSpec("updown", DIRECT, "OpenSM's up*/down*: a shortest path that never goes up after going down (ranks "
                "from a centre), balanced per router over destinations; deadlock-free on one lane", fixed(updown),
                policy=UP_DOWN, refuses=_refusal, report={"updown": ("updown", "flow")},
-               label=lambda options, seed: "updown (up*/down*, a root of least eccentricity per part)"),
+               label=lambda options, seed: "updown (up*/down*, a root of least eccentricity per part)", order=100),
 )

@@ -98,11 +98,11 @@ def valiant_any(topology, src, dst, phase=None, occurrence=None, seed=0) -> Path
     return valiant(topology, src, dst, phase, occurrence, seed, any_router=True)
 
 
-ROUTERS = (
+ROUTER = (
     RouterSpec("valiant", DIRECT, "minimally to a random intermediate group (dragonfly) or router, then minimally to "
                "the destination ([Prisacari20] ch.5-7)", fixed(valiant), policy=VIA_ONE,
-               report={"valiant": ("valiant", "flow")}, report_default=True),
+               report={"valiant": ("valiant", "flow")}, report_default=True, order=60),
     RouterSpec("valiant-any", DIRECT, "as valiant, through any router of the intermediate group ([Prisacari20] ch.6, "
                "dragonfly)", fixed(valiant_any), policy=VIA_ONE, needs="groups",
-               report={"valiant-any": ("valiant-any", "flow")}),
+               report={"valiant-any": ("valiant-any", "flow")}, order=60),
 )

@@ -1,14 +1,13 @@
-"""OR-Tools CP-SAT backend."""
+"""OR-Tools CP-SAT backend (OR-Tools imported on the first solve: the registry imports this module to list it)."""
 
 from __future__ import annotations
 
 import time
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from synth.core.interrupt import native
-from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoiceProblem, SolveResult
+from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, Backend, ChoiceProblem, SolveResult
 
 
 # Reproducible settings for every CP-SAT call in synth. Several workers search deterministically
@@ -49,6 +48,8 @@ def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, 
                 seed: int = 0, wall_limit: float | None = None) -> SolveResult:
     """`time_limit`: deterministic time; `wall_limit`: seconds for the whole call, the model's
     building included (what the building took is taken off the solver's cap)."""
+    from ortools.sat.python import cp_model
+
     start = time.perf_counter()
     model = cp_model.CpModel()
     variables = []
@@ -109,3 +110,8 @@ def solve_cpsat(problem: ChoiceProblem, time_limit: float | None, threads: int, 
     if code == cp_model.INFEASIBLE:
         return SolveResult(INFEASIBLE, None, solver="cpsat", seconds=seconds, work=work)
     return SolveResult(TIMEOUT, None, solver="cpsat", seconds=seconds, work=work)
+
+
+SOLVER = Backend("cpsat", "OR-Tools CP-SAT (deterministic time limits, interleaved threads, hints)",
+                 lambda problem, time_limit, threads, hint, glpk_options, seed, wall_limit=None:
+                 solve_cpsat(problem, time_limit, threads, hint, seed, wall_limit), deterministic=True, order=10)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoiceProblem, SolveResult
+from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, Backend, ChoiceProblem, SolveResult
 
 MODEL = Path(__file__).resolve().parent.parent / "models" / "assignment.mod"
 # The options of the seed's runs ([Prisacari20], sec. 3.6), minus --exact (slow, and
@@ -96,3 +96,8 @@ def _read_solution(path: Path, num_items: int) -> tuple[np.ndarray | None, int |
         else:
             choice[int(parts[0])] = int(parts[1])
     return (choice if (choice >= 0).all() else None), objective
+
+
+SOLVER = Backend("glpk", "GLPK's glpsol on a MathProg model (models/assignment.mod)",
+                 lambda problem, time_limit, threads, hint, glpk_options, seed, wall_limit=None:
+                 solve_glpk(problem, time_limit, glpk_options), order=40)

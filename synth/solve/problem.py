@@ -16,6 +16,7 @@ backend solves it, and one MathProg model (synth/models/assignment.mod) reads it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -172,3 +173,17 @@ class SolveResult:
     @property
     def solved(self) -> bool:
         return self.choice is not None
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A solver backend, declared by its module as `SOLVER` (synth.solve.SOLVERS finds it): run(problem,
+    time_limit, threads, hint, glpk_options, seed, wall_limit) -> SolveResult. A backend that counts
+    deterministic work (`deterministic`) takes `time_limit` in it and `wall_limit` as the clock's
+    cap; the others take seconds in `time_limit`."""
+
+    name: str
+    summary: str
+    run: Callable
+    deterministic: bool = False
+    order: int = 0  # where help texts list it

@@ -1,4 +1,7 @@
-"""PuLP backends: CBC (bundled with PuLP) and HiGHS (through highspy)."""
+"""PuLP backends: CBC (bundled with PuLP) and HiGHS (through highspy, in a helper process).
+
+PuLP is imported inside the calls: the solver registry imports this module to list the backends, and
+HiGHS must never load into a process that has OR-Tools (see `_solve_highs_isolated`)."""
 
 from __future__ import annotations
 
@@ -7,14 +10,15 @@ import time
 import warnings
 
 import numpy as np
-import pulp
 
 from synth.core.errors import SynthError
 from synth.core.interrupt import child_processes, kill_processes, native
-from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, ChoiceProblem, SolveResult
+from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, Backend, ChoiceProblem, SolveResult
 
 
 def _solver(name: str, time_limit: float | None, threads: int):
+    import pulp
+
     if name == "cbc":
         return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, threads=max(1, threads))
     if name == "highs":
@@ -32,6 +36,8 @@ def solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, thre
 
 
 def _solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, threads: int) -> SolveResult:
+    import pulp
+
     start = time.perf_counter()
     model = pulp.LpProblem("synth", pulp.LpMinimize)
     variables = [[pulp.LpVariable(f"x_{i}_{k}", cat="Binary") for k in range(int(n))]
@@ -70,3 +76,29 @@ def _solve_pulp(problem: ChoiceProblem, name: str, time_limit: float | None, thr
     if model.status == pulp.LpStatusInfeasible:
         return SolveResult(INFEASIBLE, None, solver=name, seconds=seconds)
     return SolveResult(TIMEOUT, None, solver=name, seconds=seconds)
+
+
+def _solve_highs_isolated(problem: ChoiceProblem, time_limit: float | None, threads: int) -> SolveResult:
+    """HiGHS runs in a helper process (python -m synth.solve.highs_worker): OR-Tools links its own
+    copy of HiGHS, and the two libraries cannot be loaded into one process (each then fails with
+    undefined symbols of the other)."""
+    import pickle
+    import subprocess
+    import sys
+
+    payload = pickle.dumps((problem, time_limit, threads))
+    run = subprocess.run([sys.executable, "-m", "synth.solve.highs_worker"], input=payload, capture_output=True)
+    if run.returncode != 0:
+        message = run.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        raise SynthError(f"the HiGHS helper process failed: {message[0]}")
+    return pickle.loads(run.stdout)
+
+
+SOLVER = (
+    Backend("cbc", "COIN-OR CBC through PuLP",
+            lambda problem, time_limit, threads, hint, glpk_options, seed, wall_limit=None:
+            solve_pulp(problem, "cbc", time_limit, threads), order=20),
+    Backend("highs", "HiGHS through PuLP, in a helper process (OR-Tools links its own HiGHS)",
+            lambda problem, time_limit, threads, hint, glpk_options, seed, wall_limit=None:
+            _solve_highs_isolated(problem, time_limit, threads), order=30),
+)

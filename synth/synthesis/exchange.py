@@ -30,7 +30,8 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.pricing.bounds import flow_bound, node_demand
-from synth.routing.path_selection import PathsOptions, PathsReport, route_phase_paths
+from synth.routing.path_selection import route_phase_paths
+from synth.routing.paths_options import PathsOptions, PathsReport
 from synth.synthesis.symmetry import moved_channels, translation_group
 from synth.synthesis.transfers import MAX_PAIRS, TransferGraph, pairs_graph, routes_label
 from synth.topology.paths import Paths
@@ -69,9 +70,8 @@ class ExchangeRouting:
 
 
 def exchange_schedule(name: str, topology, ranks_per_node: int, matrix, algorithm: str, radix, block_bytes: int):
-    from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+    from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape
 
-    load_all()
     ranks = topology.network().num_terminals * ranks_per_node
     request = Request(name, ranks, ranks * ranks, block_bytes, topology.spec, 0, grid_shape(topology, ranks_per_node),
                       radix, ranks_per_node=ranks_per_node, sizes=matrix)

@@ -64,9 +64,8 @@ def layer_steps(algorithm: str, members: int) -> list[list[tuple[int, int, list[
     blocks); None where the algorithm does not take that many."""
     if algorithm == "straight":
         return [[(u, v, [u]) for u in range(members) for v in range(members) if u != v]]
-    from synth.collectives.algorithms import ALGORITHMS, Request, load_all
+    from synth.collectives.algorithms import ALGORITHMS, Request
 
-    load_all()
     request = Request("allgather", members, members, 1, f"torus:{members}", 0, (members,))
     if ALGORITHMS[algorithm].refusal(request) is not None:
         return None

@@ -1,24 +1,16 @@
 """Network families and the spec strings that name them.
 
-Each family is one module of this package that registers itself in
-synth.topology.family.FAMILIES; importing the package imports every module in it (in name order),
-so adding a family is adding its file, and the registry is complete wherever a spec is parsed.
+Each family is one module of this package that declares `FAMILY = Family(...)`; the registry
+synth.topology.family.FAMILIES finds them on first use (synth.core.registry), so adding a family is
+adding its file.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
+from synth.topology.degraded import parse_degraded
 from synth.topology.family import FAMILIES, Family, Topology
 from synth.topology.network import Network
 from synth.topology.xgft import Xgft, parse_xgft
-
-for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-    importlib.import_module(f"{__name__}.{_module}")
-
-
-from synth.topology.degraded import parse_degraded  # noqa: E402
 
 
 def parse_topology(spec: str) -> Topology:

@@ -56,7 +56,7 @@ from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
 from synth.topology.family import (DRAGONFLY_STENCIL_FORMS, DRAGONFLY_UNIFORM_FORMS, Family, Topology, option_choice,
-                                   option_int, parse_spec, register_family)
+                                   option_int, parse_spec)
 
 ARRANGEMENTS = ("absolute", "relative", "circulant")
 SYNTAX = "dragonfly:P,A,H[:groups=G][:arrangement=absolute|relative|circulant]"
@@ -347,5 +347,6 @@ def dragonfly_candidates(shape) -> list[str]:
                           for arrangement in ARRANGEMENTS]
     return specs
 
-register_family(Family("dragonfly", SYNTAX, "dragonfly (Prisacari20 ch.4-6): groups of a fully connected routers, h global "
-                       "links per router, a h + 1 groups unless groups=G", parse_dragonfly, candidates=dragonfly_candidates))
+
+FAMILY = Family("dragonfly", SYNTAX, "dragonfly (Prisacari20 ch.4-6): groups of a fully connected routers, h global "
+                "links per router, a h + 1 groups unless groups=G", parse_dragonfly, candidates=dragonfly_candidates)

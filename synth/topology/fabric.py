@@ -30,8 +30,7 @@ from synth.core.validate import show
 from synth.topology.readers.ibnetdiscover import FabricFileError, Node, parse_fabric
 from synth.topology.direct import TERMINAL_CLASS
 from synth.topology.distances import connected_parts
-from synth.topology.family import (Family, Topology, check_counts, file_digest, file_spec_options, recognize_option,
-                                   register_family)
+from synth.topology.family import Family, Topology, check_counts, file_digest, file_spec_options, recognize_option
 from synth.topology.recognize.recognized import recognized
 from synth.topology.network import Network
 
@@ -240,5 +239,5 @@ def parse_fabric_spec(text: str) -> Topology:
     return recognized(fabric) if fabric.recognize else fabric
 
 
-register_family(Family("fabric", SYNTAX, "a real InfiniBand fabric from its topology file (what ibnetdiscover writes, "
-                       "or an ibsim net file): its names, GUIDs, LIDs and ports", parse_fabric_spec))
+FAMILY = Family("fabric", SYNTAX, "a real InfiniBand fabric from its topology file (what ibnetdiscover writes, "
+                "or an ibsim net file): its names, GUIDs, LIDs and ports", parse_fabric_spec)

@@ -20,16 +20,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
+from typing import Callable, ClassVar, Iterable
 
 import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.registry import Registry
 from synth.core.validate import parse_int, show
-
-if TYPE_CHECKING:
-    from synth.topology.recognize.shape import Shape
 
 XGFT, DIRECT = "xgft", "direct"  # Topology.routing_kind
 
@@ -229,16 +226,13 @@ class Family:
     parse: Callable[[str], Topology]  # the text after "NAME:"
     # The specs of the family's networks an imported network could be, from its shape (synth.topology.recognize):
     # as many as its counts and degrees allow, intact or with a few parts missing. None: never recognized.
-    candidates: Callable[["Shape"], Iterable[str]] | None = None
+    candidates: Callable[[object], Iterable[str]] | None = None  # of a synth.topology.recognize.shape.Shape
     # Families are tried in this order, then by name; a network two families build is named by the first.
     recognition_order: int = 0
 
 
-FAMILIES: Registry[Family] = Registry("network family")
-
-
-def register_family(family: Family) -> Family:
-    return FAMILIES.register(family.name, family)
+# Each family is one module of synth.topology that declares `FAMILY = Family(...)` (or a tuple of them).
+FAMILIES: Registry[Family] = Registry("network family", "synth.topology", "FAMILY")
 
 
 @dataclass(frozen=True)

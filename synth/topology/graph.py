@@ -26,8 +26,7 @@ from synth.core.validate import parse_int, show
 from synth.topology.readers.graph_file import GraphFile, GraphFileError, read_graph_file
 from synth.topology.direct import RouterGraph, build_direct_network
 from synth.topology.distances import connected_parts
-from synth.topology.family import (Family, Topology, check_counts, file_digest, file_spec_options, recognize_option,
-                                   register_family)
+from synth.topology.family import (Family, Topology, check_counts, file_digest, file_spec_options, recognize_option)
 from synth.topology.recognize.recognized import recognized
 from synth.topology.network import Network
 
@@ -207,5 +206,5 @@ def parse_graph_spec(text: str) -> Topology:
     return found
 
 
-register_family(Family("graph", SYNTAX, "any network as a graph file (an edge list, GML or networkx node-link JSON), "
-                       "terminals marked in it or P per router: a generic direct network", parse_graph_spec))
+FAMILY = Family("graph", SYNTAX, "any network as a graph file (an edge list, GML or networkx node-link JSON), "
+                "terminals marked in it or P per router: a generic direct network", parse_graph_spec)

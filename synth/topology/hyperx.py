@@ -41,7 +41,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import GRID_ALLTOALL_FORMS, Family, Topology, option_int, parse_spec, register_family
+from synth.topology.family import GRID_ALLTOALL_FORMS, Family, Topology, option_int, parse_spec
 from synth.topology.grid import MAX_DIMENSIONS, RouterGrid, dimension_classes
 
 SYNTAX = "hyperx:S1,S2[,...][:p=P][:trunk=T]"
@@ -256,7 +256,10 @@ def hyperx_candidates(shape) -> list[str]:
     return [f"hyperx:{','.join(map(str, s))}{options(trunk)}" for trunk in range(1, degree + 1) if degree % trunk == 0
             for s in sizes(degree // trunk, 2, 1) if len(s) <= MAX_DIMENSIONS]
 
-register_family(Family("hyperx", SYNTAX, "HyperX (DeSensi24, Prisacari20 ch.7): every router linked to every router differing in "
-                       "one coordinate", parse_hyperx, candidates=hyperx_candidates))
-register_family(Family("2dfc", SYNTAX_2DFC, "two-level fully connected network (Pham26, PhamNK): the 2D HyperX of "
-                       "M2 x M1 nodes, one node per router", parse_2dfc))
+
+FAMILY = (
+    Family("hyperx", SYNTAX, "HyperX (DeSensi24, Prisacari20 ch.7): every router linked to every router differing in "
+           "one coordinate", parse_hyperx, candidates=hyperx_candidates),
+    Family("2dfc", SYNTAX_2DFC, "two-level fully connected network (Pham26, PhamNK): the 2D HyperX of "
+           "M2 x M1 nodes, one node per router", parse_2dfc),
+)

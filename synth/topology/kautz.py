@@ -29,7 +29,7 @@ from synth.core.errors import SynthError
 from synth.core.finite_field import MAX_ORDER, galois_field, prime_power
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import KAUTZ_FORMS, Family, Topology, parse_spec, register_family
+from synth.topology.family import KAUTZ_FORMS, Family, Topology, parse_spec
 
 SYNTAX = "kautz:D[,K]"
 MAX_LENGTH = 64
@@ -177,5 +177,6 @@ def kautz_candidates(shape) -> list[str]:
     sizes = [(k, (degree + 1) * degree ** (k - 1)) for k in range(1, MAX_LENGTH + 1)]
     return [f"kautz:{degree},{k}" for k, routers in sizes if shape.admits(routers, routers * degree)]
 
-register_family(Family("kautz", SYNTAX, "Kautz graph K(D,K) (Pham26): directed, degree D, diameter K, one terminal "
-                       "per node", parse_kautz, candidates=kautz_candidates))
+
+FAMILY = Family("kautz", SYNTAX, "Kautz graph K(D,K) (Pham26): directed, degree D, diameter K, one terminal "
+                "per node", parse_kautz, candidates=kautz_candidates)

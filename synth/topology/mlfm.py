@@ -30,7 +30,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, Topology, parse_spec, register_family
+from synth.topology.family import Family, Topology, parse_spec
 
 SYNTAX = "mlfm:H"
 CLASSES = ("local-global",)
@@ -163,5 +163,6 @@ def mlfm_candidates(shape) -> list[str]:
     h = shape.p
     return [f"mlfm:{h}"] if shape.admits(3 * h * (h + 1) // 2, 2 * h * h * (h + 1)) else []
 
-register_family(Family("mlfm", SYNTAX, "Multi-Layer Full-Mesh h-MLFM (Prisacari20 sec. 7.2.2.3): h layers of h + 1 local "
-                       "routers joined by h(h+1)/2 global routers, radix 2h", parse_mlfm, candidates=mlfm_candidates))
+
+FAMILY = Family("mlfm", SYNTAX, "Multi-Layer Full-Mesh h-MLFM (Prisacari20 sec. 7.2.2.3): h layers of h + 1 local "
+                "routers joined by h(h+1)/2 global routers, radix 2h", parse_mlfm, candidates=mlfm_candidates)

@@ -45,7 +45,7 @@ from synth.core.errors import SynthError
 from synth.core.finite_field import factorization, smallest_prime_factor
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, Topology, parse_spec, register_family
+from synth.topology.family import Family, Topology, parse_spec
 
 SYNTAX = "oft:K"
 CLASSES = ("L0-L1", "L1-L2")
@@ -185,5 +185,6 @@ def oft_candidates(shape) -> list[str]:
     per_level = k * k - k + 1
     return [f"oft:{k}"] if shape.admits(3 * per_level, 4 * k * per_level) else []
 
-register_family(Family("oft", SYNTAX, "two-level Orthogonal Fat-Tree k-OFT (Prisacari20 sec. 7.2.2.4): three levels of "
-                       "1 + k(k-1) routers wired by the k-ML3B table, k - 1 prime, radix 2k", parse_oft, candidates=oft_candidates))
+
+FAMILY = Family("oft", SYNTAX, "two-level Orthogonal Fat-Tree k-OFT (Prisacari20 sec. 7.2.2.4): three levels of "
+                "1 + k(k-1) routers wired by the k-ML3B table, k - 1 prime, radix 2k", parse_oft, candidates=oft_candidates)

@@ -36,7 +36,7 @@ from synth.core.errors import SynthError
 from synth.core.finite_field import FiniteField, factorization, galois_field, prime_power
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import Family, Topology, option_int, parse_spec, register_family
+from synth.topology.family import Family, Topology, option_int, parse_spec
 
 SYNTAX = "slimfly:Q[:p=P]"
 CLASSES = ("intra-0", "intra-1", "cross")
@@ -297,5 +297,6 @@ def slimfly_candidates(shape) -> list[str]:
     return [f"slimfly:{q}:p={shape.p}" for q in range(3, 1 << 10) if prime_power(q) is not None
             and shape.admits(2 * q * q, 2 * q * q * ((3 * q - mms_parameters(q)[1]) // 2))]
 
-register_family(Family("slimfly", SYNTAX, "Slim Fly (Prisacari20 sec. 7.2): the diameter-two MMS graph of 2q^2 routers, "
-                       "q a prime power", parse_slimfly, candidates=slimfly_candidates))
+
+FAMILY = Family("slimfly", SYNTAX, "Slim Fly (Prisacari20 sec. 7.2): the diameter-two MMS graph of 2q^2 routers, "
+                "q a prime power", parse_slimfly, candidates=slimfly_candidates)

@@ -37,7 +37,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import show
 from synth.topology.direct import RouterGraph, build_direct_network
-from synth.topology.family import TORUS_ALLREDUCE_FORMS, Family, Topology, option_int, parse_spec, register_family
+from synth.topology.family import TORUS_ALLREDUCE_FORMS, Family, Topology, option_int, parse_spec
 from synth.topology.grid import MAX_DIMENSIONS, RouterGrid, dimension_classes
 from synth.topology.recognize.shape import factorizations
 
@@ -166,8 +166,9 @@ def torus_candidates(shape) -> list[str]:
     return [f"torus:{','.join(map(str, sizes))}{option}" for routers in shape.family_routers()
             if shape.admits(routers, routers * degree) for sizes in factorizations(routers, degree // 2)]
 
-register_family(Family("torus", SYNTAX, "D-dimensional torus (DeSensi24): +1 and -1 neighbours in every dimension, "
-                       "dimension 0 of stride 1", parse_torus, candidates=torus_candidates,
-                       # before HyperX: a torus of rings of 3 or 4 is also one (torus:3,3 is hyperx:3,3, torus:4,4 is
-                       # hyperx:2,2,2,2), and as a torus it keeps torus-2QoS and DeSensi24's allreduce forms
-                       recognition_order=-1))
+
+FAMILY = Family("torus", SYNTAX, "D-dimensional torus (DeSensi24): +1 and -1 neighbours in every dimension, "
+                "dimension 0 of stride 1", parse_torus, candidates=torus_candidates,
+                # before HyperX: a torus of rings of 3 or 4 is also one (torus:3,3 is hyperx:3,3, torus:4,4 is
+                # hyperx:2,2,2,2), and as a torus it keeps torus-2QoS and DeSensi24's allreduce forms
+                recognition_order=-1)

@@ -31,7 +31,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, show
 from synth.core.intmath import div, mod, mul
-from synth.topology.family import FAT_TREE_FORMS, XGFT, Family, Topology, register_family
+from synth.topology.family import FAT_TREE_FORMS, XGFT, Family, Topology
 from synth.topology.network import Network
 
 MAX_HEIGHT = 16
@@ -329,4 +329,5 @@ def xgft_candidates(shape) -> list[str]:
     channels = 2 * sum(leaves[height] // leaves[level] * planes[level] * w[level] for level in range(1, height))
     return [f"xgft:{height}:{','.join(map(str, m))}:{','.join(map(str, w))}"] if shape.admits(switches, channels) else []
 
-register_family(Family("xgft", "xgft:H:M_1,...,M_H:W_1,...,W_H", "extended generalized fat tree (Prisacari20 ch.2-3)", parse_xgft, candidates=xgft_candidates))
+
+FAMILY = Family("xgft", "xgft:H:M_1,...,M_H:W_1,...,W_H", "extended generalized fat tree (Prisacari20 ch.2-3)", parse_xgft, candidates=xgft_candidates)

@@ -24,7 +24,8 @@ from synth.measure.contention_bounds import cut_bounds_batch
 from synth.measure.loads import bytes_over_bandwidth, weighted_counts
 from synth.measure.lp_bound import lp_bound
 from synth.routing.minimal import minimal
-from synth.routing.path_selection import PathsOptions, route_phase_paths
+from synth.routing.path_selection import route_phase_paths
+from synth.routing.paths_options import PathsOptions
 from synth.routing.ugal import ugal
 from synth.routing.valiant import valiant
 from synth.topology import parse_topology

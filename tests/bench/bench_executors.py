@@ -57,7 +57,7 @@ from synth.execute.ordered import Part, ordered_results
 from synth.io.instance import resolve
 from synth.render import console
 from synth.io.routes_file import RoutesWriter, routes_header
-from synth.routing.layered_xgft import LayeredOptions
+from synth.routing.xgft_layers import LayeredOptions
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.routing.registry import make_router

@@ -22,7 +22,8 @@ from synth.opensm.engines import engine_tables
 from synth.routing.dependencies import flatten
 from synth.routing.lanes import MAX_VLS, TooManyLanes, exact_lanes, first_fit_lanes, layered_lanes, assign_lanes
 from synth.routing.layered_dragonfly import DragonflyLayeredOptions, route_phase_layered
-from synth.routing.path_selection import PathsOptions, route_phase_paths
+from synth.routing.path_selection import route_phase_paths
+from synth.routing.paths_options import PathsOptions
 from synth.topology import parse_topology
 
 CASES = (("dragonfly:3,6,3", "paths"), ("dragonfly:3,6,3", "layered"), ("dragonfly:4,8,4", "paths"),

@@ -25,7 +25,7 @@ import numpy as np
 from synth.measure.contention_bounds import lower_bound
 from synth.measure.loads import channel_loads
 from synth.core.errors import SynthError
-from synth.routing.layered_xgft import LayeredOptions, route_phase
+from synth.routing.xgft_layers import LayeredOptions, route_phase
 from synth.routing.monolithic import route_phase_monolithic
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern

@@ -33,7 +33,8 @@ from synth.io.routes_file import MAX_VLS
 from synth.opensm.engines import engine_tables
 from synth.routing.layered_dragonfly import DragonflyLayeredOptions, route_phase_layered
 from synth.routing.minimal import minimal
-from synth.routing.path_selection import PathsOptions, route_phase_paths
+from synth.routing.path_selection import route_phase_paths
+from synth.routing.paths_options import PathsOptions
 from synth.routing.ugal import ugal
 from synth.routing.valiant import valiant
 from synth.topology import parse_topology

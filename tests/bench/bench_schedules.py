@@ -40,12 +40,11 @@ def run_case(name: str) -> dict:
     from synth.pricing.alphabeta import beta_of
     from synth.pricing.schedule_cost import costs, map_schedule
     from synth.routing.minimal import minimal
-    from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+    from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape
     from synth.collectives.sizes import parse_sizes
     from synth.collectives.verify import expected_blocks, verify
     from synth.topology import parse_topology
 
-    load_all()
     collective, algorithm_name, spec, extra = CASES[name]
     topology = parse_topology(spec)
     p = topology.network().num_terminals

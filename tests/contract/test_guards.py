@@ -189,11 +189,10 @@ def test_the_planned_hops_are_the_routed_ones(spec, router, per_node):
     before the schedule exists, and the count of a made schedule's transfers (pairwise all-to-all)."""
     from synth.pricing.path_hops import all_pairs_hops, mapped_hops
     from synth.topology.paths import as_paths
-    from synth.collectives.algorithms import ALGORITHMS, Request, load_all
+    from synth.collectives.algorithms import ALGORITHMS, Request
     from synth.topology import parse_topology
     from synth.routing.registry import make_router
 
-    load_all()
     topology = parse_topology(spec)
     p = topology.num_terminals * per_node
     schedule = ALGORITHMS["pairwise"].generate(Request("alltoall", p, p * p, 8, topology.spec, ranks_per_node=per_node))
@@ -237,9 +236,8 @@ def test_the_schedule_file_written_in_pieces_is_the_same_file(monkeypatch, tmp_p
     import io
 
     import synth.io.schedule_file as schedule_file
-    from synth.collectives.algorithms import ALGORITHMS, Request, load_all
+    from synth.collectives.algorithms import ALGORITHMS, Request
 
-    load_all()
     schedule = ALGORITHMS["bruck"].generate(Request("alltoall", 6, 36, 8, "torus:6"))
     whole = io.StringIO()
     schedule_file.write_schedule(whole, schedule)
@@ -311,9 +309,8 @@ def test_property_schedule_refuses_what_its_estimate_puts_above_the_budget(monke
     """With the budget patched: the command is refused in one line naming the budget (nothing
     written) when the schedule's own size, as its algorithm declares it before generating, needs
     more; and otherwise runs and writes its file."""
-    from synth.collectives.algorithms import ALGORITHMS, Request, expected_block_sends, load_all, memory_needed
+    from synth.collectives.algorithms import ALGORITHMS, Request, expected_block_sends, memory_needed
 
-    load_all()
     collective, name = algorithm
     p, spec, chosen = side * side, f"torus:{side},{side}", ALGORITHMS[name]
     natural = Request(collective, p, p, 8, spec, 0, (side, side))
@@ -340,7 +337,6 @@ def test_property_compare_generates_nothing_that_its_budget_refuses(monkeypatch_
     """Below the guard's base (nothing fits) compare refuses in one line without generating anything."""
     from synth.collectives import algorithms
 
-    algorithms.load_all()
     generated = []
     with monkeypatch_module.context() as patch:
         patch.setattr(memory, "budget", lambda: memory.Budget(budget, "a test's budget"))

@@ -45,7 +45,7 @@ def test_every_package_has_a_layer():
 SYNTH = REPO / "synth"
 # The XGFT's own code: its family package, and routers that exist for XGFTs only.
 XGFT_OWN = ("topology/", "routing/layered_xgft.py", "routing/oblivious.py", "routing/monolithic.py",
-            "routing/consistent.py", "routing/monolithic_consistent.py")
+            "routing/consistent.py", "routing/xgft_layers.py")
 ROUTER_REGISTRY = "routing/registry.py"  # routers apply to a Topology.routing_kind of network
 
 
@@ -125,3 +125,55 @@ def test_the_synthesis_method_registry_names_none_of_its_methods():
                 assert not any(n.startswith("synth.synthesis.methods.") and n.split(".")[3] in modules
                                for n in names), f"{path.name} imports a method: {names}"
     assert len(method_names()) == len(modules)  # every module declares one METHOD
+
+
+# Every registry of plug-ins: where it is defined, its package and the attribute its plug-ins declare.
+PLUGIN_REGISTRIES = [
+    ("synth.topology.family", "FAMILIES", "synth.topology", "FAMILY"),
+    ("synth.routing.registry", "ROUTERS", "synth.routing", "ROUTER"),
+    ("synth.collectives.algorithms", "ALGORITHMS", "synth.collectives.algorithms", "ALGORITHM"),
+    ("synth.synthesis.methods", "METHODS", "synth.synthesis.methods", "METHOD"),
+    ("synth.solve", "SOLVERS", "synth.solve", "SOLVER"),
+    ("synth.io", "EXPORT_FORMATS", "synth.io", "EXPORT_FORMAT"),
+]
+
+
+@pytest.fixture(scope="module")
+def import_graph():
+    grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (pip install -e '.[test]')")
+    return grimp.build_graph("synth", cache_dir=None)
+
+
+@pytest.mark.parametrize("home, name, package, attribute", PLUGIN_REGISTRIES)
+def test_a_registry_imports_none_of_its_plugins(import_graph, home, name, package, attribute):
+    """A plug-in is one module that declares `attribute`; the registry finds it on first use
+    (synth.core.registry.Registry) and its module reaches none of them by any chain of imports, so
+    adding one is one new file and importing the registry loads none (issue 40)."""
+    import importlib
+    import pkgutil
+
+    registry = getattr(importlib.import_module(home), name)
+    modules = [f"{package}.{m.name}" for m in pkgutil.iter_modules(importlib.import_module(package).__path__)]
+    declaring = [m for m in modules if hasattr(importlib.import_module(m), attribute)]
+    assert declaring, f"no module of {package} declares {attribute}"
+    reached = import_graph.find_upstream_modules(home) | {home}
+    assert not reached & set(declaring), f"{home} imports plug-ins of {name}: {sorted(reached & set(declaring))}"
+    entries = sum(len(getattr(importlib.import_module(m), attribute)) if isinstance(
+        getattr(importlib.import_module(m), attribute), tuple) else 1 for m in declaring)
+    assert len(registry) == entries, f"{name} holds {len(registry)} entries, its modules declare {entries}"
+
+
+def test_registries_list_their_plugins_in_a_fixed_order():
+    """The order of help texts and "known:" lists does not depend on which module was imported first
+    (the algorithms were listed in import order before issue 40's registry)."""
+    import subprocess
+
+    code = ("import sys; sys.argv[1:] and __import__(sys.argv[1]);"
+            "from synth.collectives.algorithms import ALGORITHMS; from synth.topology import FAMILIES;"
+            "from synth.routing.registry import ROUTERS; print(ALGORITHMS.known(), FAMILIES.known(),"
+            "[s.id for s in ROUTERS.specs()])")
+    runs = {subprocess.run([sys.executable, "-c", code, *first], capture_output=True, text=True, cwd=REPO,
+                           check=True).stdout
+            for first in ([], ["synth.collectives.algorithms.swing"], ["synth.topology.xgft"],
+                          ["synth.routing.updown"])}
+    assert len(runs) == 1, runs

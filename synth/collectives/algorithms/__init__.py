@@ -128,11 +128,9 @@ def minimum_block_sends(request: Request) -> int:
     return b * (p - 1)
 
 
-ALGORITHMS: Registry[Algorithm] = Registry("schedule algorithm")
-
-
-def register(algorithm: Algorithm) -> Algorithm:
-    return ALGORITHMS.register(algorithm.name, algorithm)
+# Each algorithm (or family of them) is one module of this package that declares `ALGORITHM = Algorithm(...)` (or a
+# tuple of them), found on first use.
+ALGORITHMS: Registry[Algorithm] = Registry("schedule algorithm", __name__, "ALGORITHM")
 
 
 def power_of_two_only(name: str) -> Callable[[Request], str | None]:
@@ -140,14 +138,6 @@ def power_of_two_only(name: str) -> Callable[[Request], str | None]:
         p = request.ranks
         return None if p & (p - 1) == 0 else f"{name} needs a power-of-two number of ranks, not {p}"
     return refusal
-
-
-def load_all() -> None:
-    """Import every generator module of this package (each registers itself, synth.core.registry.
-    plugins): a new algorithm is one new module."""
-    from synth.core.registry import plugins
-
-    plugins(__name__)
 
 
 def refuse_options(algorithm: Algorithm, given: dict[str, object]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 from synth.collectives.schedule import COPY, REDUCE
 
 
@@ -48,5 +48,5 @@ def generate(request: Request):
     return builder.build()
 
 
-register(Algorithm("binomial", ("broadcast", "reduce", "scatter", "gather"), "binomial tree from the root, "
-                   "ceil(log2 P) steps", generate, transfers=lambda request: request.ranks - 1))  # a tree: P - 1 edges
+ALGORITHM = Algorithm("binomial", ("broadcast", "reduce", "scatter", "gather"), "binomial tree from the root, "
+                      "ceil(log2 P) steps", generate, transfers=lambda request: request.ranks - 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 
 
 def _allgather(request: Request, builder) -> None:
@@ -49,6 +49,6 @@ def _block_sends(request: Request) -> int:
     return p * sum(bin(o).count("1") for o in range(p))
 
 
-register(Algorithm("bruck", ("allgather", "alltoall", "alltoallv"), "ceil(log2 P) steps of distance 2^k, any P",
-                   generate, block_sends=_block_sends,
-                   transfers=lambda request: request.ranks * max(0, (request.ranks - 1).bit_length())))
+ALGORITHM = Algorithm("bruck", ("allgather", "alltoall", "alltoallv"), "ceil(log2 P) steps of distance 2^k, any P",
+                      generate, block_sends=_block_sends,
+                      transfers=lambda request: request.ranks * max(0, (request.ranks - 1).bit_length()))

@@ -16,7 +16,7 @@ from math import prod
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 from synth.collectives.algorithms.swing import grid, parts_blocks
 from synth.collectives.schedule import COPY, REDUCE
 
@@ -76,5 +76,5 @@ def _transfers(request: Request) -> int:
     return request.ranks * 2 * sum(d - 1 for d in dims) * 2 * len(dims)
 
 
-register(Algorithm("bucket", ("allreduce",), "bucket (multi-dimensional ring): ring reduce-scatters along every "
-                   "dimension, then ring allgathers, 2D instances", generate, refusal, parts_blocks, transfers=_transfers))
+ALGORITHM = Algorithm("bucket", ("allreduce",), "bucket (multi-dimensional ring): ring reduce-scatters along every "
+                      "dimension, then ring allgathers, 2D instances", generate, refusal, parts_blocks, transfers=_transfers)

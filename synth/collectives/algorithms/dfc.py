@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 from synth.collectives.algorithms.twodfc import _Grid, _refusal as _grid_refusal, generate_do
 from synth.collectives.schedule import COPY, REDUCE
 
@@ -74,7 +74,7 @@ def _default_blocks(request: Request) -> int:
     return request.ranks
 
 
-register(Algorithm("df-c", ("broadcast", "reduce", "scatter", "gather", "allgather", "reduce-scatter", "allreduce",
-                            "alltoall", "alltoallv"),
-                   "DF-C (Pham26 ch.3): the dragonfly's message-combine collectives, one step within the group and "
-                   "one between groups (the dragonfly as the 2dfc G x A)", generate_dfc, _refusal, _default_blocks))
+ALGORITHM = Algorithm("df-c", ("broadcast", "reduce", "scatter", "gather", "allgather", "reduce-scatter", "allreduce",
+                               "alltoall", "alltoallv"),
+                      "DF-C (Pham26 ch.3): the dragonfly's message-combine collectives, one step within the group and "
+                      "one between groups (the dragonfly as the 2dfc G x A)", generate_dfc, _refusal, _default_blocks)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, power_of_two_only, register
+from synth.collectives.algorithms import Algorithm, Request, power_of_two_only
 from synth.collectives.algorithms.recursive_doubling import fold_in, fold_out, folded_transfers
 from synth.collectives.schedule import COPY, REDUCE
 
@@ -84,10 +84,12 @@ def _rabenseifner_refusal(request: Request) -> str | None:
     return None
 
 
-register(Algorithm("rd-b", ("reduce-scatter", "allgather", "allreduce"), "recursive halving (reduce-scatter) and "
-                   "doubling (allgather), power-of-two P, 2 log2 P steps for allreduce", generate_rd_b,
-                   _one_block_per_rank("rd-b"), lambda request: request.ranks,
-                   transfers=lambda request: folded_transfers(request.ranks, 2 if request.collective == "allreduce" else 1)))
-register(Algorithm("rabenseifner", ("allreduce",), "Rabenseifner: recursive halving then doubling, any P (folding)",
-                   generate_rabenseifner, _rabenseifner_refusal, lambda request: request.ranks,
-                   transfers=lambda request: folded_transfers(request.ranks, 2)))
+ALGORITHM = (
+    Algorithm("rd-b", ("reduce-scatter", "allgather", "allreduce"), "recursive halving (reduce-scatter) and "
+              "doubling (allgather), power-of-two P, 2 log2 P steps for allreduce", generate_rd_b,
+              _one_block_per_rank("rd-b"), lambda request: request.ranks,
+              transfers=lambda request: folded_transfers(request.ranks, 2 if request.collective == "allreduce" else 1)),
+    Algorithm("rabenseifner", ("allreduce",), "Rabenseifner: recursive halving then doubling, any P (folding)",
+              generate_rabenseifner, _rabenseifner_refusal, lambda request: request.ranks,
+              transfers=lambda request: folded_transfers(request.ranks, 2)),
+)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 from synth.collectives.algorithms.rank_graph import rank_graph
 from synth.collectives.schedule import REDUCE
 from synth.topology import parse_topology
@@ -124,5 +124,5 @@ def kautz_refusal(name: str):
     return refusal
 
 
-register(Algorithm("kautz-c", COLLECTIVES, "Kautz K(d,2) with message combining: two steps along the unique shortest "
-                   "paths (four for allreduce)", generate, kautz_refusal("kautz-c"), lambda request: request.ranks))
+ALGORITHM = Algorithm("kautz-c", COLLECTIVES, "Kautz K(d,2) with message combining: two steps along the unique shortest "
+                      "paths (four for allreduce)", generate, kautz_refusal("kautz-c"), lambda request: request.ranks)

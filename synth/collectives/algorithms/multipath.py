@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 from synth.collectives.algorithms.kautz import kautz_refusal
 from synth.topology import parse_topology
 from synth.topology.kautz import Kautz
@@ -77,7 +77,9 @@ def _refusal(name: str):
     return refusal
 
 
-register(Algorithm("kautz-mp", ("p2p",), "Kautz K(d,2) multi-path point to point: the message split over d (d - 1) "
-                   "edge-disjoint paths of at most three hops", generate_multipath, _refusal("kautz-mp"), paths_count))
-register(Algorithm("single-path", ("p2p",), "Kautz K(d,2) point to point along the shortest path, store and forward",
-                   generate_single, _refusal("single-path"), lambda request: 1))
+ALGORITHM = (
+    Algorithm("kautz-mp", ("p2p",), "Kautz K(d,2) multi-path point to point: the message split over d (d - 1) "
+              "edge-disjoint paths of at most three hops", generate_multipath, _refusal("kautz-mp"), paths_count),
+    Algorithm("single-path", ("p2p",), "Kautz K(d,2) point to point along the shortest path, store and forward",
+              generate_single, _refusal("single-path"), lambda request: 1),
+)

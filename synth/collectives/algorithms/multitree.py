@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from synth.core.interrupt import native
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 from synth.collectives.algorithms.kautz import COLLECTIVES, kautz_refusal
 from synth.collectives.algorithms.rank_graph import rank_graph
 from synth.collectives.schedule import COPY, REDUCE
@@ -386,9 +386,11 @@ def _transfers(request: Request) -> int:
     return (2 if request.collective == "allreduce" else 1) * p * (p - 1)
 
 
-register(Algorithm("kautz-m", COLLECTIVES, "Kautz K(d,2) with MULTITREE: one tree per root, no link shared within a "
-                   "step", _generator("kautz-m"), kautz_refusal("kautz-m"), lambda request: request.ranks,
-                   transfers=_transfers))
-register(Algorithm("multitree", COLLECTIVES, "MULTITREE on any network with one rank per router (greedy trees, "
-                   "contention-free steps)", _generator("multitree"), _any_network_refusal, lambda request: request.ranks,
-                   transfers=_transfers))
+ALGORITHM = (
+    Algorithm("kautz-m", COLLECTIVES, "Kautz K(d,2) with MULTITREE: one tree per root, no link shared within a "
+              "step", _generator("kautz-m"), kautz_refusal("kautz-m"), lambda request: request.ranks,
+              transfers=_transfers),
+    Algorithm("multitree", COLLECTIVES, "MULTITREE on any network with one rank per router (greedy trees, "
+              "contention-free steps)", _generator("multitree"), _any_network_refusal, lambda request: request.ranks,
+              transfers=_transfers),
+)

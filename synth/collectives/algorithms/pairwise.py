@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, one_transfer_per_block, register
+from synth.collectives.algorithms import Algorithm, Request, one_transfer_per_block
 
 
 def generate(request: Request):
@@ -18,5 +18,5 @@ def generate(request: Request):
     return builder.build()
 
 
-register(Algorithm("pairwise", ("alltoall", "alltoallv"), "P - 1 steps, step k to rank r + k", generate,
-                   transfers=one_transfer_per_block))
+ALGORITHM = Algorithm("pairwise", ("alltoall", "alltoallv"), "P - 1 steps, step k to rank r + k", generate,
+                      transfers=one_transfer_per_block)

@@ -5,7 +5,7 @@ takes. A rank's block for itself stays (no transfer); the N phases deliver every
 
 from __future__ import annotations
 
-from synth.collectives.algorithms import Algorithm, Request, one_transfer_per_block, register
+from synth.collectives.algorithms import Algorithm, Request, one_transfer_per_block
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 
@@ -46,6 +46,5 @@ def _refusal(pattern: str):
     return refusal
 
 
-for _name in PATTERNS:
-    register(Algorithm(_name, ("alltoall", "alltoallv"), f"the phased exchange {_name} (Prisacari20): phase p is step p",
-                       _generator(_name), _refusal(_name), transfers=one_transfer_per_block))
+ALGORITHM = tuple(Algorithm(name, ("alltoall", "alltoallv"), f"the phased exchange {name} (Prisacari20): phase p is step p",
+                            _generator(name), _refusal(name), transfers=one_transfer_per_block) for name in PATTERNS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, power_of_two_only, register
+from synth.collectives.algorithms import Algorithm, Request, power_of_two_only
 from synth.collectives.schedule import COPY, REDUCE
 
 
@@ -76,6 +76,6 @@ def folded_transfers(p: int, exchanges: int) -> int:
     return 2 * (p - core) + exchanges * core * (core.bit_length() - 1)
 
 
-register(Algorithm("rd-l", ("allreduce", "allgather"), "recursive doubling, latency variant: log2 P steps of whole "
-                   "vectors (any P for allreduce, by folding)", generate, refusal,
-                   transfers=lambda request: folded_transfers(request.ranks, 1)))
+ALGORITHM = Algorithm("rd-l", ("allreduce", "allgather"), "recursive doubling, latency variant: log2 P steps of whole "
+                      "vectors (any P for allreduce, by folding)", generate, refusal,
+                      transfers=lambda request: folded_transfers(request.ranks, 1))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 from synth.collectives.algorithms.hamiltonian import hamiltonian_cycles
 from synth.collectives.schedule import COPY, REDUCE
 
@@ -66,6 +66,6 @@ def _transfers(request: Request) -> int:
     return phases * (request.ranks - 1) * request.ranks * len(_rings(request))
 
 
-register(Algorithm("ring", ("allgather", "reduce-scatter", "allreduce"), "P - 1 steps around a ring (allreduce on a 2D "
-                   "torus: four rings on two edge-disjoint Hamiltonian cycles)", generate, refusal, _blocks,
-                   transfers=_transfers))
+ALGORITHM = Algorithm("ring", ("allgather", "reduce-scatter", "allreduce"), "P - 1 steps around a ring (allreduce on a 2D "
+                      "torus: four rings on two edge-disjoint Hamiltonian cycles)", generate, refusal, _blocks,
+                      transfers=_transfers)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, one_transfer_per_block, register
+from synth.collectives.algorithms import Algorithm, Request, one_transfer_per_block
 
 
 def generate(request: Request):
@@ -17,5 +17,5 @@ def generate(request: Request):
     return builder.build()
 
 
-register(Algorithm("spread-out", ("alltoall", "alltoallv"), "one step: every block straight to its destination",
-                   generate, transfers=one_transfer_per_block))
+ALGORITHM = Algorithm("spread-out", ("alltoall", "alltoallv"), "one step: every block straight to its destination",
+                      generate, transfers=one_transfer_per_block)

@@ -36,7 +36,7 @@ from numba import njit
 
 from synth.core.interrupt import stoppable
 
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 from synth.collectives.schedule import COPY, REDUCE
 
 
@@ -258,8 +258,10 @@ def transfers(request: Request, steps_per_level: int) -> int:
     return p * steps_per_level * (p.bit_length() - 1) * 2 * len(grid(request)) if p & (p - 1) == 0 else 0
 
 
-register(Algorithm("swing-b", ("allreduce",), "Swing, bandwidth-optimal: reduce-scatter and allgather over the "
-                   "Swing peers, 2D plain and mirrored collectives", generate_b, refusal_b, parts_blocks,
-                   transfers=lambda request: transfers(request, 2)))
-register(Algorithm("swing-l", ("allreduce",), "Swing, latency-optimal: log2 P steps of whole parts, 2D collectives",
-                   generate_l, refusal_l, lambda request: 2 * len(grid(request)), transfers=lambda request: transfers(request, 1)))
+ALGORITHM = (
+    Algorithm("swing-b", ("allreduce",), "Swing, bandwidth-optimal: reduce-scatter and allgather over the "
+              "Swing peers, 2D plain and mirrored collectives", generate_b, refusal_b, parts_blocks,
+              transfers=lambda request: transfers(request, 2)),
+    Algorithm("swing-l", ("allreduce",), "Swing, latency-optimal: log2 P steps of whole parts, 2D collectives",
+              generate_l, refusal_l, lambda request: 2 * len(grid(request)), transfers=lambda request: transfers(request, 1)),
+)

@@ -34,7 +34,7 @@ from numba import njit
 
 from synth.core.interrupt import stoppable
 
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 from synth.collectives.schedule import BlockRuns
 
 
@@ -235,13 +235,15 @@ def _tuna_block_sends(request: Request) -> int:
     return p * sum(len(round_offsets(p, request.radix, x, z)) for x, z in rounds(p, request.radix))
 
 
-register(Algorithm("tuna", ("alltoall", "alltoallv"), "TuNA, radix r (--radix): K rounds of base-r digits, a size "
-                   "exchange before each round of several blocks", generate_tuna, _refusal, block_sends=_tuna_block_sends,
-                   transfers=lambda request: request.ranks * len(rounds(request.ranks, request.radix)), runs=True,
-                   options=("radix",)))
-register(Algorithm("tuna-coalesced", ("alltoall", "alltoallv"), "hierarchical TuNA: intra-node TuNA, then N - 1 "
-                   "inter-node rounds of Q blocks (--batch rounds per step)", generate_coalesced, _hierarchical_refusal,
-                   options=("radix", "batch")))
-register(Algorithm("tuna-staggered", ("alltoall", "alltoallv"), "hierarchical TuNA: intra-node TuNA, then Q (N - 1) "
-                   "single-block inter-node messages (--batch per step)", generate_staggered, _hierarchical_refusal,
-                   options=("radix", "batch")))
+ALGORITHM = (
+    Algorithm("tuna", ("alltoall", "alltoallv"), "TuNA, radix r (--radix): K rounds of base-r digits, a size "
+              "exchange before each round of several blocks", generate_tuna, _refusal, block_sends=_tuna_block_sends,
+              transfers=lambda request: request.ranks * len(rounds(request.ranks, request.radix)), runs=True,
+              options=("radix",)),
+    Algorithm("tuna-coalesced", ("alltoall", "alltoallv"), "hierarchical TuNA: intra-node TuNA, then N - 1 "
+              "inter-node rounds of Q blocks (--batch rounds per step)", generate_coalesced, _hierarchical_refusal,
+              options=("radix", "batch")),
+    Algorithm("tuna-staggered", ("alltoall", "alltoallv"), "hierarchical TuNA: intra-node TuNA, then Q (N - 1) "
+              "single-block inter-node messages (--batch per step)", generate_staggered, _hierarchical_refusal,
+              options=("radix", "batch")),
+)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.collectives.algorithms import Algorithm, Request, register
+from synth.collectives.algorithms import Algorithm, Request
 from synth.collectives.algorithms.swing import grid
 from synth.collectives.schedule import COPY, REDUCE
 
@@ -149,7 +149,9 @@ def _refusal(request: Request) -> str | None:
     return None
 
 
-register(Algorithm("do", ("alltoall", "alltoallv", "allgather", "reduce-scatter", "allreduce"), "2dfc dimension order: "
-                   "along X, then along Y (two steps; four for allreduce)", generate_do, _refusal, lambda request: request.ranks))
-register(Algorithm("md", ("alltoall", "alltoallv", "allgather", "allreduce"), "2dfc multi-dimensional: blocks split "
-                   "X-then-Y and Y-then-X, both dimensions busy", generate_md, _refusal, lambda request: request.ranks))
+ALGORITHM = (
+    Algorithm("do", ("alltoall", "alltoallv", "allgather", "reduce-scatter", "allreduce"), "2dfc dimension order: "
+              "along X, then along Y (two steps; four for allreduce)", generate_do, _refusal, lambda request: request.ranks),
+    Algorithm("md", ("alltoall", "alltoallv", "allgather", "allreduce"), "2dfc multi-dimensional: blocks split "
+              "X-then-Y and Y-then-X, both dimensions busy", generate_md, _refusal, lambda request: request.ranks),
+)

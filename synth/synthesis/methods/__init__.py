@@ -1,5 +1,5 @@
-"""The synthesis methods: one module each, found by `synth.core.registry.discover` (a module
-declares `METHOD = Method(...)`; this package names none of them), run by
+"""The synthesis methods: one module each, found by the registry METHODS (a module
+declares `METHOD = Method(...)`; this package names none of them: synth.core.registry), run by
 synth.synthesis.portfolio in the order of their `order`.
 
 Two kinds:
@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from synth.core.registry import Registry
+
 HALF, WHOLE = "half", "whole"
 
 
@@ -38,22 +40,12 @@ class Method:
     cites: str = ""  # where the construction comes from
 
 
-_METHODS: list[Method] | None = None
+METHODS: Registry[Method] = Registry("synthesis method", __name__, "METHOD", order=lambda m: (m.order, m.name))
 
 
 def methods() -> list[Method]:
     """Every registered method, in run order (imported on first use)."""
-    global _METHODS
-    if _METHODS is None:
-        from synth.core.registry import discover
-
-        found = discover(__name__, "METHOD")
-        names = [m.name for m in found]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise ValueError(f"synthesis method {twice[0]!r} registered twice")
-        _METHODS = sorted(found, key=lambda m: (m.order, m.name))
-    return _METHODS
+    return list(METHODS.values())
 
 
 def method_names() -> list[str]:

@@ -24,9 +24,8 @@ def _points(context) -> Part:
     """The front of an all-to-all(v): one phase, TuNA's radices and the generated algorithms, each
     along the plan's pair paths and the family's; the points no other beats in both alpha terms and
     busiest bytes."""
-    from synth.collectives.algorithms import ALGORITHMS, load_all
+    from synth.collectives.algorithms import ALGORITHMS
 
-    load_all()
     plan, say = context.plan, context.say
     ranks_per_node = plan.graph.ranks_per_node
     graphs = [plan.graph]

@@ -10,7 +10,7 @@ import pytest
 from helpers import REPO, legacy_routes
 from synth.routing import oblivious
 
-OBLIVIOUS_ROUTERS = {spec.name: spec.build(None) for spec in oblivious.ROUTERS}  # the XGFT's fixed routers
+OBLIVIOUS_ROUTERS = {spec.name: spec.build(None) for spec in oblivious.ROUTER}  # the XGFT's fixed routers
 
 SMALL = "xgft:3:4,3,2:1,4,3"
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape
 from synth.collectives.verify import verify
 from synth.pricing.schedule_cost import costs, map_schedule
 from synth.topology import parse_topology
 
-load_all()
 ALPHA, BANDWIDTH = 1e-6, 100e9
 BETA = 8 / BANDWIDTH
 ROOTED = ("broadcast", "reduce", "scatter", "gather")

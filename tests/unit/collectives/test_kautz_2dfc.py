@@ -18,13 +18,12 @@ import numpy as np
 import pytest
 
 from synth.pricing.schedule_cost import costs, map_schedule
-from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape
 from synth.collectives.algorithms.multitree import build_trees, two_level_trees
 from synth.collectives.algorithms.rank_graph import rank_graph
 from synth.collectives.verify import verify
 from synth.topology import parse_topology
 
-load_all()
 ALPHA, BANDWIDTH = 1e-6, 100e9
 BETA = 8 / BANDWIDTH
 

@@ -21,11 +21,10 @@ from hypothesis import strategies as st
 
 from helpers import assert_user_error
 from synth.core.errors import SynthError
-from synth.collectives.algorithms import ALGORITHMS, Request, load_all
+from synth.collectives.algorithms import ALGORITHMS, Request
 from synth.collectives.schedule import COLLECTIVES, COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.collectives.verify import expected_blocks, verify
 
-load_all()
 SIZES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 31, 32]
 
 

@@ -24,12 +24,11 @@ import pytest
 
 from synth.pricing.deficiency import rectangular_xi, swing_b_xi, swing_b_xi_limit, table2
 from synth.pricing.schedule_cost import costs, map_schedule
-from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, load_all
+from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape
 from synth.collectives.algorithms.swing import peers, rho, send_sets
 from synth.collectives.schedule import REDUCE
 from synth.topology import parse_topology
 
-load_all()
 
 
 def swing_b(spec: str):

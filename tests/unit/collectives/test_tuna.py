@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 
 from synth.pricing.schedule_cost import SIZE_BYTES, costs, map_schedule
-from synth.collectives.algorithms import ALGORITHMS, Request, load_all
+from synth.collectives.algorithms import ALGORITHMS, Request
 from synth.collectives.algorithms.tuna import round_offsets, rounds
 from synth.collectives.schedule import BlockRuns
 from synth.collectives.verify import verify
 from synth.topology import parse_topology
 
-load_all()
 
 
 def tuna(p: int, r: int, spec: str = "none", sizes=None):

@@ -9,10 +9,9 @@ import pytest
 
 h5py = pytest.importorskip("h5py")
 
-from synth.collectives.algorithms import ALGORITHMS, load_all  # noqa: E402
+from synth.collectives.algorithms import ALGORITHMS  # noqa: E402
 from synth.io.schedule_file import read_schedule  # noqa: E402
 
-load_all()
 FIELDS = ("step_ptr", "src", "dst", "op", "block_bytes", "root", "peer", "ranks_per_node", "collective", "algorithm",
           "spec", "ranks", "blocks")
 

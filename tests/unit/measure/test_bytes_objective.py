@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 from helpers import Fabric, assert_user_error, phase_state
 from synth.opensm.engines import phase_contention
 from synth.routing.minimal import router_view
-from synth.routing.path_selection import PathsOptions, SelectionState, route_phase_paths, whole_phase_problem
+from synth.routing.path_selection import SelectionState, route_phase_paths, whole_phase_problem
+from synth.routing.paths_options import PathsOptions
 from synth.solve import SOLVERS, solve
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern

@@ -14,7 +14,7 @@ from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 from synth.workflow import exchange_loads, route_phases, scattered_ranks
 
-OBLIVIOUS_ROUTERS = {spec.name: spec.build(None) for spec in oblivious.ROUTERS}  # the XGFT's fixed routers
+OBLIVIOUS_ROUTERS = {spec.name: spec.build(None) for spec in oblivious.ROUTER}  # the XGFT's fixed routers
 
 SPEC = "xgft:3:4,3,2:1,4,3"
 

@@ -23,11 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from synth.pricing.alphabeta import node_ports, step_times
-from synth.collectives.algorithms import ALGORITHMS, load_all
+from synth.collectives.algorithms import ALGORITHMS
 from synth.collectives.schedule import COLLECTIVES
 from synth.topology import parse_topology
 
-load_all()
 
 # One network of every family (the smallest that most algorithms accept).
 FAMILY_SPECS = {

@@ -11,12 +11,11 @@ from synth.report import plots
 from synth.report.data import PatternResult, Series
 from synth.report.styles import COLOURS, FIGURES, LINES, REGISTRY, style, styles_for
 from synth.routing.registry import ROUTERS
-from synth.collectives.algorithms import ALGORITHMS, load_all
+from synth.collectives.algorithms import ALGORITHMS
 
 
 def every_series_name() -> set[str]:
     """Every name a report or synth compare gives a series, from synth's own registries."""
-    load_all()
     routings = ({label for spec in ROUTERS.specs() for label, _ in spec.report.values()}
                 | {f"OpenSM {e}" for e in ENGINES})
     algorithms = {a for a in ALGORITHMS if a != "tuna"}  # TuNA by its radix's role: "tuna (smallest radix)"...

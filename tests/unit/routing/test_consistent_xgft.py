@@ -5,8 +5,8 @@ import pytest
 
 from helpers import TABLE_3_1, xgft_and_network
 from synth.routing.consistent import route_consistent
-from synth.routing.layered_xgft import LayeredOptions
-from synth.routing.monolithic_consistent import route_consistent_monolithic
+from synth.routing.xgft_layers import LayeredOptions
+from synth.routing.monolithic import route_consistent_monolithic
 from synth.routing.oblivious import dmodk
 from synth.tables.forwarding import build_tables, route_hops
 from synth.traffic.patterns import parse_pattern

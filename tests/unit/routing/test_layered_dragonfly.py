@@ -25,7 +25,8 @@ from scipy.optimize import LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
 from synth.routing.layered_dragonfly import DragonflyLayeredOptions, route_phase_layered
-from synth.routing.path_selection import PathsOptions, route_phase_paths
+from synth.routing.path_selection import route_phase_paths
+from synth.routing.paths_options import PathsOptions
 from synth.solve import SOLVERS
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern

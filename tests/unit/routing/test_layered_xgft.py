@@ -9,7 +9,7 @@ from helpers import REPO, TABLE_2_1, TABLE_3_1
 from synth.measure.contention_bounds import lower_bound, stage_lower_bounds
 from synth.measure.evaluate import stage_maxima
 from synth.measure.loads import channel_loads
-from synth.routing.layered_xgft import LayeredOptions, conditions_hold, route_phase
+from synth.routing.xgft_layers import LayeredOptions, conditions_hold, route_phase
 from synth.routing.monolithic import route_phase_monolithic
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
@@ -236,7 +236,7 @@ def test_backtracking_recovers_when_a_layer_has_no_strong_solution():
     leaves a layer-2 WT node without a strong solution (the seed's conditions do not guarantee
     extendability); solving that layer-1 node again differently recovers contention 1. Without
     backtracking (budget 0, the control) layer 2 is relaxed and the phase needs contention 2."""
-    from synth.routing.layered_xgft import LayerSearch
+    from synth.routing.xgft_layers import LayerSearch
 
     xgft = parse_topology(TABLE_3_1[256])
     workload = parse_pattern("a2a-opt", 256, xgft.hierarchy())

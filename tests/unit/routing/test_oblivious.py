@@ -8,7 +8,7 @@ from synth.routing import oblivious
 from synth.topology import parse_topology
 from synth.traffic.patterns import parse_pattern
 
-OBLIVIOUS_ROUTERS = {spec.name: spec.build(None) for spec in oblivious.ROUTERS}  # the XGFT's fixed routers
+OBLIVIOUS_ROUTERS = {spec.name: spec.build(None) for spec in oblivious.ROUTER}  # the XGFT's fixed routers
 
 SPECS = ["xgft:3:4,3,2:1,4,3", "xgft:3:8,4,2:1,8,2", "xgft:2:2,2:3,3", "xgft:3:3,2,2:2,3,2"]
 

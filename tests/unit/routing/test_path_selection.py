@@ -23,7 +23,8 @@ from helpers import Fabric, phase_state
 from synth.routing import path_selection
 from synth.routing.candidates import build_candidates
 from synth.routing.minimal import minimal
-from synth.routing.path_selection import PathsOptions, route_phase_paths, whole_phase_problem
+from synth.routing.path_selection import route_phase_paths, whole_phase_problem
+from synth.routing.paths_options import PathsOptions
 from synth.routing.ugal import ugal
 from synth.routing.valiant import valiant
 from synth.solve import SOLVERS, solve

@@ -23,12 +23,12 @@ from synth.measure.contention_bounds import lower_bound
 from synth.measure.evaluate import evaluate_batch, status_of
 from synth.measure.loads import channel_loads
 import synth.routing.consistent as consistent
-import synth.routing.layered_xgft as layered
+import synth.routing.xgft_layers as layered
 import synth.routing.monolithic as monolithic
 from synth.routing.consistent import route_consistent
-from synth.routing.layered_xgft import BACKTRACKS, LayeredOptions, LayerSearch, conditions_hold, route_phase
+from synth.routing.xgft_layers import BACKTRACKS, LayeredOptions, LayerSearch, conditions_hold, route_phase
 from synth.routing.monolithic import (MAX_VARIABLES, MAX_VARIABLES_UNCAPPED, path_pairs, route_phase_monolithic)
-from synth.routing.monolithic_consistent import route_consistent_monolithic
+from synth.routing.monolithic import route_consistent_monolithic
 from synth.routing.oblivious import dmodk
 from synth.solve import SOLVERS, ProblemBuilder, solve
 from synth.solve.problem import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, SolveResult

@@ -6,14 +6,14 @@ import pytest
 
 from helpers import TABLE_3_1, xgft_and_network
 from synth.core.errors import SynthError
-from synth.routing.layered_xgft import LayeredOptions, route_phase
+from synth.routing.xgft_layers import LayeredOptions, route_phase
 from synth.routing import oblivious
 
 from synth.tables.forwarding import (MAX_UNICAST_LID, NO_PORT, Hops, LidPlan, build_tables, colour_flows, route_hops,
                                      walk_channels, walk_paths)
 from synth.traffic.patterns import parse_pattern
 
-OBLIVIOUS_ROUTERS = {spec.name: spec.build(None) for spec in oblivious.ROUTERS}  # the XGFT's fixed routers
+OBLIVIOUS_ROUTERS = {spec.name: spec.build(None) for spec in oblivious.ROUTER}  # the XGFT's fixed routers
 
 
 def exchange(spec, router, phases=None):
