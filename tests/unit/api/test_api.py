@@ -16,9 +16,12 @@ import synth
 import synth.api
 
 
-def test_the_docstring_examples_run():
-    failures, tried = doctest.testmod(synth.api, optionflags=doctest.ELLIPSIS)
-    assert tried >= 20
+@pytest.mark.parametrize("module", ["synth.api", "synth.api.networks", "synth.api.routes", "synth.api.collectives"])
+def test_the_docstring_examples_run(module):
+    import importlib
+
+    failures, tried = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert tried >= {"synth.api": 6, "synth.api.networks": 5, "synth.api.routes": 7, "synth.api.collectives": 14}[module]
     assert failures == 0
 
 
