@@ -51,7 +51,10 @@ def test_a_schedule_is_simulated_step_by_step_next_to_the_model(run, schedule_fi
     for row in doc["rows"]:  # no contention, one message per port: the simulation is the model (CM02)
         assert row["simulated_us"] == pytest.approx(row["model_us"], rel=1e-9)
     assert doc["total"]["ratio"] == pytest.approx(1.0, rel=1e-9)
-    assert f"total     alpha-beta {doc['total']['model_us']:.6g} us, simulated" in out
+    # the bound of any schedule of these blocks, under the same model: never above the model's time
+    assert 0 < doc["total"]["bound_us"] <= doc["total"]["model_us"]
+    assert (f"total     alpha-beta {doc['total']['model_us']:.6g} us (any schedule of its blocks: >= "
+            f"{doc['total']['bound_us']:.6g} us), simulated") in out
 
 
 def test_reruns_write_the_same_bytes(run, schedule_file, tmp_path):
