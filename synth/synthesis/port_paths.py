@@ -9,8 +9,8 @@ Per sending node, its messages to other nodes are assigned to its router's outgo
 link at most ceil(k / links) of them (so at most one each where k <= links), the total hops the
 least (the Hungarian method, scipy's linear_sum_assignment, on the costs 1 + the hops from the
 link's far end to the destination's router). From the far end a message takes a shortest path,
-each hop chosen so the busiest link on the way carries the least of the step's messages laid so
-far; then each message is taken up and laid again against all the others (`step_paths`).
+each hop the least loaded of the links that keep it shortest (the step's messages laid so far);
+then each message is taken up and laid again against all the others (`step_paths`).
 `polished` improves such a step with the choice program (CP-SAT): per message its first link and
 one of a few shortest ways on, the ports' shares as constraints, the busiest channel minimized
 (torus 8x8, the step to the partners (2, 0), (0, 2) and (2, 2): 5 messages on the busiest channel
@@ -95,6 +95,8 @@ class PortRouter:
         from synth.synthesis.exact import integer_bandwidth
 
         src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        if not len(src):  # the step's messages all within a node
+            return paths
         present = paths.as_lists()
         options: list[list[list[int]]] = []
         for k, path in enumerate(present):
@@ -162,33 +164,25 @@ class PortRouter:
 
     def _laid(self, src: int, dst: int, first: int, load: np.ndarray) -> list[int]:
         """The path of one message leaving by link `first` (-1: none, within its router) and on by a
-        shortest way whose busiest link is the least loaded (then the least load in all), its load
-        added to `load`."""
+        shortest way of least loaded links (`_way_on`), its load added to `load`."""
         path = [int(self.injection[src])]
         if first >= 0:
-            path += [first] + self._least_loaded(int(self.head[first]), int(self.router[dst]), load)[2]
+            path += [first] + self._way_on(int(self.head[first]), int(self.router[dst]), load)
         path.append(int(self.ejection[dst]))
         self._add(path, load, 1)
         return path
 
-    def _least_loaded(self, at: int, goal: int, load: np.ndarray) -> tuple[float, float, list[int]]:
-        """Among the shortest ways from router `at` to router `goal`, one whose busiest link carries
-        the least, then whose loads sum the least (the lowest channel ids on a tie): (its busiest
-        load, its summed load, its links)."""
-        best: dict[int, tuple[float, float, list[int]]] = {goal: (0.0, 0.0, [])}
-
-        def way(u: int) -> tuple[float, float, list[int]]:
-            if u not in best:
-                links = self.out_links(u)
-                closer = links[self.hops[self.head[links], goal] == self.hops[u, goal] - 1]
-                options = []
-                for c in closer.tolist():
-                    most, total, rest = way(int(self.head[c]))
-                    options.append((max(float(load[c]), most), float(load[c]) + total, [c] + rest))
-                best[u] = min(options, key=lambda o: (o[0], o[1]))
-            return best[u]
-
-        return way(at)
+    def _way_on(self, at: int, goal: int, load: np.ndarray) -> list[int]:
+        """A shortest way from router `at` to router `goal`, each hop the least loaded link of those
+        that keep it shortest (the lowest channel id on a tie)."""
+        way = []
+        while at != goal:
+            links = self.out_links(at)
+            closer = links[self.hops[self.head[links], goal] == self.hops[at, goal] - 1]
+            link = int(closer[np.argmin(load[closer])])
+            way.append(link)
+            at = int(self.head[link])
+        return way
 
     def _assigned(self, router: int, goals: np.ndarray) -> np.ndarray:
         """Per message (to routers `goals`) the link it leaves `router` by: each link at most

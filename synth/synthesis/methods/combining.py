@@ -25,7 +25,7 @@ from synth.core.errors import SynthError
 from synth.pricing.alphabeta import node_ports
 from synth.synthesis import limits
 from synth.synthesis.exchange import pareto
-from synth.synthesis.front import priced_whole
+from synth.synthesis.front import priced_whole, router_paths
 from synth.synthesis.methods import WHOLE, Method
 from synth.synthesis.port_paths import PortRouter
 from synth.topology.grid import grid_strides
@@ -33,6 +33,7 @@ from synth.topology.paths import Paths
 
 DIGIT_PAIRS = "every digit's groups"  # the pairs a combining joins: the ranks differing in one digit
 PORT_PATH_MESSAGES = 1 << 16  # a step's messages laid by distinct ports (one Python loop over their hops)
+PORT_FANOUT = 2  # partners a step's rank has at most, in ports, for its messages to be laid by distinct ports
 MAX_FACTORIZATIONS = 20_000  # ordered factorizations of P summed (4,096 = 2^12: 2,048 of them)
 # The program that routes a step's messages by distinct ports (synth.synthesis.port_paths.PortRouter.polished),
 # for the steps of the few factorizations of fewest message starts, twice (the second time for those that then
@@ -41,8 +42,10 @@ MAX_FACTORIZATIONS = 20_000  # ordered factorizations of P summed (4,096 = 2^12:
 POLISH_WORK = 2.0  # CP-SAT deterministic time per step (about 1-2 s here)
 POLISHED_FACTORIZATIONS = 3
 POLISH_ROUNDS = 2
-POLISH_MESSAGES = 4096  # a step's messages at most, for the program
-MAX_GRID_RANKS = 1024  # digits split over a grid's dimensions (8 x 8: 4,683 factorizations, 0.5 s priced)
+POLISH_MESSAGES = 512  # a step's messages at most, for the program (a 16x16 torus's radix-4 steps: 768, 5 s each)
+# Digits split over a grid's dimensions, and paths by distinct ports, up to this many ranks (a 16x16 torus: 2,568
+# factorizations, 120 digits, 6 s of laying paths; a 32x32's 20,000 factorizations took 22 s more and gained nothing)
+MAX_GRID_RANKS = 256
 
 
 def factorizations(sizes: tuple[int, ...], limit: int = MAX_FACTORIZATIONS) -> list[tuple[tuple[int, ...], ...]]:
@@ -111,7 +114,7 @@ def combining_schedule(spec: str, sizes: tuple[int, ...], ranks_per_node: int, s
 
 def combining_grid(plan) -> tuple[int, ...]:
     """The grid whose coordinates the digits split: a torus's or HyperX's (one rank a router, up
-    to MAX_GRID_RANKS), else the ranks in one dimension."""
+    to MAX_GRID_RANKS ranks), else the ranks in one dimension."""
     from synth.collectives.algorithms import grid_shape
 
     dims = grid_shape(plan.topology, plan.graph.ranks_per_node)
@@ -128,17 +131,27 @@ def _label(factors: tuple[tuple[int, ...], ...], by_ports: bool) -> str:
 
 class DigitPortPaths:
     """Per digit, its step's paths leaving every node by distinct ports (synth.synthesis.port_paths),
-    made once; called with a combining's digits and its schedule, the paths of the schedule's
-    transfers between nodes, in order."""
+    made once; a digit with more partners than PORT_FANOUT times a node's ports takes the router's
+    paths (`routed`: a one-step schedule's), its messages queueing at the ports either way. Called
+    with a combining's digits and its schedule, the paths of the schedule's transfers between
+    nodes, in order."""
 
-    def __init__(self, router, sizes: tuple[int, ...], q: int):
-        self.router, self.sizes, self.q, self.made = router, sizes, q, {}
+    def __init__(self, router, sizes: tuple[int, ...], q: int, routed):
+        self.router, self.sizes, self.q, self.routed, self.made = router, sizes, q, routed, {}
+        self.ports = node_ports(router.network)
+
+    def spread(self, digit) -> bool:
+        """Whether the digit's messages are laid by distinct ports (else along the router's paths)."""
+        return math.prod(f for _, f in digit) - 1 <= PORT_FANOUT * self.ports
 
     def step(self, digit: tuple[tuple[int, int], ...]) -> Paths:
         if digit not in self.made:
-            src, dst = digit_pairs(self.sizes, digit)
-            across = src // self.q != dst // self.q
-            self.made[digit] = self.router.step_paths(src[across] // self.q, dst[across] // self.q)
+            if not self.spread(digit):
+                self.made[digit] = self.routed(digit)
+            else:
+                src, dst = digit_pairs(self.sizes, digit)
+                across = src // self.q != dst // self.q
+                self.made[digit] = self.router.step_paths(src[across] // self.q, dst[across] // self.q)
         return self.made[digit]
 
     def polish(self, digit: tuple[tuple[int, int], ...], work: float) -> None:
@@ -155,10 +168,18 @@ def port_paths(context, sizes: tuple[int, ...]) -> DigitPortPaths | None:
     """The distinct-port paths where a rank's messages may leave by several ports (its node its own
     router, with more than one link), else None: every message starts at one port anyway."""
     network = context.network
-    if context.plan.routes is not None or not network.nodes_are_routers or node_ports(network) < 2:
+    plan = context.plan
+    if plan.routes is not None or not network.nodes_are_routers or node_ports(network) < 2 \
+            or plan.graph.ranks > MAX_GRID_RANKS:
         return None
+    routing = router_paths(plan.topology, context.router, None)
+    q = plan.graph.ranks_per_node
+
+    def routed(digit):
+        return routing(combining_schedule(plan.topology.spec, sizes, q, (digit,), 1))
+
     try:
-        return DigitPortPaths(PortRouter(network), sizes, context.plan.graph.ranks_per_node)
+        return DigitPortPaths(PortRouter(network), sizes, q, routed)
     except SynthError as exc:
         context.say(f"allreduce: no combining by distinct ports: {exc}")
         return None
@@ -180,7 +201,9 @@ def _points(context):
         if (digit, by_ports) not in steps:
             steps[digit, by_ports] = None
             radix = math.prod(f for _, f in digit)
-            if p * (radix - 1) <= (PORT_PATH_MESSAGES if by_ports else limits.MAX_EVERY_PAIRS):
+            if by_ports and not ports.spread(digit):  # the router's paths: the same step as without
+                steps[digit, by_ports] = step_cost(digit, False)
+            elif p * (radix - 1) <= (PORT_PATH_MESSAGES if by_ports else limits.MAX_EVERY_PAIRS):
                 found = priced_whole(context, f"digit {digit}", 1, functools.partial(
                     combining_schedule, spec, sizes, q, (digit,)), routing=routing(by_ports, (digit,)))
                 if found is not None:
@@ -204,8 +227,8 @@ def _points(context):
         by_ports = sorted((total, k) for k, (_, ported, total) in enumerate(costed) if ported)
         least = [k for total, k in by_ports if total[0] == by_ports[0][0][0]][:POLISHED_FACTORIZATIONS] \
             if by_ports else []
-        fresh = list(dict.fromkeys(d for k in least for d in digit_steps(costed[k][0])
-                                   if d not in polished and p * (math.prod(f for _, f in d) - 1) <= POLISH_MESSAGES))
+        fresh = list(dict.fromkeys(d for k in least for d in digit_steps(costed[k][0]) if d not in polished
+                                   and ports.spread(d) and p * (math.prod(f for _, f in d) - 1) <= POLISH_MESSAGES))
         if not fresh:
             break
         for digit in fresh:

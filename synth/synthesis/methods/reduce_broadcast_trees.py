@@ -1,8 +1,9 @@
 """The allreduce as a reduce then a broadcast over M packed spanning trees, pipelined
 (synth.synthesis.reduce_broadcast: the two-tree algorithm, Sanders09, and ForestColl's packed
-forests, Zhao24): M from 1 and the allreduce cut bound's width (the least M whose trees may meet it)
-doubling up to the second packing at the cut bound, limits.PACKED_TREES and limits.PACKING_WORK;
-each over ROUNDS rounds, priced along the plan's transfers the trees were packed on."""
+forests, Zhao24): M of 1, the allreduce cut bound's width and 2 and 4 times it, and the least M at
+which the bound is whole trees (tree_counts), up to the first packing at the cut bound,
+limits.PACKED_TREES and limits.PACKING_WORK, up to MAX_RANKS ranks; each over ROUNDS rounds, priced
+along the plan's transfers the trees were packed on."""
 
 from __future__ import annotations
 
@@ -19,7 +20,15 @@ from synth.synthesis.reduce_broadcast import (in_out_trees, parents_of, reduce_b
                                               round_trip_graph)
 from synth.synthesis.tree_packing import pack_trees, tree_depths
 
+# Tries of a packing (a broadcast's: limits.PACKING_RESTARTS): one tree never meets the allreduce cut bound, and
+# where trees do the first try did (DGX-1's 16, HyperX 4x4's 16, the dragonfly (2,4,2)'s 36); a torus's never do
+# (its bound is 63 of 128 trees a link), so every try is spent (torus 16x16: 21 s with 8 tries, 6 s with 2; the
+# dragonfly's 2 trees 27% above the bound with 2 tries, 1.4% with 8, where its 36 meet it)
+RESTARTS = 2
 ROUNDS = tuple(1 << i for i in range(11))  # 1 to 1,024: one round (mid sizes, the fewest steps) to long pipelines
+# Ranks at most: the trees' reduce and broadcast are priced schedule by schedule, up to a million transfers each,
+# and above a few hundred ranks the trees lose to the halves wherever they were tried (torus 32x32: 13 s for none)
+MAX_RANKS = 256
 
 
 def tree_counts(per_byte: float, least_bandwidth: float) -> list[int]:
@@ -53,7 +62,7 @@ def packed(context, trees: int):
     work = 2 * trees * graph.num_pairs * p
     if work > limits.PACKING_WORK:
         return None
-    restarts = max(1, min(limits.PACKING_RESTARTS, limits.RESTART_WORK // work))
+    restarts = 1 if trees == 1 else max(1, min(RESTARTS, limits.RESTART_WORK // work))
     cut = tree_floor(plan.time_bound.bandwidth.per_byte, float(bandwidth.min()), trees)
     trips = round_trip_graph(graph)
     if trips is not None:  # the reduce along each tree reversed, the broadcast along it: one packing of round trips
@@ -68,6 +77,9 @@ def _points(context):
     plan = context.plan
     p = plan.graph.ranks
     if p < 2:
+        return []
+    if p > MAX_RANKS:
+        context.say(f"allreduce: no reduce-then-broadcast trees above {MAX_RANKS} ranks")
         return []
     spec, q = plan.topology.spec, plan.graph.ranks_per_node
     cut = plan.time_bound.bandwidth.per_byte
