@@ -7,10 +7,18 @@ each once. One radix P is the one-step all-pairs reduction (a complete graph's a
 step and message bounds); two cliques joined by a matching take radices (4, 2): a reduction in each
 clique, then the exchange across; all radices 2 is recursive doubling.
 
-A digit's step costs the same wherever it stands in the order, so each (stride, radix) step is
-priced once along the plan's paths and every factorization is the sum of its steps; the
-factorizations that no other beats in both message starts and busiest bytes are made and priced
-whole (the points)."""
+The digits: of the rank index, or on a torus or HyperX (up to MAX_GRID_RANKS ranks) each digit a
+factor of every coordinate (`factorizations` of the grid; 1: the step leaves that coordinate
+alone), so a step's group may be a 2x2 block, a column of four or the corners of the torus.
+
+A digit's step costs the same wherever it stands in the order, so each step is priced once and
+every factorization is the sum of its steps: along the router's paths, and where a node is its own
+router with several links along paths that leave each rank by distinct ports
+(synth.synthesis.port_paths; a radix-4 digit's 3 messages by 3 of a torus node's 4 links: one
+alpha where minimal's paths may take two). The steps of the few factorizations of fewest message
+starts by distinct ports are routed again by the choice program (busiest channel least), twice.
+The factorizations that no other beats in both message starts and busiest bytes are made and
+priced whole (the points), each recording the paths it was priced on."""
 
 from __future__ import annotations
 
@@ -38,7 +46,7 @@ MAX_FACTORIZATIONS = 20_000  # ordered factorizations of P summed (4,096 = 2^12:
 # The program that routes a step's messages by distinct ports (synth.synthesis.port_paths.PortRouter.polished),
 # for the steps of the few factorizations of fewest message starts, twice (the second time for those that then
 # lead): torus 8x8's 4x4x4 (2x2, 1x4, 4x1 per dimension) at 2 units: 2, 4, 4 messages on its busiest channels,
-# against 3, 5, 5 laid greedily (1 unit: 2, 5, 5), 32 B within 1% of the bound.
+# against 3, 6, 6 laid greedily (1 unit: 2, 5, 5), 32 B within 1% of the bound (3.026 us, bound 3.001).
 POLISH_WORK = 2.0  # CP-SAT deterministic time per step (about 1-2 s here)
 POLISHED_FACTORIZATIONS = 3
 POLISH_ROUNDS = 2
