@@ -229,14 +229,16 @@ def relabelled(make):
 
 
 def priced_whole(context: Context, label: str, blocks: int, make, graph=None,
-                 reach: str = "the scatter's and the allgather's") -> Candidate | None:
-    """A whole schedule made at REFERENCE_BYTES per block and priced: along `graph`'s pair paths
-    (the pairs it was made on), else every transfer routed by the plan's router or routes file;
-    None (said) where a routes file lacks a pair it needs."""
+                 reach: str = "the scatter's and the allgather's", routing=None) -> Candidate | None:
+    """A whole schedule made at REFERENCE_BYTES per block and priced: along `routing`'s paths (a
+    function of the schedule: its transfers' paths between nodes, in order), else `graph`'s pair
+    paths (the pairs it was made on), else every transfer routed by the plan's router or routes
+    file; None (said) where a routes file lacks a pair it needs."""
     plan = context.plan
     schedule = make(REFERENCE_BYTES)
-    routing = (functools.partial(transfer_paths, graph) if graph is not None
-               else router_paths(plan.topology, context.router, plan.routes))
+    if routing is None:
+        routing = (functools.partial(transfer_paths, graph) if graph is not None
+                   else router_paths(plan.topology, context.router, plan.routes))
     try:
         mapped = map_schedule(schedule, plan.topology, paths=routing(schedule))
     except SynthError as exc:  # a routes file without a pair the point needs: the other points stand

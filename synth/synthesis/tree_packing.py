@@ -54,14 +54,18 @@ class TreePacking:
     passes: int
 
 
-def pack_trees(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: float, restarts: int = 1) -> TreePacking:
+def pack_trees(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: float, restarts: int = 1,
+               base: np.ndarray | None = None) -> TreePacking:
     """`trees` spanning arborescences rooted at `root` in the transfer graph `graph`
     (synth.synthesis.transfers.TransferGraph) whose use of the channels, over `bandwidth`, is as
     even as found; `cut_bound`: the broadcast's bound per byte (the potential's scale, and where
-    the restarts stop). The best of up to `restarts` tries (least load, then least depth)."""
+    the restarts stop). The best of up to `restarts` tries (least load, then least depth).
+    `base`: per channel the arcs of other trees already laid on it (an allreduce's reduce trees
+    for its broadcast trees, synth.synthesis.reduce_broadcast), counted with these ones in the
+    potential, the moves' room and `per_byte`, which are then of the two together."""
     best = None
     for attempt in range(max(1, restarts)):
-        packing = _packing(graph, bandwidth, root, trees, cut_bound, attempt)
+        packing = _packing(graph, bandwidth, root, trees, cut_bound, attempt, base)
         if best is None or (packing.per_byte, int(packing.depth.max())) < (best.per_byte, int(best.depth.max())):
             best = packing
         if best.per_byte <= cut_bound * (1 + 1e-9):
@@ -69,14 +73,15 @@ def pack_trees(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: f
     return best
 
 
-def _packing(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: float, attempt: int) -> TreePacking:
+def _packing(graph, bandwidth: np.ndarray, root: int, trees: int, cut_bound: float, attempt: int,
+             base: np.ndarray | None = None) -> TreePacking:
     owner = np.repeat(np.arange(graph.num_pairs), graph.paths.lengths())
     channels = graph.paths.channels
     level = _levels(graph, root)[graph.src]
     if attempt:  # ties broken another way: a seeded perturbation below one level
         level = level + 0.5 * np.random.default_rng(attempt).random(graph.num_pairs)
     scale = ETA / (bandwidth * trees * max(cut_bound, 1e-300))
-    use = np.zeros(len(bandwidth))
+    use = np.zeros(len(bandwidth)) if base is None else np.asarray(base, dtype=np.float64).copy()
 
     def crossing(tree: np.ndarray) -> np.ndarray:
         return np.bincount(graph.paths.select(tree[tree >= 0]).channels, minlength=len(bandwidth))

@@ -7,75 +7,190 @@ each once. One radix P is the one-step all-pairs reduction (a complete graph's a
 step and message bounds); two cliques joined by a matching take radices (4, 2): a reduction in each
 clique, then the exchange across; all radices 2 is recursive doubling.
 
-A digit's step costs the same wherever it stands in the order, so each (stride, radix) step is
-priced once along the plan's paths and every factorization is the sum of its steps; the
-factorizations that no other beats in both message starts and busiest bytes are made and priced
-whole (the points)."""
+The digits: of the rank index, or on a torus or HyperX (up to MAX_GRID_RANKS ranks) each digit a
+factor of every coordinate (`factorizations` of the grid; 1: the step leaves that coordinate
+alone), so a step's group may be a 2x2 block, a column of four or the corners of the torus.
+
+A digit's step costs the same wherever it stands in the order, so each step is priced once and
+every factorization is the sum of its steps: along the router's paths, and where a node is its own
+router with several links along paths that leave each rank by distinct ports
+(synth.synthesis.port_paths; a radix-4 digit's 3 messages by 3 of a torus node's 4 links: one
+alpha where minimal's paths may take two). The steps of the few factorizations of fewest message
+starts by distinct ports are routed again by the choice program (busiest channel least), twice.
+The factorizations that no other beats in both message starts and busiest bytes are made and
+priced whole (the points), each recording the paths it was priced on."""
 
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 
 import numpy as np
 
 from synth.collectives.schedule import REDUCE, Schedule, ScheduleBuilder
+from synth.core.errors import SynthError
+from synth.pricing.alphabeta import node_ports
 from synth.synthesis import limits
 from synth.synthesis.exchange import pareto
-from synth.synthesis.front import priced_whole
+from synth.synthesis.front import priced_whole, router_paths
 from synth.synthesis.methods import WHOLE, Method
+from synth.synthesis.port_paths import PortRouter
+from synth.topology.grid import grid_strides
+from synth.topology.paths import Paths
 
 DIGIT_PAIRS = "every digit's groups"  # the pairs a combining joins: the ranks differing in one digit
+PORT_PATH_MESSAGES = 1 << 16  # a step's messages laid by distinct ports (one Python loop over their hops)
+PORT_FANOUT = 2  # partners a step's rank has at most, in ports, for its messages to be laid by distinct ports
 MAX_FACTORIZATIONS = 20_000  # ordered factorizations of P summed (4,096 = 2^12: 2,048 of them)
+# The program that routes a step's messages by distinct ports (synth.synthesis.port_paths.PortRouter.polished),
+# for the steps of the few factorizations of fewest message starts, twice (the second time for those that then
+# lead): torus 8x8's 4x4x4 (2x2, 1x4, 4x1 per dimension) at 2 units: 2, 4, 4 messages on its busiest channels,
+# against 3, 6, 6 laid greedily (1 unit: 2, 5, 5), 32 B within 1% of the bound (3.026 us, bound 3.001).
+POLISH_WORK = 2.0  # CP-SAT deterministic time per step (about 1-2 s here)
+POLISHED_FACTORIZATIONS = 3
+POLISH_ROUNDS = 2
+POLISH_MESSAGES = 512  # a step's messages at most, for the program (a 16x16 torus's radix-4 steps: 768, 5 s each)
+# Digits split over a grid's dimensions, and paths by distinct ports, up to this many ranks (a 16x16 torus: 2,568
+# factorizations, 120 digits, 6 s of laying paths; a 32x32's 20,000 factorizations took 22 s more and gained nothing)
+MAX_GRID_RANKS = 256
 
 
-def factorizations(p: int, limit: int = MAX_FACTORIZATIONS) -> list[tuple[int, ...]]:
-    """The ordered factorizations of p into factors >= 2 (digit 1, the least significant, first),
-    at most `limit` of them, fewest factors first."""
-    out: list[tuple[int, ...]] = []
+def factorizations(sizes: tuple[int, ...], limit: int = MAX_FACTORIZATIONS) -> list[tuple[tuple[int, ...], ...]]:
+    """The ordered factorizations of a grid of `sizes` (one dimension: of P): per step, a factor
+    of every dimension (1: the step leaves that coordinate alone), their product >= 2 (step 1 the
+    least significant digit first), at most `limit` of them, fewest steps first."""
+    out: list[tuple[tuple[int, ...], ...]] = []
 
-    def extend(rest: int, prefix: tuple[int, ...]) -> None:
+    def extend(rest: tuple[int, ...], prefix: tuple) -> None:
         if len(out) >= limit:
             return
-        if rest == 1:
+        if all(r == 1 for r in rest):
             out.append(prefix)
             return
-        for factor in range(2, rest + 1):
-            if rest % factor == 0:
-                extend(rest // factor, prefix + (factor,))
+        for factors in itertools.product(*(_divisors(r) for r in rest)):
+            if math.prod(factors) >= 2:
+                extend(tuple(r // f for r, f in zip(rest, factors)), prefix + (factors,))
 
-    extend(p, ())
+    extend(tuple(sizes), ())
     return sorted(out, key=len)
 
 
-def digit_pairs(p: int, stride: int, radix: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every rank to the radix - 1 ranks that differ from it in the digit of `stride` alone."""
+@functools.lru_cache(maxsize=None)
+def _divisors(n: int) -> tuple[int, ...]:
+    return tuple(d for d in range(1, n + 1) if n % d == 0)
+
+
+def digit_pairs(sizes: tuple[int, ...], digit: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Every rank to the ranks that differ from it in the digit alone: per dimension of the grid
+    (rank = sum of coordinate k x the product of the sizes below k), (stride, factor) of the
+    digit's part of that coordinate; the others in cyclic order after the rank's own value."""
+    p = math.prod(sizes)
     rank = np.arange(p, dtype=np.int64)
-    digit = (rank // stride) % radix
-    base = rank - digit * stride
-    others = (digit[:, None] + np.arange(1, radix, dtype=np.int64)[None, :]) % radix
-    return np.repeat(rank, radix - 1), (base[:, None] + others * stride).ravel()
+    place = np.asarray(grid_strides(tuple(sizes)), dtype=np.int64)
+    base, own, offset, radix = rank.copy(), np.zeros(p, dtype=np.int64), np.zeros(1, dtype=np.int64), 1
+    for k, (stride, factor) in enumerate(digit):
+        value = (rank // place[k] // stride) % factor
+        base -= value * stride * place[k]
+        own = own * factor + value  # the rank's own value of the digit, the last dimension fastest
+        offset = (offset[:, None] + np.arange(factor, dtype=np.int64)[None, :] * stride * place[k]).ravel()
+        radix *= factor
+    others = (own[:, None] + np.arange(1, radix, dtype=np.int64)[None, :]) % radix
+    return np.repeat(rank, radix - 1), (base[:, None] + offset[others]).ravel()
 
 
-def digit_steps(radices: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
-    """Per step, (stride, radix) of its digit."""
-    strides = np.cumprod((1,) + radices[:-1])
-    return tuple(zip(strides.tolist(), radices))
+def digit_steps(factors: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Per step, its digit: per dimension (stride, factor), the stride the product of that
+    dimension's factors before it (a factor of 1: stride 1, the same pairs wherever it stands)."""
+    strides = [1] * len(factors[0])
+    steps = []
+    for step in factors:
+        steps.append(tuple((stride if f > 1 else 1, f) for stride, f in zip(strides, step)))
+        strides = [stride * f for stride, f in zip(strides, step)]
+    return tuple(steps)
 
 
-def combining_schedule(spec: str, p: int, ranks_per_node: int, steps: tuple[tuple[int, int], ...],
-                       block_bytes: int) -> Schedule:
+def combining_schedule(spec: str, sizes: tuple[int, ...], ranks_per_node: int, steps, block_bytes: int) -> Schedule:
     """The steps' reductions, one block (a rank's whole vector); every digit once: an allreduce."""
+    p = math.prod(sizes)
     builder = ScheduleBuilder("allreduce", "synthesized", spec, p, 1, block_bytes, ranks_per_node=ranks_per_node)
-    for stride, radix in steps:
-        src, dst = digit_pairs(p, stride, radix)
+    for digit in steps:
+        src, dst = digit_pairs(sizes, digit)
         builder.add_step(src, dst, np.zeros((len(src), 1), dtype=np.int64), REDUCE)
     return builder.build()
 
 
-def _label(radices: tuple[int, ...]) -> str:
-    if len(radices) == 1:
-        return "all-pairs reduction"
-    return f"combining {'x'.join(map(str, radices))}"
+def combining_grid(plan) -> tuple[int, ...]:
+    """The grid whose coordinates the digits split: a torus's or HyperX's (one rank a router, up
+    to MAX_GRID_RANKS ranks), else the ranks in one dimension."""
+    from synth.collectives.algorithms import grid_shape
+
+    dims = grid_shape(plan.topology, plan.graph.ranks_per_node)
+    return tuple(dims) if len(dims) > 1 and math.prod(dims) <= MAX_GRID_RANKS else (plan.graph.ranks,)
+
+
+def _label(factors: tuple[tuple[int, ...], ...], by_ports: bool) -> str:
+    radices = [math.prod(step) for step in factors]
+    name = "all-pairs reduction" if len(radices) == 1 else f"combining {'x'.join(map(str, radices))}"
+    if len(factors[0]) > 1:  # the digits' parts per dimension
+        name += f" ({', '.join('x'.join(map(str, step)) for step in factors)} per dimension)"
+    return f"{name} by distinct ports" if by_ports else name
+
+
+class DigitPortPaths:
+    """Per digit, its step's paths leaving every node by distinct ports (synth.synthesis.port_paths),
+    made once; a digit with more partners than PORT_FANOUT times a node's ports takes the router's
+    paths (`routed`: a one-step schedule's), its messages queueing at the ports either way. Called
+    with a combining's digits and its schedule, the paths of the schedule's transfers between
+    nodes, in order."""
+
+    def __init__(self, router, sizes: tuple[int, ...], q: int, routed):
+        self.router, self.sizes, self.q, self.routed, self.made = router, sizes, q, routed, {}
+        self.ports = node_ports(router.network)
+
+    def spread(self, digit) -> bool:
+        """Whether the digit's messages are laid by distinct ports (else along the router's paths)."""
+        return math.prod(f for _, f in digit) - 1 <= PORT_FANOUT * self.ports
+
+    def step(self, digit: tuple[tuple[int, int], ...]) -> Paths:
+        if digit not in self.made:
+            if not self.spread(digit):
+                self.made[digit] = self.routed(digit)
+            else:
+                src, dst = digit_pairs(self.sizes, digit)
+                across = src // self.q != dst // self.q
+                self.made[digit] = self.router.step_paths(src[across] // self.q, dst[across] // self.q)
+        return self.made[digit]
+
+    def polish(self, digit: tuple[tuple[int, int], ...], work: float) -> None:
+        """The digit's paths improved by the routing program (PortRouter.polished)."""
+        src, dst = digit_pairs(self.sizes, digit)
+        across = src // self.q != dst // self.q
+        self.made[digit] = self.router.polished(src[across] // self.q, dst[across] // self.q, self.step(digit), work)
+
+    def __call__(self, digits, schedule) -> Paths:
+        return Paths.concatenate([self.step(digit) for digit in digits])
+
+
+def port_paths(context, sizes: tuple[int, ...]) -> DigitPortPaths | None:
+    """The distinct-port paths where a rank's messages may leave by several ports (its node its own
+    router, with more than one link), else None: every message starts at one port anyway."""
+    network = context.network
+    plan = context.plan
+    if plan.routes is not None or not network.nodes_are_routers or node_ports(network) < 2 \
+            or plan.graph.ranks > MAX_GRID_RANKS:
+        return None
+    routing = router_paths(plan.topology, context.router, None)
+    q = plan.graph.ranks_per_node
+
+    def routed(digit):
+        return routing(combining_schedule(plan.topology.spec, sizes, q, (digit,), 1))
+
+    try:
+        return DigitPortPaths(PortRouter(network), sizes, q, routed)
+    except SynthError as exc:
+        context.say(f"allreduce: no combining by distinct ports: {exc}")
+        return None
 
 
 def _points(context):
@@ -83,38 +198,69 @@ def _points(context):
     p, q = plan.graph.ranks, plan.graph.ranks_per_node
     if p < 2:
         return []
-    spec = plan.topology.spec
-    steps: dict[tuple[int, int], tuple[float, float] | None] = {}
+    spec, sizes = plan.topology.spec, combining_grid(plan)
+    ports = port_paths(context, sizes)
+    steps: dict[tuple, tuple[float, float] | None] = {}
 
-    def step_cost(stride: int, radix: int):  # (alpha terms, busiest bytes over bandwidth) of one digit's step
-        if (stride, radix) not in steps:
-            steps[stride, radix] = None
-            if p * (radix - 1) <= limits.MAX_EVERY_PAIRS:
-                found = priced_whole(context, f"digit {stride} x {radix}", 1, functools.partial(
-                    combining_schedule, spec, p, q, ((stride, radix),)))
+    def routing(by_ports: bool, digits):
+        return functools.partial(ports, digits) if by_ports else None
+
+    def step_cost(digit, by_ports: bool):  # (alpha terms, busiest bytes over bandwidth) of one digit's step
+        if (digit, by_ports) not in steps:
+            steps[digit, by_ports] = None
+            radix = math.prod(f for _, f in digit)
+            if by_ports and not ports.spread(digit):  # the router's paths: the same step as without
+                steps[digit, by_ports] = step_cost(digit, False)
+            elif p * (radix - 1) <= (PORT_PATH_MESSAGES if by_ports else limits.MAX_EVERY_PAIRS):
+                found = priced_whole(context, f"digit {digit}", 1, functools.partial(
+                    combining_schedule, spec, sizes, q, (digit,)), routing=routing(by_ports, (digit,)))
                 if found is not None:
-                    steps[stride, radix] = (float(found.mapped.port_messages[0]), float(found.mapped.channel_bytes[0]))
-        return steps[stride, radix]
+                    steps[digit, by_ports] = (float(found.mapped.port_messages[0]),
+                                              float(found.mapped.channel_bytes[0]))
+        return steps[digit, by_ports]
 
-    costed = []
-    for radices in factorizations(p):
-        total, stride = [0.0, 0.0], 1
-        for radix in radices:
-            cost = step_cost(stride, radix)
-            if cost is None:
-                break
-            total = [total[0] + cost[0], total[1] + cost[1]]
-            stride *= radix
-        else:
-            costed.append((radices, total))
-    kept = pareto([tuple(total) for _, total in costed])
-    context.say(f"allreduce: {len(costed)} recursive combinings priced by their digits' steps, {len(kept)} kept")
-    made = [priced_whole(context, _label(costed[i][0]), 1,
-                         functools.partial(combining_schedule, spec, p, q, digit_steps(costed[i][0])),
-                         reach=DIGIT_PAIRS) for i in kept]
+    def costed_all():  # every factorization's (alpha terms, busiest bytes): the sum of its digits' steps
+        out = []
+        for by_ports in (False, True) if ports is not None else (False,):
+            for factors in factorizations(sizes):
+                costs = [step_cost(digit, by_ports) for digit in digit_steps(factors)]
+                if all(cost is not None for cost in costs):
+                    out.append((factors, by_ports, (sum(c[0] for c in costs), sum(c[1] for c in costs))))
+        return out
+
+    costed = costed_all()
+    polished: set = set()
+    for _ in range(POLISH_ROUNDS if ports is not None else 0):
+        # the fewest message starts by distinct ports: the best few's steps routed by the program, then again
+        by_ports = sorted((total, k) for k, (_, ported, total) in enumerate(costed) if ported)
+        least = [k for total, k in by_ports if total[0] == by_ports[0][0][0]][:POLISHED_FACTORIZATIONS] \
+            if by_ports else []
+        fresh = list(dict.fromkeys(d for k in least for d in digit_steps(costed[k][0]) if d not in polished
+                                   and ports.spread(d) and p * (math.prod(f for _, f in d) - 1) <= POLISH_MESSAGES))
+        if not fresh:
+            break
+        for digit in fresh:
+            ports.polish(digit, POLISH_WORK)
+            polished.add(digit)
+            del steps[digit, True]
+        costed = costed_all()
+    if polished:
+        context.say(f"allreduce: {len(polished)} combining steps routed by distinct ports by the program")
+    kept = pareto([total for _, _, total in costed])
+    context.say(f"allreduce: {len(costed)} recursive combinings priced by their digits' steps"
+                f"{' (along the router and by distinct ports)' if ports is not None else ''}, {len(kept)} kept")
+    made = []
+    for i in kept:
+        factors, by_ports, _ = costed[i]
+        digits = digit_steps(factors)
+        made.append(priced_whole(context, _label(factors, by_ports), 1,
+                                 functools.partial(combining_schedule, spec, sizes, q, digits), reach=DIGIT_PAIRS,
+                                 routing=routing(by_ports, digits)))
     return [c for c in made if c is not None]
 
 
 METHOD = Method("combining", "multi-port recursive combining: every rank's whole partial to the ranks that differ "
-                "from it in one digit of a mixed radix, per step (one radix: the one-step all-pairs reduction; "
-                "all 2: recursive doubling)", WHOLE, ("allreduce",), _points, order=150, pool="combining")
+                "from it in one digit of a mixed radix (on a torus or HyperX, digits split over its dimensions), "
+                "per step (one radix: the one-step all-pairs reduction; all 2: recursive doubling), along the "
+                "router's paths and along paths leaving by distinct ports", WHOLE, ("allreduce",), _points,
+                order=150, pool="combining")
