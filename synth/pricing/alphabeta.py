@@ -26,8 +26,9 @@ to the last bit):
   step crosses the node's one internal link, at `intra_bandwidth_bits` (default: unlimited, so such
   bytes are free), and a message between two ranks of one node starts at its sender's memory port
   in `intra_latency` seconds (default: alpha, as any port);
-- a copy cost of `copy_cost` seconds per byte (the memcpy Pham26 names, "proportional to the
-  message size"): a rank copies every block it receives in a combined copy message (two or more
+- a copy cost of `copy_cost` seconds per byte (the memcpy Pham26 names, sec. 3.2.2 of
+  000_159c61f3158781c2.txt: "a memcpy at the end of the communication to re-organize the order of
+  data segments in the combined messages ... proportional to the message size"): a rank copies every block it receives in a combined copy message (two or more
   blocks, op copy) once out of the receive buffer, into its place or into the message it forwards;
   a reduce message is reduced in place by its receiver, which reads it anyway.
 A step then ends when its slowest port has started its messages, its busiest channel or node-internal
