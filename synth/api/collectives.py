@@ -61,12 +61,27 @@ def verify(schedule_):
     return replay(read_schedule(schedule_) if isinstance(schedule_, str) else schedule_)
 
 
+def _node(intra_bandwidth: float | None, intra_latency: float | None, copy_cost: float):
+    """What a node adds to the cost model (synth.pricing.alphabeta.NodeCosts), checked as the options are."""
+    from synth.core.errors import SynthError
+    from synth.pricing.alphabeta import NodeCosts
+
+    for name, value, least in (("intra_bandwidth", intra_bandwidth, 1e-300), ("intra_latency", intra_latency, 0.0),
+                               ("copy_cost", copy_cost, 0.0)):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if value is not None and not (number and least <= value < float("inf")):
+            raise SynthError(f"{name} must be a {'positive' if least else 'non-negative'} number, got {value!r}")
+    return NodeCosts(intra_latency, intra_bandwidth, float(copy_cost))
+
+
 def price(schedule_, net=None, *, router: str | None = None, alpha: float = 1e-6, bandwidth: float = 100e9,
-          seed: int = 0):
+          seed: int = 0, intra_bandwidth: float | None = None, intra_latency: float | None = None,
+          copy_cost: float = 0.0):
     """Price a schedule on its network with synth's cost model, next to the bound of any schedule.
 
     The cost model (docs/architecture.md): a step costs alpha for every message its busiest port
-    starts, plus beta times the bytes of its busiest channel over that channel's bandwidth.
+    starts, plus beta times the bytes of its busiest channel over that channel's bandwidth; with
+    ranks sharing a node, its internal link's latency and bandwidth, and a per-byte copy cost.
 
     Parameters
     ----------
@@ -81,6 +96,13 @@ def price(schedule_, net=None, *, router: str | None = None, alpha: float = 1e-6
     bandwidth : float, optional
         Link bandwidth in bits per second (default 100e9).
     seed : int, optional
+    intra_bandwidth : float, optional
+        Bits per second of a node's internal link, which every byte moved between two ranks of one
+        node crosses (default: unlimited).
+    intra_latency : float, optional
+        Seconds to start a message to a rank of the same node (default: alpha).
+    copy_cost : float, optional
+        Seconds per byte a rank copies: the blocks it receives in combined messages (default 0).
 
     Returns
     -------
@@ -97,14 +119,16 @@ def price(schedule_, net=None, *, router: str | None = None, alpha: float = 1e-6
     """
     from synth.pricing.schedule_cost import costs, map_schedule
 
+    node = _node(intra_bandwidth, intra_latency, copy_cost)
     topology = _topology(net) if net is not None else network(schedule_.spec)
     mapped = map_schedule(schedule_, topology, router, seed)
-    return costs(mapped, schedule_.ranks, alpha, bandwidth)
+    return costs(mapped, schedule_.ranks, alpha, bandwidth, node)
 
 
 def simulate(schedule_, net=None, *, model: str = "LV08", discipline: str = "bsp", router: str | None = None,
              alpha: float = 1e-6, bandwidth: float = 100e9, latency: float | None = None, hop_latency: float = 0.0,
-             overhead: float = 0.0, seed: int = 0):
+             overhead: float = 0.0, seed: int = 0, intra_bandwidth: float | None = None,
+             intra_latency: float | None = None, copy_cost: float = 0.0):
     """Replay a schedule on SimGrid along its transfers' paths, next to synth's cost model.
 
     A host per terminal, a link per directed channel, each transfer's route its own path
@@ -131,6 +155,9 @@ def simulate(schedule_, net=None, *, model: str = "LV08", discipline: str = "bsp
     hop_latency, overhead : float, optional
         Latency added per link between routers; seconds a rank spends on each message it sends.
     seed : int, optional
+    intra_bandwidth, intra_latency, copy_cost : float, optional
+        As :func:`price` takes them, in the model and on the platform (a node's memory link, a
+        receiver's copy time).
 
     Returns
     -------
@@ -149,12 +176,14 @@ def simulate(schedule_, net=None, *, model: str = "LV08", discipline: str = "bsp
 
     topology = _topology(net) if net is not None else network(schedule_.spec)
     options = SimulationOptions(model=model, discipline=discipline, alpha=alpha, bandwidth_bits=bandwidth,
-                                latency=latency, hop_latency=hop_latency, overhead=overhead)
+                                latency=latency, hop_latency=hop_latency, overhead=overhead,
+                                node=_node(intra_bandwidth, intra_latency, copy_cost))
     return simulate_schedule(schedule_, topology, options, router, seed)
 
 
 def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | None = None, alpha: float = 1e-6,
-            bandwidth: float = 100e9, synthesized: bool = False, time_limit: float = 60.0):
+            bandwidth: float = 100e9, synthesized: bool = False, time_limit: float = 60.0, ranks_per_node: int = 1,
+            intra_bandwidth: float | None = None, intra_latency: float | None = None, copy_cost: float = 0.0):
     """Price every algorithm of a collective on a network over message sizes.
 
     Parameters
@@ -175,6 +204,8 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     time_limit : float, optional
         Wall-clock seconds for that synthesis' programs, as ``synth synthesize --time-limit`` spends
         them (synth.solve.budget).
+    ranks_per_node, intra_bandwidth, intra_latency, copy_cost : optional
+        Q ranks a terminal, and what a node adds to the model, as :func:`price` takes them.
 
     Returns
     -------
@@ -192,20 +223,22 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     from synth.pricing.compare import parse_sizes
     from synth.pricing.bounds import with_strongest_bound
 
+    node = _node(intra_bandwidth, intra_latency, copy_cost)
     topology = _topology(net)
-    result = compare_all(collective, topology, parse_sizes(sizes), router, alpha, bandwidth)
-    result = with_strongest_bound(result, topology, alpha, bandwidth)
+    result = compare_all(collective, topology, parse_sizes(sizes), router, alpha, bandwidth, node, ranks_per_node)
+    result = with_strongest_bound(result, topology, alpha, bandwidth, ranks_per_node, node=node)
     if synthesized:
         from synth.synthesis.portfolio import compare_with_synthesis
 
-        result = compare_with_synthesis(result, topology, alpha, bandwidth, time_limit)
+        result = compare_with_synthesis(result, topology, alpha, bandwidth, time_limit, node=node)
     return result
 
 
 def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None = None, root: int = 0,
                ranks_per_node: int = 1, transfers: str | None = None, router: str | None = None, solver: str = "cpsat",
                time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9, method: str = "auto",
-               block_sizes=None, routes: str | None = None, methods: str | None = None):
+               block_sizes=None, routes: str | None = None, methods: str | None = None,
+               intra_bandwidth: float | None = None, intra_latency: float | None = None, copy_cost: float = 0.0):
     """Synthesize a collective's schedule by optimization (a time-expanded integer program over
     every rank's blocks, or over one rank per orbit of the network's translations; balanced
     spreading trees above 64 ranks without translations; an all-to-all's pairs routed at once by
@@ -240,6 +273,9 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     methods : str, optional
         The registered synthesis methods to run, comma-separated (docs/methods.md; default: every one
         that applies).
+    intra_bandwidth, intra_latency, copy_cost : float, optional
+        What a node adds to the model, as :func:`price` takes them: the front's points are chosen
+        and recorded under it.
 
     Returns
     -------
@@ -266,5 +302,6 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     request = SynthesisRequest(collective, _topology(net), parse_sizes(sizes) if block_sizes is None else [1],
                                ranks_per_node, root, chunks, transfers, router, method, block_sizes, time_limit,
                                solver, None if routes is None else checked_routes(routes), alpha, bandwidth,
-                               None if methods is None else parse_methods(methods, "methods"))
+                               None if methods is None else parse_methods(methods, "methods"),
+                               _node(intra_bandwidth, intra_latency, copy_cost))
     return run(request).bands

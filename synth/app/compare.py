@@ -22,6 +22,7 @@ import numpy as np
 
 from synth.app.simulate import SimulationOptions, simulate_sizes
 from synth.collectives.schedule import BlockRuns
+from synth.pricing.alphabeta import FREE, NodeCosts
 from synth.pricing.compare import REFERENCE_BYTES, Candidate, Comparison, Simulated
 from synth.pricing.schedule_cost import SIZE_BYTES
 from synth.simulation import simgrid_module
@@ -36,25 +37,28 @@ def require_simgrid(model: str) -> None:
 
 
 def simulate_comparison(comparison: Comparison, topology, model: str, alpha: float, bandwidth_bits: float,
-                        say=lambda text: None) -> Comparison:
+                        say=lambda text: None, node: NodeCosts = FREE) -> Comparison:
     """`comparison` with its candidates' simulated times (Comparison.simulated) under SimGrid's
-    network `model`, the route latency alpha and links of `bandwidth_bits` per bandwidth unit."""
-    options = SimulationOptions(model=model, discipline="bsp", alpha=alpha, bandwidth_bits=bandwidth_bits)
+    network `model`, the route latency alpha and links of `bandwidth_bits` per bandwidth unit, and
+    the node's internal link and copy cost (`node`)."""
+    options = SimulationOptions(model=model, discipline="bsp", alpha=alpha, bandwidth_bits=bandwidth_bits, node=node)
     require_simgrid(model)
     columns = [j for j, c in enumerate(comparison.candidates) if isinstance(c, Candidate) and c.make is not None]
     notes = tuple(f"{c.label} (its schedule changes with the size)" for j, c in enumerate(comparison.candidates)
                   if j not in columns)
-    schedules, scales, owner = [], [], []
+    schedules, scales, owner, copying = [], [], [], []
     for j in columns:
         candidate = comparison.candidates[j]
         schedule = candidate.make(REFERENCE_BYTES)  # the blocks' number is what counts: the bytes are the scales
         schedules.append(schedule)
         scales.append([math.ceil(n / candidate.blocks) / REFERENCE_BYTES for n in comparison.sizes])
         owner.append(j)
+        copying.append(True)
         if schedule.size_exchange is not None:
             schedules.append(size_exchanges(schedule))
             scales.append([SIZE_BYTES / REFERENCE_BYTES] * len(comparison.sizes))
             owner.append(j)
+            copying.append(False)  # a size exchange's counts are not copied
     times = np.full((len(comparison.sizes), len(comparison.candidates)), np.nan)
     if schedules:
         replayed = sum(s.num_transfers for s in schedules) * len(comparison.sizes)
@@ -63,7 +67,7 @@ def simulate_comparison(comparison: Comparison, topology, model: str, alpha: flo
             say(f"collective {comparison.collective}: simulating {len(columns)} algorithms at {len(comparison.sizes)} "
                 f"sizes on SimGrid ({model}), {replayed:,} transfers")
         simulated = simulate_sizes(schedules, scales, topology, options, router=comparison.router,
-                                   progress=say if large else None)
+                                   progress=say if large else None, copying=copying)
         summed = np.zeros((len(comparison.sizes), len(comparison.candidates)))
         np.add.at(summed.T, np.asarray(owner), simulated)
         times[:, columns] = summed[:, columns]

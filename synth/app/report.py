@@ -71,9 +71,9 @@ def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, o
     for name in names:
         collective(name)  # an unknown name fails before any routing
     if not names and (collective_bytes is not None or collective_router is not None or synthesis_time_limit is not None
-                      or simulation_model is not None):
-        raise SynthError("--collective-bytes, --collective-router, --synthesize and --simulate apply to the collectives "
-                         "section: add --collectives LIST")
+                      or simulation_model is not None or cost.copy_cost):
+        raise SynthError("--collective-bytes, --collective-router, --synthesize, --simulate and --copy-cost apply to the "
+                         "collectives section: add --collectives LIST")
     if simulation_model is not None:
         from synth.app.compare import require_simgrid
 
@@ -100,7 +100,7 @@ def make_report(plan: ReportPlan, name: str, description: str, source: str, comm
         say("collectives: synthesizing a schedule for each")
         report = dataclasses.replace(report, collectives=[
             compare_with_synthesis(c, plan.topology, plan.cost.alpha, plan.cost.bandwidth_bits, plan.synthesis_time_limit,
-                                   say) for c in report.collectives])
+                                   say, plan.cost.node) for c in report.collectives])
     if plan.simulation_model is not None:  # last: every column, the synthesized one too, is there
         import dataclasses
 
@@ -108,8 +108,8 @@ def make_report(plan: ReportPlan, name: str, description: str, source: str, comm
 
         say(f"collectives: simulating every algorithm on SimGrid ({plan.simulation_model})")
         report = dataclasses.replace(report, collectives=[
-            simulate_comparison(c, plan.topology, plan.simulation_model, plan.cost.alpha, plan.cost.bandwidth_bits, say)
-            for c in report.collectives])
+            simulate_comparison(c, plan.topology, plan.simulation_model, plan.cost.alpha, plan.cost.bandwidth_bits, say,
+                                plan.cost.node) for c in report.collectives])
     files = {}
     for out in outs:
         files |= render_markdown(report, out) if out.suffix.lower() == ".md" else {out: render_html(report)}

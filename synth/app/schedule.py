@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from synth.core.errors import SynthError
 from synth.core.text import counted
-from synth.pricing.alphabeta import beta_of
+from synth.pricing.alphabeta import FREE, NodeCosts, beta_of
 from synth.pricing.closed_forms import closed_form
 from synth.pricing.path_hops import all_pairs_hops, mapped_hops
 from synth.pricing.schedule_cost import costs, map_schedule, recorded_paths
@@ -129,11 +129,13 @@ def checked_routes(path: str) -> dict:
 PROGRESS_BLOCK_SENDS = 1 << 22  # schedules from which the stages are announced on stderr (seconds of work)
 
 
-def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, bandwidth_bits: float, routes=None) -> str:
+def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, bandwidth_bits: float, routes=None,
+               node: NodeCosts = FREE) -> str:
     """The schedule mapped onto `router`'s routes (a routes file's, or by default the paths the
     schedule records, else the family's router's), priced by synth's cost model
-    (synth.pricing.alphabeta) next to the bound of any schedule under the same model; allreduce also
-    by DeSensi24's deficiency model, and the seed's closed form where one exists."""
+    (synth.pricing.alphabeta, with what a node adds: `node`) next to the bound of any schedule under
+    the same model; allreduce also by DeSensi24's deficiency model, and the seed's closed form where
+    one exists."""
     mapped = map_schedule(schedule, topology, router, seed, routes)
     router = ("the routes file's" if routes is not None else router if router is not None else
               "the schedule's recorded" if recorded_paths(schedule, topology) else topology.default_router)
@@ -142,9 +144,11 @@ def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, 
     steps = mapped.steps + mapped.size_exchanges
     lines = [f"cost      {router} routes: alpha-beta {c.time * 1e6:.4g} us = {mapped.messages} x alpha {alpha * 1e6:g} us "
              f"(the most messages one port starts, summed over {counted(steps, 'step')}) + {busiest:,.0f} B over the steps' busiest "
-             f"channels at {bandwidth_bits / 1e9:g} Gb/s",
-             f"bound     {mapped.bound.text(mapped.vector_bytes, alpha, bandwidth_bits)}"]
-    stronger = _stronger_bound(schedule, topology, mapped, alpha, bandwidth_bits)
+             f"channels at {bandwidth_bits / 1e9:g} Gb/s"]
+    if not node.free:
+        lines.append(node_line(mapped, alpha, bandwidth_bits, node))
+    lines.append(f"bound     {mapped.bound.text(mapped.vector_bytes, alpha, bandwidth_bits, node)}")
+    stronger = _stronger_bound(schedule, topology, mapped, alpha, bandwidth_bits, node)
     if stronger:
         lines.append(stronger)
     if schedule.collective == "allreduce":
@@ -155,15 +159,26 @@ def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, 
     return "\n".join(lines) + _closed_form_line(schedule, topology, alpha, bandwidth_bits, c.time)
 
 
-def _stronger_bound(schedule, topology, mapped, alpha: float, bandwidth_bits: float) -> str:
+def node_line(mapped, alpha: float, bandwidth_bits: float, node: NodeCosts) -> str:
+    """The schedule's time with the node's costs, and what they price."""
+    terms, sizes = mapped.node_terms, mapped.size_node_terms
+    inside = float(terms.intra_bytes.sum() + sizes.intra_bytes.sum())
+    copied = float(terms.copy_bytes.sum())
+    return (f"node      {node.text()}: {mapped.time(alpha, bandwidth_bits, node=node) * 1e6:.4g} us "
+            f"({inside:,.0f} B over the steps' busiest node-internal links, {copied:,.0f} B copied by the steps' "
+            f"busiest copiers, {int(terms.memory_messages.sum() + sizes.memory_messages.sum())} starts at memory "
+            "ports)")
+
+
+def _stronger_bound(schedule, topology, mapped, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> str:
     """The strongest bound synth has for any schedule of the collective (synth.pricing.bounds: the
     cut bound, an all-to-all's flow bound), where it is above the injection count's."""
     from synth.pricing.bounds import schedule_bound
 
     n = mapped.vector_bytes
     bound = schedule_bound(schedule, topology, mapped.bound)
-    seconds = bound.seconds(n, alpha, bandwidth_bits)
-    if seconds <= mapped.bound.seconds(n, alpha, bandwidth_bits) * (1 + 1e-9):
+    seconds = bound.seconds(n, alpha, bandwidth_bits, node)
+    if seconds <= mapped.bound.seconds(n, alpha, bandwidth_bits, node) * (1 + 1e-9):
         return ""
     return (f"bound     stronger: {seconds * 1e6:.4g} us (any schedule: {bound.messages} x alpha, "
             f"{bound.bandwidth.busiest_bytes(n):,.0f} B over bandwidth: {bound.bandwidth.why})")

@@ -27,7 +27,8 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.pricing.bounds import schedule_bound
-from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, message_ports, most_per_port, step_times
+from synth.pricing.alphabeta import (DEFAULT_ALPHA, DEFAULT_BANDWIDTH, FREE, NodeCosts, message_ports, most_per_port,
+                                     step_times)
 from synth.pricing.schedule_cost import SIZE_BYTES, busiest_channels, map_schedule, recorded_paths, transfer_paths
 from synth.simulation.platform import build_platform
 from synth.simulation.runner import DISCIPLINES, MODELS, Settings, run
@@ -47,11 +48,13 @@ class SimulationOptions:
     hop_latency: float = 0.0  # added per link between routers
     overhead: float = 0.0  # seconds a rank spends on each message it sends
     engine: str = ""  # synth.simulation.runner.Settings.engine
+    node: NodeCosts = FREE  # a node's internal link and copy cost, in the model and on the platform
 
     def __post_init__(self) -> None:
-        if self.bandwidth_bits < MIN_BANDWIDTH:
-            raise SynthError(f"a simulation takes links of at least {MIN_BANDWIDTH / 1e9:g} Gb/s (--bandwidth), not "
-                             f"{self.bandwidth_bits / 1e9:.3g}: SimGrid's solver fails on slower links")
+        for option, bits in (("--bandwidth", self.bandwidth_bits), ("--intra-bandwidth", self.node.intra_bandwidth_bits)):
+            if bits is not None and bits < MIN_BANDWIDTH:
+                raise SynthError(f"a simulation takes links of at least {MIN_BANDWIDTH / 1e9:g} Gb/s ({option}), not "
+                                 f"{bits / 1e9:.3g}: SimGrid's solver fails on slower links")
         if self.model not in MODELS:
             raise SynthError(f"unknown network model '{self.model}' (known: {', '.join(MODELS)})")
         if self.discipline not in DISCIPLINES:
@@ -67,7 +70,11 @@ class SimulationOptions:
     def describe(self) -> dict:
         return {"model": self.model, "discipline": self.discipline, "latency_s": self.route_latency,
                 "hop_latency_s": self.hop_latency, "bandwidth_gbps": self.bandwidth_bits / 1e9,
-                "overhead_s": self.overhead, "alpha_s": self.alpha}
+                "overhead_s": self.overhead, "alpha_s": self.alpha,
+                **({"intra_latency_s": self.node.intra_latency} if self.node.intra_latency is not None else {}),
+                **({"intra_bandwidth_gbps": self.node.intra_bandwidth_bits / 1e9}
+                   if self.node.intra_bandwidth_bits is not None else {}),
+                **({"copy_cost_s_per_byte": self.node.copy_cost} if self.node.copy_cost else {})}
 
 
 @dataclass
@@ -111,18 +118,19 @@ def simulate_schedule(schedule, topology, options: SimulationOptions, router: st
     exchanged = set() if schedule.size_exchange is None else {int(s) for s in schedule.size_exchange}
     # rows: a size exchange before its step where there is one
     row_of_step, labels, model = [], [], []
+    steps_model = mapped.step_seconds(options.alpha, options.bandwidth_bits, node=options.node)
+    sizes_model = mapped.size_seconds(options.alpha, options.bandwidth_bits, options.node)
     for s in range(schedule.num_steps):
         if s in exchanged:
             labels.append(f"sizes {s}")
-            model.append(step_times([mapped.size_port_messages[s]], [mapped.size_bytes[s]], options.alpha,
-                                    options.bandwidth_bits)[0])
+            model.append(sizes_model[s])
         row_of_step.append(len(labels))
         labels.append(f"step {s}")
-        model.append(step_times([mapped.port_messages[s]], [mapped.channel_bytes[s]], options.alpha,
-                                options.bandwidth_bits)[0])
+        model.append(steps_model[s])
     row_of_step = np.asarray(row_of_step, dtype=np.int64)
     row = row_of_step[step]
     src, dst, row_bytes = schedule.src, schedule.dst, size
+    copy = copy_seconds(schedule, size, options.node)
     if exchanged:  # the size messages: the same transfers, 8 bytes per block, one row earlier
         announced = np.isin(step, list(exchanged))
         pick = np.flatnonzero(announced)
@@ -130,6 +138,7 @@ def simulate_schedule(schedule, topology, options: SimulationOptions, router: st
         src = np.concatenate([src, src[pick]])[order]
         dst = np.concatenate([dst, dst[pick]])[order]
         row_bytes = np.concatenate([size, schedule.block_counts()[pick] * SIZE_BYTES])[order]
+        copy = None if copy is None else np.concatenate([copy, np.zeros(len(pick))])[order]
         across_all = np.concatenate([across, across[pick]])[order]
         index = np.concatenate([np.cumsum(across) - 1, (np.cumsum(across) - 1)[pick]])[order]
         paths = paths.select(index[across_all])
@@ -139,10 +148,21 @@ def simulate_schedule(schedule, topology, options: SimulationOptions, router: st
               "routes": "a routes file" if routes is not None else router if router is not None else
               "the schedule's recorded paths" if recorded_paths(schedule, topology) else topology.default_router}
     simulation = _simulate("schedule", source, network, src, dst, q, schedule.ranks, paths, row, row_bytes, labels,
-                           np.asarray(model), options, progress)
+                           np.asarray(model), options, progress, copy)
     bound = schedule_bound(schedule, topology, mapped.bound).seconds(mapped.vector_bytes, options.alpha,
-                                                                    options.bandwidth_bits)
+                                                                    options.bandwidth_bits, options.node)
     return dataclasses.replace(simulation, bound=bound)
+
+
+def copy_seconds(schedule, size: np.ndarray, node: NodeCosts) -> np.ndarray | None:
+    """Per transfer, the seconds its receiver copies it (a combined copy message's bytes times the
+    copy cost: synth.pricing.schedule_cost.node_terms); None without a copy cost."""
+    from synth.collectives.schedule import COPY
+
+    if not node.copy_cost:
+        return None
+    combined = (schedule.block_counts() >= 2) & (schedule.op == COPY)
+    return np.where(combined, size, 0).astype(np.float64) * node.copy_cost
 
 
 def simulate_routes(doc: dict, topology, options: SimulationOptions, progress=None) -> Simulation:
@@ -150,6 +170,9 @@ def simulate_routes(doc: dict, topology, options: SimulationOptions, progress=No
     its flows between terminals along their paths; a flow to itself has no path and is left out."""
     if doc["format"] != "synth-routes/2":
         raise SynthError(f"synth simulate takes channel paths (synth-routes/2), not {doc['format']}")
+    if not options.node.free:
+        raise SynthError("--intra-bandwidth, --intra-latency and --copy-cost price schedules: a routes file's flows are "
+                         "single messages between terminals")
     network = topology.network()
     n = network.num_terminals
     srcs, dsts, sizes, rows, labels, parts = [], [], [], [], [], []
@@ -176,20 +199,24 @@ def simulate_routes(doc: dict, topology, options: SimulationOptions, progress=No
     return _simulate("routes", source, network, src, dst, 1, n, paths, row, size, labels, model, options, progress)
 
 
-def _simulate(kind, source, network, src, dst, q, ranks, paths, row, size, labels, model, options, progress) -> Simulation:
+def _simulate(kind, source, network, src, dst, q, ranks, paths, row, size, labels, model, options, progress,
+              copy=None) -> Simulation:
     platform, transfers = build_platform(network, src, dst, q, paths, row, size, options.route_latency,
-                                         options.hop_latency, options.bandwidth_bits)
+                                         options.hop_latency, options.bandwidth_bits, options.node.intra_latency,
+                                         options.node.intra_bandwidth_bits)
+    if copy is not None:
+        transfers = dataclasses.replace(transfers, copy=copy)
     times = run(platform, transfers, np.arange(ranks) // q, options.settings(), progress)
     rows = len(labels)
     ends = np.zeros(rows)
-    np.maximum.at(ends, row, times.finish)
+    np.maximum.at(ends, row, times.finish if times.done is None else times.done)
     ends = np.maximum.accumulate(ends) if options.discipline == "bsp" else ends
     previous = np.concatenate([[0.0], np.maximum.accumulate(ends)[:-1]])
     simulated = np.maximum(ends - previous, 0.0)
     if options.discipline == "bsp":  # a row without transfers takes no time
         counts = np.bincount(row, minlength=rows)
         simulated[counts == 0] = 0.0
-    across = src // q != dst // q  # copies within a node cross no link
+    across = src // q != dst // q  # transfers within a node cross no channel of the network
     network_bytes = np.bincount(row, weights=size * across, minlength=rows)
     described = {"simgrid": times.version, "hosts": platform.hosts, "links": len(platform.link_bandwidth), "routes": len(platform.route_src)}
     return Simulation(kind=kind, source=source, options=options, labels=labels,
@@ -232,7 +259,8 @@ def file_kind(path: str) -> str:
 
 
 def simulate_sizes(schedules: list, scales: list[list[float]], topology, options: SimulationOptions,
-                   router: str | None = None, seed: int = 0, routes: dict | None = None, progress=None) -> np.ndarray:
+                   router: str | None = None, seed: int = 0, routes: dict | None = None, progress=None,
+                   copying: list[bool] | None = None) -> np.ndarray:
     """Bulk-synchronous simulated time (seconds) of every schedule at each of its scales (every
     transfer's bytes times the scale, rounded to whole bytes: the schedule with its blocks scaled, as
     MappedSchedule.time scales them), all in one worker: (schedules, scales). What `synth compare
@@ -254,7 +282,12 @@ def simulate_sizes(schedules: list, scales: list[list[float]], topology, options
         run_steps.append(run_steps[-1] + schedule.num_steps)
     platform, transfers = build_platform(network, np.concatenate(srcs), np.concatenate(dsts), q, Paths.concatenate(all_paths),
                                          np.concatenate(steps), np.concatenate(counts), options.route_latency,
-                                         options.hop_latency, options.bandwidth_bits)
+                                         options.hop_latency, options.bandwidth_bits, options.node.intra_latency,
+                                         options.node.intra_bandwidth_bits)
+    if options.node.copy_cost:  # `copying`: per schedule, whether its receivers copy (not a size exchange's)
+        copies = [copy_seconds(schedule, count, options.node) if copying is None or copying[k] else np.zeros(len(count))
+                  for k, (schedule, count) in enumerate(zip(schedules, counts))]
+        transfers = dataclasses.replace(transfers, copy=np.concatenate(copies))
     ranks = schedules[0].ranks
     times = run(platform, transfers, np.arange(ranks) // q, options.settings(), progress,
                 runs=(np.asarray(run_steps), np.asarray(scales, dtype=np.float64)))

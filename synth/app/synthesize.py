@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from synth.collectives.schedule import collective
 from synth.core.errors import SynthError
 
+from synth.pricing.alphabeta import FREE, NodeCosts
 from synth.pricing.bounds import exchange_message_bytes
 from synth.synthesis.plan import MODES, SYNTHESIZED, SynthesisPlan, plan_synthesis
 from synth.synthesis.portfolio import Band, bands, synthesize_parts
@@ -41,6 +42,7 @@ class SynthesisRequest:
     alpha: float = 1e-6
     bandwidth_bits: float = 100e9
     methods: tuple[str, ...] | None = None  # the registered methods to run (None: every one that applies)
+    node: NodeCosts = FREE  # what a node adds to the cost model (synth.pricing.alphabeta): the points' choice, the record
 
     @property
     def chunk_counts(self) -> tuple:
@@ -83,7 +85,7 @@ def synthesize(request: SynthesisRequest, say=lambda text: None, plan: Synthesis
     sweep = [plan_synthesis(request.collective, request.topology, **request.plan_options(c), say=say)
              for c in request.chunk_counts[1:]]
     parts = synthesize_parts(plan, request.time_limit, request.solver, say, methods=request.methods, sweep=sweep)
-    return Synthesis(plan, parts, bands(plan, parts, sizes, request.alpha, request.bandwidth_bits))
+    return Synthesis(plan, parts, bands(plan, parts, sizes, request.alpha, request.bandwidth_bits, request.node))
 
 
 def answer(request: SynthesisRequest, steps: int, rounds: int, say=lambda text: None):

@@ -5,7 +5,7 @@ changes (crossovers), as a table and a figure."""
 
 from __future__ import annotations
 
-from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
+from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
@@ -25,6 +25,8 @@ def add_parser(sub) -> None:
                    help="message sizes: A..B (powers of two) or A,B,... with units B, KiB, MiB, GiB, TiB (default 32B..512MiB)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's, dmodk on fat "
                    "trees, minimal on direct networks)")
+    p.add_argument("--ranks-per-node", type=integer("--ranks-per-node", 1, 64), default=1, metavar="Q",
+                   help="ranks per terminal (node): P = Q x terminals, rank r on terminal r // Q (default 1)")
     add_cost_model(p)
     p.add_argument("--out", metavar="FIGURE.png", help="the figure: time over message size, a line per algorithm")
     p.add_argument("--synthesize", action="store_true", help="also synthesize a schedule (as synth synthesize does: "
@@ -49,26 +51,29 @@ def cmd_compare(args) -> int:
         raise SynthError("--sim-model applies to --simulate: add --simulate")
     topology = parse_topology(args.network)
     sizes = parse_sizes(args.bytes)
+    node, q = node_costs(args, args.ranks_per_node), args.ranks_per_node
     if args.simulate:
         from synth.app.compare import require_simgrid
 
         require_simgrid(args.sim_model or "LV08")  # one line now, not after every schedule was made
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
-        result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9)
-        result = with_strongest_bound(result, topology, args.alpha, args.bandwidth * 1e9)
+        result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9, node, q)
+        result = with_strongest_bound(result, topology, args.alpha, args.bandwidth * 1e9, q, node=node)
         if args.synthesize:
             from synth.synthesis.portfolio import compare_with_synthesis
 
-            result = compare_with_synthesis(result, topology, args.alpha, args.bandwidth * 1e9, args.time_limit)
+            result = compare_with_synthesis(result, topology, args.alpha, args.bandwidth * 1e9, args.time_limit,
+                                            node=node)
         if args.simulate:  # last: every column, the synthesized one too, is there
             from synth.app.compare import simulate_comparison
             from synth.render.progress import progress_printer
 
             result = simulate_comparison(result, topology, args.sim_model or "LV08", args.alpha, args.bandwidth * 1e9,
-                                         progress_printer(True))
-        print(f"network   {topology.label()}: {topology.network().num_terminals} ranks; {result.router} routes; "
-              f"alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s")
+                                         progress_printer(True), node)
+        ranks = topology.network().num_terminals * q
+        print(f"network   {topology.label()}: {ranks} ranks{f' ({q} per terminal)' if q > 1 else ''}; {result.router} "
+              f"routes; alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s" + (f"; {node.text()}" if not node.free else ""))
         print(table_text(result))
         if result.simulated is not None:
             print(simulated_text(result))

@@ -8,7 +8,7 @@ import argparse
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.core.validate import parse_int, parse_positive_number
+from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number
 from synth.measure.evaluate import PhaseEvaluation
 from synth.execute import EXECUTOR_SYNTAX
 from synth.io.instance import MAX_MESSAGE_BYTES, Instance, resolve
@@ -44,14 +44,44 @@ def add_spec(p) -> None:
                    "(K random router links), joined by + (the spec then reads SPEC@fail=ITEMS; docs/formats.md)")
 
 
+def non_negative(option: str, maximum: float | None = None):
+    return lambda text: parse_non_negative_number(text, option, maximum)
+
+
 def add_cost_model(p) -> None:
-    """--alpha and --bandwidth: the cost model's two constants (synth.pricing.alphabeta)."""
+    """--alpha and --bandwidth: the cost model's two constants (synth.pricing.alphabeta); and what a
+    node adds (NodeCosts): --intra-bandwidth, --intra-latency and --copy-cost."""
     from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
 
     p.add_argument("--alpha", type=positive("--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
                    help="seconds a port takes to start one message (default 1e-6)")
     p.add_argument("--bandwidth", type=positive("--bandwidth", 1e6), default=DEFAULT_BANDWIDTH / 1e9, metavar="GBPS",
                    help="bandwidth of a link of bandwidth 1 in Gb/s (default 100)")
+    p.add_argument("--intra-bandwidth", type=positive("--intra-bandwidth", 1e6), metavar="GBPS",
+                   help="bandwidth of a node's internal link (NVLink, shared memory) in Gb/s, which every byte moved "
+                        "between two ranks of one node crosses (--ranks-per-node Q > 1; default: unlimited, such bytes "
+                        "are free)")
+    p.add_argument("--intra-latency", type=non_negative("--intra-latency", 1.0), metavar="S",
+                   help="seconds a rank takes to start one message to a rank of its own node (default: --alpha)")
+    p.add_argument("--copy-cost", type=non_negative("--copy-cost", 1e-3), default=0.0, metavar="S",
+                   help="seconds per byte a rank copies: every block it receives in a combined message (two or more "
+                        "blocks) is copied once out of its receive buffer (Pham26's memcpy; e.g. 1e-10: 10 GB/s; "
+                        "default 0)")
+
+
+def node_costs(args, ranks_per_node: int | None = None):
+    """The NodeCosts of --intra-bandwidth, --intra-latency and --copy-cost; with `ranks_per_node` 1
+    the intra-node options price nothing, which is one line."""
+    from synth.pricing.alphabeta import NodeCosts
+
+    given = [option for option, value in (("--intra-bandwidth", args.intra_bandwidth),
+                                          ("--intra-latency", args.intra_latency)) if value is not None]
+    if given and ranks_per_node == 1:
+        raise SynthError(f"{given[0]} prices transfers between ranks of one node: there are none with one rank a "
+                         "node (--ranks-per-node Q > 1)")
+    return NodeCosts(intra_latency=args.intra_latency,
+                     intra_bandwidth_bits=args.intra_bandwidth * 1e9 if args.intra_bandwidth is not None else None,
+                     copy_cost=args.copy_cost)
 
 
 def add_max_flows(p) -> None:

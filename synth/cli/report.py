@@ -61,6 +61,8 @@ def add_parser(sub) -> None:
                    "the algorithms otherwise than the cost model, by how much")
     p.add_argument("--sim-model", choices=MODELS, metavar="MODEL", help=f"SimGrid's network model for --simulate: "
                    f"{', '.join(MODELS)} (default LV08; docs/simulation.md)")
+    p.add_argument("--copy-cost", type=o.non_negative("--copy-cost", 1e-3), default=0.0, metavar="S",
+                   help="the collectives: seconds per byte a rank copies of the combined messages it receives (default 0)")
     o.add_max_flows(p)
     o.add_executor(p)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -77,7 +79,7 @@ def cmd_report(args) -> int:
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     if args.sim_model is not None and not args.simulate:
         raise SynthError("--sim-model applies to --simulate: add --simulate")
-    plan = plan_report(topology, CostModel(args.alpha, bandwidth, size), args.patterns, args.routers, args.opensm,
+    plan = plan_report(topology, CostModel(args.alpha, bandwidth, size, args.copy_cost), args.patterns, args.routers, args.opensm,
                        args.lfts or [], o.router_options(args), seed, args.max_flows, args.collectives,
                        args.collective_bytes, args.collective_router, args.synthesize,
                        (args.sim_model or "LV08") if args.simulate else None)

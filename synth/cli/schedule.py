@@ -8,7 +8,7 @@ from synth.app.schedule import (DEFAULT_BYTES, MAX_BYTES, PROGRESS_BLOCK_SENDS, 
 from synth.render.progress import progress_printer
 from synth.collectives.algorithms import ALGORITHMS, expected_block_sends
 from synth.collectives.schedule import COLLECTIVES
-from synth.cli.options import add_cost_model
+from synth.cli.options import add_cost_model, node_costs
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
                    help="hierarchical TuNA: inter-node rounds (coalesced) or messages (staggered) per step (default 1)")
     p.add_argument("--ranks-per-node", type=lambda t: parse_int(t, "--ranks-per-node", 1, 1 << 16), default=1, metavar="Q",
                    help="ranks per terminal (node): P = Q x terminals, rank r on terminal r // Q; transfers within a "
-                        "node move through memory (default 1)")
+                        "node move through memory, over its internal link (--intra-bandwidth; default 1)")
     p.add_argument("--sizes", metavar="SPEC", help="alltoallv block sizes: random:S:SEED (uniform in [0, S] bytes) or "
                    "csv:PATH (a P x P matrix)")
     p.add_argument("--router", metavar="NAME",
@@ -61,6 +61,7 @@ def cmd_schedule(args) -> int:
     for option, value in (("COLLECTIVE", args.collective), ("--algorithm", args.algorithm), ("--network", args.network)):
         if value is None:
             raise SynthError(f"synth schedule needs {option} (or --list)")
+    node = node_costs(args, args.ranks_per_node)
     plan = plan_schedule(args.collective, args.algorithm, parse_topology(args.network), message_bytes=args.bytes,
                          blocks=args.blocks, root=args.root, peer=args.peer, radix=args.radix, batch=args.batch,
                          ranks_per_node=args.ranks_per_node, sizes=args.sizes, router=args.router,
@@ -72,7 +73,7 @@ def cmd_schedule(args) -> int:
         target = outputs.reserve(args.out) if args.out is not None else None
         schedule = make_schedule(plan, args.router, say)
         say(f"routing and pricing {schedule.num_transfers:,} transfers")
-        priced = cost_lines(schedule, topology, args.router, args.seed, args.alpha, args.bandwidth * 1e9, routes)
+        priced = cost_lines(schedule, topology, args.router, args.seed, args.alpha, args.bandwidth * 1e9, routes, node)
         where = "rank i on terminal i" if args.ranks_per_node == 1 else f"{args.ranks_per_node} per terminal, rank r on terminal r // {args.ranks_per_node}"
         print(f"network   {topology.label()}: {ranks} ranks ({where})")
         print(f"schedule  {info.name} by {algorithm.name}: {counted(schedule.num_steps, 'step')}, "

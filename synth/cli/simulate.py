@@ -7,7 +7,7 @@ from synth.io.routes_file import routes_topology
 from synth.app.schedule import checked_routes
 from synth.render.progress import progress_printer
 from synth.app.simulate import SimulationOptions, file_kind, simulate_routes, simulate_schedule
-from synth.cli.options import add_cost_model
+from synth.cli.options import add_cost_model, node_costs
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
@@ -49,7 +49,7 @@ def add_parser(sub) -> None:
 def cmd_simulate(args) -> int:
     options = SimulationOptions(model=args.model, discipline=args.discipline, alpha=args.alpha,
                                 bandwidth_bits=args.bandwidth * 1e9, latency=args.latency, hop_latency=args.hop_latency,
-                                overhead=args.overhead)
+                                overhead=args.overhead, node=node_costs(args))
     kind = file_kind(args.file)
     with OutputSet() as outputs:
         outputs.protect(args.file, args.routes)
@@ -62,6 +62,7 @@ def cmd_simulate(args) -> int:
             report = verify(schedule)  # a schedule that does not deliver is not simulated
             if not report.ok:
                 raise SynthError(f"schedule file '{args.file}' does not pass synth verify: {report.violation}")
+            node_costs(args, schedule.ranks_per_node)  # the intra-node options need ranks sharing a node
             routes = checked_routes(args.routes) if args.routes is not None else None
             topology = parse_topology(schedule.spec)
             say = progress_printer(schedule.num_transfers >= PROGRESS_TRANSFERS)
@@ -93,7 +94,8 @@ def cmd_simulate(args) -> int:
               f"{simulation.platform['routes']:,} routes; latency {options.route_latency * 1e6:g} us"
               + (f" + {options.hop_latency * 1e6:g} us per hop" if options.hop_latency else "")
               + f", {options.bandwidth_bits / 1e9:g} Gb/s per link of bandwidth 1"
-              + (f", overhead {options.overhead * 1e6:g} us per message" if options.overhead else ""))
+              + (f", overhead {options.overhead * 1e6:g} us per message" if options.overhead else "")
+              + (f"; {options.node.text()}" if not options.node.free else ""))
         print(rows_text(simulation))
         model, simulated = simulation.model_total, simulation.simulated_total
         bound = "" if simulation.bound is None else f" (any schedule of its blocks: >= {simulation.bound * 1e6:.6g} us)"

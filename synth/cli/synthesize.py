@@ -7,7 +7,7 @@ from synth.render.progress import progress_printer
 from synth.app.synthesize import MODES, SYNTHESIZED, SynthesisRequest, answer, check, synthesize
 from synth.core.errors import SynthError
 from synth.collectives.schedule import collective
-from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, positive
+from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, node_costs, positive
 from synth.core.output import OutputSet
 from synth.core.text import counted
 from synth.core.validate import parse_int, parse_int_list, parse_int_or_range
@@ -87,7 +87,8 @@ def cmd_synthesize(args) -> int:
         routes = checked_routes(args.routes)
     request = SynthesisRequest(args.collective, topology, sizes, args.ranks_per_node, args.root, args.chunks,
                                args.transfers, args.router, args.method, args.sizes, args.time_limit, args.solver,
-                               routes, args.alpha, args.bandwidth * 1e9, args.methods)
+                               routes, args.alpha, args.bandwidth * 1e9, args.methods,
+                               node_costs(args, args.ranks_per_node))
     # what the options say is checked before any output is reserved; an all-to-all's routing (the
     # program) runs after, so an unwritable --out is one line at once
     plan = check(request, routes_out=args.routes_out is not None)
@@ -125,7 +126,6 @@ def cmd_synthesize(args) -> int:
         if args.routes_out is not None:
             print(f"wrote {args.routes_out}")
     return 0
-
 
 
 def _write(target, schedule) -> None:

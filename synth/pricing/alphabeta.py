@@ -20,11 +20,31 @@ The step ends when its slowest port and its busiest channel do:
 and a schedule or exchange is the sum of its steps. A size exchange before a step (TuNA's metadata,
 Fan24) is a step of its own with the same messages carrying 8 bytes per block.
 
+What a node adds (`NodeCosts`; all three off by default, and every number is then the formula above,
+to the last bit):
+- its internal link (NVLink, shared memory): every byte moved between two ranks of one node in a
+  step crosses the node's one internal link, at `intra_bandwidth_bits` (default: unlimited, so such
+  bytes are free), and a message between two ranks of one node starts at its sender's memory port
+  in `intra_latency` seconds (default: alpha, as any port);
+- a copy cost of `copy_cost` seconds per byte (the memcpy Pham26 names, sec. 3.2.2 of
+  000_159c61f3158781c2.txt: "a memcpy at the end of the communication to re-organize the order of
+  data segments in the combined messages ... proportional to the message size"): a rank copies every block it receives in a combined copy message (two or more
+  blocks, op copy) once out of the receive buffer, into its place or into the message it forwards;
+  a reduce message is reduced in place by its receiver, which reads it anyway.
+A step then ends when its slowest port has started its messages, its busiest channel or node-internal
+link has carried its bytes, and its busiest copier has copied what it received:
+
+    T_step = max(alpha x (most messages at one network port), intra_latency x (most at one memory port))
+           + max(beta x (most bytes over bandwidth on one channel), (most bytes on one node's internal link) x 8 / intra_bandwidth_bits)
+           + copy_cost x (the most bytes one rank copies in the step)
+
 [Pham26] evaluates collectives with alpha = 1 us per message and beta = 8e-11 s per
 byte (100 Gb/s links): the defaults.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,12 +57,82 @@ def beta_of(bandwidth_bits: float) -> float:
     return 8.0 / bandwidth_bits
 
 
+@dataclass(frozen=True)
+class NodeCosts:
+    """What a node adds to the model (module docstring): its internal link's latency and bandwidth
+    and a per-byte copy cost. The defaults add nothing."""
+
+    intra_latency: float | None = None  # seconds a memory port takes to start a message; None: alpha
+    intra_bandwidth_bits: float | None = None  # bits per second of a node's internal link; None: unlimited
+    copy_cost: float = 0.0  # seconds per byte a rank copies
+
+    @property
+    def free(self) -> bool:
+        """Nothing added: the model is alpha-beta alone."""
+        return self.intra_latency is None and self.intra_bandwidth_bits is None and self.copy_cost == 0.0
+
+    def latency(self, alpha: float) -> float:
+        """The latency of a message within a node."""
+        return alpha if self.intra_latency is None else self.intra_latency
+
+    def record(self) -> dict:
+        """The options that differ from the defaults, as files record them (nothing when free: files
+        written without them keep their bytes)."""
+        return {**({"intra_latency": self.intra_latency} if self.intra_latency is not None else {}),
+                **({"intra_bandwidth_bits": self.intra_bandwidth_bits} if self.intra_bandwidth_bits is not None else {}),
+                **({"copy_cost": self.copy_cost} if self.copy_cost else {})}
+
+    def text(self) -> str:
+        """The options that differ from the defaults, in words ('' when free)."""
+        parts = [f"intra-node latency {self.intra_latency * 1e6:g} us" if self.intra_latency is not None else "",
+                 f"intra-node {self.intra_bandwidth_bits / 1e9:g} Gb/s" if self.intra_bandwidth_bits is not None else "",
+                 f"copy {self.copy_cost * 1e12:g} ps/B" if self.copy_cost else ""]
+        return ", ".join(p for p in parts if p)
+
+
+FREE = NodeCosts()
+
+
+@dataclass(frozen=True)
+class NodeTerms:
+    """Per step, what NodeCosts prices (measured by synth.pricing.schedule_cost.node_terms)."""
+
+    network_messages: np.ndarray  # the most messages one network port starts
+    memory_messages: np.ndarray  # the most messages one rank's memory port starts (messages within a node)
+    intra_bytes: np.ndarray  # the most bytes on one node's internal link
+    copy_bytes: np.ndarray  # the most bytes one rank copies (received in combined copy messages)
+
+    @staticmethod
+    def none(steps: int) -> "NodeTerms":
+        zero = np.zeros(steps)
+        return NodeTerms(zero, zero, zero, zero)
+
+    def select(self, index) -> "NodeTerms":
+        return NodeTerms(*(np.asarray(a)[index] for a in (self.network_messages, self.memory_messages,
+                                                          self.intra_bytes, self.copy_bytes)))
+
+
 def step_times(port_messages, busiest_bytes, alpha: float = DEFAULT_ALPHA,
-               bandwidth_bits: float = DEFAULT_BANDWIDTH) -> np.ndarray:
+               bandwidth_bits: float = DEFAULT_BANDWIDTH, node: NodeCosts = FREE, terms: NodeTerms | None = None,
+               scale: float = 1.0) -> np.ndarray:
     """The model, per step: alpha x (most messages started at one port) + beta x (most bytes over
-    bandwidth on one channel), in seconds. A step without messages costs nothing."""
+    bandwidth on one channel), in seconds. A step without messages costs nothing. With node costs
+    (`node`, and the steps' `terms`, whose bytes are scaled by `scale` as `busiest_bytes` already
+    is): the module docstring's T_step."""
     messages = np.asarray(port_messages, dtype=np.float64)
-    return alpha * messages + beta_of(bandwidth_bits) * np.asarray(busiest_bytes, dtype=np.float64)
+    busiest = np.asarray(busiest_bytes, dtype=np.float64)
+    if node.free or terms is None:
+        return alpha * messages + beta_of(bandwidth_bits) * busiest
+    latency = alpha * messages if node.intra_latency is None else np.maximum(
+        alpha * np.asarray(terms.network_messages, dtype=np.float64),
+        node.intra_latency * np.asarray(terms.memory_messages, dtype=np.float64))
+    carried = beta_of(bandwidth_bits) * busiest
+    if node.intra_bandwidth_bits is not None:
+        carried = np.maximum(carried, np.asarray(terms.intra_bytes, dtype=np.float64) * scale
+                             * beta_of(node.intra_bandwidth_bits))
+    if node.copy_cost:
+        return latency + carried + node.copy_cost * np.asarray(terms.copy_bytes, dtype=np.float64) * scale
+    return latency + carried
 
 
 def phase_times(max_contention, message_bytes: float, alpha: float = DEFAULT_ALPHA,

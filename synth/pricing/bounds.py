@@ -43,6 +43,25 @@ weighted mean). Summed over the steps: at least what must enter S over its capac
   loads summed over the steps are at least a fractional routing's; or the sweep cut where it is
   more.
 
+Node-internal links (`node_bound`, with NodeCosts' intra-node bandwidth; Q > 1 ranks a node): a
+transfer between two ranks of node v crosses v's internal link, one from or to another node crosses
+v's links out of or into it. Every (rank r of v, byte r must receive) is delivered to r by some
+transfer (its first receipt; one transfer has one receiver, so distinct pairs are distinct bytes),
+over v's internal link or a channel into v: summed over the steps, the bytes on those links are at
+least IN(v) = sum over r in v of what r must receive, and a maximum is at least the mean weighted by
+the links' capacity (bytes per second), so the bytes terms are at least IN(v) over v's capacity in
+(internal link plus channels in), and OUT(v) (what v's ranks must send) over v's capacity out. What
+a rank must receive: allgather n - (its blocks), broadcast n (not the root), scatter its block,
+alltoall(v) its blocks from the other ranks, reduce-scatter its block (something of every element
+arrives), allreduce n, reduce n at the root, gather and p2p what the root (the peer) lacks; what it
+must send: its own blocks (allgather, gather), n - its block (reduce-scatter), n (allreduce; reduce
+but the root; broadcast, p2p from the root), its blocks to the others (alltoall(v)), the others'
+blocks (scatter, from the root). With Q = 1 no transfer is within a node, and the injection count
+(the same bytes over the channels alone) is stronger: the node bound is left out. The intra-node
+latency enters the message starts: a step whose busiest port starts L messages takes at least
+min(alpha, intra-node latency) x L. A copy cost adds nothing: a schedule of single-block messages
+copies nothing.
+
 Steps (`step_bound`, relative to a transfer graph): a block reaches a rank no sooner than the
 distance from its holder in the graph of the transfers a schedule may use, and the ranks holding a
 block at most multiply by 1 + (the most transfers a rank sends) per step; what one rank holds
@@ -63,7 +82,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.text import counted
 from synth.measure.cuts import arcs, cut_ratio, max_flow, sweep_cut_bound
-from synth.pricing.alphabeta import beta_of, node_ports
+from synth.pricing.alphabeta import FREE, NodeCosts, beta_of, node_ports
 
 SPREADING = ("broadcast", "scatter", "allgather", "reduce-scatter", "allreduce", "alltoall", "alltoallv")
 BOUNDED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")  # the collectives with a cut bound
@@ -101,21 +120,61 @@ class StepBound:
 
 
 @dataclass(frozen=True)
+class NodeBound:
+    """Per node, the bytes its ranks must receive (and send) per `of_bytes` of message, with the
+    bandwidth of the node's channels in (and out), in links of bandwidth 1 (module docstring): what
+    the intra-node bandwidth of NodeCosts bounds. Equal entries are kept once."""
+
+    needs: tuple[float, ...]
+    capacity: tuple[float, ...]
+    of_bytes: float = 1.0
+
+    def seconds(self, message_bytes: float, bandwidth_bits: float, intra_bandwidth_bits: float) -> float:
+        scale = message_bytes / self.of_bytes
+        return max((need * scale / ((cap * bandwidth_bits + intra_bandwidth_bits) / 8.0)
+                    for need, cap in zip(self.needs, self.capacity)), default=0.0)
+
+
+@dataclass(frozen=True)
 class TimeBound:
     """The time of any schedule of a collective is at least alpha x messages + beta x the bandwidth
-    bound's bytes: the one bound type of synth."""
+    bound's bytes: the one bound type of synth. With node costs (synth.pricing.alphabeta.NodeCosts):
+    min(alpha, intra-node latency) x messages, and the bytes term at least the node bound's."""
 
     messages: int  # alpha terms: message starts at the busiest port, summed over the steps
     bandwidth: BandwidthBound
     ports: int = 1  # k, the messages a rank may start per alpha
+    node: NodeBound | None = None  # what must cross each node's internal link or its channels (Q > 1)
+    ranks_per_node: int = 1
 
-    def seconds(self, message_bytes: float, alpha: float, bandwidth_bits: float) -> float:
-        return alpha * self.messages + beta_of(bandwidth_bits) * self.bandwidth.busiest_bytes(message_bytes)
+    def seconds(self, message_bytes: float, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> float:
+        if node.free or (node.intra_latency is None and node.intra_bandwidth_bits is None):
+            return alpha * self.messages + beta_of(bandwidth_bits) * self.bandwidth.busiest_bytes(message_bytes)
+        start = min(alpha, node.latency(alpha)) if self.ranks_per_node > 1 else alpha
+        return start * self.messages + self.carried(message_bytes, bandwidth_bits, node)
 
-    def text(self, message_bytes: float, alpha: float, bandwidth_bits: float) -> str:
-        return (f"lower bound {self.seconds(message_bytes, alpha, bandwidth_bits) * 1e6:.4g} us (any schedule: "
-                f"{self.messages} x alpha, a rank starting at most {counted(self.ports, 'message')} per alpha; "
-                f"{self.bandwidth.busiest_bytes(message_bytes):,.0f} B over bandwidth, {self.bandwidth.why})")
+    def carried(self, message_bytes: float, bandwidth_bits: float, node: NodeCosts = FREE) -> float:
+        """The bytes term: beta x the bandwidth bound's bytes, or the node bound's where it is more."""
+        carried = beta_of(bandwidth_bits) * self.bandwidth.busiest_bytes(message_bytes)
+        if node.intra_bandwidth_bits is None or self.node is None:
+            return carried
+        return max(carried, self.node.seconds(message_bytes, bandwidth_bits, node.intra_bandwidth_bits))
+
+    def node_binds(self, message_bytes: float, bandwidth_bits: float, node: NodeCosts = FREE) -> bool:
+        return (node.intra_bandwidth_bits is not None and self.node is not None and
+                self.node.seconds(message_bytes, bandwidth_bits, node.intra_bandwidth_bits)
+                > beta_of(bandwidth_bits) * self.bandwidth.busiest_bytes(message_bytes))
+
+    def text(self, message_bytes: float, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> str:
+        seconds = self.seconds(message_bytes, alpha, bandwidth_bits, node)
+        start = "" if node.intra_latency is None or self.ranks_per_node == 1 or node.intra_latency >= alpha else \
+            " (at the intra-node latency)"
+        carried = (f"a node's ranks' bytes over its internal link and channels, {self.node.seconds(message_bytes, bandwidth_bits, node.intra_bandwidth_bits) * 1e6:.4g} us"
+                   if self.node_binds(message_bytes, bandwidth_bits, node) else
+                   f"{self.bandwidth.busiest_bytes(message_bytes):,.0f} B over bandwidth, {self.bandwidth.why}")
+        return (f"lower bound {seconds * 1e6:.4g} us (any schedule: "
+                f"{self.messages} x alpha{start}, a rank starting at most {counted(self.ports, 'message')} per alpha; "
+                f"{carried})")
 
 
 def message_starts(collective: str, ranks: int, ports: int, moves: bool = True, every_pair_moves: bool = True) -> int:
@@ -144,7 +203,69 @@ def blocks_bound(schedule, network) -> TimeBound:
     moves = _must_move(schedule, p, q, nodes)
     messages = message_starts(name, p, k, moves.total > 0, name != "alltoallv" or moves.every_pair_moves)
     busiest, why = _injection(moves, network, nodes)
-    return TimeBound(messages, BandwidthBound(busiest, why, max(1, vector_bytes(schedule))), k)
+    of_bytes = max(1, vector_bytes(schedule))
+    node = node_bound(name, schedule.block_bytes, p, q, network, schedule.root or 0, schedule.peer, of_bytes)
+    return TimeBound(messages, BandwidthBound(busiest, why, of_bytes), k, node, q)
+
+
+def node_bound(name: str, block_bytes, p: int, q: int, network, root: int = 0, peer: int | None = None,
+               of_bytes: float = 1.0) -> NodeBound | None:
+    """What the ranks of every node must receive and send (module docstring), with the bandwidth of
+    the node's channels in and out; None with one rank a node (no internal link is used) or one node."""
+    nodes = -(-p // q)
+    if q == 1 or nodes == 1 or p == 1:
+        return None
+    receive, send = _rank_needs(name, block_bytes, p, root, peer)
+    node = np.arange(p) // q
+    inject, eject = _link_bandwidth(network)
+    needs = np.concatenate([np.bincount(node, receive, nodes), np.bincount(node, send, nodes)])
+    capacity = np.concatenate([eject[:nodes], inject[:nodes]])
+    pairs = np.unique(np.stack([needs, capacity], axis=1), axis=0)
+    pairs = pairs[pairs[:, 0] > 0]
+    return NodeBound(tuple(pairs[:, 0].tolist()), tuple(pairs[:, 1].tolist()), float(of_bytes))
+
+
+def _rank_needs(name: str, block_bytes, p: int, root: int, peer: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per rank, the bytes it must receive and the bytes it must send in any schedule (module docstring)."""
+    sizes = np.asarray(block_bytes)
+    receive, send = np.zeros(p), np.zeros(p)
+    if name in EXCHANGES:  # block s P + d (of every part) from rank s to rank d; a band of sources at a time
+        parts = sizes.reshape(-1, p, p)
+        band = max(1, ROWS_BYTES // (8 * p * len(parts)))
+        for r0 in range(0, p, band):
+            r1 = min(p, r0 + band)
+            rows = parts[:, r0:r1, :].astype(np.float64).sum(axis=0)
+            rows[np.arange(r1 - r0), np.arange(r0, r1)] = 0.0  # a rank's block to itself need not move
+            send[r0:r1] = rows.sum(axis=1)
+            receive += rows.sum(axis=0)
+        return receive, send
+    n = float(sizes.sum())
+    own = np.bincount(np.arange(len(sizes)) % p, sizes.astype(np.float64), p)
+    others = np.arange(p) != root
+    if name == "allgather":
+        return n - own, own
+    if name == "reduce-scatter":
+        return own, n - own
+    if name == "allreduce":
+        return np.full(p, n), np.full(p, n)
+    if name == "broadcast":
+        send[root] = n
+        return np.where(others, n, 0.0), send
+    if name == "reduce":
+        receive[root] = n
+        return receive, np.where(others, n, 0.0)
+    if name == "scatter":
+        send[root] = n - own[root]
+        return np.where(others, own, 0.0), send
+    if name == "gather":
+        receive[root] = n - own[root]
+        return receive, np.where(others, own, 0.0)
+    if name == "p2p":
+        target = root if peer is None else peer
+        if target != root:
+            send[root], receive[target] = n, n
+        return receive, send
+    raise ValueError(f"no bound for {name}")
 
 
 def _injection(moves: "_Moves", network, nodes: int) -> tuple[float, str]:
@@ -241,8 +362,11 @@ def time_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0,
     root takes one alpha) and the cut bound, for equal blocks."""
     p = network.num_terminals * ranks_per_node
     k = node_ports(network, ranks_per_node)
+    blocks = np.ones(p if collective in ("allgather", "reduce-scatter") else 1)  # equal blocks, per byte of message
     return TimeBound(message_starts(collective, p, k, p > 1),
-                     bandwidth_bound(collective, network, ranks_per_node, root, representatives), k)
+                     bandwidth_bound(collective, network, ranks_per_node, root, representatives), k,
+                     node_bound(collective, blocks, p, ranks_per_node, network, root, None, float(blocks.sum())),
+                     ranks_per_node)
 
 
 def node_demand(network, ranks_per_node: int, sizes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -305,7 +429,9 @@ def exchange_time_bound(name: str, topology, ranks_per_node: int, matrix, lp: fl
     else:
         per_byte = max(lp, floor) / exchange_message_bytes(matrix, ranks)
     why = f"{lp_why or 'no flow bound'} (>= {lp:.6g} {'blocks' if matrix is None else 'B'} over bandwidth) or {floor_why}"
-    return TimeBound(messages, BandwidthBound(per_byte, why), k)
+    node = node_bound(name, blocks, ranks, ranks_per_node, network, 0, None,
+                      ranks if matrix is None else exchange_message_bytes(matrix, ranks))
+    return TimeBound(messages, BandwidthBound(per_byte, why), k, node, ranks_per_node)
 
 
 def any_schedule_bound(collective: str, topology, ranks_per_node: int = 1, root: int = 0) -> TimeBound | None:
@@ -335,17 +461,17 @@ def schedule_bound(schedule, topology, blocks: TimeBound | None = None) -> TimeB
     n = vector_bytes(schedule)
     bandwidth = stronger.bandwidth if stronger.bandwidth.busiest_bytes(n) > blocks.bandwidth.busiest_bytes(n) \
         else blocks.bandwidth
-    return TimeBound(max(blocks.messages, stronger.messages), bandwidth, blocks.ports)
+    return TimeBound(max(blocks.messages, stronger.messages), bandwidth, blocks.ports, blocks.node, blocks.ranks_per_node)
 
 
 def with_strongest_bound(comparison, topology, alpha: float, bandwidth_bits: float, ranks_per_node: int = 1,
-                         root: int = 0):
+                         root: int = 0, node: NodeCosts = FREE):
     """`comparison` (synth.pricing.compare.Comparison) with its bounds raised to `any_schedule_bound`'s
     at every size: `compare` and `report` print the bound `synthesize` proves."""
     bound = any_schedule_bound(comparison.collective, topology, ranks_per_node, root)
     if bound is None:
         return comparison
-    strongest = [max(b, bound.seconds(n, alpha, bandwidth_bits)) for b, n in zip(comparison.bounds, comparison.sizes)]
+    strongest = [max(b, bound.seconds(n, alpha, bandwidth_bits, node)) for b, n in zip(comparison.bounds, comparison.sizes)]
     return dataclasses.replace(comparison, bounds=np.array(strongest))
 
 

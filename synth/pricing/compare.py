@@ -21,7 +21,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.validate import show
-from synth.pricing.alphabeta import beta_of
+from synth.pricing.alphabeta import FREE, NodeCosts, beta_of
 from synth.pricing.path_hops import all_pairs_hops, mapped_hops
 from synth.pricing.schedule_cost import MappedSchedule, map_schedule
 from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, sends_every_pair, too_large
@@ -76,13 +76,15 @@ class Candidate:
     # synthesis: schedule -> the Paths it was priced on (its transfers between nodes, in order), which its file records
     routing: Callable | None = field(default=None, repr=False, compare=False)
 
-    def time(self, size: int, alpha: float, bandwidth_bits: float) -> float:
+    def time(self, size: int, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> float:
         """The model's estimate at message size `size` (its blocks rounded up to whole bytes)."""
-        return self.mapped.time(alpha, bandwidth_bits, math.ceil(size / self.blocks) / REFERENCE_BYTES)
+        return self.mapped.time(alpha, bandwidth_bits, math.ceil(size / self.blocks) / REFERENCE_BYTES, node)
 
-    def bound(self, size: int, alpha: float, bandwidth_bits: float) -> float:
+    def bound(self, size: int, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> float:
         """The model's lower bound for any schedule of a message of exactly `size` bytes."""
         bound = self.mapped.bound
+        if not node.free:  # its bound per byte of its vector (blocks x REFERENCE_BYTES), with the node's terms
+            return bound.seconds(size, alpha, bandwidth_bits, node)
         return alpha * bound.messages + beta_of(bandwidth_bits) * bound.bandwidth.busiest * size / (self.blocks * REFERENCE_BYTES)
 
 
@@ -234,6 +236,7 @@ class Comparison:
     bounds: np.ndarray  # (sizes,) seconds: no schedule of the collective costs less (synth.pricing.bounds)
     router: str  # the routes the transfers took
     simulated: Simulated | None = None  # --simulate: the candidates' times on SimGrid
+    ranks_per_node: int = 1
 
     @property
     def best(self) -> np.ndarray:
@@ -317,15 +320,17 @@ class Comparison:
         return [self.ranking_summary(), *(f.text() for f in firsts), *(o.text() for o in orders)]
 
 
-def compare(name: str, topology, sizes: list[int], router: str | None, alpha: float, bandwidth_bits: float) -> Comparison:
-    """Every algorithm of `name` on `topology` priced at every message size, with the bound (`router`
-    None: the family's default router)."""
+def compare(name: str, topology, sizes: list[int], router: str | None, alpha: float, bandwidth_bits: float,
+            node: NodeCosts = FREE, ranks_per_node: int = 1) -> Comparison:
+    """Every algorithm of `name` on `topology` (Q = `ranks_per_node` ranks a terminal) priced at
+    every message size, with the bound (`router` None: the family's default router; `node`: what a
+    node adds to the model, synth.pricing.alphabeta)."""
     if collective(name).rooted or name == "alltoallv":
         raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
     router = router or topology.default_router
-    found, skipped = candidates(name, topology, router)
+    found, skipped = candidates(name, topology, router, ranks_per_node=ranks_per_node)
     if not found:
         raise SynthError(f"no algorithm generates {name} on {topology.spec}: " + "; ".join(skipped))
-    times = np.array([[c.time(n, alpha, bandwidth_bits) for c in found] for n in sizes])
-    bounds = np.array([max(c.bound(n, alpha, bandwidth_bits) for c in found) for n in sizes])
-    return Comparison(name, sizes, found, times, skipped, bounds, router)
+    times = np.array([[c.time(n, alpha, bandwidth_bits, node) for c in found] for n in sizes])
+    bounds = np.array([max(c.bound(n, alpha, bandwidth_bits, node) for c in found) for n in sizes])
+    return Comparison(name, sizes, found, times, skipped, bounds, router, ranks_per_node=ranks_per_node)

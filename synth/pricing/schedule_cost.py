@@ -34,7 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH, beta_of, message_ports, most_per_port, step_times
+from synth.pricing.alphabeta import (DEFAULT_ALPHA, DEFAULT_BANDWIDTH, FREE, NodeCosts, NodeTerms, beta_of, message_ports,
+                                     most_per_port, step_times)
 from synth.pricing.bounds import TimeBound, blocks_bound, vector_bytes
 from synth.measure.loads import weighted_counts
 from synth.topology.paths import Paths, as_paths
@@ -58,6 +59,8 @@ class MappedSchedule:
     port_messages: np.ndarray  # per step: the most messages started at one port (the model's alpha terms)
     size_port_messages: np.ndarray  # per step: the same for the size exchange before it (0 without one)
     bound: TimeBound  # no schedule of these blocks on this network costs less (synth.pricing.bounds), per vector_bytes
+    node_terms: NodeTerms | None = None  # per step what the node costs price (None: as NodeTerms.none)
+    size_node_terms: NodeTerms | None = None  # the same for the size exchange before it
 
     @property
     def size_exchanges(self) -> int:
@@ -68,11 +71,20 @@ class MappedSchedule:
         """The alpha terms of the model: message starts at the busiest port, summed over the steps."""
         return int(self.port_messages.sum() + self.size_port_messages.sum())
 
-    def time(self, alpha: float, bandwidth_bits: float, scale: float = 1.0) -> float:
+    def time(self, alpha: float, bandwidth_bits: float, scale: float = 1.0, node: NodeCosts = FREE) -> float:
         """The model's estimate (seconds), with every block's bytes scaled by `scale` (the size
-        exchanges' 8 bytes per block are not)."""
-        return float(step_times(self.port_messages, self.channel_bytes * scale, alpha, bandwidth_bits).sum()
-                     + step_times(self.size_port_messages, self.size_bytes, alpha, bandwidth_bits).sum())
+        exchanges' 8 bytes per block are not); `node`: what a node adds (synth.pricing.alphabeta)."""
+        return float(self.step_seconds(alpha, bandwidth_bits, scale, node).sum()
+                     + self.size_seconds(alpha, bandwidth_bits, node).sum())
+
+    def step_seconds(self, alpha: float, bandwidth_bits: float, scale: float = 1.0, node: NodeCosts = FREE) -> np.ndarray:
+        """Per step, the model's time of its transfers (without the size exchange before it)."""
+        return step_times(self.port_messages, self.channel_bytes * scale, alpha, bandwidth_bits, node, self.node_terms,
+                          scale)
+
+    def size_seconds(self, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> np.ndarray:
+        """Per step, the model's time of the size exchange before it (0 without one)."""
+        return step_times(self.size_port_messages, self.size_bytes, alpha, bandwidth_bits, node, self.size_node_terms)
 
 
 def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: int = 0, routes: dict | None = None,
@@ -103,6 +115,7 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
         size_bytes, _ = busiest_channels(network, paths.select(np.flatnonzero(exchanged)), step_across[exchanged], counts[exchanged], n)
         announced = np.isin(step, schedule.size_exchange)
         size_port_messages = most_per_port(step[announced], ports[announced], n)
+    terms, size_terms = node_terms(schedule, step, across, ports, size)
     return MappedSchedule(
         steps=n,
         channel_bytes=channel_bytes,
@@ -115,7 +128,47 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
         port_messages=port_messages,
         size_port_messages=size_port_messages,
         bound=blocks_bound(schedule, network),
+        node_terms=terms,
+        size_node_terms=size_terms,
     )
+
+
+def node_terms(schedule: Schedule, step: np.ndarray, across: np.ndarray, ports: np.ndarray,
+               size: np.ndarray) -> tuple[NodeTerms, NodeTerms]:
+    """Per step (and per size exchange before it) what the node costs price (synth.pricing.alphabeta):
+    the most messages at one network port and at one memory port, the most bytes within one node (its
+    internal link carries every transfer between two of its ranks), and the most bytes one rank
+    receives in combined copy messages (two or more blocks, op copy: copied once out of its receive
+    buffer). `ports` per transfer (a memory port: num_channels + sender), `size` its bytes."""
+    from synth.collectives.schedule import COPY
+
+    n, q = schedule.num_steps, schedule.ranks_per_node
+    within = ~across
+    node = schedule.src // q
+    counts = schedule.block_counts()
+    combined = (counts >= 2) & (schedule.op == COPY)
+    terms = NodeTerms(most_per_port(step[across], ports[across], n), most_per_port(step[within], ports[within], n),
+                      _most_per_key(step[within], node[within], size[within], n),
+                      _most_per_key(step[combined], schedule.dst[combined], size[combined], n))
+    if schedule.size_exchange is None:
+        return terms, NodeTerms.none(n)
+    announced = np.isin(step, schedule.size_exchange)
+    inside = announced & within
+    return terms, NodeTerms(most_per_port(step[announced & across], ports[announced & across], n),
+                            most_per_port(step[inside], ports[inside], n),
+                            _most_per_key(step[inside], node[inside], counts[inside] * SIZE_BYTES, n), np.zeros(n))
+
+
+def _most_per_key(step: np.ndarray, key: np.ndarray, weight: np.ndarray, steps: int) -> np.ndarray:
+    """Per step, the largest sum of `weight` over the entries of one key."""
+    out = np.zeros(steps)
+    if len(step) == 0:
+        return out
+    keys = np.asarray(step, dtype=np.int64) * (int(key.max()) + 1) + key
+    unique, inverse = np.unique(keys, return_inverse=True)
+    sums = np.bincount(inverse, weights=np.asarray(weight, dtype=np.float64), minlength=len(unique))
+    np.maximum.at(out, unique // (int(key.max()) + 1), sums)
+    return out
 
 
 def transfer_paths(schedule: Schedule, topology, router: str | None = None, seed: int = 0,
@@ -198,15 +251,16 @@ class Costs:
     congestion_deficiency: float  # Xi
 
 
-def costs(mapped: MappedSchedule, ranks: int, alpha: float = DEFAULT_ALPHA, bandwidth_bits: float = DEFAULT_BANDWIDTH) -> Costs:
+def costs(mapped: MappedSchedule, ranks: int, alpha: float = DEFAULT_ALPHA, bandwidth_bits: float = DEFAULT_BANDWIDTH,
+          node: NodeCosts = FREE) -> Costs:
     beta = beta_of(bandwidth_bits)
     per_port = mapped.vector_bytes / (mapped.ports / 2) if mapped.ports else math.inf
     log_p = math.log2(ranks) if ranks > 1 else 1.0
     alone, shared = float(mapped.transfer_bytes.sum()), float(mapped.channel_bytes.sum())
     return Costs(
         alpha=alpha, beta=beta, steps=mapped.steps,
-        time=mapped.time(alpha, bandwidth_bits),
-        lower_bound=mapped.bound.seconds(mapped.vector_bytes, alpha, bandwidth_bits),
+        time=mapped.time(alpha, bandwidth_bits, node=node),
+        lower_bound=mapped.bound.seconds(mapped.vector_bytes, alpha, bandwidth_bits, node),
         latency_deficiency=mapped.messages / log_p,
         bandwidth_deficiency=alone / per_port if per_port else 0.0,
         congestion_deficiency=shared / alone if alone else 1.0,

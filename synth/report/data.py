@@ -70,10 +70,18 @@ class CostModel:
     alpha: float
     bandwidth_bits: float
     message_bytes: int
+    copy_cost: float = 0.0  # seconds per byte a rank copies (the collectives' schedules: NodeCosts.copy_cost)
 
     @property
     def beta(self) -> float:
         return beta_of(self.bandwidth_bits)
+
+    @property
+    def node(self):
+        """What a node adds to the model of the collectives' schedules (one rank a node: the copy cost)."""
+        from synth.pricing.alphabeta import NodeCosts
+
+        return NodeCosts(copy_cost=self.copy_cost)
 
     def phase_times(self, contention: np.ndarray, port_messages=1) -> np.ndarray:
         return phase_times(contention, self.message_bytes, self.alpha, self.bandwidth_bits, port_messages)
@@ -296,8 +304,8 @@ def build_report(
 
         progress(f"collective {name}: every algorithm generated, verified, routed and priced")
         compared.append(with_strongest_bound(compare(name, topology, list(collective_sizes), collective_router,
-                                                     cost.alpha, cost.bandwidth_bits), topology, cost.alpha,
-                                             cost.bandwidth_bits))
+                                                     cost.alpha, cost.bandwidth_bits, cost.node), topology, cost.alpha,
+                                             cost.bandwidth_bits, node=cost.node))
     if FAT_TREE_FORMS in topology.closed_forms():  # Prisacari20 ch.2: the ideal exchange time and B_min per layer
         return Report(report_name, description, source, topology, network, cost, results,
                       ideal_exchange_time(topology.m, cost.message_bytes, LinkTimings(link_bandwidth_bps=cost.bandwidth_bits)),

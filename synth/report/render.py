@@ -88,6 +88,7 @@ def _context(report: Report, images: dict[str, str]) -> dict:
         "alpha_us": f"{cost.alpha * US:g}",
         "bandwidth_gbps": f"{cost.bandwidth_bits / 1e9:g}",
         "beta": f"{cost.beta:.3g}",
+        "copy_cost": f"{cost.copy_cost:g}" if cost.copy_cost else "",
         "ideal_us": f"{report.ideal_time * US:.2f}" if report.ideal_time is not None else "",
         "bmin": report.bmin,
         "xgft": report.ideal_time is not None,

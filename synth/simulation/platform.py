@@ -11,10 +11,12 @@ of the transfers to simulate, and the transfers themselves (what synth.simulatio
   path for that transfer. SimGrid keeps one route per pair of hosts (a full zone), so a source whose
   transfers to one destination take k different paths (multi-path routings, a router that routes
   each step anew) gets k hosts: host t + v x terminals is terminal t sending along its v-th path.
-- A transfer within a node (ranks_per_node > 1) has no channel: it is a message of no bytes (one,
-  below) from the node's host to itself over the node's memory link, so it takes the latency alone
-  (alpha-beta charges such a copy alpha and no bytes; a copy's bytes at a finite memory bandwidth
-  would be a model of memory, which neither the model nor the seeds have).
+- A transfer within a node (ranks_per_node > 1) has no channel: it goes from the node's host to
+  itself over the node's memory link (its internal link: NVLink, shared memory), shared by max-min
+  between the node's transfers. By default it is a message of no bytes (one, below), so it takes
+  the latency alone (the cost model's default: such a transfer costs a message start, alpha, and no
+  bytes); with an intra-node bandwidth (synth.pricing.alphabeta.NodeCosts) the link has that
+  bandwidth and the transfer its bytes, and with an intra-node latency the link that latency.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ class Transfers:
     src_rank: np.ndarray
     dst_rank: np.ndarray
     bytes: np.ndarray  # int64
+    # seconds the receiver spends copying it out of its receive buffer after it arrived (NodeCosts' copy cost:
+    # a combined copy message's bytes); None: none
+    copy: np.ndarray | None = None
 
     @property
     def count(self) -> int:
@@ -71,9 +76,12 @@ class Transfers:
 
 def build_platform(network, src_rank: np.ndarray, dst_rank: np.ndarray, ranks_per_node: int, paths: Paths,
                    step: np.ndarray, size: np.ndarray, latency: float, hop_latency: float,
-                   bandwidth_bits: float) -> tuple[Platform, Transfers]:
+                   bandwidth_bits: float, intra_latency: float | None = None,
+                   intra_bandwidth_bits: float | None = None) -> tuple[Platform, Transfers]:
     """The platform and transfers for transfers src_rank -> dst_rank (rank r on terminal r // Q),
-    `paths` the channel paths of those between nodes, in order."""
+    `paths` the channel paths of those between nodes, in order; a node's memory link has
+    `intra_latency` (None: `latency`) and `intra_bandwidth_bits` (None: MEMORY_BANDWIDTH, and the
+    transfers within a node carry no bytes)."""
     n = network.num_terminals
     src_node, dst_node = src_rank // ranks_per_node, dst_rank // ranks_per_node
     across = src_node != dst_node
@@ -116,8 +124,9 @@ def build_platform(network, src_rank: np.ndarray, dst_rank: np.ndarray, ranks_pe
         routes += [(a, b + v * n, links) for a, b, links in routes for v in range(1, variants) if b + v * n in moved]
     memory = not across.all()
     if memory:
-        link_latency = np.concatenate([link_latency, np.full(n, latency)])
-        link_bandwidth = np.concatenate([link_bandwidth, np.full(n, MEMORY_BANDWIDTH)])
+        link_latency = np.concatenate([link_latency, np.full(n, latency if intra_latency is None else intra_latency)])
+        link_bandwidth = np.concatenate([link_bandwidth, np.full(n, MEMORY_BANDWIDTH if intra_bandwidth_bits is None
+                                                                 else intra_bandwidth_bits / 8.0)])
     route_ptr = np.concatenate([[0], np.cumsum([len(links) for _, _, links in routes])]).astype(np.int64)
     platform = Platform(
         hosts=hosts, link_bandwidth=link_bandwidth.astype(np.float64), link_latency=link_latency.astype(np.float64),
@@ -126,9 +135,10 @@ def build_platform(network, src_rank: np.ndarray, dst_rank: np.ndarray, ranks_pe
         route_links=(np.concatenate([links for _, _, links in routes]) if routes else np.zeros(0)).astype(np.int64))
     # a message of no bytes is one byte: SimGrid 3.32 starts an empty communication only once it is waited for
     # (so one after another), and one byte adds 0.08 ns at 100 Gb/s
+    carried = across if intra_bandwidth_bits is None else np.ones(len(across), dtype=bool)
     transfers = Transfers(step=np.asarray(step, dtype=np.int64), src_host=src_host, dst_host=dst_host,
                           src_rank=np.asarray(src_rank, dtype=np.int64), dst_rank=np.asarray(dst_rank, dtype=np.int64),
-                          bytes=np.maximum(np.where(across, np.asarray(size, dtype=np.int64), 0), 1))
+                          bytes=np.maximum(np.where(carried, np.asarray(size, dtype=np.int64), 0), 1))
     return platform, transfers
 
 

@@ -38,6 +38,7 @@ class Settings:
 class Times:
     start: np.ndarray  # per transfer, when SimGrid started it (seconds)
     finish: np.ndarray  # per transfer, when its last byte arrived
+    done: np.ndarray | None  # per transfer, when its receiver had copied it too (Transfers.copy; None: no copies)
     end: float  # when the simulation ended
     version: str  # SimGrid's
     run_times: np.ndarray  # (runs, scales) seconds of each replay (run), when runs were asked for
@@ -70,7 +71,8 @@ def run(platform: Platform, transfers: Transfers, rank_host: np.ndarray, setting
         np.savez(source, **pack(platform, transfers, rank_host, settings, progress is not None, **extra))
         _run_worker([source, target, str(os.getpid())], progress)
         with np.load(target) as result:
-            return Times(start=result["start"], finish=result["finish"], end=float(result["clock"][0]),
+            return Times(start=result["start"], finish=result["finish"],
+                         done=result["done"] if transfers.copy is not None else None, end=float(result["clock"][0]),
                          version=str(result["version"]), run_times=result["run_times"],
                          peak_bytes=int(result["peak_kb"][0]) * 1024)
 
@@ -83,6 +85,7 @@ def pack(platform: Platform, transfers: Transfers, rank_host, settings: Settings
                 route_links=platform.route_links, step=transfers.step, src_host=transfers.src_host,
                 dst_host=transfers.dst_host, src_rank=transfers.src_rank, dst_rank=transfers.dst_rank,
                 bytes=transfers.bytes, rank_host=np.asarray(rank_host, dtype=np.int64), model=settings.model,
+                copy=transfers.copy if transfers.copy is not None else np.zeros(transfers.count),
                 engine=engine_of(settings), barrier=settings.discipline == "bsp", overhead=settings.overhead,
                 progress=progress, **extra)
 

@@ -19,6 +19,12 @@ Two ways to drive SimGrid:
   with the receiver as its permanent receiver, so a transfer starts as soon as it is sent (eager),
   not when the receiver asks for it. Python actors need SimGrid's thread contexts.
 
+A copy cost (the input's `copy`: seconds per transfer, what its receiver spends copying it out of
+its receive buffer) is the receiver's time after the transfer arrived: with the driver, a rank
+copies a step's messages once the last of them has arrived, and the step ends when every rank has
+copied; with actors, a rank copies what it took of a step before it sends again (and at the end). A
+transfer is `done` when its receiver has copied it (its finish without copies).
+
 Progress lines ("synth-progress: ...") go to stderr for the parent to show.
 """
 
@@ -88,10 +94,13 @@ def simulate(data: dict) -> dict:
     start, finish = np.zeros(count), np.zeros(count)
     overhead = float(data["overhead"])
     src_host, dst_host, size = data["src_host"].tolist(), data["dst_host"].tolist(), data["bytes"].tolist()
+    copy = data["copy"] if "copy" in data else np.zeros(count)
+    copied_at = np.zeros(count)  # when the receiver had copied the transfer (its finish without copies)
     step_ptr = np.searchsorted(step, np.arange(steps + 1)).tolist()
 
     if engine_kind == "driver":
         message_index = _message_index(step, data["src_rank"])
+        dst_rank = np.asarray(data["dst_rank"], dtype=np.int64)
 
         # runs (synth compare --simulate): the steps run_steps[r]:run_steps[r+1] replayed once per scale, one after
         # another on the idle network (a replay leaves no state behind but the clock), bytes x scale
@@ -115,6 +124,19 @@ def simulate(data: dict) -> dict:
             api.wait_all([c for _, c in comms])
             for t, c in comms:
                 start[t], finish[t] = c.start_time, c.finish_time
+            copying = copy[a:b] * scale
+            if not copying.any():
+                copied_at[a:b] = finish[a:b]
+                return
+            # every receiver copies its messages once the last has arrived; the step ends when all have
+            receiver = dst_rank[a:b]
+            ends = np.full(int(receiver.max()) + 1, -np.inf)
+            np.maximum.at(ends, receiver, finish[a:b])
+            copied = np.bincount(receiver, copying, len(ends))
+            copied_at[a:b] = (ends + copied)[receiver]
+            wait = float(copied_at[a:b].max()) - sg.Engine.clock
+            if wait > 0:
+                sg.this_actor.sleep_for(wait)
 
         def drive() -> None:
             done, total = 0, steps * scales.shape[1]
@@ -131,9 +153,9 @@ def simulate(data: dict) -> dict:
 
         sg.Actor.create("driver", hosts[0], drive)
     else:
-        _rank_actors(api, data, hosts, steps, start, finish, overhead, bool(data["barrier"]), progress)
+        _rank_actors(api, data, hosts, steps, start, finish, overhead, bool(data["barrier"]), progress, copy, copied_at)
     api.engine.run()
-    return {"start": start, "finish": finish, "clock": np.array([sg.Engine.clock]),
+    return {"start": start, "finish": finish, "done": copied_at, "clock": np.array([sg.Engine.clock]),
             "peak_kb": np.array([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]),
             "run_times": run_times if engine_kind == "driver" else np.zeros((0, 0)),
             "version": np.array(str(getattr(sg, "simgrid_version", "unknown")))}
@@ -150,7 +172,7 @@ def _message_index(step: np.ndarray, sender: np.ndarray) -> np.ndarray:
     return index
 
 
-def _rank_actors(api, data, hosts, steps, start, finish, overhead, barrier_each_step, progress) -> None:
+def _rank_actors(api, data, hosts, steps, start, finish, overhead, barrier_each_step, progress, copy, copied_at) -> None:
     """One actor per rank (the asynchronous discipline; with barrier_each_step the bulk-synchronous
     one, to compare with the driver)."""
     sg = api.sg
@@ -180,8 +202,12 @@ def _rank_actors(api, data, hosts, steps, start, finish, overhead, barrier_each_
         def take_before(limit: int) -> None:
             while waiting and waiting[0] < limit:
                 s = waiting.pop(0)
-                for _ in range(receives[r][s]):
-                    boxes[s].get()
+                taken = [boxes[s].get() for _ in range(receives[r][s])]  # the payload is the transfer's index
+                copying = float(sum(copy[t] for t in taken))
+                if copying > 0:
+                    sg.this_actor.sleep_for(copying)
+                for t in taken:
+                    copied_at[t] = sg.Engine.clock
 
         for s in range(steps) if barrier_each_step else sorted(sends[r]):
             if not barrier_each_step:

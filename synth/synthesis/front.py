@@ -22,6 +22,7 @@ import numpy as np
 
 from synth.collectives.schedule import COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.core.errors import SynthError
+from synth.pricing.alphabeta import FREE, NodeCosts
 from synth.pricing.compare import REFERENCE_BYTES, Candidate
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis import limits
@@ -65,11 +66,12 @@ class Part:
     def blocks_of(self, k: int) -> int:
         return self.point_blocks[k] if self.point_blocks else self.blocks
 
-    def best(self, size: int, alpha: float, bandwidth_bits: float) -> tuple[int, float]:
-        """The front point of least time at message size `size` (-1 and inf: none was found)."""
+    def best(self, size: int, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> tuple[int, float]:
+        """The front point of least time at message size `size` (-1 and inf: none was found), under
+        the cost model with what a node adds (`node`)."""
         def scale(k: int) -> float:  # a point's blocks at this size, rounded up to whole bytes
             return 1.0 if self.fixed else math.ceil(size / self.blocks_of(k)) / REFERENCE_BYTES
-        times = [m.time(alpha, bandwidth_bits, scale(k)) if m is not None else math.inf
+        times = [m.time(alpha, bandwidth_bits, scale(k), node) if m is not None else math.inf
                  for k, m in enumerate(self.priced)]
         if not times or min(times) == math.inf:
             return -1, math.inf

@@ -21,8 +21,9 @@ import numpy as np
 from synth.collectives.schedule import Schedule, ScheduleBuilder, collective
 from synth.collectives.verify import verify
 from synth.core.errors import SynthError
+from synth.pricing.alphabeta import FREE, NodeCosts
 from synth.pricing.schedule_cost import map_schedule
-from synth.synthesis.claims import FEASIBLE, OPTIMAL, TIMEOUT, point_claim, size_status, steps_claim
+from synth.synthesis.claims import FEASIBLE, OPTIMAL, PROVEN, TIMEOUT, point_claim, size_status, steps_claim
 from synth.synthesis.exact import one_round_steps
 from synth.pricing.bounds import EXCHANGES
 from synth.synthesis.exchange import pareto
@@ -196,11 +197,12 @@ def spreading_parts(context: Context, time_limit: float) -> list[Part]:
     return parts
 
 
-def choose(parts: list[Part], size: int, alpha: float, bandwidth_bits: float) -> tuple[tuple[int, ...], float]:
+def choose(parts: list[Part], size: int, alpha: float, bandwidth_bits: float,
+           node: NodeCosts = FREE) -> tuple[tuple[int, ...], float]:
     """Per part, the front point of least time at message size `size` (-1: the part is not used),
     and the total time: the synthesized parts together (an allreduce's two halves) or one whole
     part (the generated algorithms), whichever takes less; the synthesized ones on a tie."""
-    best = [part.best(size, alpha, bandwidth_bits) for part in parts]
+    best = [part.best(size, alpha, bandwidth_bits, node) for part in parts]
     halves = [i for i, part in enumerate(parts) if not part.whole]
     options = []
     if halves and all(best[i][1] < math.inf for i in halves):
@@ -213,12 +215,13 @@ def choose(parts: list[Part], size: int, alpha: float, bandwidth_bits: float) ->
     return tuple(best[i][0] if i in used else -1 for i in range(len(parts))), total
 
 
-def bands(plan, parts: list[Part], sizes: list[int], alpha: float, bandwidth_bits: float) -> list[Band]:
+def bands(plan, parts: list[Part], sizes: list[int], alpha: float, bandwidth_bits: float,
+          node: NodeCosts = FREE) -> list[Band]:
     """Consecutive sizes that choose the same points, each with its schedule (verified, recorded)."""
     out: list[Band] = []
     groups: list[tuple[tuple[int, ...], list[int]]] = []
     for size in sizes:
-        points, _ = choose(parts, size, alpha, bandwidth_bits)
+        points, _ = choose(parts, size, alpha, bandwidth_bits, node)
         if groups and groups[-1][0] == points:
             groups[-1][1].append(size)
         else:
@@ -228,7 +231,7 @@ def bands(plan, parts: list[Part], sizes: list[int], alpha: float, bandwidth_bit
         report = verify(schedule)
         if not report.ok:  # a bug of the synthesis, never written
             raise AssertionError(f"the synthesized {plan.collective} schedule is wrong: {report.violation}")
-        schedule.synthesis = record(plan, parts, points, members, alpha, bandwidth_bits)
+        schedule.synthesis = record(plan, parts, points, members, alpha, bandwidth_bits, node)
         out.append(Band(members, points, schedule))
     return out
 
@@ -267,7 +270,7 @@ def at_least(seconds: float, bound: float) -> float:
 
 
 def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], alpha: float,
-           bandwidth_bits: float) -> dict:
+           bandwidth_bits: float, node: NodeCosts = FREE) -> dict:
     """What the file says of its synthesis: method, bounds, the front, the cost and gap per size,
     and honest statuses (synth.synthesis.claims): a size is optimal only where its time meets the
     bound of any schedule; a point's proof relative to its steps is `proven`, with what it is."""
@@ -275,8 +278,8 @@ def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], a
     point_statuses = [part.front[k].status for part, k in used]
     per_size = []
     for size in sizes:
-        bound = plan.time_bound.seconds(size, alpha, bandwidth_bits)
-        seconds = at_least(choose(parts, size, alpha, bandwidth_bits)[1], bound)
+        bound = plan.time_bound.seconds(size, alpha, bandwidth_bits, node)
+        seconds = at_least(choose(parts, size, alpha, bandwidth_bits, node)[1], bound)
         per_size.append({"bytes": size, "seconds": seconds, "bound_seconds": bound,
                          "gap": (seconds - bound) / bound if bound > 0 else 0.0,
                          "status": size_status(seconds, bound, point_statuses)})
@@ -285,6 +288,9 @@ def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], a
 
     def claimed(part: Part, k: int) -> dict:
         what, proof = point_claim(plan, part, k)
+        if what == OPTIMAL and not node.free:  # its alpha-beta terms meet the bounds; the node's costs are not proven
+            what, proof = PROVEN, "message starts and network bytes at the bounds of any schedule (the node's costs " \
+                                  "are priced above them, not proven least)"
         return {"status": what, **({"proof": proof} if proof else {})}
 
     return {
@@ -311,7 +317,7 @@ def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], a
                    "messages": plan.time_bound.messages,
                    "busiest_bytes_per_byte": plan.time_bound.bandwidth.per_byte,
                    "bandwidth_why": plan.time_bound.bandwidth.why},
-        "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits},
+        "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits, **node.record()},
         "sizes": per_size,
         **({"routing": plan.exchange.as_dict()} if plan.exchange is not None else {}),
     }
@@ -335,28 +341,30 @@ class SynthesizedCandidate:
     parts: list[Part]
     label: str = "synthesized"
 
-    def time(self, size: int, alpha: float, bandwidth_bits: float) -> float:
-        return at_least(choose(self.parts, size, alpha, bandwidth_bits)[1], self.bound(size, alpha, bandwidth_bits))
+    def time(self, size: int, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> float:
+        return at_least(choose(self.parts, size, alpha, bandwidth_bits, node)[1],
+                        self.bound(size, alpha, bandwidth_bits, node))
 
-    def bound(self, size: int, alpha: float, bandwidth_bits: float) -> float:
+    def bound(self, size: int, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> float:
         """The time bound of any schedule (the cut bound's bandwidth term: at least the others')."""
-        return self.plan.time_bound.seconds(size, alpha, bandwidth_bits)
+        return self.plan.time_bound.seconds(size, alpha, bandwidth_bits, node)
 
 
 def compare_with_synthesis(comparison, topology, alpha: float, bandwidth_bits: float, time_limit: float,
-                           say=lambda text: None):
+                           say=lambda text: None, node: NodeCosts = FREE):
     """`comparison` (synth.pricing.compare.Comparison) with the synthesized schedule as one more
     column and the cut bound in the bounds; where synthesis does not apply, one more "left out" line."""
     try:
         # an exchange's pairs are routed by its synthesis (the program), the others' by the comparison's router
         router = None if comparison.collective in EXCHANGES else comparison.router
-        plan = plan_synthesis(comparison.collective, topology, router=router, time_limit=time_limit, say=say)
+        plan = plan_synthesis(comparison.collective, topology, router=router, time_limit=time_limit, say=say,
+                              ranks_per_node=comparison.ranks_per_node)
         # the comparison's algorithms are the generated part (priced along the same router), not made again
         parts = synthesize_parts(plan, time_limit, say=say, generated=comparison.candidates)
         candidate = SynthesizedCandidate(plan, parts)
-        times = np.array([[candidate.time(n, alpha, bandwidth_bits)] for n in comparison.sizes])
+        times = np.array([[candidate.time(n, alpha, bandwidth_bits, node)] for n in comparison.sizes])
     except SynthError as exc:
         return dataclasses.replace(comparison, skipped=[*comparison.skipped, f"synthesized: {exc}"])
-    bounds = np.maximum(comparison.bounds, [candidate.bound(n, alpha, bandwidth_bits) for n in comparison.sizes])
+    bounds = np.maximum(comparison.bounds, [candidate.bound(n, alpha, bandwidth_bits, node) for n in comparison.sizes])
     return dataclasses.replace(comparison, candidates=[*comparison.candidates, candidate],
                                times=np.hstack([comparison.times, times]), bounds=bounds)

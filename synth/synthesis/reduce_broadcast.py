@@ -6,7 +6,7 @@ Why trees (Sanders09: Sanders, Speck and Traeff, "Two-tree algorithms for full b
 broadcast, reduction and scan"; Zhao24: ForestColl, spanning forests packed to the cut bound):
 every element crosses each tree edge once up and once down, so M trees each edge of which a channel
 carries k times in all move k n / M over it, and where the trees are spread evenly that is the
-allreduce cut bound (synth.synthesis.bounds: 2 (N - 1) n over the injection bandwidth on a regular
+allreduce cut bound (synth.pricing.bounds: 2 (N - 1) n over the injection bandwidth on a regular
 network) even where a reduce-scatter then an allgather does not reach it: DGX-1's cube-mesh
 (8 GPUs, 16 NVLinks) takes 16 trees, each link in 7 of them, 7 n / 16 per link direction, the
 bound, where the halves' schedules move n / 2. The price is the pipeline's fill, the trees' depth
