@@ -64,6 +64,8 @@ def synthesize_parts(plan, time_limit: float, solver: str = "cpsat", say=lambda 
     whole = dataclasses.replace(context, time_limit=time_limit / 2) if rooted else context
     pools: dict[str, list] = {}
     for method in applicable(WHOLE, plan.collective, methods):
+        if _refused(method, plan, say):
+            continue
         found = method.points(whole)
         if isinstance(found, Part):  # a method that judges its own points (an all-to-all's phases)
             for point in found.front:
@@ -157,6 +159,14 @@ def _spreading_parts_for(context: Context, plan, time_limit: float, say) -> list
     return spreading_parts(Context(plan, time_limit, context.solver, say, methods=context.methods), time_limit)
 
 
+def _refused(method, plan, say) -> bool:
+    """Whether `method` refuses `plan`, said in one line (the registry's refusal: its size limits)."""
+    why = method.refusal(plan)
+    if why is not None:
+        say(f"{plan.collective}: {method.name}: {why}")
+    return why is not None
+
+
 def spreading_parts(context: Context, time_limit: float) -> list[Part]:
     """The plan's spreading halves, each a part of the points of every HALF method that applies,
     in the methods' order, sorted by steps (a tie kept in that order)."""
@@ -170,6 +180,8 @@ def spreading_parts(context: Context, time_limit: float) -> list[Part]:
             f"{half.rounds_bound} rounds")
         found, proving = [], []
         for method in applicable(HALF, name, context.methods):
+            if _refused(method, plan, say):
+                continue
             points = method.points(half, found)
             for point in points:
                 point.source, point.chunks = method.name, plan.chunks

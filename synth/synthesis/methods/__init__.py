@@ -11,8 +11,8 @@ Two kinds:
   which join the part named by the method's `pool` (the pool's points are judged together: the
   rooted constructions kept where no other beats them in both message starts and busiest bytes).
 
-`refusal(context)` says in one line why a method does not apply to a plan (None: it applies);
-the portfolio prints it as progress. Adding a method is one new module here.
+`refusal(plan)` says in one line why a method does not apply to a plan (synth.synthesis.plan.Plan;
+None: it applies); the portfolio skips the method and prints the line as progress. Adding a method is one new module here.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class Method:
     collectives: tuple[str, ...]  # HALF: the halves it makes points of; WHOLE: the collectives it makes
     points: Callable
     order: int  # the order methods run in (a tie between two points goes to the earlier)
-    refusal: Callable = lambda context: None
+    refusal: Callable = lambda plan: None
     pool: str = ""  # WHOLE: the part its candidates join (default: its own)
     prune: bool = True  # WHOLE: its pool keeps only the candidates no other beats in both message starts and bytes
     proves_steps: bool = False  # HALF: its first point over the plan's transfers proves their least steps

@@ -78,9 +78,6 @@ def _points(context):
     p = plan.graph.ranks
     if p < 2:
         return []
-    if p > MAX_RANKS:
-        context.say(f"allreduce: no reduce-then-broadcast trees above {MAX_RANKS} ranks")
-        return []
     spec, q = plan.topology.spec, plan.graph.ranks_per_node
     cut = plan.time_bound.bandwidth.per_byte
     least = float(context.network.channel_bandwidth.min())
@@ -109,4 +106,6 @@ def _points(context):
 METHOD = Method("reduce-broadcast-trees", "allreduce as a reduce then a broadcast over M packed spanning trees, "
                 "pipelined over 1 to 1,024 rounds (the reduce along each tree reversed where pairs go both ways)",
                 WHOLE, ("allreduce",), _points, order=140, pool="reduce-broadcast",
+                refusal=lambda plan: f"not above {MAX_RANKS} ranks (its packings' work)" if plan.graph.ranks > MAX_RANKS
+                else None,
                 cites="Sanders09 (two-tree algorithms); Zhao24 (ForestColl)")

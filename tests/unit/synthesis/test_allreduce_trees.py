@@ -151,3 +151,19 @@ def test_a_rerun_writes_the_same_bytes(run, tmp_path):
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     assert b"reduce-broadcast-trees" in outputs[0]
+
+
+def test_a_method_that_refuses_a_plan_is_skipped_with_its_reason(monkeypatch):
+    """The registry's refusal (Method.refusal) is asked before a method runs: past its size limit the
+    trees make no point, and the progress says why in one line."""
+    import synth.synthesis.methods.reduce_broadcast_trees as trees
+
+    plan = plan_synthesis("allreduce", parse_topology("torus:2,4"), time_limit=5)
+    said: list[str] = []
+    kept = synthesize_parts(plan, 5, say=said.append, methods=("reduce-broadcast-trees",))
+    assert any(part.pool == "reduce-broadcast" and part.front for part in kept)
+    monkeypatch.setattr(trees, "MAX_RANKS", 4)
+    said.clear()
+    refused = synthesize_parts(plan, 5, say=said.append, methods=("reduce-broadcast-trees",))
+    assert "allreduce: reduce-broadcast-trees: not above 4 ranks (its packings' work)" in said
+    assert not any(part.pool == "reduce-broadcast" for part in refused)
