@@ -27,16 +27,20 @@ def _late(signum, frame) -> None:
 
 
 def _ended() -> None:
-    signal.signal(signal.SIGTERM, _late)
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-        signal.signal(signal.SIGINT, _late)
+    # a signal between the two replacements still reaches synth's handler: the command has ended, its outcome stands
+    try:
+        signal.signal(signal.SIGTERM, _late)
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, _late)
+    except (KeyboardInterrupt, Interrupted):
+        _ended()
 
 
 def run() -> int:
-    install_handlers()
-    prefer_plain_pages()
     code = None
+    install_handlers()
     try:
+        prefer_plain_pages()  # inside: a signal the moment the handlers are in place ends like any other
         from synth.cli import main
 
         if interrupt.received is not None:  # a library's bare `except:` swallowed it while importing

@@ -93,8 +93,8 @@ class Budget:
 
 SYNTHESIS_TIME_HELP = (
     "wall-clock seconds for the programs the synthesis solves, in shares: equal ones for the step counts tried (each "
-    "also gets what the earlier ones left; an allreduce's halves, a broadcast's program and its scatter's allgather "
-    "each half), all of it for an all-to-all's routing program; a program proven optimal stops there. CP-SAT spends "
+    "also gets what the earlier ones left; an allreduce's halves three eighths each and its "
+    "whole methods' routing programs a quarter, a broadcast's program and its scatter's allgather each half), all of it for an all-to-all's routing program; a program proven optimal stops there. CP-SAT spends "
     f"a share as deterministic work, one unit per {1 / WORK_PER_SECOND:g} s, so reruns give the same schedule; the "
     f"clock caps each call at what is left (plus {CLOCK_GRACE:g} s in all), and on a machine too slow for the work it "
     "ends the call first: the point is then feasible or timeout and a rerun may differ. Planning, bounds, pricing and "

@@ -84,12 +84,13 @@ class PortRouter:
                 paths[k] = self._laid(int(src[k]), int(dst[k]), int(first[k]), load)
         return Paths.from_lists(paths)
 
-    def polished(self, src: np.ndarray, dst: np.ndarray, paths: Paths, work: float) -> Paths:
+    def polished(self, src: np.ndarray, dst: np.ndarray, paths: Paths, work: float, budget=None) -> Paths:
         """`step_paths`' paths improved by the choice program (synth.solve, CP-SAT, `work` units of
         deterministic time, one worker: reruns give the same paths): per message its present path
         or a first link and a shortest way on (up to CONTINUATIONS a link), each sender's links
         within their share, the step's busiest channel over its bandwidth the least. The present
-        paths are the hint, so the answer is never worse than them."""
+        paths are the hint, so the answer is never worse than them. `budget` (synth.solve.budget.Budget):
+        the call takes its next share, at most `work`, and spends it there."""
         from synth.solve import solve
         from synth.solve.problem import ProblemBuilder
         from synth.synthesis.exact import integer_bandwidth
@@ -131,7 +132,16 @@ class PortRouter:
             chosen = hop_item[order[bounds[c]:bounds[c + 1]]]
             builder.add(item[chosen], candidate[chosen], capped=True, coef=int(coef[c]))
         problem = builder.build(z_upper=len(src))
-        result = solve(problem, "cpsat", time_limit=work, threads=1, hint=np.zeros(len(options), dtype=np.int64))
+        hint = np.zeros(len(options), dtype=np.int64)
+        if budget is None:
+            result = solve(problem, "cpsat", time_limit=work, threads=1, hint=hint)
+        else:
+            from synth.solve.budget import Share
+
+            share = budget.share()
+            share = Share(min(work, share.work), share.deadline)
+            result = solve(problem, "cpsat", threads=1, hint=hint, share=share)
+            budget.spend(share, result.work)
         if not result.solved:
             return paths
         return Paths.from_lists([options[k][c] for k, c in enumerate(result.choice.tolist())])

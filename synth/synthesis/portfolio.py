@@ -42,6 +42,9 @@ class Band:
     schedule: Schedule  # verified, with its synthesis record
 
 
+WHOLE_PROGRAMS = 0.25  # of an allreduce's --time-limit: the whole methods' programs (the rest: its two halves)
+
+
 def synthesize_parts(plan, time_limit: float, solver: str = "cpsat", say=lambda text: None,
                      generated=None, methods: tuple[str, ...] | None = None, sweep: list | None = None) -> list[Part]:
     """The parts of the plan's collective: its spreading halves, each from every HALF method that
@@ -55,13 +58,20 @@ def synthesize_parts(plan, time_limit: float, solver: str = "cpsat", say=lambda 
     context = Context(plan, time_limit, solver, say, generated, methods)
     context.spreading_parts = functools.partial(_spreading_parts_for, context)
     rooted = plan.collective in ("broadcast", "reduce")  # half the time for the scatter's allgather
-    parts = [] if plan.exchange is not None else spreading_parts(context, time_limit / 2 if rooted else time_limit)
+    # an allreduce's whole methods solve programs of their own (combining's routing by distinct ports): their share
+    halves = ("reduce-scatter", "allgather") if plan.collective == "allreduce" else (plan.collective,)
+    if not any(applicable(HALF, name, methods) for name in halves):  # no half to make: the whole methods take it all
+        halves_limit = 0.0
+    else:
+        halves_limit = time_limit / 2 if rooted else time_limit * (1 - WHOLE_PROGRAMS) \
+            if plan.collective == "allreduce" else time_limit
+    parts = [] if plan.exchange is not None else spreading_parts(context, halves_limit)
     for other in sweep or ():
         say(f"{plan.collective}: {other.chunks} chunks")
         more = spreading_parts(Context(other, time_limit, solver, say, methods=methods),
-                               time_limit / 2 if rooted else time_limit)
+                               halves_limit)
         parts = [_merged(part, extra) for part, extra in zip(parts, more)]
-    whole = dataclasses.replace(context, time_limit=time_limit / 2) if rooted else context
+    whole = dataclasses.replace(context, time_limit=time_limit - halves_limit) if halves_limit < time_limit else context
     pools: dict[str, list] = {}
     for method in applicable(WHOLE, plan.collective, methods):
         if _refused(method, plan, say):

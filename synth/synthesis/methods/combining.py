@@ -31,6 +31,7 @@ import numpy as np
 from synth.collectives.schedule import REDUCE, Schedule, ScheduleBuilder
 from synth.core.errors import SynthError
 from synth.pricing.alphabeta import node_ports
+from synth.solve.budget import Budget
 from synth.synthesis import limits
 from synth.synthesis.exchange import pareto
 from synth.synthesis.front import priced_whole, router_paths
@@ -162,11 +163,12 @@ class DigitPortPaths:
                 self.made[digit] = self.router.step_paths(src[across] // self.q, dst[across] // self.q)
         return self.made[digit]
 
-    def polish(self, digit: tuple[tuple[int, int], ...], work: float) -> None:
-        """The digit's paths improved by the routing program (PortRouter.polished)."""
+    def polish(self, digit: tuple[tuple[int, int], ...], work: float, budget=None) -> None:
+        """The digit's paths improved by the routing program (PortRouter.polished), within `budget`."""
         src, dst = digit_pairs(self.sizes, digit)
         across = src // self.q != dst // self.q
-        self.made[digit] = self.router.polished(src[across] // self.q, dst[across] // self.q, self.step(digit), work)
+        self.made[digit] = self.router.polished(src[across] // self.q, dst[across] // self.q, self.step(digit), work,
+                                                budget)
 
     def __call__(self, digits, schedule) -> Paths:
         return Paths.concatenate([self.step(digit) for digit in digits])
@@ -230,6 +232,9 @@ def _points(context):
 
     costed = costed_all()
     polished: set = set()
+    # the routing programs take the whole methods' share of --time-limit (synth.synthesis.portfolio), in equal
+    # shares with the earlier ones' leftover, as CP-SAT's deterministic work: reruns stay identical
+    budget = Budget(context.time_limit, POLISH_ROUNDS * POLISHED_FACTORIZATIONS)
     for _ in range(POLISH_ROUNDS if ports is not None else 0):
         # the fewest message starts by distinct ports: the best few's steps routed by the program, then again
         by_ports = sorted((total, k) for k, (_, ported, total) in enumerate(costed) if ported)
@@ -240,7 +245,7 @@ def _points(context):
         if not fresh:
             break
         for digit in fresh:
-            ports.polish(digit, POLISH_WORK)
+            ports.polish(digit, POLISH_WORK, budget)
             polished.add(digit)
             del steps[digit, True]
         costed = costed_all()

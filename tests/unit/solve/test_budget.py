@@ -48,12 +48,15 @@ def test_the_shares_sum_to_the_limit_and_what_a_program_leaves_passes_to_the_nex
 
 
 def test_a_synthesis_gives_cpsat_its_shares_of_the_limit_in_work_and_the_clock_as_the_cap(calls):
-    # an allreduce: two halves of 2 s each, each half's step counts one fifth of it plus what the earlier left
+    # an allreduce: two halves of 1.5 s each (a quarter of the limit goes to the whole methods' programs, the
+    # routing of combining by distinct ports), each half's step counts one fifth of it plus what the earlier left
+    from synth.synthesis.portfolio import WHOLE_PROGRAMS
+
     limit = 4.0
     plan = plan_synthesis("allreduce", parse_topology("kautz:3,2"), time_limit=limit)
     synthesize_parts(plan, limit, generated=())
     assert calls
-    share = limit / 2 / 5
+    share = limit * (1 - WHOLE_PROGRAMS) / 2 / 5
     assert calls[0][0] == pytest.approx(share * WORK_PER_SECOND)  # the first program: its share, as work
     assert all(given <= limit / 2 * WORK_PER_SECOND + 1e-9 for given, _, _, _ in calls)
     assert all(clock <= limit / 2 + CLOCK_GRACE + 1e-6 for _, clock, _, _ in calls)
