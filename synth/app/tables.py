@@ -32,13 +32,26 @@ class RenderedTables:
         return lmc_for(self.tables.colours_bound) == self.tables.lids.lmc
 
 
-def read_verified(path: str) -> dict:
-    """A routes file that passes synth check (tables only for routes that re-verify)."""
+def read_verified(path: str, allow_deadlock: bool = False) -> dict:
+    """A routes file that passes synth check (tables only for routes that re-verify), and whose
+    channel dependencies have no cycle unless its paths have virtual lanes (checked acyclic per
+    lane) or `allow_deadlock` says the user knows: tables of such routes can deadlock the fabric."""
     doc = read_routes_columnar(path)  # either form; per phase flows and paths as arrays
     verified = check_routes(doc)
     if not verified.ok:
         raise SynthError(f"routes file '{path}' does not pass synth check: {verified.problems[0]}")
+    laned = bool(doc["phases"]) and "vls" in doc["phases"][0]
+    if verified.cycle is not None and not laned and not allow_deadlock:
+        raise SynthError(f"routes file '{path}': its channel dependencies have a cycle ({verified.cycle}), so these "
+                         f"tables can deadlock the fabric: give the paths virtual lanes (synth vls {path} --out FILE, or "
+                         "synth route ... --vls N) and make the tables of that file, or add --allow-deadlock")
     return doc
+
+
+# Every file `synth tables` writes in some format: an existing --out directory holding only these is an
+# earlier run's, replaced whole (synth.core.output)
+ALL_FILES = frozenset(["fabric.net", "guid2lid", "lfts.dump", "routes.json", "tables.json", "tables.csv", "dlid.csv",
+                       qos.POLICY_FILE, qos.OPTIONS_FILE])
 
 
 def file_names(doc: dict, fmt: str) -> list[str]:

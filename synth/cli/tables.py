@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synth.app.tables import FORMATS, file_names, read_verified, render_tables
+from synth.app.tables import ALL_FILES, FORMATS, file_names, read_verified, render_tables
 from synth.cli import options as o
 from synth.core.output import OutputSet
 from synth.routing.lanes import COMMON_DATA_VLS
@@ -15,16 +15,22 @@ def add_parser(sub) -> None:
     p.add_argument("--format", choices=FORMATS, default="opensm",
                    help="opensm (default): fabric.net, guid2lid, lfts.dump for OpenSM's file engine, dlid.csv and the "
                         "routes; json, csv: the per-switch tables for other fabrics (docs/formats.md)")
-    p.add_argument("--out", metavar="DIR", required=True, help="directory for the files")
+    p.add_argument("--out", metavar="DIR", required=True,
+                   help="directory for the files: written beside it and swapped in whole; an existing DIR is replaced "
+                        "when it holds only the files synth tables writes (an earlier run's, said on stderr), else refused")
+    p.add_argument("--allow-deadlock", action="store_true",
+                   help="write tables for routes whose channel dependencies have a cycle and no virtual lanes (by "
+                        "default refused: they can deadlock; synth vls or synth route --vls gives the paths lanes)")
     p.add_argument("--lmc", type=o.integer("--lmc", 0, MAX_LMC),
                    help="LIDs per terminal = 2^LMC, 0..7 (default: the fewest that hold the routes)")
     p.set_defaults(func=cmd_tables)
 
 
 def cmd_tables(args) -> int:
-    doc = read_verified(args.routes)  # before anything is written
+    doc = read_verified(args.routes, args.allow_deadlock)  # before anything is written
     with OutputSet() as outputs:
-        targets = outputs.reserve_dir(args.out, file_names(doc, args.format))
+        outputs.protect(args.routes)
+        targets = outputs.reserve_dir(args.out, file_names(doc, args.format), owned=ALL_FILES.__contains__)
         rendered = render_tables(doc, args.routes, args.format, args.lmc)  # everything before anything is written
         for name, text in rendered.texts.items():
             targets[name].write(text)
