@@ -26,6 +26,7 @@ class RenderedTables:
     tables: ForwardingTables
     texts: dict[str, str]  # file name -> content
     lanes_used: int | None  # virtual lanes of the routes (OpenSM files of a routes file with lanes)
+    rates: object = None  # synth.io.switch_tables.FabricRates of fabric.net (OpenSM files)
 
     @property
     def least_lmc(self) -> bool:
@@ -68,8 +69,9 @@ def _laned(doc: dict, fmt: str) -> bool:
 def render_tables(doc: dict, path: str, fmt: str, lmc: int | None) -> RenderedTables:
     tables, flows = tables_for_routes(doc, lmc)
     texts = {"dlid.csv": render.render_dlid_csv(flows.src, flows.dst, tables.dlid, flows.phase)}
-    lanes_used = None
+    lanes_used, rates = None, None
     if fmt == "opensm":
+        rates = render.ibsim_rates(tables.network)
         render.check_cabled_both_ways(tables.network)  # (Kautz: one-way links, which no InfiniBand cable is)
         texts |= {"fabric.net": render.render_fabric(tables.network),
                   "guid2lid": render.render_guid2lid(tables.network, tables.lids),
@@ -86,4 +88,4 @@ def render_tables(doc: dict, path: str, fmt: str, lmc: int | None) -> RenderedTa
         texts["tables.json"] = render.render_json(tables)
     else:
         texts["tables.csv"] = render.render_csv(tables)
-    return RenderedTables(tables, texts, lanes_used)
+    return RenderedTables(tables, texts, lanes_used, rates)

@@ -40,6 +40,12 @@ def cmd_tables(args) -> int:
           f"LMC {lids.lmc} ({tables.colours_used} LIDs used per destination at most, at least {tables.colours_bound} needed{least})")
     if lids.note:
         print(f"LIDs: {lids.note}")
+    rates = rendered.rates
+    if rates is not None and rates.options is not None:
+        names = sorted({name for _, name in rates.options}, key=lambda n: (int(n.split("x")[0]), n))
+        print(f"links: rates {', '.join(f'{r:g}' for r in rates.rates)} (relative) run in fabric.net as ibsim's "
+              f"{', '.join(names)}" + ("" if rates.exact else "; ibsim runs SDR, DDR and QDR at 1x, 4x, 8x and 12x only, "
+                                       "so some ratios are the nearest it has"))
     print(f"wrote {', '.join(sorted(rendered.texts))} to {args.out}")
     if rendered.lanes_used is not None and rendered.lanes_used > COMMON_DATA_VLS:
         print(f"note: the routes use {rendered.lanes_used} virtual lanes; switches commonly run {COMMON_DATA_VLS} data VLs "

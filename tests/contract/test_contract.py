@@ -153,7 +153,7 @@ def test_a_signal_stops_the_run_with_one_line_and_leaves_nothing(tmp_path, signu
     out = tmp_path / "out"
     out.mkdir()
     command = [sys.executable, "-m", "synth", "route", "instances/table3.1/xgft256.toml", "--router", "layered",
-               "--out", str(out / "new" / "r.json"), "--loads", str(out / "loads.csv")]
+               "--out", str(out / "r.json"), "--loads", str(out / "loads.csv")]
     # Ctrl-C as from a terminal: a test run started in the background (`pytest &` from a script) has
     # SIGINT ignored, and a child inherits that (as it should: synth keeps an ignored SIGINT ignored)
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
