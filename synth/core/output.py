@@ -100,6 +100,7 @@ class OutputSet:
         self._outputs: list[Output] = []
         self._dirs: list[DirOutput] = []
         self._inputs: set[str] = set()
+        self._stale: list[Path] = []  # an earlier run's files beside the outputs, removed on commit
 
     def protect(self, *paths: str | os.PathLike | None) -> None:
         """Files this run reads: reserving one of them as an output is refused."""
@@ -167,6 +168,12 @@ class OutputSet:
             entry.reserve(name)
         return entry
 
+    def remove_stale(self, path: str | os.PathLike, why: str) -> None:
+        """A file an earlier run wrote beside this run's outputs that this run does not (a Markdown report's
+        figure it no longer has): removed on commit, after saying so, so that no two runs' files mix."""
+        self._stale.append(Path(path))
+        print(f"note: removing {path}, {why}", file=sys.stderr, flush=True)
+
     def commit(self) -> None:
         """Rename every temporary into place; signals wait until all are (all, not some). Not
         after an interrupt that Python swallowed on its way (interrupt.check)."""
@@ -187,6 +194,10 @@ class OutputSet:
             while self._dirs:
                 _swap_in(self._dirs[0], 0o777 & ~_umask())
                 self._dirs.pop(0)
+            for path in self._stale:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+            self._stale = []
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
@@ -196,7 +207,7 @@ class OutputSet:
                 os.unlink(output.tmp)
         for entry in self._dirs:
             shutil.rmtree(entry.tmp, ignore_errors=True)
-        self._outputs, self._dirs = [], []
+        self._outputs, self._dirs, self._stale = [], [], []
 
     def __enter__(self) -> "OutputSet":
         return self

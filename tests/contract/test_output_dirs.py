@@ -172,3 +172,16 @@ def test_ibsim_rates_keep_every_ratio_ibsim_can_run_and_say_when_not():
     network.channel_bandwidth = np.where(np.arange(network.num_channels) % 3 == 0, 2.0606, 1.0)  # HDR next to EDR
     rates = ibsim_rates(network)
     assert not rates.exact and {name for _, name in rates.options} == {"4xSDR", "4xDDR"}  # the nearest
+
+
+def test_a_markdown_report_rerun_removes_its_earlier_figures_and_nothing_else(run, tmp_path):
+    page = tmp_path / "r.md"
+    argv = ["report", SMALL, "--routers", "dmodk", "--out", page, "--quiet"]
+    assert run(*argv, "--patterns", "opt,lin")[0] == 0
+    assert files_under(tmp_path) == ["r-lin.png", "r-opt.png", "r-time.png", "r.md"]
+    (tmp_path / "notes.png").write_text("someone else's")
+    (tmp_path / "r-Logo.png").write_text("not a name synth gives a figure")
+    code, _, err = run(*argv, "--patterns", "opt")
+    assert code == 0
+    assert one_line(err) == f"note: removing {tmp_path / 'r-lin.png'}, a figure of an earlier r.md that this report does not have"
+    assert files_under(tmp_path) == ["notes.png", "r-Logo.png", "r-opt.png", "r-time.png", "r.md"]
