@@ -33,20 +33,28 @@ class RenderedTables:
         return lmc_for(self.tables.colours_bound) == self.tables.lids.lmc
 
 
-def read_verified(path: str, allow_deadlock: bool = False) -> dict:
-    """A routes file that passes synth check (tables only for routes that re-verify), and whose
-    channel dependencies have no cycle unless its paths have virtual lanes (checked acyclic per
-    lane) or `allow_deadlock` says the user knows: tables of such routes can deadlock the fabric."""
+def read_verified(path: str) -> dict:
+    """A routes file that passes synth check (tables only for routes that re-verify)."""
+    return read_checked(path)[0]
+
+
+def read_checked(path: str) -> tuple[dict, str | None]:
+    """A routes file that passes synth check, and a cycle of its channel dependencies where they have one."""
     doc = read_routes_columnar(path)  # either form; per phase flows and paths as arrays
     verified = check_routes(doc)
     if not verified.ok:
         raise SynthError(f"routes file '{path}' does not pass synth check: {verified.problems[0]}")
+    return doc, verified.cycle
+
+
+def refuse_deadlock(path: str, doc: dict, cycle: str | None, allow_deadlock: bool) -> None:
+    """Routes whose channel dependencies have a cycle can deadlock the fabric unless their paths have virtual
+    lanes (checked acyclic per lane by synth check): refused, unless `allow_deadlock` says the user knows."""
     laned = bool(doc["phases"]) and "vls" in doc["phases"][0]
-    if verified.cycle is not None and not laned and not allow_deadlock:
-        raise SynthError(f"routes file '{path}': its channel dependencies have a cycle ({verified.cycle}), so these "
+    if cycle is not None and not laned and not allow_deadlock:
+        raise SynthError(f"routes file '{path}': its channel dependencies have a cycle ({cycle}), so these "
                          f"tables can deadlock the fabric: give the paths virtual lanes (synth vls {path} --out FILE, or "
                          "synth route ... --vls N) and make the tables of that file, or add --allow-deadlock")
-    return doc
 
 
 # Every file `synth tables` writes in some format: an existing --out directory holding only these is an

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synth.app.tables import ALL_FILES, FORMATS, file_names, read_verified, render_tables
+from synth.app.tables import ALL_FILES, FORMATS, file_names, read_checked, refuse_deadlock, render_tables
 from synth.cli import options as o
 from synth.core.output import OutputSet
 from synth.routing.lanes import COMMON_DATA_VLS
@@ -27,11 +27,12 @@ def add_parser(sub) -> None:
 
 
 def cmd_tables(args) -> int:
-    doc = read_verified(args.routes, args.allow_deadlock)  # before anything is written
+    doc, cycle = read_checked(args.routes)  # before anything is written
     with OutputSet() as outputs:
         outputs.protect(args.routes)
         targets = outputs.reserve_dir(args.out, file_names(doc, args.format), owned=ALL_FILES.__contains__)
         rendered = render_tables(doc, args.routes, args.format, args.lmc)  # everything before anything is written
+        refuse_deadlock(args.routes, doc, cycle, args.allow_deadlock)  # (after what the tables themselves refuse)
         for name, text in rendered.texts.items():
             targets[name].write(text)
     tables, lids = rendered.tables, rendered.tables.lids
