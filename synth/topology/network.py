@@ -160,19 +160,17 @@ class Network:
         }
 
 
-FILE_SPECS = ("fabric:", "graph:")  # networks read from a file: their link rates are the real fabric's
-
-
 def differing_rates(network: Network) -> list[float]:
     """The distinct link rates (relative bandwidths) of the cabled channels where the links differ in rate, else [].
-    A network read from a file (fabric:, graph:) differs where any two links do; a generated family where two
-    terminal links or two router links do: a generated family's terminal links at the router's degree (tori,
-    HyperX, Kautz with one terminal per router; synth.topology.direct) are how it is modeled, not a slower link."""
+    A real fabric (`fabric:`, its CA cables' rates read from the file) differs where any two links do; any other
+    network where two terminal links or two router links do: a terminal link at its router's total bandwidth (tori,
+    HyperX, Kautz with one terminal per router, a graph whose nodes are the ranks; synth.topology.direct) is how
+    those are modeled, not a faster link."""
     cabled = network.cabled()
     rates = np.unique(network.channel_bandwidth[cabled]).tolist()
     if len(rates) <= 1:
         return []
-    if str(network.spec).startswith(FILE_SPECS):
+    if str(network.spec).startswith("fabric:"):
         return rates
     n = network.num_terminals
     terminal = (network.channel_src < n) | (network.channel_dst < n)

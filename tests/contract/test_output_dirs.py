@@ -166,7 +166,7 @@ def test_generated_families_keep_counting_messages_and_their_fabric_files_unchan
 def test_ibsim_rates_keep_every_ratio_ibsim_can_run_and_say_when_not():
     network = parse_topology("torus:4,4").network()
     network.channel_bandwidth = np.where(np.arange(network.num_channels) % 3 == 0, 2.0, 1.0)
-    network.spec = "graph:x"  # read from a file: its rates are real
+    network.spec = "fabric:x"  # a real fabric: its rates are real
     rates = ibsim_rates(network)
     assert rates.exact and {name for _, name in rates.options} == {"4xSDR", "4xDDR"}
     network.channel_bandwidth = np.where(np.arange(network.num_channels) % 3 == 0, 2.0606, 1.0)  # HDR next to EDR
