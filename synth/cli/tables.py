@@ -47,6 +47,9 @@ def cmd_tables(args) -> int:
         print(f"links: rates {', '.join(f'{r:g}' for r in rates.rates)} (relative) run in fabric.net as ibsim's "
               f"{', '.join(names)}" + ("" if rates.exact else "; ibsim runs SDR, DDR and QDR at 1x, 4x, 8x and 12x only, "
                                        "so some ratios are the nearest it has"))
+    if cycle is not None and rendered.lanes_used is None and not (doc["phases"] and "vls" in doc["phases"][0]):
+        print("note: the routes' channel dependencies have a cycle and no virtual lanes: these tables can deadlock "
+              "(written with --allow-deadlock)")
     print(f"wrote {', '.join(sorted(rendered.texts))} to {args.out}")
     if rendered.lanes_used is not None and rendered.lanes_used > COMMON_DATA_VLS:
         print(f"note: the routes use {rendered.lanes_used} virtual lanes; switches commonly run {COMMON_DATA_VLS} data VLs "

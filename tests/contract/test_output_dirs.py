@@ -111,8 +111,10 @@ def test_tables_refuse_routes_that_can_deadlock_unless_allowed(run, tmp_path):
     assert line.endswith(f"so these tables can deadlock the fabric: give the paths virtual lanes (synth vls {routes} --out "
                          "FILE, or synth route ... --vls N) and make the tables of that file, or add --allow-deadlock")
     assert files_under(tmp_path) == ["r.json"]
-    code, _, err = run("tables", routes, "--out", tables, "--allow-deadlock")
+    code, out, err = run("tables", routes, "--out", tables, "--allow-deadlock")
     assert code == 0 and (tables / "lfts.dump").exists(), err
+    assert ("note: the routes' channel dependencies have a cycle and no virtual lanes: these tables can deadlock "
+            "(written with --allow-deadlock)") in out
     laned = tmp_path / "v.json"
     assert run("vls", routes, "--out", laned)[0] == 0  # what the refusal says to do
     code, _, err = run("tables", laned, "--out", tmp_path / "t2")
