@@ -76,6 +76,18 @@ SMALLER = {
         ("synth synthesize allreduce --network torus:8,8 --bytes 32 --time-limit 20", "20 s of programs"),
 }
 
+# README command -> (a phrase of the README's text about it, the figures of that phrase its output shows): the prose's
+# figures, checked as the comments' are (the phrase must be in the README as written, the figures in the phrase).
+QUOTED = {
+    "synth compare allgather --network torus:4,4 --synthesize":
+        ("32 B: 2.004 us against Bruck's 4.004, bound 2.001; 64 MiB: 1262 us against MULTITREE's 1683 and the ring's "
+         "5048, bound 1260", ["2.004", "4.004", "2.001", "1262", "1683", "5048", "1260"]),
+    "synth synthesize allreduce --network graph:instances/gpu/dgx1-cube-mesh.gml --bytes 256MiB":
+        ("256 MiB: 9,824 us against 10,741, bound 9,397", ["9,824", "9,397"]),
+    "synth synthesize alltoall --network torus:8,8 --bytes 32B..256MiB":
+        ("the 8x8 torus 21,500 us against spread-out's 26,880 (bound 21,480)", ["21,500", "21,480"]),
+}
+
 STATUS_WORDS = ("optimal", "feasible", "impossible", "satisfiable", "unknown")
 
 
@@ -110,9 +122,17 @@ def figures(comment: str) -> list[str]:
     return [n.replace(",", "") for n in numbers] + words
 
 
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]\d+)?(?![\w])")
+
+
 def shows(output: str, figure: str) -> bool:
+    """Whether the output prints the figure: a status word as a word, a number as a number of any
+    style (1,262, 1262, 1.262e+03)."""
+    if figure.isalpha():
+        return re.search(rf"\b{figure}\b", output) is not None
     plain = re.sub(r"(?<=\d),(?=\d{3})", "", output)
-    return re.search(rf"(?<![\w.]){re.escape(figure)}(?![\w])", plain) is not None
+    value = float(figure.replace(",", ""))
+    return any(float(n) == value for n in NUMBER.findall(plain))
 
 
 def block_id(block) -> str:
@@ -136,8 +156,12 @@ BLOCKS = readme_blocks()
 def test_the_readme_has_the_blocks_this_test_runs():
     commands = {split_comment(line)[0] for block in BLOCKS for _, line in block}
     assert {"make demo", "make test"} <= commands  # the two set-up commands, exactly as they are
-    stale = [c for c in [*SMALLER, *NOT_RUN] if c not in commands]
+    stale = [c for c in [*SMALLER, *NOT_RUN, *QUOTED] if c not in commands]
     assert not stale, f"no longer in the README: {stale}"
+    prose = " ".join(README.read_text().split())
+    for command, (phrase, quoted) in QUOTED.items():
+        assert phrase in prose, f"the README no longer says {phrase!r}"
+        assert all(f in phrase for f in quoted), phrase
     assert sum(1 for c in commands if c.startswith("synth ")) >= 40
 
 
@@ -175,5 +199,6 @@ def test_the_readme_block_runs_and_prints_its_figures(block, run, tmp_path, monk
             assert words[0] == "synth", f"README.md:{number}: not a synth command: {part}"
             code, out, err = run(*words[1:])
             assert code == 0, f"README.md:{number}: {part} exited {code}: {err.strip()[-2000:]}"
-        missing = [f for f in figures(comment) if not shows(out, f)]
+        quoted = [f.replace(",", "") for f in QUOTED.get(command, ("", []))[1]]
+        missing = [f for f in figures(comment) + quoted if not shows(out, f)]
         assert not missing, f"README.md:{number}: {command}: {missing} not in its output:\n{out[-3000:]}"
