@@ -168,6 +168,15 @@ def test_the_readme_has_the_blocks_this_test_runs():
     assert sum(1 for c in commands if c.startswith("synth ")) >= 40
 
 
+def test_the_readmes_limits_are_the_codes():
+    """Limits the README states in prose, against the constants they are (issue 41: `vls --exact` said 2,000 paths
+    in --help and 50,000 in the README)."""
+    from synth.routing.lanes import MAX_EXACT_PATHS
+
+    prose = " ".join(README.read_text().split())
+    assert f"the model takes up to {MAX_EXACT_PATHS:,} paths" in prose
+
+
 def _run_python(code: str) -> str:
     import contextlib
     import io
