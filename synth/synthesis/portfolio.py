@@ -39,9 +39,14 @@ from synth.topology.paths import Paths
 
 @dataclass(frozen=True)
 class Band:
+    """Consecutive message sizes that choose the same front points, and one schedule for them all."""
+
     sizes: list[int]
     points: tuple[int, ...]  # per part, the front point chosen
-    schedule: Schedule  # verified, with its synthesis record
+    schedule: Schedule  # verified, with its synthesis record; its blocks sized for message_bytes
+    # the message size the schedule's blocks are made for (the band's first size); its record prices every size of the
+    # band, but a file is for this one: synthesize another size on its own for a schedule sized for it
+    message_bytes: int = 0
 
 
 WHOLE_PROGRAMS = 0.25  # of an allreduce's --time-limit: the whole methods' programs (the rest: its two halves)
@@ -266,12 +271,13 @@ def bands(plan, parts: list[Part], sizes: list[int], alpha: float, bandwidth_bit
         else:
             groups.append((points, [size]))
     for points, members in groups:
-        schedule = _joined(plan, parts, points, members[0])
+        made = members[0]
+        schedule = _joined(plan, parts, points, made)
         report = verify(schedule)
         if not report.ok:  # a bug of the synthesis, never written
             raise AssertionError(f"the synthesized {plan.collective} schedule is wrong: {report.violation}")
         schedule.synthesis = record(plan, parts, points, members, alpha, bandwidth_bits, node)
-        out.append(Band(members, points, schedule))
+        out.append(Band(members, points, schedule, made))
     return out
 
 
