@@ -116,7 +116,7 @@ def switch_tables(routes, out=None, *, format: str = "opensm", lmc: int | None =
     >>> sorted(rendered.texts), rendered.tables.lids.lmc
     (['dlid.csv', 'fabric.net', 'guid2lid', 'lfts.dump', 'routes.json'], 0)
     """
-    from synth.app.tables import file_names, read_verified, render_tables
+    from synth.app.tables import ALL_FILES, file_names, read_verified, render_tables
     from synth.core.output import OutputSet
 
     with _routes_path(routes) as path:
@@ -124,7 +124,8 @@ def switch_tables(routes, out=None, *, format: str = "opensm", lmc: int | None =
         if out is None:
             return render_tables(doc, path, format, lmc)
         with OutputSet() as outputs:
-            targets = outputs.reserve_dir(out, file_names(doc, format))
+            # (an earlier run's directory, of any format's files only, is replaced whole: synth.core.output)
+            targets = outputs.reserve_dir(out, file_names(doc, format), owned=ALL_FILES.__contains__)
             rendered = render_tables(doc, path, format, lmc)
             for name, text in rendered.texts.items():
                 targets[name].write(text)
