@@ -86,7 +86,7 @@ def write_schedule(schedule_, path) -> str:
     return path
 
 
-def switch_tables(routes, out=None, *, format: str = "opensm", lmc: int | None = None):
+def switch_tables(routes, out=None, *, format: str = "opensm", lmc: int | None = None, allow_deadlock: bool = False):
     """The switch forwarding tables of routes, as ``synth tables ROUTES --out DIR`` makes them.
 
     The routes are re-verified first (as :func:`check`): tables only for routes that pass.
@@ -103,6 +103,9 @@ def switch_tables(routes, out=None, *, format: str = "opensm", lmc: int | None =
         per-switch tables (docs/formats.md).
     lmc : int, optional
         LIDs per terminal = 2^lmc, 0..7 (default: the fewest that hold the routes).
+    allow_deadlock : bool, optional
+        Make tables of routes whose channel dependencies have a cycle and no virtual lanes (they can
+        deadlock the fabric; refused by default, as ``synth tables`` refuses them without ``--allow-deadlock``).
 
     Returns
     -------
@@ -116,20 +119,10 @@ def switch_tables(routes, out=None, *, format: str = "opensm", lmc: int | None =
     >>> sorted(rendered.texts), rendered.tables.lids.lmc
     (['dlid.csv', 'fabric.net', 'guid2lid', 'lfts.dump', 'routes.json'], 0)
     """
-    from synth.app.tables import ALL_FILES, file_names, read_verified, render_tables
-    from synth.core.output import OutputSet
+    from synth.app.tables import make_tables
 
     with _routes_path(routes) as path:
-        doc = read_verified(path)
-        if out is None:
-            return render_tables(doc, path, format, lmc)
-        with OutputSet() as outputs:
-            # (an earlier run's directory, of any format's files only, is replaced whole: synth.core.output)
-            targets = outputs.reserve_dir(out, file_names(doc, format), owned=ALL_FILES.__contains__)
-            rendered = render_tables(doc, path, format, lmc)
-            for name, text in rendered.texts.items():
-                targets[name].write(text)
-        return rendered
+        return make_tables(path, None if out is None else str(out), format, lmc, allow_deadlock)[0]
 
 
 def virtual_lanes(routes, out=None, *, max_vls: int = 8, exact: bool = False, time_limit: float = 60.0):

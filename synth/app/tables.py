@@ -33,11 +33,6 @@ class RenderedTables:
         return lmc_for(self.tables.colours_bound) == self.tables.lids.lmc
 
 
-def read_verified(path: str) -> dict:
-    """A routes file that passes synth check (tables only for routes that re-verify)."""
-    return read_checked(path)[0]
-
-
 def read_checked(path: str) -> tuple[dict, str | None]:
     """A routes file that passes synth check, and a cycle of its channel dependencies where they have one."""
     doc = read_routes_columnar(path)  # either form; per phase flows and paths as arrays
@@ -50,11 +45,37 @@ def read_checked(path: str) -> tuple[dict, str | None]:
 def refuse_deadlock(path: str, doc: dict, cycle: str | None, allow_deadlock: bool) -> None:
     """Routes whose channel dependencies have a cycle can deadlock the fabric unless their paths have virtual
     lanes (checked acyclic per lane by synth check): refused, unless `allow_deadlock` says the user knows."""
-    laned = bool(doc["phases"]) and "vls" in doc["phases"][0]
-    if cycle is not None and not laned and not allow_deadlock:
+    if _deadlock(doc, cycle) is not None and not allow_deadlock:
         raise SynthError(f"routes file '{path}': its channel dependencies have a cycle ({cycle}), so these "
                          f"tables can deadlock the fabric: give the paths virtual lanes (synth vls {path} --out FILE, or "
                          "synth route ... --vls N) and make the tables of that file, or add --allow-deadlock")
+
+
+def make_tables(path: str, out: str | None, fmt: str = "opensm", lmc: int | None = None,
+                allow_deadlock: bool = False) -> tuple[RenderedTables, str | None]:
+    """`synth tables`: the re-verified routes file's tables (refused where they can deadlock, unless
+    `allow_deadlock`), written into the directory `out` all or nothing (an earlier run's directory replaced
+    whole: synth.core.output); without `out` nothing is written. Also the dependency cycle that can deadlock the
+    fabric (routes without lanes; written with `allow_deadlock`), None where there is none."""
+    from synth.core.output import OutputSet
+
+    doc, cycle = read_checked(path)  # before anything is written
+    if out is None:
+        rendered = render_tables(doc, path, fmt, lmc)
+        refuse_deadlock(path, doc, cycle, allow_deadlock)
+        return rendered, _deadlock(doc, cycle)
+    with OutputSet() as outputs:
+        outputs.protect(path)
+        targets = outputs.reserve_dir(out, file_names(doc, fmt), owned=ALL_FILES.__contains__)
+        rendered = render_tables(doc, path, fmt, lmc)  # everything before anything is written
+        refuse_deadlock(path, doc, cycle, allow_deadlock)  # (after what the tables themselves refuse)
+        for name, text in rendered.texts.items():
+            targets[name].write(text)
+    return rendered, _deadlock(doc, cycle)
+
+
+def _deadlock(doc: dict, cycle: str | None) -> str | None:
+    return None if bool(doc["phases"]) and "vls" in doc["phases"][0] else cycle
 
 
 # Every file `synth tables` writes in some format: an existing --out directory holding only these is an

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from synth.app.tables import ALL_FILES, FORMATS, file_names, read_checked, refuse_deadlock, render_tables
+from synth.app.tables import FORMATS, make_tables
 from synth.cli import options as o
-from synth.core.output import OutputSet
 from synth.routing.lanes import COMMON_DATA_VLS
 from synth.tables.forwarding import MAX_LMC
 
@@ -27,14 +26,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_tables(args) -> int:
-    doc, cycle = read_checked(args.routes)  # before anything is written
-    with OutputSet() as outputs:
-        outputs.protect(args.routes)
-        targets = outputs.reserve_dir(args.out, file_names(doc, args.format), owned=ALL_FILES.__contains__)
-        rendered = render_tables(doc, args.routes, args.format, args.lmc)  # everything before anything is written
-        refuse_deadlock(args.routes, doc, cycle, args.allow_deadlock)  # (after what the tables themselves refuse)
-        for name, text in rendered.texts.items():
-            targets[name].write(text)
+    rendered, deadlock = make_tables(args.routes, args.out, args.format, args.lmc, args.allow_deadlock)
     tables, lids = rendered.tables, rendered.tables.lids
     least = "; the least LMC possible" if rendered.least_lmc else ""
     print(f"{tables.network.num_switches} switches, {tables.network.num_terminals} terminals, LIDs 1..{lids.max_lid}, "
@@ -47,7 +39,7 @@ def cmd_tables(args) -> int:
         print(f"links: rates {', '.join(f'{r:g}' for r in rates.rates)} (relative) run in fabric.net as ibsim's "
               f"{', '.join(names)}" + ("" if rates.exact else "; ibsim runs SDR, DDR and QDR at 1x, 4x, 8x and 12x only, "
                                        "so some ratios are the nearest it has"))
-    if cycle is not None and rendered.lanes_used is None and not (doc["phases"] and "vls" in doc["phases"][0]):
+    if deadlock is not None:
         print("note: the routes' channel dependencies have a cycle and no virtual lanes: these tables can deadlock "
               "(written with --allow-deadlock)")
     print(f"wrote {', '.join(sorted(rendered.texts))} to {args.out}")

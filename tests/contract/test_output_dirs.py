@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import numpy as np
 
 from synth.io.switch_tables import ibsim_rates
@@ -119,6 +121,14 @@ def test_tables_refuse_routes_that_can_deadlock_unless_allowed(run, tmp_path):
     assert run("vls", routes, "--out", laned)[0] == 0  # what the refusal says to do
     code, _, err = run("tables", laned, "--out", tmp_path / "t2")
     assert code == 0 and (tmp_path / "t2" / "qos-policy.conf").exists(), err
+    # the API makes its tables by the same use case: the same refusal, the same way out
+    import synth
+    from synth.core.errors import SynthError
+
+    with pytest.raises(SynthError, match="can deadlock the fabric.*--allow-deadlock"):
+        synth.switch_tables(str(routes), tmp_path / "t3")
+    assert not (tmp_path / "t3").exists()
+    assert "lfts.dump" in synth.switch_tables(str(routes), allow_deadlock=True).texts
 
 
 def _slow_uplinks(tmp_path: Path) -> Path:
