@@ -78,6 +78,8 @@ class Routing:
         The router's name.
     phases : list of PhaseRouting
         One per selected phase, in order.
+    load_unit : str
+        What the contention and bounds count: ``messages``, or ``bytes`` (bytes over bandwidth).
 
     Examples
     --------
@@ -89,6 +91,7 @@ class Routing:
     topology: object
     router: str
     phases: list[PhaseRouting] = field(default_factory=list)
+    load_unit: str = "messages"  # what the contention and bounds count: messages, or bytes over bandwidth
     # what synth route --out writes from (synth.app.route.write_routes): the file's header, the routed
     # phases as the router gave them, the flows a degraded network drops per phase
     _header: dict | None = field(default=None, repr=False, compare=False)
@@ -167,7 +170,7 @@ class Routing:
 
 def route(net, traffic, router: str | None = None, *, phases: str = "all", message_bytes: int = DEFAULT_MESSAGE_BYTES,
           seed: int = 0, candidates: str | None = None, solver: str = "cpsat", time_limit: float | None = None,
-          load_unit: str = "messages", workers: int = 1) -> Routing:
+          load_unit: str | None = None, workers: int = 1) -> Routing:
     """Route every selected phase of a workload and put its contention next to its lower bound.
 
     Parameters
@@ -194,7 +197,8 @@ def route(net, traffic, router: str | None = None, *, phases: str = "all", messa
     time_limit : float, optional
         Seconds per solver call (synthesizing routers).
     load_unit : str, optional
-        ``messages`` (default) or ``bytes`` (bytes over bandwidth per channel).
+        ``messages`` or ``bytes`` (bytes over bandwidth per channel). Default: bytes where the links differ
+        in rate and the router weighs bytes, else messages (as ``synth route`` decides).
     workers : int, optional
         Processes to route in (default 1: in this process).
 
@@ -217,6 +221,10 @@ def route(net, traffic, router: str | None = None, *, phases: str = "all", messa
     work = workload(topology, traffic, message_bytes=message_bytes) if isinstance(traffic, str) else traffic
     name = router or topology.default_router
     selected = work.select(phases)
+    if load_unit is None:
+        from synth.routing.registry import ROUTERS, default_load_unit
+
+        load_unit = default_load_unit(topology.network(), ROUTERS.get(name, topology).minimizes_messages)[0]
     # the plan synth route makes: the router, its limits, the routes file's header
     plan = plan_route(topology, work, phases, selected, name, seed,
                       RouterOptions(solver=solver, time_limit=time_limit, candidates=candidates, load_unit=load_unit),
@@ -229,7 +237,7 @@ def route(net, traffic, router: str | None = None, *, phases: str = "all", messa
         routed.append(phase)
         out.append(PhaseRouting(e.phase, flows.src, flows.dst, flows.bytes, paths.offsets, paths.channels,
                                 e.max_contention, e.lower_bound, e.bound_source, e.status))
-    return Routing(topology, name, out, plan.header, routed, plan.dropped)
+    return Routing(topology, name, out, load_unit, _header=plan.header, _routed=routed, _dropped=plan.dropped)
 
 
 @dataclass(frozen=True)

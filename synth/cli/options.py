@@ -124,18 +124,15 @@ def resolve_load_unit(args, network, minimizes_messages: bool = False) -> str:
     else messages. Sets args.load_unit and returns the line that says why, or ""."""
     if args.load_unit is not None:
         return ""
-    from synth.topology.network import differing_rates
+    from synth.routing.registry import default_load_unit
 
-    rates = differing_rates(network)
+    args.load_unit, rates = default_load_unit(network, minimizes_messages)
     if not rates:
-        args.load_unit = "messages"
         return ""
     shown = ", ".join(f"{r:g}" for r in rates[:6]) + (", ..." if len(rates) > 6 else "")
     if minimizes_messages:
-        args.load_unit = "messages"
         return (f"note: the links differ in rate ({shown}); this router minimizes messages per channel, so loads count "
                 "messages (--router paths with --load-unit bytes weighs the rates)")
-    args.load_unit = "bytes"
     return f"by default, as the links differ in rate ({shown}); --load-unit messages counts messages"
 
 

@@ -159,6 +159,11 @@ def test_differing_link_rates_are_weighed_in_time_by_default_and_written_for_ibs
     assert code == 0 and "every bound in bytes); by default, as the links differ in rate (0.25, 1)" in out
     code, out, _ = run("route", f"fabric:{fabric}", "--traffic", "a2a-lin", "--router", "dmodk", "--load-unit", "messages")
     assert code == 0 and "load " not in out
+    import synth  # the API decides as the command line does
+
+    assert synth.route(f"fabric:{fabric}", "a2a-lin", router="dmodk", phases="0").load_unit == "bytes"
+    assert synth.route(f"fabric:{fabric}", "a2a-lin", router="dmodk", phases="0", load_unit="messages").load_unit \
+        == "messages"
     code, out, err = run("tables", tmp_path / "r.json", "--out", tmp_path / "t")
     assert code == 0, err
     assert "links: rates 0.25, 1 (relative) run in fabric.net as ibsim's 1xSDR, 4xSDR" in out
