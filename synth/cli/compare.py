@@ -8,7 +8,8 @@ from __future__ import annotations
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
-from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
+from synth.core.sizes import size_option
+from synth.pricing.compare import Comparison, compare, size_text
 from synth.pricing.bounds import with_strongest_bound
 from synth.simulation.runner import MODELS
 from synth.solve.budget import WORK_PER_SECOND
@@ -21,8 +22,9 @@ def add_parser(sub) -> None:
                    "reduce-scatter, allreduce, alltoall")
     p.add_argument("--network", metavar="SPEC", required=True, help="the network whose terminals are the ranks (rank i "
                    "on terminal i), e.g. torus:8,8 or xgft:3:8,4,2:1,8,2")
-    p.add_argument("--bytes", default="32B..512MiB", metavar="RANGE",
-                   help="message sizes: A..B (powers of two) or A,B,... with units B, KiB, MiB, GiB, TiB (default 32B..512MiB)")
+    p.add_argument("--bytes", type=size_option("--bytes", many=True), default="32B..512MiB", metavar="SIZES",
+                   help="message sizes: one size, A..B (powers of two times A) or A,B,...; a size is bytes, or with a "
+                        "unit B, KiB, MiB, GiB, TiB (4096, 64KiB; default 32B..512MiB)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's, dmodk on fat "
                    "trees, minimal on direct networks)")
     p.add_argument("--ranks-per-node", type=integer("--ranks-per-node", 1, 64), default=1, metavar="Q",
@@ -50,7 +52,7 @@ def cmd_compare(args) -> int:
     if args.sim_model is not None and not args.simulate:
         raise SynthError("--sim-model applies to --simulate: add --simulate")
     topology = parse_topology(args.network)
-    sizes = parse_sizes(args.bytes)
+    sizes = args.bytes
     node, q = node_costs(args, args.ranks_per_node), args.ranks_per_node
     if args.simulate:
         from synth.app.compare import require_simgrid
@@ -73,7 +75,7 @@ def cmd_compare(args) -> int:
                                          progress_printer(True), node)
         ranks = topology.network().num_terminals * q
         print(f"network   {topology.label()}: {ranks} ranks{f' ({q} per terminal)' if q > 1 else ''}; {result.router} "
-              f"routes; alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s" + (f"; {node.text()}" if not node.free else ""))
+              f"routes{' (the family default)' if args.router is None else ''}; alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s" + (f"; {node.text()}" if not node.free else ""))
         print(table_text(result))
         if result.simulated is not None:
             print(simulated_text(result))

@@ -23,7 +23,8 @@ def add_parser(sub) -> None:
     o.add_spec(p)
     o.add_traffic(p)
     p.add_argument("--router", metavar="NAME", help=f"xgft: {', '.join(ROUTERS.names(XGFT))}; other families: "
-                   f"{', '.join(ROUTERS.names(DIRECT))} (docs/routers.md)")
+                   f"{', '.join(ROUTERS.names(DIRECT))} (docs/routers.md; default: the instance's, else the family's: "
+                   "dmodk on fat trees, minimal on direct networks)")
     p.add_argument("--seed", type=o.integer("--seed"), help="seed of the random routers (default 0)")
     layered = p.add_argument_group("layered router (Prisacari20, ch.3)")
     layered.add_argument("--constraints", default="strong", metavar="KIND",
@@ -67,8 +68,8 @@ def cmd_route(args) -> int:
         raise SynthError("--vls records virtual lanes in the routes file: add --out FILE")
     workload, selection, phases = o.workload_of(args, instance, topology, network, kept=args.out is not None)
     router = args.router if args.router is not None else instance.route.get("router")
-    if not router:
-        raise SynthError("no router given: use --router NAME (or a [route] router in the instance file)")
+    chosen_by = "" if router else f"; the {topology.family} family's default (--router NAME for another)"
+    router = router or topology.default_router  # as synth schedule, compare and synth.route() choose
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     given = [a.split("=", 1)[0] for a in args.argv if a.startswith("--")]
     plan = plan_route(topology, workload, selection, phases, router, seed, o.router_options(args), given,
@@ -92,7 +93,7 @@ def cmd_route(args) -> int:
             checkpoint.create()
         print(f"topology  {topology.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
         print(f"traffic   {workload.pattern}: {len(phases)} of {counted(workload.num_phases, 'phase')}, {workload.message_bytes} B per message")
-        print(f"router    {plan.router.spec.describe(plan.options, seed)}")
+        print(f"router    {plan.router.spec.describe(plan.options, seed)}{chosen_by}")
         if args.load_unit == "bytes":
             print("load      bytes over bandwidth per channel (contention, bounds and gaps in bytes)")
         sys.stdout.flush()

@@ -13,14 +13,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.core.validate import show
+from synth.core.sizes import MAX_SIZE, MAX_SIZES, UNITS, parse_size, parse_sizes, size_text  # noqa: F401 (the one parser)
 from synth.pricing.alphabeta import FREE, NodeCosts, beta_of
 from synth.pricing.path_hops import all_pairs_hops, mapped_hops
 from synth.pricing.schedule_cost import MappedSchedule, map_schedule
@@ -29,35 +28,6 @@ from synth.collectives.schedule import collective
 from synth.collectives.verify import expected_blocks, verify
 
 REFERENCE_BYTES = 1 << 20
-UNITS = {"B": 1, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
-MAX_SIZES = 64
-MAX_SIZE = 1 << 40
-
-
-def parse_size(text: str) -> int:
-    # [0-9], not \d: a regex's \d matches any Unicode digit ('٣٢', '３２'), which int() would take
-    match = re.fullmatch(r"\s*([0-9]+)\s*([A-Za-z]*)\s*", text, flags=re.ASCII)
-    unit = match.group(2).upper() if match else None
-    if not match or unit not in UNITS and unit != "":
-        raise SynthError(f"message size {show(text)}: expected a number with a unit B, KiB, MiB, GiB or TiB")
-    digits = match.group(1).lstrip("0")
-    value = int(digits[:16] or "0") * UNITS.get(unit or "B")  # 16 digits are beyond 1 TiB in any unit
-    if not 1 <= value <= MAX_SIZE or len(digits) > 16:
-        raise SynthError(f"message size {show(text)} must be between 1 B and 1 TiB")
-    return value
-
-
-def parse_sizes(text: str) -> list[int]:
-    if ".." in text:
-        low, high = (parse_size(t) for t in text.split("..", 1))
-        if high < low:
-            raise SynthError(f"--bytes {show(text)} runs backwards")
-        sizes = [low << k for k in range(0, 64) if low << k <= high]
-    else:
-        sizes = [parse_size(t) for t in text.split(",")]
-    if len(sizes) > MAX_SIZES:
-        raise SynthError(f"--bytes {show(text)} gives {len(sizes)} sizes, more than {MAX_SIZES}")
-    return sizes
 
 
 @dataclass
@@ -150,13 +120,6 @@ def _router_applies(topology, router: str, ranks: int) -> None:
         return
     one = np.zeros(1, dtype=np.int64)
     make_router(router, topology)(topology, one, one + 1, phase=one, occurrence=one, seed=0)
-
-
-def size_text(n: int) -> str:
-    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= factor and n % factor == 0:
-            return f"{n // factor}{unit}"
-    return f"{n}B"
 
 
 # Two times closer than this (relative) rank alike: SimGrid's arithmetic is not the model's to the last digit, and
