@@ -1,7 +1,8 @@
 """Message sizes as every command takes them: one parser, one range syntax, one range of values.
 
 A size is a whole number of bytes with an optional binary unit: `4096`, `4096B`, `64KiB`, `1MiB`,
-`2GiB`, `1TiB` (the unit's case is free: `64kib` too). A list of sizes is one size, `A..B` (A, 2A,
+`2GiB`, `1TiB` (the unit's case is free: `64kib` too), in ASCII digits with nothing around them (no
+space, sign, '_' or fraction, as synth.core.validate's integers). A list of sizes is one size, `A..B` (A, 2A,
 4A, ... up to B: powers of two times A) or `A,B,C` (as given). Every message size is between
 MIN_SIZE (1 B: a message of no bytes is no message) and MAX_SIZE (1 TiB); the commands that take one
 size (`route`, `bounds`, `schedule`, `report --bytes`, an instance's `[traffic] bytes`) and those that
@@ -25,7 +26,7 @@ SYNTAX = "a whole number of bytes, with or without a unit B, KiB, MiB, GiB or Ti
 LIST_SYNTAX = "one size, A..B (powers of two times A) or A,B,... (sizes such as 4096, 64KiB, 1MiB)"
 
 # [0-9], not \d: a regex's \d matches any Unicode digit ('٣٢', '３２'), which int() would take
-_SIZE = re.compile(r"\s*([0-9]+)\s*([A-Za-z]*)\s*", flags=re.ASCII)
+_SIZE = re.compile(r"([0-9]+)([A-Za-z]*)", flags=re.ASCII)  # nothing around it, as integers (synth.core.validate)
 
 
 def size_text(n: int) -> str:
