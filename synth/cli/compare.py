@@ -6,6 +6,7 @@ changes (crossovers), as a table and a figure."""
 from __future__ import annotations
 
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive
+from synth.collectives.schedule import COLLECTIVES
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.sizes import size_option
@@ -16,10 +17,13 @@ from synth.solve.budget import WORK_PER_SECOND
 from synth.topology import parse_topology
 
 
+DEFAULT_NOTE = " (the family's default)"
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="price every algorithm of a collective on a network over message sizes")
-    p.add_argument("collective", metavar="COLLECTIVE", help="an unrooted collective with equal blocks: allgather, "
-                   "reduce-scatter, allreduce, alltoall")
+    p.add_argument("collective", metavar="COLLECTIVE", help="any collective synth schedule generates but alltoallv "
+                   f"(whose block sizes come from a matrix, not a message size): {', '.join(c for c in COLLECTIVES if c != 'alltoallv')}")
     p.add_argument("--network", metavar="SPEC", required=True, help="the network whose terminals are the ranks (rank i "
                    "on terminal i), e.g. torus:8,8 or xgft:3:8,4,2:1,8,2")
     p.add_argument("--bytes", type=size_option("--bytes", many=True), default="32B..512MiB", metavar="SIZES",
@@ -27,6 +31,9 @@ def add_parser(sub) -> None:
                         "unit B, KiB, MiB, GiB, TiB (4096, 64KiB; default 32B..512MiB)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's, dmodk on fat "
                    "trees, minimal on direct networks)")
+    p.add_argument("--root", type=integer("--root"), default=0, metavar="R",
+                   help="the root of a rooted collective (broadcast, reduce, scatter, gather; p2p: the source; default 0)")
+    p.add_argument("--peer", type=integer("--peer"), metavar="Q", help="p2p: the destination rank")
     p.add_argument("--ranks-per-node", type=integer("--ranks-per-node", 1, 64), default=1, metavar="Q",
                    help="ranks per terminal (node): P = Q x terminals, rank r on terminal r // Q (default 1)")
     add_cost_model(p)
@@ -60,8 +67,9 @@ def cmd_compare(args) -> int:
         require_simgrid(args.sim_model or "LV08")  # one line now, not after every schedule was made
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
-        result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9, node, q)
-        result = with_strongest_bound(result, topology, args.alpha, args.bandwidth * 1e9, q, node=node)
+        result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9, node, q,
+                         args.root, args.peer)
+        result = with_strongest_bound(result, topology, args.alpha, args.bandwidth * 1e9, q, args.root, node=node)
         if args.synthesize:
             from synth.synthesis.portfolio import compare_with_synthesis
 
@@ -75,7 +83,7 @@ def cmd_compare(args) -> int:
                                          progress_printer(True), node)
         ranks = topology.network().num_terminals * q
         print(f"network   {topology.label()}: {ranks} ranks{f' ({q} per terminal)' if q > 1 else ''}; {result.router} "
-              f"routes{' (the family default)' if args.router is None else ''}; alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s" + (f"; {node.text()}" if not node.free else ""))
+              f"routes{DEFAULT_NOTE if args.router is None else ''}; alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s" + (f"; {node.text()}" if not node.free else ""))
         print(table_text(result))
         if result.simulated is not None:
             print(simulated_text(result))

@@ -28,6 +28,8 @@ from synth.collectives.schedule import collective
 from synth.collectives.verify import expected_blocks, verify
 
 REFERENCE_BYTES = 1 << 20
+ALLTOALLV_REFUSAL = ("synth compare prices a collective over message sizes; an alltoallv's block sizes come from a "
+                     "matrix, not a message size: price one with synth schedule alltoallv --sizes SPEC, or compare alltoall")
 
 
 @dataclass
@@ -59,13 +61,13 @@ class Candidate:
 
 
 def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: int = 1,
-               routes: dict | None = None) -> tuple[list[Candidate], list[str]]:
+               routes: dict | None = None, peer: int | None = None) -> tuple[list[Candidate], list[str]]:
     """Every applicable algorithm's schedule, routed (by `router`, or along a routes file's paths);
     and one line per algorithm left out (a rooted collective's with its `root`, Q ranks a node, a
     routes file: synthesis prices them, `compare` does not)."""
     info = collective(name)
     if name == "alltoallv":
-        raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
+        raise SynthError(ALLTOALLV_REFUSAL)
     ranks = topology.network().num_terminals * ranks_per_node
     if routes is None:
         _router_applies(topology, router, topology.network().num_terminals)
@@ -78,11 +80,11 @@ def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: 
         for radix in dict.fromkeys(radices):
             blocks = expected_blocks(name, ranks)
             natural = Request(name, ranks, ranks, REFERENCE_BYTES, topology.spec, root, dims, radix,
-                              ranks_per_node=ranks_per_node)
+                              ranks_per_node=ranks_per_node, peer=peer)
             if blocks is None:
                 blocks = algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
             request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, root, dims, radix,
-                              ranks_per_node=ranks_per_node)
+                              ranks_per_node=ranks_per_node, peer=peer)
             refusal = algorithm.refusal(request) or too_large(algorithm, request)
             if refusal is None and routes is None and sends_every_pair(algorithm):  # hops known before it is made
                 every_pair = all_pairs_hops(topology, router, ranks_per_node) if every_pair is None else every_pair
@@ -200,6 +202,8 @@ class Comparison:
     router: str  # the routes the transfers took
     simulated: Simulated | None = None  # --simulate: the candidates' times on SimGrid
     ranks_per_node: int = 1
+    root: int = 0  # a rooted collective's root (p2p: the source)
+    peer: int | None = None  # p2p: the destination
 
     @property
     def best(self) -> np.ndarray:
@@ -284,16 +288,28 @@ class Comparison:
 
 
 def compare(name: str, topology, sizes: list[int], router: str | None, alpha: float, bandwidth_bits: float,
-            node: NodeCosts = FREE, ranks_per_node: int = 1) -> Comparison:
+            node: NodeCosts = FREE, ranks_per_node: int = 1, root: int = 0, peer: int | None = None) -> Comparison:
     """Every algorithm of `name` on `topology` (Q = `ranks_per_node` ranks a terminal) priced at
     every message size, with the bound (`router` None: the family's default router; `node`: what a
-    node adds to the model, synth.pricing.alphabeta)."""
-    if collective(name).rooted or name == "alltoallv":
-        raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
+    node adds to the model, synth.pricing.alphabeta); a rooted collective's from `root`, p2p's from
+    `root` to `peer`."""
+    info = collective(name)
+    if name == "alltoallv":
+        raise SynthError(ALLTOALLV_REFUSAL)
+    ranks = topology.network().num_terminals * ranks_per_node
+    if info.rooted and not 0 <= root < ranks:
+        raise SynthError(f"--root {root} is not a rank of {topology.spec} (0..{ranks - 1})")
+    if not info.rooted and root != 0:
+        raise SynthError(f"{name} has no root")
+    if (peer is not None) != (name == "p2p"):
+        raise SynthError("p2p needs --peer Q (the destination; --root is the source)" if name == "p2p"
+                         else f"--peer applies to p2p, not to {name}")
+    if peer is not None and not 0 <= peer < ranks:
+        raise SynthError(f"--peer {peer} is not a rank of {topology.spec} (0..{ranks - 1})")
     router = router or topology.default_router
-    found, skipped = candidates(name, topology, router, ranks_per_node=ranks_per_node)
+    found, skipped = candidates(name, topology, router, root, ranks_per_node=ranks_per_node, peer=peer)
     if not found:
         raise SynthError(f"no algorithm generates {name} on {topology.spec}: " + "; ".join(skipped))
     times = np.array([[c.time(n, alpha, bandwidth_bits, node) for c in found] for n in sizes])
     bounds = np.array([max(c.bound(n, alpha, bandwidth_bits, node) for c in found) for n in sizes])
-    return Comparison(name, sizes, found, times, skipped, bounds, router, ranks_per_node=ranks_per_node)
+    return Comparison(name, sizes, found, times, skipped, bounds, router, ranks_per_node=ranks_per_node, root=root, peer=peer)
