@@ -200,7 +200,7 @@ def _routed_series(topology, network: Network, workload: Workload, phases: np.nd
     proofs = sorted({r.report.whole_run for r in routed if r.report is not None and getattr(r.report, "whole_run", None)})
     seconds = time.perf_counter() - started
     contention = np.array([e.max_contention for e in evaluations], dtype=np.int64)
-    bound = np.array([max(e.lower_bound, getattr(r.report, "lp_bound", 0) if r.report is not None else 0)
+    bound = np.array([max(e.lower_bound, (getattr(r.report, "lp_bound", 0) or 0) if r.report is not None else 0)
                       for e, r in zip(evaluations, routed)], dtype=np.int64)
     statuses = Counter(e.status for e in evaluations) if report_routings(topology)[router].synthesizes else Counter()
     lanes = "" if topology.up_down_routes else \
