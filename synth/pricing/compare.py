@@ -127,6 +127,18 @@ def _router_applies(topology, router: str, ranks: int) -> None:
 # Two times closer than this (relative) rank alike: SimGrid's arithmetic is not the model's to the last digit, and
 # the replay of a contention-free schedule under CM02 agrees with alpha-beta to about 1e-12.
 RANK_TIE = 1e-6
+MODEL_TIE = 1e-12  # the model's times: equal but for the last bits of their floating-point sums
+
+
+def _sticky_best(times: np.ndarray, tie: float) -> np.ndarray:
+    """Per row, a column within `tie` (relative) of the row's least time: the previous row's choice
+    where it is one of them, else the first."""
+    fastest = times <= times.min(axis=1, keepdims=True) * (1 + tie)
+    best = fastest.argmax(axis=1)
+    for i in range(1, len(best)):
+        if fastest[i, best[i - 1]]:
+            best[i] = best[i - 1]
+    return best
 
 
 @dataclass(frozen=True)
@@ -207,7 +219,10 @@ class Comparison:
 
     @property
     def best(self) -> np.ndarray:
-        return self.times.argmin(axis=1)
+        """Per size, the fastest candidate (an index): of equal times (to MODEL_TIE), the one fastest at
+        the size before where it is among them, else the first; so a crossover is a change of the
+        fastest, never a step between equal times."""
+        return _sticky_best(self.times, MODEL_TIE)
 
     def crossovers(self) -> list[tuple[int, str, str]]:
         """(size, best before, best from there on) wherever the best algorithm changes."""
@@ -226,10 +241,10 @@ class Comparison:
 
     @property
     def simulated_best(self) -> np.ndarray:
-        """Per size, the candidate SimGrid finds fastest (an index into candidates): the first of those
-        within RANK_TIE of the least time (SimGrid's last digits do not pick among equals)."""
-        times = np.where(np.isnan(self.simulated.times), np.inf, self.simulated.times)
-        return (times <= times.min(axis=1, keepdims=True) * (1 + RANK_TIE)).argmax(axis=1)
+        """Per size, the candidate SimGrid finds fastest (an index into candidates): of those within
+        RANK_TIE of the least time (SimGrid's last digits do not pick among equals) the one fastest
+        at the size before where it is among them, else the first."""
+        return _sticky_best(np.where(np.isnan(self.simulated.times), np.inf, self.simulated.times), RANK_TIE)
 
     def simulated_crossover_text(self) -> str:
         best, labels = self.simulated_best, [c.label for c in self.candidates]
