@@ -12,7 +12,7 @@ from synth.core.output import OutputSet
 from synth.core.sizes import size_option
 from synth.pricing.compare import Comparison, compare, size_text
 from synth.pricing.bounds import with_strongest_bound
-from synth.simulation.runner import MODELS
+from synth.simulation.runner import DEFAULT_MODEL_NOTE, MODELS
 from synth.solve.budget import WORK_PER_SECOND
 from synth.topology import parse_topology
 
@@ -87,6 +87,8 @@ def cmd_compare(args) -> int:
         print(table_text(result))
         if result.simulated is not None:
             print(simulated_text(result))
+            if args.sim_model is None:
+                print(DEFAULT_MODEL_NOTE.replace("--model", "--sim-model"))
         for line in result.skipped:
             print(f"left out  {line}")
         if target is not None:
