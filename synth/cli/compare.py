@@ -5,6 +5,7 @@ changes (crossovers), as a table and a figure."""
 
 from __future__ import annotations
 
+from synth.core.text import figure
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive
 from synth.collectives.schedule import COLLECTIVES
 from synth.core.errors import SynthError
@@ -104,8 +105,8 @@ def table_text(result: Comparison) -> str:
     width = max(10, *(len(c.label) for c in found))
     lines = [f"{'bytes':>10}  " + "  ".join(f"{c.label:>{width}}" for c in found) + f"  {'bound':>{width}}  best"]
     for i, n in enumerate(result.sizes):
-        lines.append(f"{size_text(n):>10}  " + "  ".join(f"{t * 1e6:>{width}.4g}" for t in result.times[i])
-                     + f"  {result.bounds[i] * 1e6:>{width}.4g}  {found[best[i]].label}")
+        lines.append(f"{size_text(n):>10}  " + "  ".join(f"{figure(t * 1e6):>{width}}" for t in result.times[i])
+                     + f"  {figure(result.bounds[i] * 1e6):>{width}}  {found[best[i]].label}")
     lines.append("times in us: synth's cost model on the routed schedules (a port starts one message per alpha; the "
                  "busiest channel's bytes per step); bound: no schedule costs less under the same model")
     lines.append("crossovers: " + result.crossover_text())
@@ -121,8 +122,7 @@ def simulated_text(result: Comparison) -> str:
              "a step starts when the previous one has ended everywhere",
              f"{'bytes':>10}  " + "  ".join(f"{c.label:>{width}}" for c in found) + "  best"]
     for i, n in enumerate(result.sizes):
-        lines.append(f"{size_text(n):>10}  " + "  ".join(f"{'-':>{width}}" if t != t else f"{t * 1e6:>{width}.4g}"
-                                                         for t in simulated.times[i]) + f"  {found[best[i]].label}")
+        lines.append(f"{size_text(n):>10}  " + "  ".join(f"{figure(t * 1e6):>{width}}" for t in simulated.times[i]) + f"  {found[best[i]].label}")
     lines.append("times in us: SimGrid's; a route's latency is alpha, a link of bandwidth 1 carries --bandwidth")
     lines += [f"not simulated: {note}" for note in simulated.notes]
     lines.append("simulated crossovers: " + result.simulated_crossover_text())

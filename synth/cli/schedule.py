@@ -81,7 +81,7 @@ def cmd_schedule(args) -> int:
               f"{counted(schedule.num_transfers, 'transfer')}, "
               f"{schedule.num_block_sends:,} block sends, {schedule.blocks:,} blocks of "
               + (f"{per_block:,} B" if request.sizes is None else f"{int(request.sizes.min()):,}-{int(request.sizes.max()):,} B ({args.sizes})")
-              + (f"; {len(schedule.size_exchange)} size exchanges" if schedule.size_exchange is not None else "")
+              + (f"; {counted(len(schedule.size_exchange), 'size exchange')}" if schedule.size_exchange is not None else "")
               + rounding)
         print(f"verified  every send holds its blocks; {promise(info.name)}")
         print(priced)

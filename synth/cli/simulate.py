@@ -3,6 +3,7 @@ next to synth's cost model (synth.app.simulate)."""
 
 from __future__ import annotations
 
+from synth.core.text import figure
 from synth.io.routes_file import routes_topology
 from synth.app.schedule import checked_routes
 from synth.render.progress import progress_printer
@@ -100,8 +101,8 @@ def cmd_simulate(args) -> int:
             print(DEFAULT_MODEL_NOTE)
         print(rows_text(simulation))
         model, simulated = simulation.model_total, simulation.simulated_total
-        bound = "" if simulation.bound is None else f" (any schedule of its blocks: >= {simulation.bound * 1e6:.6g} us)"
-        print(f"total     alpha-beta {model * 1e6:.6g} us{bound}, simulated {simulated * 1e6:.6g} us"
+        bound = "" if simulation.bound is None else f" (any schedule of its blocks: >= {figure(simulation.bound * 1e6, 6)} us)"
+        print(f"total     alpha-beta {figure(model * 1e6, 6)} us{bound}, simulated {figure(simulated * 1e6, 6)} us"
               + (f" ({simulated / model:.4f} x the model)" if model > 0 else ""))
         if target is not None:
             with target.open() as handle:
@@ -119,8 +120,8 @@ def rows_text(simulation) -> str:
     for i in shown:
         model, sim = simulation.model[i], simulation.simulated[i]
         rows.append([simulation.labels[i], f"{int(simulation.transfers[i]):,}", f"{int(simulation.bytes[i]):,}",
-                     f"{model * 1e6:.6g}", f"{sim * 1e6:.6g}", f"{sim / model:.4f}" if model > 0 else "-",
-                     f"{simulation.ends[i] * 1e6:.6g}"])
+                     figure(model * 1e6, 6), figure(sim * 1e6, 6), f"{sim / model:.4f}" if model > 0 else "-",
+                     figure(simulation.ends[i] * 1e6, 6)])
     header = ["row", "transfers", "bytes", "alpha-beta us", "simulated us" + (" (after the previous end)" if asynchronous else ""),
               "ratio", "ends at us"]
     text = table(header, rows, "lrrrrrr")

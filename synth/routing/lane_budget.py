@@ -126,6 +126,6 @@ def budget_line(vls: int, needed: int | None, without: list, within: list, repor
 
 def lanes_line(lanes: np.ndarray, phases: int, how: str) -> str:
     used = int(lanes.max(initial=-1)) + 1
-    return (f"{len(lanes)} paths in {phases} phases: {used} virtual lane{'s' if used != 1 else ''} "
+    return (f"{counted(len(lanes), 'path')} in {counted(phases, 'phase')}: {counted(used, 'virtual lane')} "
             f"({', '.join(f'VL{v}: {int(n)}' for v, n in enumerate(np.bincount(lanes, minlength=used)))} paths), "
             f"every lane's channel dependencies acyclic; {how}")
