@@ -71,14 +71,20 @@ def generate_dfc(request: Request):
 
 
 def _refusal(request: Request) -> str | None:
+    if request.dims:  # a grid: 2dfc or hyperx (or a torus, which _grid_refusal names)
+        return _dfc_grid_refusal(request)
     from synth.topology import parse_topology
 
-    topology = parse_topology(request.spec)
-    if topology.family == "dragonfly":  # the seed's dragonfly is the 2dfc; no dragonfly: wiring is (module notes)
-        same = f"2dfc:{topology.groups},{topology.a}" if topology.p == 1 else f"2dfc:G,A (one node per router)"
+    topology = parse_topology(request.spec) if request.spec.partition(":")[0].strip().lower() == "dragonfly" else None
+    if topology is not None:  # the seed's dragonfly is the 2dfc; no dragonfly: wiring is (module notes)
+        same = f"2dfc:{topology.groups},{topology.a}" if topology.p == 1 else "2dfc:G,A (one node per router)"
         return (f"df-c runs on Pham26's dragonfly, whose router x of every group links to router x of every other "
                 f"group (Fig. 2.5c, Table 3.3's 16 x 17), given as 2dfc:G,A or hyperx:A,G (here {same}); a dragonfly: "
                 "spec's arrangements wire a group's global links by port number, in general another network")
+    return _dfc_grid_refusal(request)
+
+
+def _dfc_grid_refusal(request: Request) -> str | None:
     refusal = _grid_refusal(request)
     if refusal is not None:
         return refusal.replace("do and md run", "df-c runs").replace("do and md need", "df-c needs")

@@ -96,3 +96,13 @@ def test_the_default_simulation_model_is_said(run, tmp_path):
     assert code == 0 and "calibrated on TCP" in out and "--model IB" in out, err
     code, out, err = run("simulate", target, "--model", "LV08")
     assert code == 0 and "calibrated on TCP" not in out
+
+
+def test_df_c_applies_where_its_documentation_says(run):
+    code, out, err = run("schedule", "allgather", "--algorithm", "df-c", "--network", "2dfc:4,4")
+    assert code == 0 and "allgather by df-c: 2 steps" in out, err
+    code, out, err = run("schedule", "allgather", "--algorithm", "df-c", "--network", "dragonfly:1,4,3:groups=4")
+    assert code == 2 and err.count("\n") == 1 and "2dfc:4,4" in err and "hyperx:A,G" in err
+    from synth.collectives.algorithms import ALGORITHMS
+
+    assert "2dfc:G,A" in ALGORITHMS.get("df-c").summary
