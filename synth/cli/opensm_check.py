@@ -21,7 +21,7 @@ def cmd_opensm_check(args) -> int:
     print(f"OpenSM file engine ({file_check.seconds:.1f} s, LMC {tables.lmc}): "
           + ("tables loaded" if file_check.engine == "file" else f"REFUSED, OpenSM fell back to {file_check.engine}")
           + (", LIDs kept" if file_check.lids_kept else ", LIDs CHANGED by OpenSM")
-          + f"; {moving - len(file_check.mismatches)} of {counted(moving, 'flow')} follow their synthesized paths through the read-back tables")
+          + f"; {moving - len(file_check.mismatches)} of {moving} flow{'s' * (moving != 1)} follow their synthesized paths through the read-back tables")
     for k in file_check.mismatches[:5]:
         print(f"FAIL: flow {k} ({tables.flows.src[k]} -> {tables.flows.dst[k]}, phase {tables.flows.phase[k]}) leaves the synthesized path")
     lanes = file_check.lanes
