@@ -68,6 +68,9 @@ def cmd_route(args) -> int:
         raise SynthError("--vls records virtual lanes in the routes file: add --out FILE")
     workload, selection, phases = o.workload_of(args, instance, topology, network, kept=args.out is not None)
     router = args.router if args.router is not None else instance.route.get("router")
+    if router is not None and not router.strip():
+        raise SynthError("--router '' names no router: give a router name, or leave --router out for the family's "
+                         "default")
     chosen_by = "" if router else f"; the {topology.family} family's default (--router NAME for another)"
     router = router or topology.default_router  # as synth schedule, compare and synth.route() choose
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)

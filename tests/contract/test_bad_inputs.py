@@ -739,7 +739,7 @@ ARGUMENT_CASES = {
     "topology --format xml": (lambda i, o, r: ["topology", SPEC, "--format", "xml"], "xml"),
     "tables --format xml": (lambda i, o, r: tables_argv(r, o, "--format=xml"), "xml"),
     "route without traffic": (lambda i, o, r: ["route", SPEC, "--router", "dmodk", "--out", o / "r.json"], "--traffic"),
-    "route without router": (lambda i, o, r: ["route", SPEC, "--traffic", "a2a-lin", "--out", o / "r.json"], "--router"),
+    # route without --router takes the family's default (issue 41): tests/unit/cli/test_defaults_and_models.py
     "bounds without traffic": (lambda i, o, r: ["bounds", SPEC], "--traffic"),
     "unknown router": (lambda i, o, r: route_argv(SPEC, o, "--router=nosuch"), "nosuch"),
     "empty router": (lambda i, o, r: route_argv(SPEC, o, "--router="), "router"),
