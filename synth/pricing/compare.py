@@ -218,23 +218,27 @@ class Comparison:
     peer: int | None = None  # p2p: the destination
 
     @property
-    def best(self) -> np.ndarray:
-        """Per size, the fastest candidate (an index): of equal times (to MODEL_TIE), the one fastest at
-        the size before where it is among them, else the first; so a crossover is a change of the
-        fastest, never a step between equal times."""
+    def best_index(self) -> np.ndarray:
+        """Per size, the index into candidates of the fastest: of equal times (to MODEL_TIE), the one
+        fastest at the size before where it is among them, else the first; so a crossover is a change
+        of the fastest, never a step between equal times."""
         return _sticky_best(self.times, MODEL_TIE)
+
+    @property
+    def best(self) -> list[str]:
+        """Per size, the label of the candidate of least time (an algorithm's name, or ``synthesized``)."""
+        return [self.candidates[j].label for j in self.best_index.tolist()]
 
     def crossovers(self) -> list[tuple[int, str, str]]:
         """(size, best before, best from there on) wherever the best algorithm changes."""
         best = self.best
-        return [(self.sizes[i], self.candidates[best[i - 1]].label, self.candidates[best[i]].label)
-                for i in range(1, len(self.sizes)) if best[i] != best[i - 1]]
+        return [(self.sizes[i], best[i - 1], best[i]) for i in range(1, len(self.sizes)) if best[i] != best[i - 1]]
 
     def crossover_text(self) -> str:
         """The crossovers as a line: "a -> b at 4KiB; ...", or the algorithm best at every size."""
         changes = self.crossovers()
         if not changes:
-            return f"none: {self.candidates[self.best[0]].label} is best at every size"
+            return f"none: {self.best[0]} is best at every size"
         return "; ".join(f"{a} -> {b} at {size_text(n)}" for n, a, b in changes)
 
     # --simulate: SimGrid's times next to the model's, among the candidates simulated

@@ -122,7 +122,7 @@ def _collective(result, images: dict[str, str]) -> dict:
         "name": result.collective,
         "headers": ["bytes"] + [c.label for c in result.candidates] + ["bound", "best"],
         "rows": [[size_text(n)] + [figure(t * US) for t in result.times[i]] + [figure(result.bounds[i] * US),
-                                                                                 result.candidates[best[i]].label]
+                                                                                 best[i]]
                  for i, n in enumerate(result.sizes)],
         "router": result.router,
         "crossovers": result.crossover_text(),

@@ -14,16 +14,16 @@ def comparison(times) -> Comparison:
 def test_equal_times_are_no_crossover():
     # b ties a at the second size, then a is slower: one crossover (at the third size), not at the second
     c = comparison([[1.0, 2.0, 5.0], [2.0, 2.0, 5.0], [3.0, 2.5, 5.0], [4.0, 2.5 * (1 + 1e-15), 5.0]])
-    assert c.best.tolist() == [0, 0, 1, 1]
+    assert c.best_index.tolist() == [0, 0, 1, 1]
     assert c.crossovers() == [(4, "a", "b")]
     assert c.crossover_text() == "a -> b at 4B"
 
 
 def test_ties_everywhere_keep_the_first():
     c = comparison([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]])
-    assert c.best.tolist() == [0, 0] and c.crossover_text() == "none: a is best at every size"
+    assert c.best_index.tolist() == [0, 0] and c.crossover_text() == "none: a is best at every size"
 
 
 def test_a_tie_after_a_change_keeps_the_new_best():
     c = comparison([[1.0, 2.0, 9.0], [3.0, 2.0, 9.0], [2.0, 2.0, 9.0]])
-    assert c.best.tolist() == [0, 1, 1] and c.crossovers() == [(2, "a", "b")]
+    assert c.best_index.tolist() == [0, 1, 1] and c.crossovers() == [(2, "a", "b")]
