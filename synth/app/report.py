@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from synth.pricing.compare import parse_sizes
+from synth.core.sizes import parse_sizes
 from synth.collectives.schedule import collective
 from synth.core.errors import SynthError
 from synth.opensm.engines import parse_engines
@@ -78,7 +78,7 @@ def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, o
         from synth.app.compare import require_simgrid
 
         require_simgrid(simulation_model)  # one line before any routing when SimGrid is missing
-    sizes = parse_sizes(collective_bytes or DEFAULT_COLLECTIVE_BYTES)
+    sizes = parse_sizes(collective_bytes if collective_bytes is not None else DEFAULT_COLLECTIVE_BYTES, "--collective-bytes")
     transfers = collective_router or topology.default_router
     if names:
         make_router(transfers, topology)  # an unknown or inapplicable router fails before any routing

@@ -134,7 +134,7 @@ def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, 
     """The schedule mapped onto `router`'s routes (a routes file's, or by default the paths the
     schedule records, else the family's router's), priced by synth's cost model
     (synth.pricing.alphabeta, with what a node adds: `node`) next to the bound of any schedule under
-    the same model; allreduce also by DeSensi24's deficiency model, and the seed's closed form where
+    the same model; an allreduce on a torus also by DeSensi24's deficiency model, and the seed's closed form where
     one exists."""
     mapped = map_schedule(schedule, topology, router, seed, routes)
     router = ("the routes file's" if routes is not None else router if router is not None else
@@ -151,7 +151,7 @@ def cost_lines(schedule, topology, router: str | None, seed: int, alpha: float, 
     stronger = _stronger_bound(schedule, topology, mapped, alpha, bandwidth_bits, node)
     if stronger:
         lines.append(stronger)
-    if schedule.collective == "allreduce":
+    if schedule.collective == "allreduce" and topology.torus_ports() is not None:  # the model of a torus's nodes
         lines.append(f"model     DeSensi24 eq. 1, T = log2(p) alpha Lambda + (n/D) beta Psi Xi, n {mapped.vector_bytes:,} B, "
                      f"2D = {mapped.ports} ports: Lambda {c.latency_deficiency:.4f}, Psi {c.bandwidth_deficiency:.4f}, "
                      f"Xi {c.congestion_deficiency:.4f}")

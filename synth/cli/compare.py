@@ -5,26 +5,36 @@ changes (crossovers), as a table and a figure."""
 
 from __future__ import annotations
 
+from synth.core.text import figure
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive
+from synth.collectives.schedule import COLLECTIVES
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
-from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
+from synth.core.sizes import size_option
+from synth.pricing.compare import Comparison, compare, size_text
 from synth.pricing.bounds import with_strongest_bound
-from synth.simulation.runner import MODELS
+from synth.simulation.runner import DEFAULT_MODEL_NOTE, MODELS
 from synth.solve.budget import WORK_PER_SECOND
 from synth.topology import parse_topology
 
 
+DEFAULT_NOTE = " (the family's default)"
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="price every algorithm of a collective on a network over message sizes")
-    p.add_argument("collective", metavar="COLLECTIVE", help="an unrooted collective with equal blocks: allgather, "
-                   "reduce-scatter, allreduce, alltoall")
+    p.add_argument("collective", metavar="COLLECTIVE", help="any collective synth schedule generates but alltoallv "
+                   f"(whose block sizes come from a matrix, not a message size): {', '.join(c for c in COLLECTIVES if c != 'alltoallv')}")
     p.add_argument("--network", metavar="SPEC", required=True, help="the network whose terminals are the ranks (rank i "
                    "on terminal i), e.g. torus:8,8 or xgft:3:8,4,2:1,8,2")
-    p.add_argument("--bytes", default="32B..512MiB", metavar="RANGE",
-                   help="message sizes: A..B (powers of two) or A,B,... with units B, KiB, MiB, GiB, TiB (default 32B..512MiB)")
+    p.add_argument("--bytes", type=size_option("--bytes", many=True), default="32B..512MiB", metavar="SIZES",
+                   help="message sizes: one size, A..B (powers of two times A) or A,B,...; a size is bytes, or with a "
+                        "unit B, KiB, MiB, GiB, TiB (4096, 64KiB; default 32B..512MiB)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's, dmodk on fat "
                    "trees, minimal on direct networks)")
+    p.add_argument("--root", type=integer("--root"), default=0, metavar="R",
+                   help="the root of a rooted collective (broadcast, reduce, scatter, gather; p2p: the source; default 0)")
+    p.add_argument("--peer", type=integer("--peer"), metavar="Q", help="p2p: the destination rank")
     p.add_argument("--ranks-per-node", type=integer("--ranks-per-node", 1, 64), default=1, metavar="Q",
                    help="ranks per terminal (node): P = Q x terminals, rank r on terminal r // Q (default 1)")
     add_cost_model(p)
@@ -50,7 +60,7 @@ def cmd_compare(args) -> int:
     if args.sim_model is not None and not args.simulate:
         raise SynthError("--sim-model applies to --simulate: add --simulate")
     topology = parse_topology(args.network)
-    sizes = parse_sizes(args.bytes)
+    sizes = args.bytes
     node, q = node_costs(args, args.ranks_per_node), args.ranks_per_node
     if args.simulate:
         from synth.app.compare import require_simgrid
@@ -58,8 +68,9 @@ def cmd_compare(args) -> int:
         require_simgrid(args.sim_model or "LV08")  # one line now, not after every schedule was made
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
-        result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9, node, q)
-        result = with_strongest_bound(result, topology, args.alpha, args.bandwidth * 1e9, q, node=node)
+        result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9, node, q,
+                         args.root, args.peer)
+        result = with_strongest_bound(result, topology, args.alpha, args.bandwidth * 1e9, q, args.root, node=node)
         if args.synthesize:
             from synth.synthesis.portfolio import compare_with_synthesis
 
@@ -73,10 +84,12 @@ def cmd_compare(args) -> int:
                                          progress_printer(True), node)
         ranks = topology.network().num_terminals * q
         print(f"network   {topology.label()}: {ranks} ranks{f' ({q} per terminal)' if q > 1 else ''}; {result.router} "
-              f"routes; alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s" + (f"; {node.text()}" if not node.free else ""))
+              f"routes{DEFAULT_NOTE if args.router is None else ''}; alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s" + (f"; {node.text()}" if not node.free else ""))
         print(table_text(result))
         if result.simulated is not None:
             print(simulated_text(result))
+            if args.sim_model is None:
+                print(DEFAULT_MODEL_NOTE.replace("--model", "--sim-model"))
         for line in result.skipped:
             print(f"left out  {line}")
         if target is not None:
@@ -92,8 +105,8 @@ def table_text(result: Comparison) -> str:
     width = max(10, *(len(c.label) for c in found))
     lines = [f"{'bytes':>10}  " + "  ".join(f"{c.label:>{width}}" for c in found) + f"  {'bound':>{width}}  best"]
     for i, n in enumerate(result.sizes):
-        lines.append(f"{size_text(n):>10}  " + "  ".join(f"{t * 1e6:>{width}.4g}" for t in result.times[i])
-                     + f"  {result.bounds[i] * 1e6:>{width}.4g}  {best[i]}")
+        lines.append(f"{size_text(n):>10}  " + "  ".join(f"{figure(t * 1e6):>{width}}" for t in result.times[i])
+                     + f"  {figure(result.bounds[i] * 1e6):>{width}}  {best[i]}")
     lines.append("times in us: synth's cost model on the routed schedules (a port starts one message per alpha; the "
                  "busiest channel's bytes per step); bound: no schedule costs less under the same model")
     lines.append("crossovers: " + result.crossover_text())
@@ -109,8 +122,7 @@ def simulated_text(result: Comparison) -> str:
              "a step starts when the previous one has ended everywhere",
              f"{'bytes':>10}  " + "  ".join(f"{c.label:>{width}}" for c in found) + "  best"]
     for i, n in enumerate(result.sizes):
-        lines.append(f"{size_text(n):>10}  " + "  ".join(f"{'-':>{width}}" if t != t else f"{t * 1e6:>{width}.4g}"
-                                                         for t in simulated.times[i]) + f"  {found[best[i]].label}")
+        lines.append(f"{size_text(n):>10}  " + "  ".join(f"{figure(t * 1e6):>{width}}" for t in simulated.times[i]) + f"  {found[best[i]].label}")
     lines.append("times in us: SimGrid's; a route's latency is alpha, a link of bandwidth 1 carries --bandwidth")
     lines += [f"not simulated: {note}" for note in simulated.notes]
     lines.append("simulated crossovers: " + result.simulated_crossover_text())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from synth.core.text import counted
 from synth.app.opensm_check import opensm_check
 from synth.opensm.check import lanes_verdict
 
@@ -20,7 +21,7 @@ def cmd_opensm_check(args) -> int:
     print(f"OpenSM file engine ({file_check.seconds:.1f} s, LMC {tables.lmc}): "
           + ("tables loaded" if file_check.engine == "file" else f"REFUSED, OpenSM fell back to {file_check.engine}")
           + (", LIDs kept" if file_check.lids_kept else ", LIDs CHANGED by OpenSM")
-          + f"; {moving - len(file_check.mismatches)} of {moving} flows follow their synthesized paths through the read-back tables")
+          + f"; {moving - len(file_check.mismatches)} of {moving} flow{'s' * (moving != 1)} follow their synthesized paths through the read-back tables")
     for k in file_check.mismatches[:5]:
         print(f"FAIL: flow {k} ({tables.flows.src[k]} -> {tables.flows.dst[k]}, phase {tables.flows.phase[k]}) leaves the synthesized path")
     lanes = file_check.lanes
@@ -35,7 +36,7 @@ def cmd_opensm_check(args) -> int:
             print("\ncontention and bounds in bytes over bandwidth (the routes file's load_unit)", end="")
         print(f"\n{'routing':<22} {'max contention':>14} {'phases above bound':>19}  {'lanes':<36} {'seconds':>7}  notes")
         for row in result.rows:
-            extra = f"; {row.unrouted} flows unrouted" if row.unrouted else ""
+            extra = f"; {counted(row.unrouted, 'flow')} unrouted" if row.unrouted else ""
             timing = f"{row.seconds:7.2f}" if row.seconds is not None else f"{'-':>7}"
             print(f"{row.routing:<22} {max(row.contention.values(), default=0):>14} {row.above(result.bound):>12} of "
                   f"{len(row.contention):<4}  {row.lanes:<36} {timing}  {row.note}{extra}")

@@ -8,10 +8,11 @@ import argparse
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.sizes import size_option, size_text
 from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number
 from synth.measure.evaluate import PhaseEvaluation
 from synth.execute import EXECUTOR_SYNTAX
-from synth.io.instance import MAX_MESSAGE_BYTES, Instance, resolve
+from synth.io.instance import Instance, resolve
 from synth.render import console
 from synth.routing.registry import LOAD_UNITS, RouterOptions
 from synth.topology import parse_topology
@@ -106,8 +107,8 @@ def add_workload(p) -> None:
 
 def add_traffic(p) -> None:
     add_workload(p)
-    p.add_argument("--bytes", type=integer("--bytes", 0, MAX_MESSAGE_BYTES),
-                   help=f"message size in bytes (default {DEFAULT_MESSAGE_BYTES})")
+    p.add_argument("--bytes", type=size_option("--bytes"), metavar="SIZE",
+                   help=f"message size: bytes, or with a unit (4096, 64KiB, 1MiB; default {size_text(DEFAULT_MESSAGE_BYTES)})")
     p.add_argument("--table", action="store_true", help=f"a row per phase even beyond {console.TABLE_PHASES} phases")
 
 

@@ -14,7 +14,7 @@ from synth.cli import options as o
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.execute import parse_executor
-from synth.io.instance import MAX_MESSAGE_BYTES
+from synth.core.sizes import parse_sizes, size_option, size_text
 from synth.report.data import CostModel
 from synth.simulation.runner import MODELS
 from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES
@@ -36,8 +36,9 @@ def add_parser(sub) -> None:
     p.add_argument("--lfts", action="append", metavar="NAME=DIR",
                    help="also tables computed elsewhere for this network's fabric (DIR with guid2lid and lfts.dump or "
                         "opensm-lfts.dump, e.g. from `synth tables` or OpenSM's --dump_files_dir); may be repeated")
-    p.add_argument("--bytes", type=o.integer("--bytes", 0, MAX_MESSAGE_BYTES),
-                   help=f"message size in bytes (default: the instance's, else {DEFAULT_MESSAGE_BYTES})")
+    p.add_argument("--bytes", type=size_option("--bytes"), metavar="SIZE",
+                   help=f"message size: bytes, or with a unit (4096, 64KiB, 1MiB; default: the instance's, else "
+                        f"{size_text(DEFAULT_MESSAGE_BYTES)})")
     p.add_argument("--alpha", type=o.positive("--alpha"), default=1e-6, metavar="S", help="start-up latency per phase in seconds (default 1e-6)")
     cost = p.add_mutually_exclusive_group()
     cost.add_argument("--bandwidth", type=o.positive("--bandwidth"), default=100.0, metavar="GBPS", help="link bandwidth in Gb/s (default 100)")
@@ -50,8 +51,9 @@ def add_parser(sub) -> None:
     p.add_argument("--timings", action="store_true", help="add each routing's run time to the tables (reruns then differ)")
     p.add_argument("--collectives", metavar="LIST", help="also a section per collective (e.g. allreduce,alltoall): every "
                    "algorithm of synth compare, priced over message sizes")
-    p.add_argument("--collective-bytes", metavar="RANGE",
-                   help=f"the message sizes of the collectives section (default {DEFAULT_COLLECTIVE_BYTES}, powers of two)")
+    p.add_argument("--collective-bytes", metavar="SIZES", type=lambda t: parse_sizes(t, "--collective-bytes") and t,
+                   help="the message sizes of the collectives section, as synth compare --bytes takes them: one size, "
+                        f"A..B (powers of two times A) or A,B,... (default {DEFAULT_COLLECTIVE_BYTES})")
     p.add_argument("--collective-router", metavar="NAME", help="the routes the collectives' transfers take (default: the "
                    "family's, dmodk on fat trees, minimal on direct networks)")
     p.add_argument("--synthesize", nargs="?", const=60.0, type=o.positive("--synthesize", o.MAX_TIME_LIMIT), metavar="S",

@@ -23,7 +23,8 @@ def add_parser(sub) -> None:
     o.add_spec(p)
     o.add_traffic(p)
     p.add_argument("--router", metavar="NAME", help=f"xgft: {', '.join(ROUTERS.names(XGFT))}; other families: "
-                   f"{', '.join(ROUTERS.names(DIRECT))} (docs/routers.md)")
+                   f"{', '.join(ROUTERS.names(DIRECT))} (docs/routers.md; default: the instance's, else the family's: "
+                   "dmodk on fat trees, minimal on direct networks)")
     p.add_argument("--seed", type=o.integer("--seed"), help="seed of the random routers (default 0)")
     layered = p.add_argument_group("layered router (Prisacari20, ch.3)")
     layered.add_argument("--constraints", default="strong", metavar="KIND",
@@ -67,8 +68,11 @@ def cmd_route(args) -> int:
         raise SynthError("--vls records virtual lanes in the routes file: add --out FILE")
     workload, selection, phases = o.workload_of(args, instance, topology, network, kept=args.out is not None)
     router = args.router if args.router is not None else instance.route.get("router")
-    if not router:
-        raise SynthError("no router given: use --router NAME (or a [route] router in the instance file)")
+    if router is not None and not router.strip():
+        raise SynthError("--router '' names no router: give a router name, or leave --router out for the family's "
+                         "default")
+    chosen_by = "" if router else f"; the {topology.family} family's default (--router NAME for another)"
+    router = router or topology.default_router  # as synth schedule, compare and synth.route() choose
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
     why_unit = o.resolve_load_unit(args, network, ROUTERS.get(router, topology).minimizes_messages)
     given = [a.split("=", 1)[0] for a in args.argv if a.startswith("--")]
@@ -93,7 +97,7 @@ def cmd_route(args) -> int:
             checkpoint.create()
         print(f"topology  {topology.label()}: {network.num_terminals} terminals, {network.num_switches} switches")
         print(f"traffic   {workload.pattern}: {len(phases)} of {counted(workload.num_phases, 'phase')}, {workload.message_bytes} B per message")
-        print(f"router    {plan.router.spec.describe(plan.options, seed)}")
+        print(f"router    {plan.router.spec.describe(plan.options, seed)}{chosen_by}")
         if args.load_unit == "bytes":
             print("load      bytes over bandwidth per channel (contention, bounds and gaps in bytes)"
                   + (f"; {why_unit}" if why_unit else ""))

@@ -3,7 +3,7 @@ schedule --list` (synth.app.schedule)."""
 
 from __future__ import annotations
 
-from synth.app.schedule import (DEFAULT_BYTES, MAX_BYTES, PROGRESS_BLOCK_SENDS, cost_lines, make_schedule, plan_schedule,
+from synth.app.schedule import (DEFAULT_BYTES, PROGRESS_BLOCK_SENDS, cost_lines, make_schedule, plan_schedule,
                                 promise)
 from synth.render.progress import progress_printer
 from synth.collectives.algorithms import ALGORITHMS, expected_block_sends
@@ -11,6 +11,7 @@ from synth.collectives.schedule import COLLECTIVES
 from synth.cli.options import add_cost_model, node_costs
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
+from synth.core.sizes import size_option, size_text
 from synth.core.text import counted
 from synth.core.validate import parse_int
 from synth.io.schedule_file import write_schedule
@@ -23,8 +24,8 @@ def add_parser(sub) -> None:
     p.add_argument("collective", nargs="?", metavar="COLLECTIVE", help=", ".join(COLLECTIVES))
     p.add_argument("--algorithm", metavar="NAME", help="the generator (synth schedule --list)")
     p.add_argument("--network", metavar="SPEC", help="the network whose terminals are the ranks")
-    p.add_argument("--bytes", type=lambda t: parse_int(t, "--bytes", 0, MAX_BYTES), default=DEFAULT_BYTES, metavar="N",
-                   help=f"the message per rank in bytes (default {DEFAULT_BYTES})")
+    p.add_argument("--bytes", type=size_option("--bytes"), default=DEFAULT_BYTES, metavar="SIZE",
+                   help=f"the message per rank: bytes, or with a unit (4096, 64KiB, 1MiB; default {size_text(DEFAULT_BYTES)})")
     p.add_argument("--blocks", type=lambda t: parse_int(t, "--blocks", 1, 1 << 20), metavar="B",
                    help="blocks of a freely split message (broadcast, reduce, allreduce; default one per rank)")
     p.add_argument("--root", type=lambda t: parse_int(t, "--root", 0), default=0, metavar="R",
@@ -80,7 +81,7 @@ def cmd_schedule(args) -> int:
               f"{counted(schedule.num_transfers, 'transfer')}, "
               f"{schedule.num_block_sends:,} block sends, {schedule.blocks:,} blocks of "
               + (f"{per_block:,} B" if request.sizes is None else f"{int(request.sizes.min()):,}-{int(request.sizes.max()):,} B ({args.sizes})")
-              + (f"; {len(schedule.size_exchange)} size exchanges" if schedule.size_exchange is not None else "")
+              + (f"; {counted(len(schedule.size_exchange), 'size exchange')}" if schedule.size_exchange is not None else "")
               + rounding)
         print(f"verified  every send holds its blocks; {promise(info.name)}")
         print(priced)

@@ -3,6 +3,7 @@ next to synth's cost model (synth.app.simulate)."""
 
 from __future__ import annotations
 
+from synth.core.text import figure
 from synth.io.routes_file import routes_topology
 from synth.app.schedule import checked_routes
 from synth.render.progress import progress_printer
@@ -13,7 +14,7 @@ from synth.core.output import OutputSet
 from synth.core.text import counted
 from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number
 from synth.io.simulation_file import write_simulation
-from synth.simulation.runner import DISCIPLINES, MODELS
+from synth.simulation.runner import DEFAULT_MODEL, DEFAULT_MODEL_NOTE, DISCIPLINES, MODELS
 from synth.topology import parse_topology
 
 SHOWN_ROWS = 48  # rows printed in full; --out has every row
@@ -24,9 +25,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser("simulate", help="replay a schedule or a routes file's phases on SimGrid, next to the cost model")
     p.add_argument("file", metavar="FILE", help="a schedule (synth schedule/synthesize --out) or a routes file "
                    "(synth route --out), JSON or HDF5")
-    p.add_argument("--model", choices=MODELS, default="LV08",
-                   help="SimGrid's network model: LV08 (its default: latency x 13.01, bandwidth x 0.97, TCP-like "
-                        "sharing), CM02 (plain max-min sharing), SMPI (what SimGrid's MPI programs run on: piecewise "
+    p.add_argument("--model", choices=MODELS,
+                   help="SimGrid's network model: LV08 (the default, SimGrid's: latency x 13.01, bandwidth x 0.97, "
+                        "calibrated on TCP; the output says so), CM02 (plain max-min sharing), SMPI (what SimGrid's MPI programs run on: piecewise "
                         "factors by message size), IB (SMPI with InfiniBand's penalties per host)")
     p.add_argument("--discipline", choices=DISCIPLINES, default="bsp",
                    help="bsp: a step starts when the previous one has ended everywhere (as the cost model assumes); "
@@ -47,7 +48,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_simulate(args) -> int:
-    options = SimulationOptions(model=args.model, discipline=args.discipline, alpha=args.alpha,
+    options = SimulationOptions(model=args.model or DEFAULT_MODEL, discipline=args.discipline, alpha=args.alpha,
                                 bandwidth_bits=args.bandwidth * 1e9, latency=args.latency, hop_latency=args.hop_latency,
                                 overhead=args.overhead, node=node_costs(args))
     kind = file_kind(args.file)
@@ -96,10 +97,12 @@ def cmd_simulate(args) -> int:
               + f", {options.bandwidth_bits / 1e9:g} Gb/s per link of bandwidth 1"
               + (f", overhead {options.overhead * 1e6:g} us per message" if options.overhead else "")
               + (f"; {options.node.text()}" if not options.node.free else ""))
+        if args.model is None:
+            print(DEFAULT_MODEL_NOTE)
         print(rows_text(simulation))
         model, simulated = simulation.model_total, simulation.simulated_total
-        bound = "" if simulation.bound is None else f" (any schedule of its blocks: >= {simulation.bound * 1e6:.6g} us)"
-        print(f"total     alpha-beta {model * 1e6:.6g} us{bound}, simulated {simulated * 1e6:.6g} us"
+        bound = "" if simulation.bound is None else f" (any schedule of its blocks: >= {figure(simulation.bound * 1e6, 6)} us)"
+        print(f"total     alpha-beta {figure(model * 1e6, 6)} us{bound}, simulated {figure(simulated * 1e6, 6)} us"
               + (f" ({simulated / model:.4f} x the model)" if model > 0 else ""))
         if target is not None:
             with target.open() as handle:
@@ -117,8 +120,8 @@ def rows_text(simulation) -> str:
     for i in shown:
         model, sim = simulation.model[i], simulation.simulated[i]
         rows.append([simulation.labels[i], f"{int(simulation.transfers[i]):,}", f"{int(simulation.bytes[i]):,}",
-                     f"{model * 1e6:.6g}", f"{sim * 1e6:.6g}", f"{sim / model:.4f}" if model > 0 else "-",
-                     f"{simulation.ends[i] * 1e6:.6g}"])
+                     figure(model * 1e6, 6), figure(sim * 1e6, 6), f"{sim / model:.4f}" if model > 0 else "-",
+                     figure(simulation.ends[i] * 1e6, 6)])
     header = ["row", "transfers", "bytes", "alpha-beta us", "simulated us" + (" (after the previous end)" if asynchronous else ""),
               "ratio", "ends at us"]
     text = table(header, rows, "lrrrrrr")

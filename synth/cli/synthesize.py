@@ -9,11 +9,11 @@ from synth.core.errors import SynthError
 from synth.collectives.schedule import collective
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, node_costs, positive
 from synth.core.output import OutputSet
+from synth.core.sizes import size_option
 from synth.core.text import counted
 from synth.core.validate import parse_int, parse_int_list, parse_int_or_range
 from synth.io.schedule_file import write_schedule
 from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
-from synth.pricing.compare import parse_sizes
 from synth.render.synthesis import header_lines, part_line, query_line, size_lines
 from synth.solve import SOLVERS, check_solver
 from synth.solve.budget import SYNTHESIS_TIME_HELP
@@ -22,13 +22,17 @@ from synth.synthesis.transfers import REACHES
 from synth.topology import parse_topology
 
 
+DEFAULT_SYNTHESIS_BYTES = 1 << 20
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("synthesize", help="synthesize a collective's step schedule by optimization, with its bounds")
     p.add_argument("collective", metavar="COLLECTIVE", help=", ".join(SYNTHESIZED))
     p.add_argument("--network", metavar="SPEC", required=True, help="the network whose terminals are the ranks")
-    p.add_argument("--bytes", metavar="N|RANGE",
-                   help="the message per rank: one size, a range A..B (powers of two: a schedule per size band) or a "
-                        "list A,B,C (default 1MiB; not for alltoallv, whose sizes come from --sizes)")
+    p.add_argument("--bytes", type=size_option("--bytes", many=True), metavar="SIZES",
+                   help="the message per rank: one size, a range A..B (powers of two times A: a schedule per size "
+                        "band) or a list A,B,C; a size is bytes, or with a unit (4096, 64KiB, 1MiB; default 1MiB; not "
+                        "for alltoallv, whose sizes come from --sizes)")
     p.add_argument("--sizes", metavar="SPEC", help="alltoallv block sizes: random:S:SEED (uniform in [0, S] bytes) or "
                    "csv:PATH (a P x P matrix, row s column d the bytes s sends to d)")
     p.add_argument("--ranks-per-node", type=lambda t: parse_int(t, "--ranks-per-node", 1, 64), default=1, metavar="Q",
@@ -79,7 +83,7 @@ def cmd_synthesize(args) -> int:
     check_solver(args.solver)
     if args.bytes is not None and collective(args.collective).name == "alltoallv":
         raise SynthError("--bytes: an alltoallv's block sizes come from --sizes")
-    sizes = parse_sizes(args.bytes or "1MiB")
+    sizes = args.bytes if args.bytes is not None else [DEFAULT_SYNTHESIS_BYTES]
     topology = parse_topology(args.network)
     say = progress_printer(not args.quiet)
     routes = None

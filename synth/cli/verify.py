@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from synth.core.text import counted
 from synth.app.schedule import promise
 from synth.collectives.verify import verify
 from synth.io.schedule_file import read_schedule
@@ -25,7 +26,8 @@ def cmd_verify(args) -> int:
         print(f"FAIL: {report.violation}")
         print(f"FAILED: {what}")
         return 1
-    print(f"OK: {what}: {report.steps} steps, {report.transfers:,} transfers, {report.block_sends:,} block sends; "
+    print(f"OK: {what}: {counted(report.steps, 'step')}, {counted(report.transfers, 'transfer')}, "
+          f"{counted(report.block_sends, 'block send')}; "
           f"{promise(schedule.collective)}")
     sys.stdout.flush()
     return 0

@@ -1,6 +1,6 @@
 """Block sizes of an alltoallv (`--sizes`): `random:S:SEED`, every block s -> d uniform in [0, S]
-bytes (Fan24's evaluation), or `csv:PATH`, a P x P matrix (row s, column d: the bytes s sends to d;
-comma-separated integers, `#` comment lines)."""
+bytes (Fan24's evaluation; S a size as synth.core.sizes reads it: 4096, 64KiB), or `csv:PATH`, a
+P x P matrix (row s, column d: the bytes s sends to d; comma-separated integers, `#` comment lines)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.interrupt import native
+from synth.core.sizes import parse_size
 from synth.core.validate import parse_int, read_text, show
 
 MAX_BLOCK_BYTES = 1 << 40
@@ -20,7 +21,8 @@ def parse_sizes(text: str, ranks: int) -> np.ndarray:
         parts = rest.split(":")
         if len(parts) != 2:
             raise SynthError(f"--sizes {show(text)}: expected random:S:SEED")
-        top = parse_int(parts[0], "--sizes random: S", 0, MAX_BLOCK_BYTES)
+        # S is the largest block (blocks uniform in [0, S]): 0 is a size here, an exchange of empty blocks
+        top = parse_size(parts[0], "--sizes random: S", minimum=0)
         seed = parse_int(parts[1], "--sizes random: SEED", 0)
         kind = np.uint16 if top < 1 << 16 else np.uint32 if top < 1 << 32 else np.int64  # P^2 of them: the least type
         generator = np.random.default_rng(seed)

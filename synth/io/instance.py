@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synth.core.errors import SynthError
+from synth.core.sizes import message_size
 from synth.core.validate import check_keys, require_int, require_str, require_table, too_many_digits
 
 MAX_MESSAGE_BYTES = 1 << 40  # 1 TiB: larger messages are not a routing question
@@ -82,7 +83,7 @@ def load_instance(path: str) -> Instance:
     if "pattern" in traffic:
         require_str(traffic["pattern"], f"{where}: [traffic] pattern")
     if "bytes" in traffic:
-        require_int(traffic["bytes"], f"{where}: [traffic] bytes", 0, MAX_MESSAGE_BYTES)
+        traffic["bytes"] = message_size(traffic["bytes"], f"{where}: [traffic] bytes")  # 4096 or "4KiB"
     if "phases" in traffic:
         require_str(traffic["phases"], f"{where}: [traffic] phases")
     if "router" in route:

@@ -363,9 +363,9 @@ def _check_phase(record, where: str, synthesizing: bool, node_paths: bool, schem
     if "solver" in record:
         solver = require_table(record["solver"], f"{where}.solver")
     if "solver" in record and schema is not None:  # (a router synth does not have: synth check says so)
-        check_keys(solver, f"{where}.solver", schema.counts + schema.strings + schema.flags + schema.lists,
-                   schema.counts + schema.required)
-        for key in schema.counts:
+        check_keys(solver, f"{where}.solver", schema.counts + schema.optional_counts + schema.strings + schema.flags
+                   + schema.lists, schema.counts + schema.required)
+        for key in schema.counts + tuple(k for k in schema.optional_counts if k in solver):
             require_int(solver[key], f"{where}.solver.{key}")
         for key in schema.strings:
             if key in solver and key not in schema.lists:

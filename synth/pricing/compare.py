@@ -13,14 +13,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.core.validate import show
+from synth.core.sizes import MAX_SIZE, MAX_SIZES, UNITS, parse_size, parse_sizes, size_text  # noqa: F401 (the one parser)
 from synth.pricing.alphabeta import FREE, NodeCosts, beta_of
 from synth.pricing.path_hops import all_pairs_hops, mapped_hops
 from synth.pricing.schedule_cost import MappedSchedule, map_schedule
@@ -29,35 +28,8 @@ from synth.collectives.schedule import collective
 from synth.collectives.verify import expected_blocks, verify
 
 REFERENCE_BYTES = 1 << 20
-UNITS = {"B": 1, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
-MAX_SIZES = 64
-MAX_SIZE = 1 << 40
-
-
-def parse_size(text: str) -> int:
-    # [0-9], not \d: a regex's \d matches any Unicode digit ('٣٢', '３２'), which int() would take
-    match = re.fullmatch(r"\s*([0-9]+)\s*([A-Za-z]*)\s*", text, flags=re.ASCII)
-    unit = match.group(2).upper() if match else None
-    if not match or unit not in UNITS and unit != "":
-        raise SynthError(f"message size {show(text)}: expected a number with a unit B, KiB, MiB, GiB or TiB")
-    digits = match.group(1).lstrip("0")
-    value = int(digits[:16] or "0") * UNITS.get(unit or "B")  # 16 digits are beyond 1 TiB in any unit
-    if not 1 <= value <= MAX_SIZE or len(digits) > 16:
-        raise SynthError(f"message size {show(text)} must be between 1 B and 1 TiB")
-    return value
-
-
-def parse_sizes(text: str) -> list[int]:
-    if ".." in text:
-        low, high = (parse_size(t) for t in text.split("..", 1))
-        if high < low:
-            raise SynthError(f"--bytes {show(text)} runs backwards")
-        sizes = [low << k for k in range(0, 64) if low << k <= high]
-    else:
-        sizes = [parse_size(t) for t in text.split(",")]
-    if len(sizes) > MAX_SIZES:
-        raise SynthError(f"--bytes {show(text)} gives {len(sizes)} sizes, more than {MAX_SIZES}")
-    return sizes
+ALLTOALLV_REFUSAL = ("synth compare prices a collective over message sizes; an alltoallv's block sizes come from a "
+                     "matrix, not a message size: price one with synth schedule alltoallv --sizes SPEC, or compare alltoall")
 
 
 @dataclass
@@ -89,13 +61,13 @@ class Candidate:
 
 
 def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: int = 1,
-               routes: dict | None = None) -> tuple[list[Candidate], list[str]]:
+               routes: dict | None = None, peer: int | None = None) -> tuple[list[Candidate], list[str]]:
     """Every applicable algorithm's schedule, routed (by `router`, or along a routes file's paths);
     and one line per algorithm left out (a rooted collective's with its `root`, Q ranks a node, a
     routes file: synthesis prices them, `compare` does not)."""
     info = collective(name)
     if name == "alltoallv":
-        raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
+        raise SynthError(ALLTOALLV_REFUSAL)
     ranks = topology.network().num_terminals * ranks_per_node
     if routes is None:
         _router_applies(topology, router, topology.network().num_terminals)
@@ -108,11 +80,11 @@ def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: 
         for radix in dict.fromkeys(radices):
             blocks = expected_blocks(name, ranks)
             natural = Request(name, ranks, ranks, REFERENCE_BYTES, topology.spec, root, dims, radix,
-                              ranks_per_node=ranks_per_node)
+                              ranks_per_node=ranks_per_node, peer=peer)
             if blocks is None:
                 blocks = algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
             request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, root, dims, radix,
-                              ranks_per_node=ranks_per_node)
+                              ranks_per_node=ranks_per_node, peer=peer)
             refusal = algorithm.refusal(request) or too_large(algorithm, request)
             if refusal is None and routes is None and sends_every_pair(algorithm):  # hops known before it is made
                 every_pair = all_pairs_hops(topology, router, ranks_per_node) if every_pair is None else every_pair
@@ -152,16 +124,21 @@ def _router_applies(topology, router: str, ranks: int) -> None:
     make_router(router, topology)(topology, one, one + 1, phase=one, occurrence=one, seed=0)
 
 
-def size_text(n: int) -> str:
-    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= factor and n % factor == 0:
-            return f"{n // factor}{unit}"
-    return f"{n}B"
-
-
 # Two times closer than this (relative) rank alike: SimGrid's arithmetic is not the model's to the last digit, and
 # the replay of a contention-free schedule under CM02 agrees with alpha-beta to about 1e-12.
 RANK_TIE = 1e-6
+MODEL_TIE = 1e-12  # the model's times: equal but for the last bits of their floating-point sums
+
+
+def _sticky_best(times: np.ndarray, tie: float) -> np.ndarray:
+    """Per row, a column within `tie` (relative) of the row's least time: the previous row's choice
+    where it is one of them, else the first."""
+    fastest = times <= times.min(axis=1, keepdims=True) * (1 + tie)
+    best = fastest.argmax(axis=1)
+    for i in range(1, len(best)):
+        if fastest[i, best[i - 1]]:
+            best[i] = best[i - 1]
+    return best
 
 
 @dataclass(frozen=True)
@@ -237,11 +214,15 @@ class Comparison:
     router: str  # the routes the transfers took
     simulated: Simulated | None = None  # --simulate: the candidates' times on SimGrid
     ranks_per_node: int = 1
+    root: int = 0  # a rooted collective's root (p2p: the source)
+    peer: int | None = None  # p2p: the destination
 
     @property
     def best_index(self) -> np.ndarray:
-        """Per size, the index into candidates of the least time."""
-        return self.times.argmin(axis=1)
+        """Per size, the index into candidates of the fastest: of equal times (to MODEL_TIE), the one
+        fastest at the size before where it is among them, else the first; so a crossover is a change
+        of the fastest, never a step between equal times."""
+        return _sticky_best(self.times, MODEL_TIE)
 
     @property
     def best(self) -> list[str]:
@@ -264,10 +245,10 @@ class Comparison:
 
     @property
     def simulated_best(self) -> np.ndarray:
-        """Per size, the candidate SimGrid finds fastest (an index into candidates): the first of those
-        within RANK_TIE of the least time (SimGrid's last digits do not pick among equals)."""
-        times = np.where(np.isnan(self.simulated.times), np.inf, self.simulated.times)
-        return (times <= times.min(axis=1, keepdims=True) * (1 + RANK_TIE)).argmax(axis=1)
+        """Per size, the candidate SimGrid finds fastest (an index into candidates): of those within
+        RANK_TIE of the least time (SimGrid's last digits do not pick among equals) the one fastest
+        at the size before where it is among them, else the first."""
+        return _sticky_best(np.where(np.isnan(self.simulated.times), np.inf, self.simulated.times), RANK_TIE)
 
     def simulated_crossover_text(self) -> str:
         best, labels = self.simulated_best, [c.label for c in self.candidates]
@@ -326,16 +307,28 @@ class Comparison:
 
 
 def compare(name: str, topology, sizes: list[int], router: str | None, alpha: float, bandwidth_bits: float,
-            node: NodeCosts = FREE, ranks_per_node: int = 1) -> Comparison:
+            node: NodeCosts = FREE, ranks_per_node: int = 1, root: int = 0, peer: int | None = None) -> Comparison:
     """Every algorithm of `name` on `topology` (Q = `ranks_per_node` ranks a terminal) priced at
     every message size, with the bound (`router` None: the family's default router; `node`: what a
-    node adds to the model, synth.pricing.alphabeta)."""
-    if collective(name).rooted or name == "alltoallv":
-        raise SynthError(f"synth compare prices the unrooted collectives with equal blocks, not {name}")
+    node adds to the model, synth.pricing.alphabeta); a rooted collective's from `root`, p2p's from
+    `root` to `peer`."""
+    info = collective(name)
+    if name == "alltoallv":
+        raise SynthError(ALLTOALLV_REFUSAL)
+    ranks = topology.network().num_terminals * ranks_per_node
+    if info.rooted and not 0 <= root < ranks:
+        raise SynthError(f"--root {root} is not a rank of {topology.spec} (0..{ranks - 1})")
+    if not info.rooted and root != 0:
+        raise SynthError(f"{name} has no root")
+    if (peer is not None) != (name == "p2p"):
+        raise SynthError("p2p needs --peer Q (the destination; --root is the source)" if name == "p2p"
+                         else f"--peer applies to p2p, not to {name}")
+    if peer is not None and not 0 <= peer < ranks:
+        raise SynthError(f"--peer {peer} is not a rank of {topology.spec} (0..{ranks - 1})")
     router = router or topology.default_router
-    found, skipped = candidates(name, topology, router, ranks_per_node=ranks_per_node)
+    found, skipped = candidates(name, topology, router, root, ranks_per_node=ranks_per_node, peer=peer)
     if not found:
         raise SynthError(f"no algorithm generates {name} on {topology.spec}: " + "; ".join(skipped))
     times = np.array([[c.time(n, alpha, bandwidth_bits, node) for c in found] for n in sizes])
     bounds = np.array([max(c.bound(n, alpha, bandwidth_bits, node) for c in found) for n in sizes])
-    return Comparison(name, sizes, found, times, skipped, bounds, router, ranks_per_node=ranks_per_node)
+    return Comparison(name, sizes, found, times, skipped, bounds, router, ranks_per_node=ranks_per_node, root=root, peer=peer)

@@ -197,8 +197,8 @@ def unreachable_line(topology, workload, phases, dropped: dict, left_out_of: str
         ": " + ", ".join(network.node_names[t] for t in down[:8].tolist()) + (", ..." if len(down) > 8 else "")
         if len(down) else "")
     if not total:
-        return f"none: every flow of the {len(dropped)} phases still reaches its destination ({cut})"
-    text = f"{total:,} flows in {sum(1 for v in dropped.values() if v)} of {len(dropped)} phases cannot be delivered ({cut}"
+        return f"none: every flow of the {counted(len(dropped), 'phase')} still reaches its destination ({cut})"
+    text = f"{counted(total, 'flow')} in {sum(1 for v in dropped.values() if v)} of {counted(len(dropped), 'phase')} cannot be delivered ({cut}"
     from dataclasses import replace
 
     first = next(p for p, v in dropped.items() if v)

@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from synth.core.text import counted
 from synth.pricing.alphabeta import beta_of, message_ports, most_per_port, node_ports, phase_times, single_port
 from synth.measure.contention_bounds import cut_bounds_batch
 from synth.pricing.fattree import LinkTimings, bmin_table, ideal_exchange_time
@@ -200,7 +201,7 @@ def _routed_series(topology, network: Network, workload: Workload, phases: np.nd
     proofs = sorted({r.report.whole_run for r in routed if r.report is not None and getattr(r.report, "whole_run", None)})
     seconds = time.perf_counter() - started
     contention = np.array([e.max_contention for e in evaluations], dtype=np.int64)
-    bound = np.array([max(e.lower_bound, getattr(r.report, "lp_bound", 0) if r.report is not None else 0)
+    bound = np.array([max(e.lower_bound, (getattr(r.report, "lp_bound", 0) or 0) if r.report is not None else 0)
                       for e, r in zip(evaluations, routed)], dtype=np.int64)
     statuses = Counter(e.status for e in evaluations) if report_routings(topology)[router].synthesizes else Counter()
     lanes = "" if topology.up_down_routes else \
@@ -213,7 +214,7 @@ def _routed_series(topology, network: Network, workload: Workload, phases: np.nd
                                                       r.flows.src), 1)[0] for r in routed], dtype=np.int64)
     label = router_label(router, topology)
     progress(f"{pattern_label(workload.pattern)} {label}: max contention {contention.max(initial=0)}, "
-             f"{int((contention > bound).sum())} of {len(phases)} phases above the bound known so far, {seconds:.1f} s")
+             f"{int((contention > bound).sum())} of {counted(len(phases), 'phase')} above the bound known so far, {seconds:.1f} s")
     return Series(label, contention, seconds, statuses, "; ".join(proofs), lanes, ports), bound
 
 
@@ -247,7 +248,7 @@ def _table_series(network: Network, workload: Workload, phases: np.ndarray, tabl
     contention, unrouted = tables.phase_contention(network, src, dst, idx, len(phases))
     note = "" if tables.configured_by == tables.engine else f"OpenSM fell back to {tables.configured_by}"
     if unrouted:
-        note = "; ".join(filter(None, [note, f"{unrouted} flows not delivered (left out)"]))
+        note = "; ".join(filter(None, [note, f"{counted(unrouted, 'flow')} not delivered (left out)"]))
     ports = _source_messages(workload, phases) if single_port(network) else tables.phase_port_messages(network, src, dst, idx, len(phases))
     return Series(label, contention, time.perf_counter() - started, note=note, lanes=tables.lanes, port_messages=ports)
 
@@ -286,7 +287,7 @@ def build_report(
         if network.failed_nodes is not None:
             workload = workload.on_network(network)
             lost = int(workload.unreachable(phases).sum())
-            notes.append(f"{pattern_label(pattern)}: {lost:,} flows left out, their ends no longer meet on the degraded "
+            notes.append(f"{pattern_label(pattern)}: {counted(lost, 'flow')} left out, their ends no longer meet on the degraded "
                          f"network")
         series, bound = [], _cut_bounds(topology, workload, phases)
         for router in routers:

@@ -14,6 +14,7 @@ import numpy as np
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from synth import __version__
+from synth.core.text import figure
 from synth.report import plots
 from synth.report.data import PatternResult, Report
 
@@ -120,7 +121,7 @@ def _collective(result, images: dict[str, str]) -> dict:
     return {
         "name": result.collective,
         "headers": ["bytes"] + [c.label for c in result.candidates] + ["bound", "best"],
-        "rows": [[size_text(n)] + [f"{t * US:.4g}" for t in result.times[i]] + [f"{result.bounds[i] * US:.4g}",
+        "rows": [[size_text(n)] + [figure(t * US) for t in result.times[i]] + [figure(result.bounds[i] * US),
                                                                                  best[i]]
                  for i, n in enumerate(result.sizes)],
         "router": result.router,
@@ -144,7 +145,7 @@ def _simulated(result) -> dict | None:
     return {
         "model": simulated.model,
         "headers": ["bytes"] + [c.label for c in result.candidates] + ["best"],
-        "rows": [[size_text(n)] + ["-" if t != t else f"{t * US:.4g}" for t in simulated.times[i]]
+        "rows": [[size_text(n)] + [figure(t * US) for t in simulated.times[i]]
                  + [result.candidates[best[i]].label] for i, n in enumerate(result.sizes)],
         "crossovers": result.simulated_crossover_text(),
         "summary": ranking[0],

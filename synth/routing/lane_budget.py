@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.core.text import counted
 from synth.routing.lane_orders import MAX_LANE_ORDERS, lane_orders, least_lanes, paths_lanes
 from synth.routing.lanes import MAX_VLS, TooManyLanes, assign_lanes, exact_lanes
 from synth.routing.minimal import router_view
@@ -110,18 +111,21 @@ def budget_line(vls: int, needed: int | None, without: list, within: list, repor
         values = [e.max_contention for e in evaluations]
         return f"max {max(values, default=0)}, sum {sum(values)}"
 
-    lp = [r.lp_bound for r in reports if r is not None]
+    lp = [r.lp_bound for r in reports if r is not None and r.lp_bound is not None]
+    no_lp = sum(1 for r in reports if r is not None and r.lp_bound is None)
     candidate = [r.candidate_bound for r in reports if r is not None]
     more = f"{needed}" if needed is not None else f"more than {MAX_VLS}"
     return (f"--vls {vls}: unrestricted, the routes need {more} lanes (the lane heuristics), so every path was chosen "
             f"among the candidates one of {vls} lane orders admits; contention within the budget {figures(within)} "
             f"(over {len(within)} phases), without it {figures(without)}; LP bound over all routings max "
-            f"{max(lp, default=0)}, sum {sum(lp)} (over the budget's candidates: max {max(candidate, default=0)}, "
+            f"{max(lp, default=0)}, sum {sum(lp)}"
+            + (f" (no LP for {counted(no_lp, 'phase')} without flows between routers)" if no_lp else "")
+            + f" (over the budget's candidates: max {max(candidate, default=0)}, "
             f"sum {sum(candidate)})")
 
 
 def lanes_line(lanes: np.ndarray, phases: int, how: str) -> str:
     used = int(lanes.max(initial=-1)) + 1
-    return (f"{len(lanes)} paths in {phases} phases: {used} virtual lane{'s' if used != 1 else ''} "
+    return (f"{counted(len(lanes), 'path')} in {counted(phases, 'phase')}: {counted(used, 'virtual lane')} "
             f"({', '.join(f'VL{v}: {int(n)}' for v, n in enumerate(np.bincount(lanes, minlength=used)))} paths), "
             f"every lane's channel dependencies acyclic; {how}")

@@ -515,10 +515,10 @@ ROUTER = (
                file_schema=FileSchema(
                    synthesis=("candidates", "solver", "consistency", "time_limit", "threads"),
                    synthesis_str=("candidates", "solver", "consistency"),
-                   counts=("choices", "lp_bound", "candidate_bound", "start_contention", "moves", "neighbourhoods",
+                   counts=("choices", "candidate_bound", "start_contention", "moves", "neighbourhoods",
                            "timeouts"),
                    strings=("lp_status", "start", "exact", "proven_by"), required=("lp_status", "start"),
-                   synthesis_optional=("lanes",)),  # lanes: the --vls budget routed within
+                   synthesis_optional=("lanes",), optional_counts=("lp_bound",)),  # lanes: the --vls budget routed within
                report={"paths": ("synth paths", "flow")}, report_default=True,
                elsewhere="on an xgft the path-selection program over every minimal path is --router monolithic (and "
                          "--router layered its decomposition)", order=80),

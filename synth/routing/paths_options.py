@@ -61,7 +61,9 @@ class PathsReport:
     """How a phase was routed; `as_dict` is what the routes file records (no timings)."""
 
     choices: int = 0  # flow-candidate pairs of the phase
-    lp_bound: int = 0  # the LP bound over all paths (synth.measure.lp_bound): no routing at all does better
+    # the LP bound over all paths (synth.measure.lp_bound): no routing at all does better; None where no LP ran
+    # (no flow between routers), which the routes file records by leaving it out, not as a bound of 0
+    lp_bound: int | None = None
     candidate_bound: int = 0  # no choice among the candidates does better
     lp_status: str = "optimal"  # of the candidate LP (synth.measure.lp_bound.LpBound.status)
     start: str = ""  # which starting routing was best
@@ -82,7 +84,8 @@ class PathsReport:
                 + (", stopped by the clock before its work (a rerun may differ)" if self.clock_ended else ""))
 
     def as_dict(self) -> dict:
-        return {"choices": self.choices, "lp_bound": self.lp_bound, "candidate_bound": self.candidate_bound, "lp_status": self.lp_status,
+        return {"choices": self.choices, **({"lp_bound": self.lp_bound} if self.lp_bound is not None else {}),
+                "candidate_bound": self.candidate_bound, "lp_status": self.lp_status,
                 "start": self.start, "start_contention": self.start_contention, "moves": self.moves,
                 "neighbourhoods": self.neighbourhoods, "timeouts": self.timeouts,
                 **({"exact": self.exact} if self.exact else {}),

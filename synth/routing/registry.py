@@ -97,6 +97,7 @@ class FileSchema:
     synthesis: tuple[str, ...]  # required options
     synthesis_str: tuple[str, ...]  # those that are strings
     counts: tuple[str, ...]  # the report's integer counts (required)
+    optional_counts: tuple[str, ...] = ()  # integer counts recorded only where they were computed
     strings: tuple[str, ...] = ()  # its strings (optional unless in `required`)
     required: tuple[str, ...] = ()  # required beyond the counts
     flags: tuple[str, ...] = ()  # its booleans (optional)

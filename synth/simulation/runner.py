@@ -23,6 +23,10 @@ from synth.simulation.platform import Platform, Transfers, check_size
 from synth.simulation.worker import PROGRESS
 
 MODELS = ("LV08", "CM02", "SMPI", "IB")
+DEFAULT_MODEL = "LV08"  # SimGrid's own default
+# said in the output whenever the default was not chosen: LV08's factors are fitted to TCP, not to InfiniBand
+DEFAULT_MODEL_NOTE = ("model     LV08, SimGrid's default: its factors (latency x 13.01, bandwidth x 0.97) are calibrated on "
+                      "TCP; for an InfiniBand-like network choose --model IB (or CM02, plain max-min sharing)")
 DISCIPLINES = ("bsp", "async")
 
 

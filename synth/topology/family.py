@@ -201,6 +201,11 @@ class Topology(ABC):
         ... above): what synth prints next to what it measures. Empty by default."""
         return frozenset()
 
+    def torus_ports(self) -> int | None:
+        """2D, the ports of a node on a D-dimensional torus whose nodes are their own routers: where
+        DeSensi24's deficiency model (eq. 1: Lambda, Psi, Xi over 2D ports) applies; None elsewhere."""
+        return None
+
     def minimal_channels(self, src, dst) -> np.ndarray | None:
         """Channels of a minimal path of every flow where the structure gives them in closed form
         (XGFT: twice the layer of the nearest common ancestor); None where they come from router

@@ -124,6 +124,9 @@ class Torus(RouterGrid, Topology):
                             terminal_bandwidth="degree" if self.p == 1 else 1.0)
         return build_direct_network(self.spec, self.family, graph)
 
+    def torus_ports(self) -> int | None:
+        return 2 * self.dimensions if self.p == 1 else None
+
     def closed_forms(self) -> frozenset[str]:
         """DeSensi24's Table 2 is for D >= 2 dimensions of one size, one terminal per router."""
         uniform = len(set(self.sizes)) == 1 and self.dimensions >= 2 and self.p == 1

@@ -5,6 +5,13 @@ dragonfly of Table 3.3, Pham26 Fig. 2.5c, isomorphic to the 2dfc G x A; spec 2df
 hyperx:A,G). Rank y A + x is router x of group y: X is the dimension within a group (local links),
 Y the dimension between groups (global links).
 
+Where it applies: on that network only, spelled 2dfc:G,A or hyperx:A,G (also synth compare's and
+synthesis' generated algorithms there). The `dragonfly:` arrangements (absolute, relative,
+circulant, with or without groups=G) spread a group's global ports over its routers by port number,
+so in general router x of one group does not meet router x of every other (a small case such as
+dragonfly:1,2,4:groups=5:arrangement=circulant happens to be the grid); df-c takes the grid from a
+2dfc or hyperx spec and refuses every dragonfly: spec in one line naming the 2dfc of its size.
+
 Every collective takes two combining steps, one per dimension, as Table 3.2 prices them (d_i the
 links of one dimension):
 - allgather, reduce-scatter, allreduce, alltoall(v): the dimension-order schedules of the 2dfc
@@ -64,6 +71,20 @@ def generate_dfc(request: Request):
 
 
 def _refusal(request: Request) -> str | None:
+    if request.dims:  # a grid: 2dfc or hyperx (or a torus, which _grid_refusal names)
+        return _dfc_grid_refusal(request)
+    from synth.topology import parse_topology
+
+    topology = parse_topology(request.spec) if request.spec.partition(":")[0].strip().lower() == "dragonfly" else None
+    if topology is not None:  # the seed's dragonfly is the 2dfc; no dragonfly: wiring is (module notes)
+        same = f"2dfc:{topology.groups},{topology.a}" if topology.p == 1 else "2dfc:G,A (one node per router)"
+        return (f"df-c runs on Pham26's dragonfly, whose router x of every group links to router x of every other "
+                f"group (Fig. 2.5c, Table 3.3's 16 x 17), given as 2dfc:G,A or hyperx:A,G (here {same}); a dragonfly: "
+                "spec's arrangements wire a group's global links by port number, in general another network")
+    return _dfc_grid_refusal(request)
+
+
+def _dfc_grid_refusal(request: Request) -> str | None:
     refusal = _grid_refusal(request)
     if refusal is not None:
         return refusal.replace("do and md run", "df-c runs").replace("do and md need", "df-c needs")
@@ -77,4 +98,5 @@ def _default_blocks(request: Request) -> int:
 ALGORITHM = Algorithm("df-c", ("broadcast", "reduce", "scatter", "gather", "allgather", "reduce-scatter", "allreduce",
                                "alltoall", "alltoallv"),
                       "DF-C (Pham26 ch.3): the dragonfly's message-combine collectives, one step within the group and "
-                      "one between groups (the dragonfly as the 2dfc G x A)", generate_dfc, _refusal, _default_blocks)
+                      "one between groups, on Pham26's dragonfly as the 2dfc G x A (2dfc:G,A or hyperx:A,G; not a "
+                      "dragonfly: spec, whose global wiring differs)", generate_dfc, _refusal, _default_blocks)

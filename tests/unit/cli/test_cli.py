@@ -176,7 +176,6 @@ def test_check_catches_a_non_minimal_path(run, tmp_path):
     (["route", SMALL, "--traffic", "a2a-xor", "--router", "dmodk"], "power-of-two"),
     (["route", SMALL, "--traffic", "csv:/no/such.csv", "--router", "dmodk"], "cannot read traffic file"),
     (["route", SMALL, "--router", "dmodk"], "no traffic given"),
-    (["route", SMALL, "--traffic", "a2a-opt"], "no router given"),
     (["route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--seed", "-1"], "--seed must be at least 0, got -1"),
     (["bounds", "nope.toml", "--traffic", "a2a-opt"], "cannot read instance file"),
     (["check", "/no/such/routes.json"], "cannot read routes file"),

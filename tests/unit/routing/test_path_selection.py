@@ -258,3 +258,22 @@ def test_route_bounds_and_report_print_the_same_bound(run, tmp_path):
                "--quiet")[0] == 0
     assert "lower bound 2" in run("report", "dragonfly:2,4,2", "--patterns", "randperm:3", "--routers", "paths",
                                   "--out", tmp_path / "s.md", "--quiet")[1]
+
+
+def test_no_lp_bound_is_recorded_where_no_lp_ran(run, tmp_path):
+    """A phase whose flows stay within their routers needs no LP: its report has no lp_bound (not a
+    bound of 0), the routes file leaves it out, and synth check takes the file."""
+    from synth.routing.paths_options import PathsOptions
+    from synth.topology import parse_topology
+
+    topology = parse_topology("torus:2,2:p=2")
+    _, report = route_phase_paths(topology, np.array([0, 2]), np.array([1, 3]), PathsOptions())
+    assert report.lp_bound is None and "lp_bound" not in report.as_dict()
+    (tmp_path / "t.csv").write_text("src,dst\n0,1\n2,3\n")
+    routes = tmp_path / "r.json"
+    code, out, err = run("route", "torus:2,2:p=2", "--traffic", f"csv:{tmp_path / 't.csv'}", "--router", "paths",
+                         "--out", routes, "--quiet")
+    assert code == 0, err
+    assert "lp_bound" not in json.loads(routes.read_text())["phases"][0]["solver"]
+    code, out, err = run("check", routes)
+    assert code == 0, err + out
