@@ -159,7 +159,7 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
     (synth.synthesis.exchange)."""
     from synth.collectives.sizes import parse_sizes as parse_block_sizes
 
-    if method in ("symmetric", "trees"):
+    if method != "auto":  # exact, symmetric and trees alike: none of them applies to an exchange
         raise SynthError(f"--method {method}: an {name} is synthesized by phases (--method auto)")
     if chunks is not None:
         raise SynthError(f"--chunks: an {name} moves every block whole (it has P^2 of them)")
