@@ -383,20 +383,25 @@ def node_demand(network, ranks_per_node: int, sizes: np.ndarray | None) -> tuple
 
 
 def flow_bound(network, ranks_per_node: int, sizes: np.ndarray | None, say=lambda text: None,
-               lp_pairs: int = LP_PAIRS) -> tuple[float, str]:
+               lp_pairs: int = LP_PAIRS, lp_seconds: float = LP_GUARD_SECONDS) -> tuple[float, str]:
     """A lower bound on lambda* (blocks, or an alltoallv's bytes, over bandwidth on the busiest
     channel, every node pair sending at once) and why: the multicommodity-flow LP over every routing
-    up to `lp_pairs` node pairs (left out past its guard: reruns stay identical), or the sweep cut
-    bound where it is more."""
+    up to `lp_pairs` node pairs, solved to lambda* within `lp_seconds` of wall clock (the command's
+    --time-limit, at most LP_GUARD_SECONDS; left out past it, said: only a run whose LP ends near
+    its limit may differ on a rerun), or the sweep cut bound where it is more."""
     from synth.measure.lp_bound import lp_bound
 
     a, b, weights = node_demand(network, ranks_per_node, sizes)
     lp, why = 0.0, ""
     if len(a) <= lp_pairs:
-        say("the multicommodity-flow LP bound")
-        found = lp_bound(network, a, b, exact=True, weights=weights, time_limit=LP_GUARD_SECONDS)
-        if found.status == "optimal":  # lambda* itself; past the guard it is left out (reruns stay identical)
+        seconds = min(float(lp_seconds), LP_GUARD_SECONDS)
+        say(f"the multicommodity-flow LP bound (within {seconds:g} s)")
+        found = lp_bound(network, a, b, exact=True, weights=weights, time_limit=seconds)
+        if found.status == "optimal":  # lambda* itself; past its limit it is left out (a bracket depends on the clock)
             lp, why = found.lower, "the multicommodity-flow LP over every routing"
+        else:
+            say(f"the multicommodity-flow LP bound left out: not solved within {seconds:g} s (the sweep cut instead)")
+            why = f"no LP bound (not solved within {seconds:g} s)"
     cut, cut_why = sweep_cut_bound(network, a, b, weights)
     if cut > lp * (1 + 1e-9):
         lp, why = cut, cut_why
