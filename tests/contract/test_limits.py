@@ -190,8 +190,8 @@ def test_the_simgrid_worker_keeps_an_ignored_sigint_ignored(tmp_path):
                                    capture_output=True, text=True).stdout.split()
             if found:
                 status = open(f"/proc/{found[0]}/status").read()
-                ignored = int(next(l for l in status.splitlines() if l.startswith("SigIgn:")).split()[1], 16)
-                if ignored & (1 << (signal.SIGINT - 1)):  # past SimGrid's Engine: its handler replaced
+                caught = int(next(l for l in status.splitlines() if l.startswith("SigCgt:")).split()[1], 16)
+                if caught & (1 << (signal.SIGSEGV - 1)):  # past SimGrid's Engine, which catches SIGSEGV (and SIGINT)
                     worker = int(found[0])
             time.sleep(0.05)
         if worker is None:
