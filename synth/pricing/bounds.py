@@ -90,8 +90,10 @@ EXCHANGES = ("alltoall", "alltoallv")
 MAX_CUT_NODES = 2048  # the cut bound's max-flows per terminal: above, compare keeps the injection bound (minutes)
 COMPARE_LP_PAIRS = 8192  # an all-to-all's flow LP in compare: torus:8,8's 4,032 node pairs 4 s; slimfly:5's 39,800 50 s
 LP_PAIRS = 1 << 16  # node pairs up to which synthesis bounds an all-to-all by the LP
-# The LP runs to lambda* (K(8,2) in 60 s, Slim Fly q = 5 in 120 s here), not to the time limit: a bound that depends
-# on the clock would change between reruns. Past this guard it is left out (the sweep cut remains).
+# The LP runs to lambda* (K(8,2) in 60 s, Slim Fly q = 5 in 120 s here, torus:8,16 118 s to 405 s) within the
+# command's --time-limit (synthesis) and never past this guard: past either it is left out, said (the sweep cut
+# remains), never replaced by a bracket that depends on the clock; only an LP that ends near the limit may make a
+# rerun differ. (It ran to this guard whatever the limit before issue 41: torus:8,16 at --time-limit 2 took 118 s.)
 LP_GUARD_SECONDS = 900.0
 ROWS_BYTES = 1 << 24  # an all-to-all's block sizes are summed a band of source ranks at a time (P^2 can be 2^28)
 
