@@ -109,6 +109,7 @@ def simulate_schedule(schedule, topology, options: SimulationOptions, router: st
                       routes: dict | None = None, progress=None) -> Simulation:
     """Simulate a schedule on its network (rank r on terminal r // Q)."""
     network = topology.network()
+    _check_planned(network, schedule.num_transfers, schedule.ranks, options)  # before the paths and the platform
     paths = transfer_paths(schedule, topology, router, seed, routes)
     mapped = map_schedule(schedule, topology, router, seed, routes, paths=paths)
     size = schedule.transfer_bytes()
@@ -175,6 +176,7 @@ def simulate_routes(doc: dict, topology, options: SimulationOptions, progress=No
                          "single messages between terminals")
     network = topology.network()
     n = network.num_terminals
+    _check_planned(network, sum(len(phase["flows"]) for phase in doc["phases"]), n, options)
     srcs, dsts, sizes, rows, labels, parts = [], [], [], [], [], []
     for k, phase in enumerate(doc["phases"]):
         flows, paths = phase["flows"], phase["paths"]
@@ -197,6 +199,14 @@ def simulate_routes(doc: dict, topology, options: SimulationOptions, progress=No
     source = {"pattern": traffic.get("pattern"), "network": topology.spec, "ranks": n, "router": doc.get("router"),
               "phases": steps}
     return _simulate("routes", source, network, src, dst, 1, n, paths, row, size, labels, model, options, progress)
+
+
+def _check_planned(network, transfers: int, ranks: int, options: SimulationOptions) -> None:
+    """The simulation's size guard (synth.simulation.platform.check_planned) before anything is made."""
+    from synth.simulation.platform import check_planned
+    from synth.simulation.runner import engine_of
+
+    check_planned(network.num_terminals, transfers, ranks if engine_of(options.settings()) == "actors" else 1)
 
 
 def _simulate(kind, source, network, src, dst, q, ranks, paths, row, size, labels, model, options, progress,

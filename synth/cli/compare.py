@@ -42,8 +42,8 @@ def add_parser(sub) -> None:
     p.add_argument("--synthesize", action="store_true", help="also synthesize a schedule (as synth synthesize does: "
                    "up to 64 ranks, 4,096 on tori and HyperX, an all-to-all 1,024) and list it next to the algorithms, "
                    "with its bound (the cut bound; an all-to-all's flow bound) in the bound")
-    p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
-                   metavar="S", help="wall-clock seconds for the synthesis' programs, as synth synthesize "
+    p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), metavar="S",
+                   help="with --synthesize: wall-clock seconds for the synthesis' programs, as synth synthesize "
                    "--time-limit spends them (CP-SAT: one unit of deterministic work per "
                    f"{1 / WORK_PER_SECOND:g} s; default 60)")
     p.add_argument("--simulate", action="store_true", help="also replay every algorithm on SimGrid at every size "
@@ -59,6 +59,8 @@ def add_parser(sub) -> None:
 def cmd_compare(args) -> int:
     if args.sim_model is not None and not args.simulate:
         raise SynthError("--sim-model applies to --simulate: add --simulate")
+    if args.time_limit is not None and not args.synthesize:
+        raise SynthError("--time-limit applies to --synthesize (the synthesis' programs): add --synthesize")
     topology = parse_topology(args.network)
     sizes = args.bytes
     node, q = node_costs(args, args.ranks_per_node), args.ranks_per_node
@@ -74,7 +76,8 @@ def cmd_compare(args) -> int:
         if args.synthesize:
             from synth.synthesis.portfolio import compare_with_synthesis
 
-            result = compare_with_synthesis(result, topology, args.alpha, args.bandwidth * 1e9, args.time_limit,
+            result = compare_with_synthesis(result, topology, args.alpha, args.bandwidth * 1e9,
+                                            60.0 if args.time_limit is None else args.time_limit,
                                             node=node)
         if args.simulate:  # last: every column, the synthesized one too, is there
             from synth.app.compare import simulate_comparison

@@ -48,6 +48,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_simulate(args) -> int:
+    if args.router is not None and args.routes is not None:  # as synth synthesize refuses the pair
+        raise SynthError("--routes and --router: the transfers take one or the other")
     options = SimulationOptions(model=args.model or DEFAULT_MODEL, discipline=args.discipline, alpha=args.alpha,
                                 bandwidth_bits=args.bandwidth * 1e9, latency=args.latency, hop_latency=args.hop_latency,
                                 overhead=args.overhead, node=node_costs(args))

@@ -63,7 +63,8 @@ def add_parser(sub) -> None:
                         "docs/methods.md): " + ", ".join(method_names()))
     p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
-                   metavar="S", help=SYNTHESIS_TIME_HELP)
+                   metavar="S", help=SYNTHESIS_TIME_HELP + "; an all-to-all's multicommodity-flow LP bound is solved "
+                   "within S seconds too, and left out (said) where it is not")
     add_cost_model(p)
     p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/2 with its synthesis record and paths); "
                    "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json (a name "

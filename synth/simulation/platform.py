@@ -83,6 +83,7 @@ def build_platform(network, src_rank: np.ndarray, dst_rank: np.ndarray, ranks_pe
     `intra_latency` (None: `latency`) and `intra_bandwidth_bits` (None: MEMORY_BANDWIDTH, and the
     transfers within a node carry no bytes)."""
     n = network.num_terminals
+    check_planned(n, len(src_rank))
     src_node, dst_node = src_rank // ranks_per_node, dst_rank // ranks_per_node
     across = src_node != dst_node
     if int(across.sum()) != paths.num_flows:
@@ -157,6 +158,22 @@ def _path_variants(src: np.ndarray, dst: np.ndarray, paths: Paths) -> np.ndarray
 def memory_needed(platform: Platform, transfers: Transfers, actors: int = 1) -> int:
     return (platform.hosts ** 2 * BYTES_PER_HOST_PAIR + len(platform.route_links) * BYTES_PER_HOP
             + transfers.count * BYTES_PER_TRANSFER + actors * BYTES_PER_ACTOR)
+
+
+# What build_platform allocates per transfer on its way (the hosts, variants, keys and index arrays, the transfers'
+# own arrays): a dozen int64 arrays and their temporaries
+BUILD_BYTES_PER_TRANSFER = 160
+
+
+def check_planned(terminals: int, transfers: int, actors: int = 1) -> None:
+    """check_size before anything of the platform is made: at least a host per terminal and the
+    transfers' SimGrid objects, with what building the platform allocates per transfer (a run
+    that would not fit is refused here, not found dying in build_platform under `ulimit -v`)."""
+    need, have = (terminals ** 2 * BYTES_PER_HOST_PAIR + transfers * (BYTES_PER_TRANSFER + BUILD_BYTES_PER_TRANSFER)
+                  + actors * BYTES_PER_ACTOR), budget()
+    if need > have.bytes:
+        raise SynthError(f"simulating {transfers:,} transfers on {terminals:,} hosts needs about {gib(need)}, "
+                         f"more than the {have} this run may use")
 
 
 def check_size(platform: Platform, transfers: Transfers, actors: int = 1) -> None:

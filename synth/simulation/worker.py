@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import resource
 import sys
 
@@ -68,6 +69,11 @@ def build(data: dict):
     if engine_kind == "driver":
         config.append("--cfg=contexts/factory:raw")
     api = simgrid_module.Api(sg, sg.Engine(config))
+    # SimGrid's Engine installs its own SIGINT handler (it prints the actors and calls exit(1), which
+    # then hung in the interpreter's exit here): a worker leaves SIGINT to its parent
+    # (quiet_worker), which ignores it when it was started ignoring it (in the background) and else
+    # stops the worker itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     zone = api.full_zone("synth")
     hosts = [api.add_host(zone, f"h{i}", 1e9) for i in range(int(data["hosts"]))]
     links = [sg.LinkInRoute(api.add_link(zone, f"l{i}", bandwidth).set_latency(latency))

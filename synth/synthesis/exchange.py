@@ -104,7 +104,7 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
                          f"{MAX_PAIRS:,} a synthesis routes")
     a, b, weights = node_demand(network, q, sizes)
     report, options = None, None
-    lp, why = flow_bound(network, q, sizes, say)
+    lp, why = flow_bound(network, q, sizes, say, lp_seconds=time_limit)  # the LP too within the command's limit
     granule = 1 if unit_router_links(network) else 0
     paths, name = None, router
     if routes is not None:  # the fabric's own paths: neither translated nor chosen

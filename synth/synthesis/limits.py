@@ -9,6 +9,10 @@ MAX_SYMMETRIC_RANKS = 4096  # the representatives' program, or their balanced tr
 MAX_LAYERED_RANKS = 2048  # the per-layer points' stages are priced over every rank pair's path
 MAX_TREE_DELIVERIES = 4_000_000  # the balanced trees' deliveries, P (P - 1) x chunks, made one by one (minutes)
 MAX_RELAY_DELIVERIES = 1 << 24  # above, the relay trees alone (arrays): 4,096 ranks' blocks (Slim Fly q = 13: 3,380)
+# What one delivery of the whole translated schedule costs at the peak (the representatives' deliveries moved by
+# every translation, sorted into steps, replayed and priced): measured 414 B (peak RSS of torus:16,16's allgather,
+# 4 -> 16 chunks: +324 MB for +783k deliveries); torus:64,64 with 16 chunks (268 M deliveries) died past 19 GB.
+BYTES_PER_DELIVERY = 400
 MAX_EVERY_PAIRS = 1 << 22  # the straight, relay and per-layer points' pairs: no program, arrays of them (2,048 ranks)
 LAYERED_PIECES = (2, 4, 8)  # the pipelined per-layer points' pieces (each within MAX_TREE_DELIVERIES)
 SCATTER_PIECES = (1, 4, 16, 64)  # the scatter-then-allgather broadcast's pipelined pieces

@@ -130,8 +130,28 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
         chunks = 1 if symmetry is None else least_whole_chunks(
             bound.bandwidth if info.name != "allreduce" else
             bandwidth_bound("allgather", network, ranks_per_node, root, terminals), network, ranks)
+    if symmetry is not None:
+        check_translated_size(info.name, topology, ranks, chunks)
     return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root), bound, symmetry,
                          trees_only=trees_only, relay_only=relay_only, routes=routes)
+
+
+def check_translated_size(name: str, topology, ranks: int, chunks: int) -> None:
+    """The symmetric method's size guard: the representatives' schedule translated to every rank
+    is chunks x P (P - 1) deliveries (an allreduce's halves one after the other: the same at a
+    time), limits.BYTES_PER_DELIVERY each; refused in one line, before any program is built, where
+    that would not fit the memory this process may use (synth.core.memory)."""
+    from synth.core import memory
+
+    per_chunk = ranks * (ranks - 1)
+    need, budget = chunks * per_chunk * limits.BYTES_PER_DELIVERY, memory.budget()
+    if need <= budget.bytes:
+        return
+    fits = budget.bytes // (per_chunk * limits.BYTES_PER_DELIVERY)
+    helps = f"--chunks {fits} or fewer fits" if fits >= 1 else "not even one chunk fits: take a smaller network"
+    raise SynthError(f"{topology.spec}: the {name} of {ranks:,} ranks with {chunks} chunks translates to "
+                     f"{chunks * per_chunk:,} deliveries, which needs about {memory.gib(need)}; synth plans with "
+                     f"{budget} here; {helps}")
 
 
 def check_tree_size(name: str, topology, ranks_per_node: int, chunks: int | None) -> bool:
@@ -159,7 +179,7 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
     (synth.synthesis.exchange)."""
     from synth.collectives.sizes import parse_sizes as parse_block_sizes
 
-    if method in ("symmetric", "trees"):
+    if method != "auto":  # exact, symmetric and trees alike: none of them applies to an exchange
         raise SynthError(f"--method {method}: an {name} is synthesized by phases (--method auto)")
     if chunks is not None:
         raise SynthError(f"--chunks: an {name} moves every block whole (it has P^2 of them)")

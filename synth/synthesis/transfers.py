@@ -82,12 +82,48 @@ def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours",
         raise SynthError(f"unknown transfer reach '{reach}' (known: {', '.join(REACHES)})")
     network = topology.network()
     n, q = network.num_terminals, ranks_per_node
-    node_pairs = _node_pairs(network, reach)
-    pairs = len(node_pairs[0]) * q * q + n * q * (q - 1)
+    # counted before the pairs are made: the n x n masks alone would be gigabytes where the guard refuses
+    counts = {r: count_node_pairs(network, r) for r in REACHES}
+    pairs = counts[reach] * q * q + n * q * (q - 1)
     if pairs > limit:
         raise SynthError(f"{topology.spec}: {pairs:,} rank pairs with {reach} transfers, more than the {limit:,} a "
-                         "synthesis takes; use --transfers neighbours or a smaller network")
-    return pairs_graph(topology, q, reach, node_pairs, router, seed, routes=routes)
+                         f"synthesis takes; {_what_helps(counts, reach, n, q, limit)}")
+    return pairs_graph(topology, q, reach, _node_pairs(network, reach), router, seed, routes=routes)
+
+
+def _what_helps(counts: dict, reach: str, n: int, q: int, limit: int) -> str:
+    """The changes of the options that would bring the pairs under `limit`: only those (a refusal
+    never suggests what is already asked, the default included)."""
+    def fits(r: str, per_node: int) -> bool:
+        return counts[r] * per_node * per_node + n * per_node * (per_node - 1) <= limit
+
+    helps = []
+    if reach != "neighbours" and fits("neighbours", q):
+        helps.append("--transfers neighbours")
+    if q > 1 and fits(reach, 1):
+        helps.append("--ranks-per-node 1")
+    if helps:
+        return "use " + " or ".join(helps) + ", or a smaller network"
+    if reach == "neighbours" or not fits("neighbours", q):
+        return "neighbour transfers (at most one router-to-router link) are the fewest a synthesis takes: take a smaller network"
+    return "take a smaller network"
+
+
+def count_node_pairs(network, reach: str) -> int:
+    """len(_node_pairs(network, reach)[0]) without making them: for neighbours, the terminals of
+    every pair of linked routers (a router with itself included), less each terminal with itself."""
+    n = network.num_terminals
+    if reach == "all":
+        return n * (n - 1)
+    src, dst = network.channel_src, network.channel_dst
+    router_of = terminal_routers(network)
+    if (router_of < 0).any():  # a terminal without an injection channel: count what _node_pairs makes
+        return len(_node_pairs(network, reach)[0])
+    per_router = np.bincount(router_of, minlength=network.num_nodes).astype(np.int64)
+    between = (src >= n) & (dst >= n) & (src != dst)
+    linked = np.unique(np.asarray(src[between], dtype=np.int64) * network.num_nodes + dst[between])
+    a, b = linked // network.num_nodes, linked % network.num_nodes
+    return int((per_router[a] * per_router[b]).sum() + (per_router * per_router).sum() - n)
 
 
 def pairs_graph(topology, ranks_per_node: int, reach: str, node_pairs: tuple[np.ndarray, np.ndarray],

@@ -15,6 +15,7 @@ found", never a wrong embedding, since the one returned is verified channel by c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import combinations
 
 import numpy as np
@@ -37,7 +38,7 @@ class Routers:
     def size(self) -> int:
         return len(self.nodes)
 
-    @property
+    @cached_property  # asked once per candidate and test: a sum over every router each time was most of a 10,000-ring's recognition
     def num_channels(self) -> int:
         return sum(sum(c.values()) for c in self.channels)
 
@@ -305,6 +306,9 @@ def isomorphism(fabric: Routers, family: Routers, transitive: bool = False,
     individualized needs one image only: if that fails, every other would."""
     if fabric.size != family.size or fabric.num_channels != family.num_channels:
         return None
+    walked = _cycle_isomorphism(fabric, family)
+    if walked is not False:  # both cycles: walked in linear time (refinement takes R / 2 rounds of R on one)
+        return walked
     refiner = _Refiner(fabric, family)
     size = fabric.size
     root = refiner.refine(refiner.start)
@@ -351,6 +355,61 @@ def isomorphism(fabric: Routers, family: Routers, transitive: bool = False,
             continue
         stack.append(node)
     return None
+
+
+def _cycle_order(graph: Routers) -> list[int] | None:
+    """The routers in their order around the cycle, where the router graph is one (every router joined to two
+    others by one channel each way, all of them reached from router 0); else None."""
+    if graph.size < 3 or any(len(near) != 2 for near in graph.neighbours):
+        return None
+    if any(len(out) != 2 or any(count != 1 for count in out.values()) for out in graph.channels):
+        return None
+    order, previous, at = [0], -1, 0
+    for _ in range(graph.size - 1):
+        a, b = graph.neighbours[at]
+        previous, at = at, (b if a == previous else a)
+        if at == 0:
+            return None  # a shorter cycle: not connected
+        order.append(at)
+    return order if 0 in graph.neighbours[at] else None
+
+
+def _cycle_isomorphism(fabric: Routers, family: Routers):
+    """An isomorphism of two cycles walked side by side (the cheap invariants first: every degree two, one cycle),
+    None where both are cycles but no rotation or reflection keeps which routers have terminals, and False where
+    either is no cycle (the general search decides). Rotations are tried only where terminals differ along the
+    cycle, at the positions whose terminal pattern starts alike: linear for the usual uniform case."""
+    mine, theirs = _cycle_order(fabric), _cycle_order(family)
+    if mine is None or theirs is None:
+        return False
+    size = fabric.size
+    has = (fabric.terminals > 0)[mine]
+    other = (family.terminals > 0)[theirs]
+    if has.sum() != other.sum():
+        return None
+    uniform = has.all() or not has.any()
+    for direction in (theirs, theirs[:1] + theirs[1:][::-1]):
+        pattern = (family.terminals > 0)[direction]
+        for shift in range(1 if uniform else size):
+            if not uniform and not np.array_equal(np.roll(pattern, -shift), has):
+                continue
+            mapping = np.empty(size, dtype=np.int64)
+            mapping[mine] = np.roll(np.asarray(direction, dtype=np.int64), -shift)
+            if _verified_map(fabric, family, mapping):
+                return mapping
+    return None
+
+
+def _verified_map(fabric: Routers, family: Routers, mapping: np.ndarray) -> bool:
+    """Whether fabric router v -> family router mapping[v] carries every channel exactly."""
+    for v in range(fabric.size):
+        u = int(mapping[v])
+        if len(fabric.channels[v]) != len(family.channels[u]):
+            return False
+        for w, count in fabric.channels[v].items():
+            if family.channels[u].get(int(mapping[w]), 0) != count:
+                return False
+    return True
 
 
 def _verified(fabric: Routers, family: Routers, colour: np.ndarray) -> np.ndarray | None:
