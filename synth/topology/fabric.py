@@ -18,6 +18,7 @@ cable gives two channels, in order of (switch, port) of its first end. A CA has 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -194,10 +195,13 @@ class Fabric(Topology):
             size = os.path.getsize(self.path)
             if size > MAX_FILE_BYTES:
                 raise SynthError(f"{self.path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a fabric file may have")
-            with open(self.path, encoding="utf-8-sig", errors="replace") as handle:  # -sig: a byte-order mark
-                text = handle.read()
+            with open(self.path, "rb") as handle:
+                data = handle.read()
         except OSError as exc:
             raise SynthError(f"cannot read the fabric file {self.path}: {exc.strerror or exc}") from None
+        # the digest of the bytes read (files record it: a file replaced after this read is noticed, not taken as this)
+        self.__dict__["digest"] = hashlib.sha256(data).hexdigest()
+        text = data.decode("utf-8-sig", errors="replace")  # -sig: a byte-order mark
         nodes = parse_fabric(text, self.path)
         check_counts(self.spec, sum(node.kind == "ca" for node in nodes), len(nodes),
                      2 * sum(len(node.links) for node in nodes))
