@@ -28,7 +28,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.validate import show
-from synth.topology.readers.ibnetdiscover import FabricFileError, Node, parse_fabric
+from synth.topology.readers.ibnetdiscover import MAX_NAME, FabricFileError, Node, parse_fabric
 from synth.topology.direct import TERMINAL_CLASS
 from synth.topology.distances import connected_parts
 from synth.topology.family import Family, Topology, check_counts, file_digest, file_spec_options, recognize_option
@@ -149,10 +149,17 @@ def _check_connected(nodes: list[Node], cabled: dict, source: str) -> None:
 
 
 def writable_name(name: str) -> bool:
-    """A name a fabric file carries between quotes and ibsim reads back: no quote, no '#' or '@' (ibsim's
-    comment and option marks), no control or line-separator character."""
-    return bool(name) and not any(c in '"#@' or ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85"
-                                  for c in name)
+    """A name a fabric file carries between quotes and ibsim and fabric:FILE read back: no quote, no '#' or '@'
+    (ibsim's comment and option marks), no control or line-separator character, at most MAX_NAME characters (the
+    reader's limit), text that UTF-8 can write (no lone surrogate, as a JSON graph file's "\\ud800")."""
+    if not name or len(name) > MAX_NAME or any(c in '"#@' or ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85"
+                                                for c in name):
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _names(nodes: list[Node]) -> dict[str, str]:
