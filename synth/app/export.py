@@ -19,9 +19,27 @@ def export_schedule(path: str, fmt: str = DEFAULT_FORMAT, name: str | None = Non
     if protocol != DEFAULT_PROTOCOL and "protocol" not in export.takes:
         raise SynthError(f"--proto applies to {', '.join(f for f, e in EXPORT_FORMATS.items() if 'protocol' in e.takes)}, "
                          f"not {fmt}")
+    if name is not None:
+        check_name(name)
     schedule = read_schedule(path)
     report = verify(schedule)
     if not report.ok:
         raise SynthError(f"{path} does not deliver its {schedule.collective} (synth verify: {report.violation}); "
                          "not exported")
     return export.render(schedule, name, protocol)
+
+
+def check_name(name: str) -> None:
+    """--name as the exported file carries it (an XML attribute, UTF-8): not empty, text (no byte that is not UTF-8:
+    the command line hands those over as lone surrogates), no control character (XML 1.0 has none but tab and the
+    line ends, which an attribute does not keep), no U+FFFE or U+FFFF (not characters)."""
+    if not name.strip():
+        raise SynthError("--name is empty: give the algorithm's name, or leave --name out for "
+                         "synth-ALGORITHM-COLLECTIVE-P")
+    for i, c in enumerate(name):
+        if 0xD800 <= ord(c) <= 0xDFFF:
+            raise SynthError(f"--name {ascii(name)[:80]}: character {i + 1} is not UTF-8 text (a byte the command line "
+                             "could not decode)")
+        if ord(c) < 32 or 127 <= ord(c) < 160 or c in "\ufffe\uffff":
+            raise SynthError(f"--name {ascii(name)[:80]}: character {i + 1} ({ascii(c)}) is a control character, which "
+                             "the exported name cannot carry")
