@@ -59,7 +59,31 @@ def file_format(s: Schedule) -> str:
     return FORMAT if s.paths is not None else FORMAT_1
 
 
+TOO_BIG = "; write the compact form (--out FILE.h5)"
+
+
+class _Capped:
+    """A text handle that refuses to pass `limit` characters (bytes: json.dumps writes ASCII): synth never writes a
+    schedule file that read_schedule refuses for its size."""
+
+    def __init__(self, handle: IO[str], limit: int):
+        self.handle, self.limit, self.size = handle, limit, 0
+
+    def write(self, text: str) -> None:
+        self.size += len(text)
+        if self.size > self.limit:
+            raise SynthError(f"the JSON schedule file would have more than the {self.limit:,} bytes synth reads whole: "
+                             f"not written{TOO_BIG}")
+        self.handle.write(text)
+
+
 def write_schedule(handle: IO[str], s: Schedule) -> None:
+    # at least a digit and a comma per block sent and 32 characters a transfer ({"src":0,"dst":1,"blocks":[],"op":"copy"})
+    least = 2 * s.num_block_sends + 32 * s.num_transfers
+    if least > MAX_FILE_BYTES:
+        raise SynthError(f"the JSON schedule file would have at least {least:,} bytes, more than the {MAX_FILE_BYTES:,} "
+                         f"synth reads whole: not written{TOO_BIG}")
+    handle = _Capped(handle, MAX_FILE_BYTES)
     sizes = s.block_bytes
     digest = network_digest(s)
     head = {"format": file_format(s), "collective": s.collective, "algorithm": s.algorithm,
