@@ -192,14 +192,16 @@ def _read_file(f, where: str, h5py):
         _integer_dataset(f, key, where, h5py)
     length = {key: int(f[key].shape[0]) for key in names + optional}
     steps, transfers = length["step_ptr"] - 1, length["src"]
-    expected = {"dst": transfers, "op": transfers, "block_bytes": blocks}  # each checked before it is read
+    # each checked before it is read, against the dataset (or attribute) it follows
+    expected = {"dst": (transfers, "as src"), "op": (transfers, "as src"), "block_bytes": (blocks, "one per block")}
     if runs:
-        expected |= {"run_ptr": transfers + 1, "run_stride": length["run_first"], "run_count": length["run_first"]}
+        expected |= {"run_ptr": (transfers + 1, "one more than src"),
+                     "run_stride": (length["run_first"], "as run_first"), "run_count": (length["run_first"], "as run_first")}
     else:
-        expected["block_ptr"] = transfers + 1
-    for key, n in expected.items():
+        expected["block_ptr"] = (transfers + 1, "one more than src")
+    for key, (n, why) in expected.items():
         if length[key] != n:
-            raise SynthError(f"{where}: {key} has {length[key]:,} entries, expected {n:,}")
+            raise SynthError(f"{where}: {key} has {length[key]:,} entries, expected {n:,} ({why})")
     if "size_exchange" in length and length["size_exchange"] > max(steps, 0):
         raise SynthError(f"{where}: size_exchange has {length['size_exchange']:,} entries for "
                          f"{counted(max(steps, 0), 'step')}")
@@ -213,8 +215,9 @@ def _read_file(f, where: str, h5py):
     budget = memory.budget()
     if need > budget.bytes:  # from the shapes, before any array is read
         raise SynthError(f"{where} declares {counted(ranks, 'rank')}, {counted(blocks, 'block')} and "
-                         f"{counted(max(steps, 0), 'step')} of {counted(transfers, 'transfer')}"
-                         + (f" with {counted(hops, 'recorded channel hop')}" if hops else "") + ", which take about "
+                         f"{counted(max(steps, 0), 'step')} of {counted(transfers, 'transfer')} sending "
+                         + (counted(length["run_count"], "run") + " of blocks" if runs else counted(sends, "block"))
+                         + (f", with {counted(hops, 'recorded channel hop')}" if hops else "") + ", which take about "
                          f"{memory.gib(need)} to verify; synth plans with {budget} here")
     read = {key: _read(f[key]) for key in names + optional}
     read["synthesis"], read["network_sha256"] = synthesis, digest
