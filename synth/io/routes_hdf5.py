@@ -318,6 +318,10 @@ def _text(value, where: str) -> str:
             raise SynthError(f"{where} is not UTF-8 text") from None
     if not isinstance(value, str):
         raise SynthError(f"{where} is not text")
+    try:  # h5py hands bytes that are not UTF-8 over as lone surrogates (surrogateescape)
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SynthError(f"{where} is not UTF-8 text (character {exc.start + 1})") from None
     return value
 
 

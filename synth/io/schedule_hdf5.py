@@ -162,11 +162,12 @@ def _read_file(f, where: str, h5py):
     read), then the arrays; the values are checked by the caller."""
     attrs = {k: f.attrs[k] for k in f.attrs}
     missing = [k for k in _ATTRIBUTES if k not in attrs]
-    if not isinstance(attrs.get("format"), (str, bytes)) or _text(attrs["format"], where) not in (FORMAT_1, FORMAT) \
-            or missing:
+    fmt = attrs.get("format")
+    fmt = fmt.decode("utf-8", "replace") if isinstance(fmt, bytes) else fmt
+    if not isinstance(fmt, str) or fmt not in (FORMAT_1, FORMAT) or missing:
         raise SynthError(f"{where} is not a synth-schedule file ({FORMAT_1} or {FORMAT})"
                          + (f" (no attribute {missing[0]})" if missing else ""))
-    version_2 = _text(attrs["format"], where) == FORMAT
+    version_2 = fmt == FORMAT
     name, algorithm, spec = (_text(attrs[k], f"{where}: {k}") for k in ("collective", "algorithm", "spec"))
     if name not in COLLECTIVES:
         raise SynthError(f"{where}: collective '{name}' is not one synth knows ({', '.join(COLLECTIVES)})")
@@ -338,6 +339,10 @@ def _text(value, where: str) -> str:
         value = value.decode("utf-8", "replace")
     if not isinstance(value, str):
         raise SynthError(f"{where} is not text")
+    try:  # h5py hands bytes that are not UTF-8 over as lone surrogates (surrogateescape)
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SynthError(f"{where} is not UTF-8 text (character {exc.start + 1})") from None
     return value
 
 
@@ -378,6 +383,7 @@ def _synthesis(text, where: str) -> dict | None:
             raise SynthError(f"{where}: synthesis is not UTF-8 text (byte {exc.start})") from None
     if not isinstance(text, str):
         raise SynthError(f"{where}: synthesis is not the JSON text of an object")
+    text = _text(text, f"{where}: synthesis")
     record = parse_json(text, f"{where}: synthesis", "schedule's synthesis record")
     if not isinstance(record, dict):
         raise SynthError(f"{where}: synthesis is not the JSON text of an object")

@@ -533,3 +533,14 @@ def test_json_files_over_the_readers_cap_are_not_written(tmp_path, monkeypatch):
     assert_user_error(run("route", "xgft:2:4,4:1,4", "--traffic", "a2a-lin", "--router", "dmodk", "--quiet",
                           "--out", tmp_path / "r.json"), "compact form", all_of=("5,000",))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.h5"]
+
+
+@pytest.mark.parametrize("name, key", [("lists.h5", "algorithm"), ("lists.h5", "spec"), ("lists.h5", "format"),
+                                       ("paths.h5", "synthesis"), ("routes.h5", "header"), ("routes.h5", "format")])
+def test_an_attribute_that_is_not_utf8_is_one_line(made, tmp_path, name, key):
+    """Found by the properties: h5py hands bytes that are not UTF-8 over as lone surrogates, which no output can
+    print (exit 70 from export, UnicodeEncodeError)."""
+    path = _copy_changed(made, name, tmp_path, _attribute(key, b"\xff\xfe"))
+    argv = ["export", path, "--out", tmp_path / "x.xml"] if name != "routes.h5" else ["tables", path, "--out", tmp_path / "t"]
+    assert_user_error(run(*argv), key, "synth-schedule file", "compact")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
