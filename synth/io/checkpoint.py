@@ -30,6 +30,7 @@ from synth.core.validate import show
 
 FORMAT = "synth-checkpoint/1"
 MANIFEST = "checkpoint.json"
+MAX_MANIFEST_BYTES = 16 << 20
 _PART = re.compile(r"(?P<job>[a-z]+)-(?P<start>0|[1-9]\d*)-(?P<stop>[1-9]\d*)\.pickle")
 
 
@@ -90,6 +91,8 @@ class Checkpoint:
         manifest = self.directory / MANIFEST
         if manifest.is_file():
             try:
+                if manifest.stat().st_size > MAX_MANIFEST_BYTES:  # before it is read (a run's inputs are a few KiB)
+                    raise ValueError("too large")
                 saved = json.loads(manifest.read_text())
                 assert saved["format"] == FORMAT and isinstance(saved["inputs"], dict)
             except (OSError, ValueError, KeyError, TypeError, AssertionError, RecursionError):

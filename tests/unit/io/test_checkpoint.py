@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from helpers import TABLE_3_1, assert_user_error
+from synth.core.errors import SynthError
 from synth.io.checkpoint import MANIFEST
 from synth.workflow import plan_parts
 
@@ -238,3 +239,13 @@ def test_a_part_whose_result_is_not_the_job_s_is_refused(tmp_path_factory, resul
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = main(argv)
     assert code == 2 and err.getvalue().count("\n") == 1 and name in err.getvalue(), err.getvalue()
+
+
+def test_a_huge_manifest_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import synth.io.checkpoint as checkpoint
+
+    (tmp_path / "ck").mkdir()
+    (tmp_path / "ck" / "checkpoint.json").write_text(json.dumps({"format": checkpoint.FORMAT, "inputs": {"a": "x" * 200}}))
+    monkeypatch.setattr(checkpoint, "MAX_MANIFEST_BYTES", 100)
+    with pytest.raises(SynthError, match="is not a synth-checkpoint/1 manifest"):
+        checkpoint.Checkpoint(tmp_path / "ck", {"a": "x" * 200})
