@@ -158,9 +158,15 @@ class CheckpointJob:
         _write_atomically(self._path(key), pickle.dumps(header, protocol=5) + pickle.dumps(result, protocol=5))
 
     def load(self, key: tuple[int, int], phases: np.ndarray):
+        import contextlib
+        import io
+
         path = self._path(key)
         try:
-            with open(path, "rb") as handle:
+            # a damaged pickle can make the interpreter print a second error of its own while unwinding (numpy's
+            # buffer of a failed load: "SystemError: deallocated bytearray object has exported buffers"); the one
+            # line below says what matters
+            with open(path, "rb") as handle, contextlib.redirect_stderr(io.StringIO()):
                 header = pickle.load(handle)
                 if not isinstance(header, dict) or set(header) != {"job", "inputs", "phases"}:
                     raise ValueError("its header is not a synth checkpoint part's")
@@ -172,7 +178,8 @@ class CheckpointJob:
                 if handle.read(1):
                     raise ValueError("it has data after its result")
         except Exception as exc:  # noqa: BLE001 - any unreadable part is said the same way
-            raise SynthError(f"checkpoint part '{path}' cannot be read ({type(exc).__name__}: {exc}): delete it and "
+            why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise SynthError(f"checkpoint part '{path}' cannot be read ({why}): delete it and "
                              "rerun to route its phases again") from None
         problem = self.check(result, phases) if self.check is not None else None
         if problem is not None:
