@@ -16,6 +16,8 @@ def export_schedule(path: str, fmt: str = DEFAULT_FORMAT, name: str | None = Non
                     protocol: str = DEFAULT_PROTOCOL) -> str:
     """The text of the exported schedule."""
     check_export(fmt, protocol)
+    if name is not None:
+        check_name(name)  # (before the schedule is read)
     return export_text(read_schedule(path), fmt, name, protocol, path)
 
 
@@ -33,8 +35,26 @@ def export_text(schedule, fmt: str = DEFAULT_FORMAT, name: str | None = None, pr
     """A schedule (read, or made in this process) verified, then rendered in `fmt`; `where` names
     it in the refusal of a schedule that does not deliver its collective."""
     export = check_export(fmt, protocol)
+    if name is not None:
+        check_name(name)
     report = verify(schedule)
     if not report.ok:
         raise SynthError(f"{where} does not deliver its {schedule.collective} (synth verify: {report.violation}); "
                          "not exported")
     return export.render(schedule, name, protocol)
+
+
+def check_name(name: str) -> None:
+    """--name as the exported file carries it (an XML attribute, UTF-8): not empty, text (no byte that is not UTF-8:
+    the command line hands those over as lone surrogates), no control character (XML 1.0 has none but tab and the
+    line ends, which an attribute does not keep), no U+FFFE or U+FFFF (not characters)."""
+    if not name.strip():
+        raise SynthError("--name is empty: give the algorithm's name, or leave --name out for "
+                         "synth-ALGORITHM-COLLECTIVE-P")
+    for i, c in enumerate(name):
+        if 0xD800 <= ord(c) <= 0xDFFF:
+            raise SynthError(f"--name {ascii(name)[:80]}: character {i + 1} is not UTF-8 text (a byte the command line "
+                             "could not decode)")
+        if ord(c) < 32 or 127 <= ord(c) < 160 or c in "\ufffe\uffff":
+            raise SynthError(f"--name {ascii(name)[:80]}: character {i + 1} ({ascii(c)}) is a control character, which "
+                             "the exported name cannot carry")

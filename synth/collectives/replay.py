@@ -244,6 +244,8 @@ def check_runs(ptr, first, stride, count, num_blocks):
             if stride[k] > 0 and count[k] - 1 > (num_blocks - 1 - first[k]) // stride[k] or \
                     stride[k] < 0 and count[k] - 1 > first[k] // -stride[k]:
                 return k, -1, -1
+            if count[k] > 1 and stride[k] == 0:  # its one block, count times (2^40 of them listed would not fit)
+                return -1, t, first[k]
             if count[k] > 1 and stride[k] <= 0 or k > ptr[t] and first[k] <= first[k - 1] + stride[k - 1] * (count[k - 1] - 1):
                 rising = False
         if rising:
@@ -251,10 +253,14 @@ def check_runs(ptr, first, stride, count, num_blocks):
         size = 0
         for k in range(ptr[t], ptr[t + 1]):
             size += count[k]
+        # more blocks than B repeat one (every block is in range): the first B + 1 of them show which
+        size = min(size, num_blocks + 1)
         blocks = np.empty(size, dtype=np.int64)
         n = 0
         for k in range(ptr[t], ptr[t + 1]):
             for j in range(count[k]):
+                if n == size:
+                    break
                 blocks[n] = first[k] + stride[k] * j
                 n += 1
         blocks.sort()

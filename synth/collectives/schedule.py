@@ -122,6 +122,9 @@ class Schedule:
     # per transfer between nodes (in order), the channels it crosses: the paths its recorded cost was computed on
     # (synth.topology.paths.Paths; a synthesized schedule's, kept by its file); None: priced on a router's paths
     paths: "Paths | None" = None
+    # the SHA-256 of the file a `fabric:` or `graph:` network was read from, as its schedule file records it (so a
+    # file changed since is noticed); None: taken from the spec's file when the schedule is written
+    network_sha256: str | None = None
 
     def explicit(self) -> "Schedule":
         """The same schedule with its blocks listed (itself when they are)."""

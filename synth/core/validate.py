@@ -174,11 +174,18 @@ def _no_constant(name: str):
     raise _Malformed(f"{name} is not a number synth accepts")
 
 
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or an exponent: 1e400 is Infinity spelt otherwise, refused as it is."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Malformed(f"{text[:40]} is beyond a double (Infinity), not a number synth accepts")
+    return value
+
+
 def read_json(path, where: str, kind: str, max_bytes: int, too_big_hint: str = ""):
     """A JSON file synth wrote (routes, schedules), parsed strictly: duplicated keys, NaN and
-    Infinity are refused, and so is a file above `max_bytes` before it is read. Every failure is
-    one line naming `where` ("routes file 'r.json'") and, for content, the `kind` it is not."""
-    import json
+    Infinity (also as 1e400) are refused, and so is a file above `max_bytes` before it is read. Every
+    failure is one line naming `where` ("routes file 'r.json'") and, for content, the `kind` it is not."""
     import os
 
     try:
@@ -187,11 +194,20 @@ def read_json(path, where: str, kind: str, max_bytes: int, too_big_hint: str = "
             raise SynthError(f"{where} has {size:,} bytes, more than the {max_bytes:,} synth reads whole{too_big_hint}")
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8")
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
     except OSError as exc:
         raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise SynthError(f"{where} is not UTF-8 text (byte {exc.start})") from None
+    return parse_json(text, where, kind)
+
+
+def parse_json(text: str, where: str, kind: str):
+    """JSON text parsed as strictly as read_json parses a file (for JSON that a file holds inside, as an
+    HDF5 file's attribute): one line naming `where` and the `kind` it is not."""
+    import json
+
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
         raise SynthError(f"{where} is not JSON: {exc}") from None
     except ValueError:  # an integer beyond Python's digit limit (JSONDecodeError is caught above)

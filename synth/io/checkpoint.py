@@ -30,6 +30,7 @@ from synth.core.validate import show
 
 FORMAT = "synth-checkpoint/1"
 MANIFEST = "checkpoint.json"
+MAX_MANIFEST_BYTES = 16 << 20
 _PART = re.compile(r"(?P<job>[a-z]+)-(?P<start>0|[1-9]\d*)-(?P<stop>[1-9]\d*)\.pickle")
 
 
@@ -90,6 +91,8 @@ class Checkpoint:
         manifest = self.directory / MANIFEST
         if manifest.is_file():
             try:
+                if manifest.stat().st_size > MAX_MANIFEST_BYTES:  # before it is read (a run's inputs are a few KiB)
+                    raise ValueError("too large")
                 saved = json.loads(manifest.read_text())
                 assert saved["format"] == FORMAT and isinstance(saved["inputs"], dict)
             except (OSError, ValueError, KeyError, TypeError, AssertionError, RecursionError):
@@ -155,9 +158,15 @@ class CheckpointJob:
         _write_atomically(self._path(key), pickle.dumps(header, protocol=5) + pickle.dumps(result, protocol=5))
 
     def load(self, key: tuple[int, int], phases: np.ndarray):
+        import contextlib
+        import io
+
         path = self._path(key)
         try:
-            with open(path, "rb") as handle:
+            # a damaged pickle can make the interpreter print a second error of its own while unwinding (numpy's
+            # buffer of a failed load: "SystemError: deallocated bytearray object has exported buffers"); the one
+            # line below says what matters
+            with open(path, "rb") as handle, contextlib.redirect_stderr(io.StringIO()):
                 header = pickle.load(handle)
                 if not isinstance(header, dict) or set(header) != {"job", "inputs", "phases"}:
                     raise ValueError("its header is not a synth checkpoint part's")
@@ -169,7 +178,8 @@ class CheckpointJob:
                 if handle.read(1):
                     raise ValueError("it has data after its result")
         except Exception as exc:  # noqa: BLE001 - any unreadable part is said the same way
-            raise SynthError(f"checkpoint part '{path}' cannot be read ({type(exc).__name__}: {exc}): delete it and "
+            why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise SynthError(f"checkpoint part '{path}' cannot be read ({why}): delete it and "
                              "rerun to route its phases again") from None
         problem = self.check(result, phases) if self.check is not None else None
         if problem is not None:

@@ -168,6 +168,13 @@ def render_msccl_xml(s: Schedule, name: str | None = None, protocol: str = "Simp
         raise SynthError(f"MSCCL export takes {', '.join(EXPORTED)}, not {s.collective}")
     if protocol not in PROTOCOLS:
         raise SynthError(f"--proto {protocol}: expected one of {', '.join(PROTOCOLS)}")
+    # before the blocks are listed (a file's runs may claim 2^32 blocks each): a GPU sends from at most
+    # MAX_PEERS_PER_CHANNEL thread blocks of MAX_STEPS steps of MAX_COUNT chunks, so more block sends cannot export
+    most = s.ranks * MAX_PEERS_PER_CHANNEL * MAX_STEPS * MAX_COUNT
+    if s.num_block_sends > most:
+        raise SynthError(f"{s.num_block_sends:,} block sends are more than MSCCL can run on {s.ranks} GPUs ({most:,}: "
+                         f"{MAX_PEERS_PER_CHANNEL} send thread blocks a GPU, {MAX_STEPS} steps each, {MAX_COUNT} chunks a "
+                         "step): use fewer blocks")
     s = s.explicit()
     p = s.ranks
     unit = p * p if s.collective == "alltoall" else p if s.collective in ("allgather", "reduce-scatter") else 1

@@ -77,13 +77,14 @@ class RoutesWriter:
 
     def __init__(self, handle: IO[str], header: dict):
         self._handle = handle
+        self._size = 0  # characters written: bytes, since json.dumps writes ASCII
         self._first = True
         self._flows = hashlib.sha256()
         head = {"format": FORMAT, **header}
-        handle.write("{\n")
+        self._write("{\n")
         for key, value in head.items():
-            handle.write(f"{_dump(key)}: {_dump(value)},\n")
-        handle.write('"phases": [\n')
+            self._write(f"{_dump(key)}: {_dump(value)},\n")
+        self._write('"phases": [\n')
 
     def add_phase(self, record: dict) -> None:
         """`record` holds phase, flows (an (n, 3) array or [[src, dst, bytes], ...]), paths (a Paths or
@@ -95,17 +96,25 @@ class RoutesWriter:
         flows = flows.tolist() if isinstance(flows, np.ndarray) else flows
         paths = paths.as_lists() if isinstance(paths, Paths) else paths
         body = ", ".join(f"{_dump(k)}: {_dump(v)}" for k, v in fields.items())
-        self._handle.write("" if self._first else ",\n")
+        self._write("" if self._first else ",\n")
         self._first = False
-        self._handle.write("{" + body + ',\n "flows": ' + _dump(flows) + ',\n "paths": [')
-        self._handle.write(",\n  ".join(_dump(p) for p in paths))
+        self._write("{" + body + ',\n "flows": ' + _dump(flows) + ',\n "paths": [')
+        self._write(",\n  ".join(_dump(p) for p in paths))
         lanes = record.get("vls")
         lanes = lanes.tolist() if isinstance(lanes, np.ndarray) else lanes
-        self._handle.write("]" + (',\n "vls": ' + _dump(lanes) if "vls" in record else "") + "}")
+        self._write("]" + (',\n "vls": ' + _dump(lanes) if "vls" in record else "") + "}")
+
+    def _write(self, text: str) -> None:
+        # synth never writes a file its reader refuses: read_routes reads MAX_FILE_BYTES of JSON at most
+        self._size += len(text)
+        if self._size > MAX_FILE_BYTES:
+            raise SynthError(f"the JSON routes file would have more than the {MAX_FILE_BYTES:,} bytes synth reads whole: "
+                             f"not written{TOO_BIG_HINT}")
+        self._handle.write(text)
 
     def close(self, summary: dict) -> None:
         summary = {**summary, FLOWS_DIGEST: self._flows.hexdigest()}
-        self._handle.write(f'\n],\n"summary": {_dump(summary)}\n}}\n')
+        self._write(f'\n],\n"summary": {_dump(summary)}\n}}\n')
 
 
 @contextmanager

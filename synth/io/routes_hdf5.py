@@ -318,6 +318,10 @@ def _text(value, where: str) -> str:
             raise SynthError(f"{where} is not UTF-8 text") from None
     if not isinstance(value, str):
         raise SynthError(f"{where} is not text")
+    try:  # h5py hands bytes that are not UTF-8 over as lone surrogates (surrogateescape)
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SynthError(f"{where} is not UTF-8 text (character {exc.start + 1})") from None
     return value
 
 
@@ -338,11 +342,18 @@ def _no_constant(name: str):
     raise _Malformed(f"{name} is not a JSON number")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # 1e400: Infinity spelt otherwise
+        raise _Malformed(f"{text[:40]} is beyond a double (Infinity)")
+    return value
+
+
 def _object(text: str, where: str) -> dict:
     """A JSON object, parsed as strictly as a JSON routes file (synth.core.validate.read_json):
-    duplicated keys, NaN and Infinity refused."""
+    duplicated keys, NaN and Infinity (also as 1e400) refused."""
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
         raise SynthError(f"{where} is not JSON: {exc}") from None
     except (_Malformed, ValueError, RecursionError) as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import IO
 
 import numpy as np
@@ -58,9 +59,35 @@ def file_format(s: Schedule) -> str:
     return FORMAT if s.paths is not None else FORMAT_1
 
 
+TOO_BIG = "; write the compact form (--out FILE.h5)"
+
+
+class _Capped:
+    """A text handle that refuses to pass `limit` characters (bytes: json.dumps writes ASCII): synth never writes a
+    schedule file that read_schedule refuses for its size."""
+
+    def __init__(self, handle: IO[str], limit: int):
+        self.handle, self.limit, self.size = handle, limit, 0
+
+    def write(self, text: str) -> None:
+        self.size += len(text)
+        if self.size > self.limit:
+            raise SynthError(f"the JSON schedule file would have more than the {self.limit:,} bytes synth reads whole: "
+                             f"not written{TOO_BIG}")
+        self.handle.write(text)
+
+
 def write_schedule(handle: IO[str], s: Schedule) -> None:
+    # at least a digit and a comma per block sent and 32 characters a transfer ({"src":0,"dst":1,"blocks":[],"op":"copy"})
+    least = 2 * s.num_block_sends + 32 * s.num_transfers
+    if least > MAX_FILE_BYTES:
+        raise SynthError(f"the JSON schedule file would have at least {least:,} bytes, more than the {MAX_FILE_BYTES:,} "
+                         f"synth reads whole: not written{TOO_BIG}")
+    handle = _Capped(handle, MAX_FILE_BYTES)
     sizes = s.block_bytes
-    head = {"format": file_format(s), "collective": s.collective, "algorithm": s.algorithm, "network": {"spec": s.spec},
+    digest = network_digest(s)
+    head = {"format": file_format(s), "collective": s.collective, "algorithm": s.algorithm,
+            "network": {"spec": s.spec, **({"file_sha256": digest} if digest is not None else {})},
             "ranks": s.ranks, **({"ranks_per_node": s.ranks_per_node} if s.ranks_per_node != 1 else {}),
             **({"root": s.root} if s.root is not None else {}), **({"peer": s.peer} if s.peer is not None else {}),
             "blocks": s.blocks,
@@ -184,8 +211,13 @@ def schedule_from_doc(doc, where: str) -> Schedule:
         raise SynthError(f"{where}: collective {show(name)} is not one synth knows ({', '.join(COLLECTIVES)})")
     algorithm = require_str(doc["algorithm"], f"{where}: algorithm")
     network = require_table(doc["network"], f"{where}: network")
-    check_keys(network, f"{where}: network", ("spec",), ("spec",))
+    check_keys(network, f"{where}: network", ("spec", "file_sha256"), ("spec",))
     spec = require_str(network["spec"], f"{where}: network.spec")
+    digest = None
+    if "file_sha256" in network:
+        digest = require_str(network["file_sha256"], f"{where}: network.file_sha256")
+        if not re.fullmatch(r"[0-9a-f]{64}", digest):
+            raise SynthError(f"{where}: network.file_sha256 is not a SHA-256 digest (64 lowercase hex digits)")
     ranks = require_int(doc["ranks"], f"{where}: ranks", 1, MAX_RANKS)
     blocks = require_int(doc["blocks"], f"{where}: blocks", 1, MAX_BLOCKS)
     rooted = COLLECTIVES[name].rooted
@@ -203,7 +235,7 @@ def schedule_from_doc(doc, where: str) -> Schedule:
     else:
         require_int(sizes, f"{where}: block_bytes", 0, INT64_MAX)
     per_node = require_int(doc["ranks_per_node"], f"{where}: ranks_per_node", 1, ranks) if "ranks_per_node" in doc else 1
-    topology = check_network(spec, ranks, per_node, where)
+    topology = check_network(spec, ranks, per_node, where, digest)
     steps = require_list(doc["steps"], f"{where}: steps")
     transfers = sum(len(step) for step in steps if isinstance(step, list))
     sends = sum(len(t["blocks"]) for step in steps if isinstance(step, list) for t in step
@@ -235,6 +267,7 @@ def schedule_from_doc(doc, where: str) -> Schedule:
             ops.append(OPS.index(transfer["op"]))
         builder.add_step(src, dst, parts, np.asarray(ops, dtype=np.int8), size_exchange=k in exchanged)
     schedule = builder.build()
+    schedule.network_sha256 = digest
     if "synthesis" in doc:  # what synthesis recorded: kept as read, for the reader of the file
         schedule.synthesis = require_table(doc["synthesis"], f"{where}: synthesis")
     if "paths" in doc:
@@ -269,17 +302,38 @@ def _integers(values: list, where: str) -> np.ndarray:
     return np.array(values, dtype=np.int64).reshape(-1)
 
 
-def check_network(spec: str, ranks: int, per_node: int, where: str):
+def check_network(spec: str, ranks: int, per_node: int, where: str, digest: str | None = None):
     """The network the ranks sit on: a spec synth knows, whose terminals times ranks_per_node are
-    the ranks (rank r on terminal r // ranks_per_node); its topology."""
+    the ranks (rank r on terminal r // ranks_per_node); its topology. For a network read from a file
+    (`fabric:`, `graph:`), `digest` (the file's SHA-256 the schedule file records) must be the file's now."""
     from synth.topology import parse_topology
 
     try:
         topology = parse_topology(spec)
         terminals = topology.num_terminals
+        actual = topology.source_digest()
     except SynthError as exc:
         raise SynthError(f"{where}: network.spec: {exc}") from None
+    if digest is not None and actual is None:
+        raise SynthError(f"{where}: network.file_sha256 is for a network read from a file; {spec} is not one")
+    if digest is None and actual is not None:
+        raise SynthError(f"{where} records no network.file_sha256 for {spec}, so whether its file changed since the "
+                         "schedule was made cannot be told: make the schedule again")
+    if digest is not None and actual != digest:
+        raise SynthError(f"{where}: the file of {spec} changed since the schedule was made (SHA-256 {digest[:12]}... "
+                         f"then, {actual[:12]}... now): make the schedule again")
     if terminals * per_node != ranks:
         per = f" x ranks_per_node {per_node} ({terminals * per_node:,})" if per_node != 1 else ""
         raise SynthError(f"{where}: ranks {ranks:,} is not the {terminals:,} terminals of {spec}{per}")
     return topology
+
+
+def network_digest(s: Schedule) -> str | None:
+    """What a schedule file records as its network's file_sha256: the schedule's own (read from its file, or set by
+    the command that made it on that topology), else the spec's file's now; None for networks built from their
+    parameters."""
+    if s.network_sha256 is not None:
+        return s.network_sha256
+    from synth.topology import parse_topology
+
+    return parse_topology(s.spec).source_digest()

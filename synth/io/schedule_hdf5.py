@@ -21,12 +21,14 @@ the paths its cost was computed on (synth.io.schedule_paths: format synth-schedu
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 
 from synth.core import memory
 from synth.core.errors import SynthError
 from synth.core.text import counted
+from synth.core.validate import parse_json
 from synth.collectives.schedule import COLLECTIVES, OPS, BlockRuns, Schedule, id_type
 from synth.collectives.verify import verify_memory
 
@@ -68,10 +70,15 @@ def write_schedule_hdf5(path, s: Schedule, shown=None) -> None:
 
 
 def _write_all(f, s: Schedule) -> None:
+    from synth.io.schedule_file import network_digest
+
     for key, value in (("format", FORMAT if s.paths is not None else FORMAT_1), ("collective", s.collective), ("algorithm", s.algorithm), ("spec", s.spec),
                        ("ranks", s.ranks), ("ranks_per_node", s.ranks_per_node), ("blocks", s.blocks),
                        ("root", -1 if s.root is None else s.root), ("peer", -1 if s.peer is None else s.peer)):
         f.attrs[key] = value
+    digest = network_digest(s)
+    if digest is not None:  # the file the network was read from (`fabric:`, `graph:`): a changed file is refused
+        f.attrs[DIGEST] = digest
     if s.synthesis is not None:  # a synthesized schedule's record, as the JSON form's "synthesis" (JSON text)
         f.attrs["synthesis"] = json.dumps(s.synthesis, sort_keys=True)
     arrays = {"step_ptr": s.step_ptr, "src": s.src.astype(np.int32), "dst": s.dst.astype(np.int32), "op": s.op,
@@ -113,54 +120,20 @@ def read_schedule_hdf5(path: str) -> Schedule:
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
-        raise SynthError(f"{where} is not a readable HDF5 file ({exc})") from None
-    with f:
-        attrs = {k: f.attrs[k] for k in f.attrs}
-        missing = [k for k in _ATTRIBUTES if k not in attrs]
-        if attrs.get("format") not in (FORMAT_1, FORMAT) or missing:
-            raise SynthError(f"{where} is not a synth-schedule file ({FORMAT_1} or {FORMAT})"
-                             + (f" (no attribute {missing[0]})" if missing else ""))
-        name, algorithm, spec = (_text(attrs[k], f"{where}: {k}") for k in ("collective", "algorithm", "spec"))
-        if name not in COLLECTIVES:
-            raise SynthError(f"{where}: collective '{name}' is not one synth knows ({', '.join(COLLECTIVES)})")
-        ranks = _integer(attrs["ranks"], f"{where}: ranks", 1, MAX_RANKS)
-        blocks = _integer(attrs["blocks"], f"{where}: blocks", 1, MAX_BLOCKS)
-        per_node = _integer(attrs["ranks_per_node"], f"{where}: ranks_per_node", 1, ranks)
-        root = _integer(attrs["root"], f"{where}: root", -1, ranks - 1)
-        peer = _integer(attrs["peer"], f"{where}: peer", -1, ranks - 1)
-        if COLLECTIVES[name].rooted != (root >= 0):
-            raise SynthError(f"{where}: {name} {'needs' if COLLECTIVES[name].rooted else 'has no'} root")
-        if (name == "p2p") != (peer >= 0):
-            raise SynthError(f"{where}: {'p2p needs a peer' if name == 'p2p' else f'{name} has no peer'}")
-        from synth.io.schedule_file import check_network
-
-        topology = check_network(spec, ranks, per_node, where)
-        runs = "run_ptr" in f
-        names = ["step_ptr", "src", "dst", "op", "block_bytes"] + (
-            ["run_ptr", "run_first", "run_stride", "run_count"] if runs else ["block_ptr", "block_ids"])
-        for key in names:
-            if key not in f or not isinstance(f[key], h5py.Dataset) or f[key].ndim != 1 or f[key].dtype.kind not in "iu":
-                raise SynthError(f"{where}: no one-dimensional integer dataset '{key}'")
-        steps, transfers = f["step_ptr"].shape[0] - 1, f["src"].shape[0]
-        # runs are replayed a group of blocks at a time, never listed: 24 bytes a run (first, stride,
-        # count), planned as two block sends' 12 each and one more for the groups they fall in
-        sends = 3 * int(f["run_count"].shape[0]) if runs else f["block_ids"].shape[0]
-        need, budget = verify_memory(ranks, blocks, max(steps, 0), transfers, sends), memory.budget()
-        if need > budget.bytes:  # from the shapes, before any array is read
-            raise SynthError(f"{where} declares {counted(ranks, 'rank')}, {counted(blocks, 'block')} and "
-                             f"{counted(max(steps, 0), 'step')} of {counted(transfers, 'transfer')}, which take about "
-                             f"{memory.gib(need)} to verify; synth plans with {budget} here")
-        read = {key: _read(f[key]) for key in names}
-        size_exchange = _read(f["size_exchange"]) if "size_exchange" in f else None
-        paths = _path_arrays(f, where, attrs["format"] == FORMAT)
+        raise SynthError(f"{where} is not a readable HDF5 file ({_one_line(exc)})") from None
+    try:
+        with f:
+            header, topology, read, paths = _read_file(f, where, h5py)
+    except (OSError, RuntimeError, KeyError, TypeError) as exc:  # HDF5 cannot read what the file names (a chunk
+        # that does not decompress, an attribute of a type numpy has not): a damaged file, as the routes reader says
+        raise SynthError(f"{where} is damaged: {_one_line(exc)}") from None
+    name, algorithm, spec, ranks, blocks, per_node, root, peer, steps, transfers, version_2 = header
     step_ptr = _offsets(read["step_ptr"], transfers, f"{where}: step_ptr", allow_equal=True)
-    for key, n in (("src", transfers), ("dst", transfers), ("op", transfers), ("block_bytes", blocks)):
-        if len(read[key]) != n:
-            raise SynthError(f"{where}: {key} has {len(read[key]):,} entries, expected {n:,}")
     for key in ("src", "dst"):
         _in_range(read[key], 0, ranks - 1, f"{where}: {key}")
     _in_range(read["op"], 0, len(OPS) - 1, f"{where}: op")
     _in_range(read["block_bytes"], 0, np.iinfo(np.int64).max, f"{where}: block_bytes")
+    size_exchange = read.get("size_exchange")
     if size_exchange is not None:
         _in_range(size_exchange, 0, max(steps - 1, 0), f"{where}: size_exchange")
     common = dict(collective=name, algorithm=algorithm, spec=spec, ranks=ranks, blocks=blocks,
@@ -168,8 +141,8 @@ def read_schedule_hdf5(path: str) -> Schedule:
                   src=read["src"].astype(np.int64), dst=read["dst"].astype(np.int64), op=read["op"].astype(np.int8),
                   root=root if root >= 0 else None, peer=peer if peer >= 0 else None, ranks_per_node=per_node,
                   size_exchange=None if size_exchange is None else np.unique(size_exchange.astype(np.int64)),
-                  synthesis=_synthesis(attrs.get("synthesis"), where))
-    schedule = _schedule(common, read, runs, transfers, blocks, where)
+                  synthesis=read["synthesis"], network_sha256=read["network_sha256"])
+    schedule = _schedule(common, read, "run_ptr" in read, transfers, blocks, where)
     if paths is None:
         return schedule
     from synth.io.schedule_paths import HDF5_NAMES, PathTable, attach_paths
@@ -177,21 +150,135 @@ def read_schedule_hdf5(path: str) -> Schedule:
     return attach_paths(schedule, topology.network(), PathTable(*paths), where, HDF5_NAMES)
 
 
+# Memory of the recorded paths beyond verify's (synth.io.schedule_paths.attach_paths): per channel hop and per
+# entry the int64 copies of the file's arrays and the checks' masks and index arrays (counted from the arrays it
+# makes, not measured: about eight 8-byte arrays per hop and twelve per entry).
+PATH_BYTES_PER_HOP = 64
+PATH_BYTES_PER_ENTRY = 96
+
+
+def _read_file(f, where: str, h5py):
+    """The attributes, every dataset's shape and type, the memory plan (from the shapes, before any array is
+    read), then the arrays; the values are checked by the caller."""
+    attrs = {k: f.attrs[k] for k in f.attrs}
+    missing = [k for k in _ATTRIBUTES if k not in attrs]
+    fmt = attrs.get("format")
+    fmt = fmt.decode("utf-8", "replace") if isinstance(fmt, bytes) else fmt
+    if not isinstance(fmt, str) or fmt not in (FORMAT_1, FORMAT) or missing:
+        raise SynthError(f"{where} is not a synth-schedule file ({FORMAT_1} or {FORMAT})"
+                         + (f" (no attribute {missing[0]})" if missing else ""))
+    version_2 = fmt == FORMAT
+    name, algorithm, spec = (_text(attrs[k], f"{where}: {k}") for k in ("collective", "algorithm", "spec"))
+    if name not in COLLECTIVES:
+        raise SynthError(f"{where}: collective '{name}' is not one synth knows ({', '.join(COLLECTIVES)})")
+    ranks = _integer(attrs["ranks"], f"{where}: ranks", 1, MAX_RANKS)
+    blocks = _integer(attrs["blocks"], f"{where}: blocks", 1, MAX_BLOCKS)
+    per_node = _integer(attrs["ranks_per_node"], f"{where}: ranks_per_node", 1, ranks)
+    root = _integer(attrs["root"], f"{where}: root", -1, ranks - 1)
+    peer = _integer(attrs["peer"], f"{where}: peer", -1, ranks - 1)
+    if COLLECTIVES[name].rooted != (root >= 0):
+        raise SynthError(f"{where}: {name} {'needs' if COLLECTIVES[name].rooted else 'has no'} root")
+    if (name == "p2p") != (peer >= 0):
+        raise SynthError(f"{where}: {'p2p needs a peer' if name == 'p2p' else f'{name} has no peer'}")
+    synthesis = _synthesis(attrs.get("synthesis"), where)
+    digest = _digest(attrs.get(DIGEST), where)
+    from synth.io.schedule_file import check_network
+
+    topology = check_network(spec, ranks, per_node, where, digest)
+    runs = "run_ptr" in f
+    names = ["step_ptr", "src", "dst", "op", "block_bytes"] + (
+        ["run_ptr", "run_first", "run_stride", "run_count"] if runs else ["block_ptr", "block_ids"])
+    optional = [key for key in ("size_exchange",) if key in f]
+    for key in names + optional:
+        _integer_dataset(f, key, where, h5py)
+    length = {key: int(f[key].shape[0]) for key in names + optional}
+    steps, transfers = length["step_ptr"] - 1, length["src"]
+    # each checked before it is read, against the dataset (or attribute) it follows
+    expected = {"dst": (transfers, "as src"), "op": (transfers, "as src"), "block_bytes": (blocks, "one per block")}
+    if runs:
+        expected |= {"run_ptr": (transfers + 1, "one more than src"),
+                     "run_stride": (length["run_first"], "as run_first"), "run_count": (length["run_first"], "as run_first")}
+    else:
+        expected["block_ptr"] = (transfers + 1, "one more than src")
+    for key, (n, why) in expected.items():
+        if length[key] != n:
+            raise SynthError(f"{where}: {key} has {length[key]:,} entries, expected {n:,} ({why})")
+    if "size_exchange" in length and length["size_exchange"] > max(steps, 0):
+        raise SynthError(f"{where}: size_exchange has {length['size_exchange']:,} entries for "
+                         f"{counted(max(steps, 0), 'step')}")
+    path_shapes = _path_shapes(f, where, version_2, transfers, h5py)
+    entries, hops = path_shapes
+    # runs are replayed a group of blocks at a time, never listed: 24 bytes a run (first, stride,
+    # count), planned as two block sends' 12 each and one more for the groups they fall in
+    sends = 3 * length["run_count"] if runs else length["block_ids"]
+    need = verify_memory(ranks, blocks, max(steps, 0), transfers, sends) + PATH_BYTES_PER_HOP * hops \
+        + PATH_BYTES_PER_ENTRY * entries
+    budget = memory.budget()
+    if need > budget.bytes:  # from the shapes, before any array is read
+        raise SynthError(f"{where} declares {counted(ranks, 'rank')}, {counted(blocks, 'block')} and "
+                         f"{counted(max(steps, 0), 'step')} of {counted(transfers, 'transfer')} sending "
+                         + (counted(length["run_count"], "run") + " of blocks" if runs else counted(sends, "block"))
+                         + (f", with {counted(hops, 'recorded channel hop')}" if hops else "") + ", which take about "
+                         f"{memory.gib(need)} to verify; synth plans with {budget} here")
+    read = {key: _read(f[key]) for key in names + optional}
+    read["synthesis"], read["network_sha256"] = synthesis, digest
+    paths = _path_arrays(f, where, version_2)
+    return ((name, algorithm, spec, ranks, blocks, per_node, root, peer, steps, transfers, version_2), topology, read,
+            paths)
+
+
+def _integer_dataset(f, key: str, where: str, h5py) -> None:
+    if key not in f or not isinstance(f[key], h5py.Dataset) or f[key].ndim != 1 or f[key].dtype.kind not in "iu" \
+            or f[key].dtype.itemsize > 8:
+        raise SynthError(f"{where}: no one-dimensional integer dataset '{key}'")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+DIGEST = "network_sha256"  # the SHA-256 of the `fabric:` or `graph:` file the schedule was made on
+
+
+def _digest(value, where: str) -> str | None:
+    if value is None:
+        return None
+    text = _text(value, f"{where}: {DIGEST}")
+    if not re.fullmatch(r"[0-9a-f]{64}", text):
+        raise SynthError(f"{where}: {DIGEST} is not a SHA-256 digest (64 lowercase hex digits)")
+    return text
+
+
 PATH_DATASETS = ("path_src", "path_dst", "path_ptr", "path_channels")
 
 
-def _path_arrays(f, where: str, version_2: bool):
-    """The recorded paths' datasets (synth-schedule/2 only), or None where the file has none."""
-    import h5py
-
+def _path_shapes(f, where: str, version_2: bool, transfers: int, h5py) -> tuple[int, int]:
+    """(entries, channel hops) of the recorded paths' datasets, their types and lengths checked before any is read;
+    (0, 0) where the file records none."""
     present = [key for key in (*PATH_DATASETS, "path_of") if key in f]
     if not present:
-        return None
+        return 0, 0
     if not version_2:
         raise SynthError(f"{where}: dataset '{present[0]}' is of {FORMAT} files, not {FORMAT_1}")
     for key in PATH_DATASETS + (("path_of",) if "path_of" in f else ()):
-        if key not in f or not isinstance(f[key], h5py.Dataset) or f[key].ndim != 1 or f[key].dtype.kind not in "iu":
-            raise SynthError(f"{where}: no one-dimensional integer dataset '{key}'")
+        _integer_dataset(f, key, where, h5py)
+    entries, hops = int(f["path_src"].shape[0]), int(f["path_channels"].shape[0])
+    # every entry is the path of at least one transfer between nodes, and path_of names one per such transfer
+    for key, n, most in (("path_src", entries, transfers), ("path_dst", entries, entries), ("path_ptr", entries + 1, entries + 1),
+                         ("path_of", None, transfers)):
+        if key not in f:
+            continue
+        length = int(f[key].shape[0])
+        if n is not None and length != n or length > most:
+            raise SynthError(f"{where}: {key} has {length:,} entries, expected "
+                             + (f"{n:,}" if n is not None and n <= most else f"at most {most:,} (one per transfer)"))
+    return entries, hops
+
+
+def _path_arrays(f, where: str, version_2: bool):
+    """The recorded paths' arrays (synth-schedule/2 only; _path_shapes checked them), or None where the file has none."""
+    if "path_src" not in f:
+        return None
     read = [_read(f[key]).astype(np.int64) for key in PATH_DATASETS]
     return (*read, _read(f["path_of"]).astype(np.int64) if "path_of" in f else None)
 
@@ -204,7 +291,8 @@ def _schedule(common: dict, read: dict, runs: bool, transfers: int, blocks: int,
                 raise SynthError(f"{where}: {key} has {len(read[key]):,} entries, run_first {len(read['run_first']):,}")
         if len(ptr) != transfers + 1:
             raise SynthError(f"{where}: run_ptr has {len(ptr):,} entries for {transfers:,} transfers")
-        # whether every run's blocks are in range and a transfer repeats none is verify's structure check
+        _check_runs(read["run_first"], read["run_stride"], read["run_count"], blocks, where)
+        # whether a transfer repeats a block across its runs is verify's structure check
         return Schedule(**common, block_ptr=None, block_ids=None,
                         runs=BlockRuns(ptr, read["run_first"].astype(np.int64), read["run_stride"].astype(np.int64),
                                        read["run_count"].astype(np.int64)))
@@ -213,6 +301,30 @@ def _schedule(common: dict, read: dict, runs: bool, transfers: int, blocks: int,
         raise SynthError(f"{where}: block_ptr has {len(block_ptr):,} entries for {transfers:,} transfers")
     _in_range(read["block_ids"], 0, blocks - 1, f"{where}: block_ids")
     return Schedule(**common, block_ptr=block_ptr, block_ids=read["block_ids"].astype(id_type(blocks), copy=False))
+
+
+def _check_runs(first: np.ndarray, stride: np.ndarray, count: np.ndarray, blocks: int, where: str) -> None:
+    """Every run's blocks within 0..blocks-1, and none repeated within the run (a stride 0 with a count above 1):
+    a count of 2^40 is refused here, before anything counts its blocks."""
+    _in_range(first, 0, blocks - 1, f"{where}: run_first")
+    _in_range(count, 1, blocks, f"{where}: run_count")
+    first, stride, count = first.astype(np.int64), stride.astype(np.int64), count.astype(np.int64)  # (as kept)
+    many = count > 1
+    repeats = np.flatnonzero(many & (stride == 0))
+    if len(repeats):
+        k = repeats[0]
+        raise SynthError(f"{where}: run {k} has run_count {count[k]:,} with run_stride 0: block {first[k]} repeated "
+                         "(a run of one block has count 1)")
+    # the last block first + stride (count - 1) in range, without computing it (it may overflow int64;
+    # -stride of -2^63 does, to itself, which still reads as too far)
+    with np.errstate(over="ignore"):
+        up = (blocks - 1 - first) // np.where(stride > 0, stride, 1)
+        down = first // np.where(stride < 0, -stride, 1)
+    beyond = np.flatnonzero(many & (((stride > 0) & (count - 1 > up)) | ((stride < 0) & (count - 1 > down))))
+    if len(beyond):
+        k = beyond[0]
+        raise SynthError(f"{where}: run {k} (run_first {first[k]}, run_stride {stride[k]}, run_count {count[k]:,}) "
+                         f"runs past the blocks 0..{blocks - 1}")
 
 
 def _read(dataset) -> np.ndarray:
@@ -227,6 +339,10 @@ def _text(value, where: str) -> str:
         value = value.decode("utf-8", "replace")
     if not isinstance(value, str):
         raise SynthError(f"{where} is not text")
+    try:  # h5py hands bytes that are not UTF-8 over as lone surrogates (surrogateescape)
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SynthError(f"{where} is not UTF-8 text (character {exc.start + 1})") from None
     return value
 
 
@@ -256,13 +372,19 @@ def _offsets(values: np.ndarray, total: int, where: str, allow_equal: bool) -> n
 
 
 def _synthesis(text, where: str) -> dict | None:
-    """The "synthesis" attribute (JSON text of an object), or None when the file has none."""
+    """The "synthesis" attribute (JSON text of an object, parsed as strictly as a JSON schedule file: no NaN,
+    Infinity or repeated key, not nested past Python's limit), or None when the file has none."""
     if text is None:
         return None
-    try:
-        record = json.loads(text if isinstance(text, str) else bytes(text).decode())
-    except (ValueError, TypeError, UnicodeDecodeError):
-        record = None
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SynthError(f"{where}: synthesis is not UTF-8 text (byte {exc.start})") from None
+    if not isinstance(text, str):
+        raise SynthError(f"{where}: synthesis is not the JSON text of an object")
+    text = _text(text, f"{where}: synthesis")
+    record = parse_json(text, f"{where}: synthesis", "schedule's synthesis record")
     if not isinstance(record, dict):
         raise SynthError(f"{where}: synthesis is not the JSON text of an object")
     return record

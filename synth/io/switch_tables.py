@@ -131,11 +131,27 @@ def render_fabric(network: Network) -> str:
     cut-off terminals) are left out, with their cables: nothing is plugged into them."""
     from synth.topology.fabric import writable_name
 
+    from synth.topology.fabric import MAX_FILE_BYTES, MAX_NAME
+
     names = network.node_names
     unwritable = next((name for name in names if not writable_name(name)), None)
     if unwritable is not None:
-        raise SynthError(f"node name {unwritable[:60]!r} cannot be written in a fabric file: ibsim reads no quote, '#', "
-                         "'@' or control character in a name")
+        why = (f"{len(unwritable):,} characters, more than the {MAX_NAME} fabric:FILE reads" if len(unwritable) > MAX_NAME
+               else "ibsim reads no quote, '#', '@' or control character in a name, and UTF-8 no lone surrogate")
+        raise SynthError(f"node name {ascii(unwritable[:60])} cannot be written in a fabric file: {why}")
+    if len(set(names)) != len(names):
+        raise SynthError(f"{network.spec} names two nodes alike; a fabric file tells nodes apart by their names")
+    # its size before it is made (fabric:FILE reads at most MAX_FILE_BYTES): at least a line of the far end's name
+    # per cabled channel, a header of the node's name per node
+    cabled = network.cabled()
+    name_bytes = np.fromiter((len(name.encode()) for name in names), dtype=np.int64, count=len(names))
+    working = np.ones(network.num_nodes, dtype=bool)
+    if network.failed_nodes is not None:
+        working[network.failed_nodes] = False
+    least = int(name_bytes[network.channel_dst[cabled]].sum()) + 8 * int(cabled.sum()) \
+        + int(2 * name_bytes[working].sum()) + 40 * int(working.sum())
+    if least > MAX_FILE_BYTES:
+        raise SynthError(_too_big(network, least, "at least "))
     highest = int(max(network.channel_src_port.max(initial=0), network.channel_dst_port.max(initial=0)))
     if highest > 255:
         raise SynthError(f"{network.spec} has a node with {highest} ports; an InfiniBand node has at most 255")
@@ -162,8 +178,19 @@ def render_fabric(network: Network) -> str:
     terminals = [{"guid": node_guid(ca_guids[i]), "ports": ports[i], "name": names[i], "links": links[i],
                   "port_guid": f"{port_guids[i]:x}" if port_guids[i] else "", "lid": lids[i], "lmc": network.lmc}
                  for i in range(t) if not failed[i]]
-    return _templates().get_template("fabric.net.j2").render(
+    text = _templates().get_template("fabric.net.j2").render(
         title=f"{len(switches)} switches, {len(terminals)} terminals", spec=network.spec, switches=switches, terminals=terminals)
+    size = len(text.encode())
+    if size > MAX_FILE_BYTES:
+        raise SynthError(_too_big(network, size, ""))
+    return text
+
+
+def _too_big(network: Network, size: int, least: str) -> str:
+    from synth.topology.fabric import MAX_FILE_BYTES
+
+    return (f"the fabric file of {network.spec} would have {least}{size:,} bytes, more than the {MAX_FILE_BYTES:,} "
+            f"fabric:FILE reads (a file synth writes, synth reads back): not written")
 
 
 def render_guid2lid(network: Network, lids: LidPlan) -> str:

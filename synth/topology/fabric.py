@@ -18,6 +18,7 @@ cable gives two channels, in order of (switch, port) of its first end. A CA has 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.core.validate import show
-from synth.topology.readers.ibnetdiscover import FabricFileError, Node, parse_fabric
+from synth.topology.readers.ibnetdiscover import MAX_NAME, FabricFileError, Node, parse_fabric
 from synth.topology.direct import TERMINAL_CLASS
 from synth.topology.distances import connected_parts
 from synth.topology.family import Family, Topology, check_counts, file_digest, file_spec_options, recognize_option
@@ -148,10 +149,17 @@ def _check_connected(nodes: list[Node], cabled: dict, source: str) -> None:
 
 
 def writable_name(name: str) -> bool:
-    """A name a fabric file carries between quotes and ibsim reads back: no quote, no '#' or '@' (ibsim's
-    comment and option marks), no control or line-separator character."""
-    return bool(name) and not any(c in '"#@' or ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85"
-                                  for c in name)
+    """A name a fabric file carries between quotes and ibsim and fabric:FILE read back: no quote, no '#' or '@'
+    (ibsim's comment and option marks), no control or line-separator character, at most MAX_NAME characters (the
+    reader's limit), text that UTF-8 can write (no lone surrogate, as a JSON graph file's "\\ud800")."""
+    if not name or len(name) > MAX_NAME or any(c in '"#@' or ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85"
+                                                for c in name):
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _names(nodes: list[Node]) -> dict[str, str]:
@@ -194,10 +202,13 @@ class Fabric(Topology):
             size = os.path.getsize(self.path)
             if size > MAX_FILE_BYTES:
                 raise SynthError(f"{self.path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a fabric file may have")
-            with open(self.path, encoding="utf-8-sig", errors="replace") as handle:  # -sig: a byte-order mark
-                text = handle.read()
+            with open(self.path, "rb") as handle:
+                data = handle.read()
         except OSError as exc:
             raise SynthError(f"cannot read the fabric file {self.path}: {exc.strerror or exc}") from None
+        # the digest of the bytes read (files record it: a file replaced after this read is noticed, not taken as this)
+        self.__dict__["digest"] = hashlib.sha256(data).hexdigest()
+        text = data.decode("utf-8-sig", errors="replace")  # -sig: a byte-order mark
         nodes = parse_fabric(text, self.path)
         check_counts(self.spec, sum(node.kind == "ca" for node in nodes), len(nodes),
                      2 * sum(len(node.links) for node in nodes))

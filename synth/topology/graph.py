@@ -26,7 +26,7 @@ from synth.core.validate import parse_int, show
 from synth.topology.readers.graph_file import GraphFile, GraphFileError, read_graph_file
 from synth.topology.direct import RouterGraph, build_direct_network
 from synth.topology.distances import connected_parts
-from synth.topology.family import (Family, Topology, check_counts, file_digest, file_spec_options, recognize_option)
+from synth.topology.family import (Family, Topology, check_counts, file_spec_options, recognize_option)
 from synth.topology.recognize.recognized import recognized
 from synth.topology.network import Network
 
@@ -71,7 +71,7 @@ class GraphNetwork(Topology):
 
     @cached_property
     def digest(self) -> str:
-        return file_digest(self.path)
+        return self.graph_file.sha256  # of the bytes the network was built from
 
     def source_digest(self) -> str:
         return self.digest

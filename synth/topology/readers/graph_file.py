@@ -44,23 +44,31 @@ class GraphFile:
     marked: list[bool]  # per node: a terminal the file marks
     attached: list[int]  # per node: terminals the file attaches to it (`terminals: K`)
     forwards: list[bool] | None = None  # per node: a rank that forwards (`forwards: true`, kind gpu); None: none
+    sha256: str = ""  # of the bytes read (files made on the network record it: a file replaced since is noticed)
 
 
 def read_graph_file(path: str) -> GraphFile:
+    import dataclasses
+    import hashlib
+
     try:
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
             raise GraphFileError(f"{path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a graph file may have")
-        with open(path, encoding="utf-8-sig", errors="replace") as handle:  # -sig: a byte-order mark is no name
-            text = handle.read()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         raise GraphFileError(f"cannot read the graph file {path}: {exc.strerror or exc}") from None
+    # as text mode reads it: -sig, a byte-order mark is no name; universal newlines
+    text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     lower = path.lower()
     if lower.endswith(".gml"):
-        return _from_networkx(_read_gml(text, path), path)
-    if lower.endswith(".json"):
-        return _from_networkx(_read_node_link(text, path), path)
-    return _read_edge_list(text, path)
+        graph = _from_networkx(_read_gml(text, path), path)
+    elif lower.endswith(".json"):
+        graph = _from_networkx(_read_node_link(text, path), path)
+    else:
+        graph = _read_edge_list(text, path)
+    return dataclasses.replace(graph, sha256=hashlib.sha256(data).hexdigest())
 
 
 def _read_edge_list(text: str, path: str) -> GraphFile:

@@ -42,6 +42,7 @@ _KEY = re.compile(r"^([a-z]+)=(0x[0-9a-fA-F]{1,16}|[0-9]{1,20})(?:\([0-9a-fA-F]{
 _DESCRIPTION = re.compile(r'"([^"]*)"')
 _LID = re.compile(r"\blid\s+(\d{1,6})(?:\s+lmc\s+(\d{1,2}))?")
 _RATE = re.compile(r"\b(\d{1,2})x(" + "|".join(sorted(LANE_RATE, key=len, reverse=True)) + r")\b")
+MAX_NAME = 200  # characters of a node id (ibnetdiscover's are "S-" or "H-" and 16 hex digits; a description is its name)
 MAX_LID = 0xBFFF  # the highest unicast LID
 MAX_LMC = 7
 GUID_KEYS = {"switchguid": "switch", "caguid": "ca", "rtguid": "router"}
@@ -133,8 +134,8 @@ def parse_fabric(text: str, source: str = "fabric") -> list[Node]:
                 fail(number, f"node id: {node_id!r} is also the node of line {by_id[node_id].line}")
             if not 1 <= ports <= 255:
                 fail(number, f"ports: {ports} is not 1-255")
-            if len(node_id) > 200:
-                fail(number, f"node id: {len(node_id)} characters, more than 200")
+            if len(node_id) > MAX_NAME:
+                fail(number, f"node id: {len(node_id)} characters, more than {MAX_NAME}")
             current = Node(kind, node_id, ports, number)
             described = _DESCRIPTION.search(comment)
             current.description = described.group(1) if described else ""

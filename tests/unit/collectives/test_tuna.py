@@ -319,3 +319,16 @@ def test_runs_out_of_range_by_overflow_and_transfers_without_runs():
     assert empty.block_counts().tolist() == [1, 0] and empty.transfer_bytes().tolist() == [8, 0]
     assert empty.explicit().block_ptr.tolist() == [0, 1, 1] and empty.runs.blocks_of(1).tolist() == []
     assert not verify(empty).ok  # block 3 (1 -> 0) never arrives
+
+
+def test_runs_that_repeat_blocks_are_found_without_listing_them():
+    """Issue 41: a run of 2^40 blocks with stride 0, or runs that together list far more blocks than there are,
+    repeat a block; verify says so in a moment, allocating at most B + 1 blocks (not 8 TiB)."""
+    runs = tuna(2, 2)  # 4 blocks, one transfer per rank
+    r = runs.runs
+    huge = dataclasses.replace(runs, runs=BlockRuns(r.ptr, np.array([1, 2]), np.array([0, 1]),
+                                                    np.array([1 << 40, 1])))
+    assert "sends block 1 twice in one transfer" in verify(huge).violation
+    overlapping = dataclasses.replace(runs, runs=BlockRuns(np.array([0, 2, 3]), np.array([3, 0, 2]),
+                                                           np.array([-1, 1, 1]), np.array([4, 4, 1])))
+    assert "twice in one transfer" in verify(overlapping).violation

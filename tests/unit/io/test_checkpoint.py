@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from helpers import TABLE_3_1, assert_user_error
+from synth.core.errors import SynthError
 from synth.io.checkpoint import MANIFEST
 from synth.workflow import plan_parts
 
@@ -238,3 +239,32 @@ def test_a_part_whose_result_is_not_the_job_s_is_refused(tmp_path_factory, resul
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = main(argv)
     assert code == 2 and err.getvalue().count("\n") == 1 and name in err.getvalue(), err.getvalue()
+
+
+def test_a_huge_manifest_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import synth.io.checkpoint as checkpoint
+
+    (tmp_path / "ck").mkdir()
+    (tmp_path / "ck" / "checkpoint.json").write_text(json.dumps({"format": checkpoint.FORMAT, "inputs": {"a": "x" * 200}}))
+    monkeypatch.setattr(checkpoint, "MAX_MANIFEST_BYTES", 100)
+    with pytest.raises(SynthError, match="is not a synth-checkpoint/1 manifest"):
+        checkpoint.Checkpoint(tmp_path / "ck", {"a": "x" * 200})
+
+
+def test_a_damaged_part_that_makes_python_print_its_own_error_is_still_one_line(tmp_path):
+    """Found by tests/contract/test_file_formats.py: a part whose numpy buffer is cut makes pickle fail with a
+    MemoryError, and the interpreter print "SystemError: deallocated bytearray object has exported buffers" to
+    stderr as it unwinds; the command says one line."""
+    from helpers import run
+
+    route = ["route", "xgft:2:2,2:1,2", "--traffic", "a2a-lin", "--router", "dmodk", "--quiet", "--checkpoint",
+             tmp_path / "ck"]
+    assert run(*route, "--out", tmp_path / "a.json")[0] == 0
+    part = next((tmp_path / "ck").glob("*.pickle"))
+    data = bytearray(part.read_bytes())
+    frames = [m for m in range(len(data)) if data[m:m + 1] == b"\x96"]  # pickle's BYTEARRAY8 opcodes (numpy buffers)
+    for at in frames[1:]:
+        data[at + 1:at + 9] = (1 << 40).to_bytes(8, "little")  # each declares 2^40 bytes
+    part.write_bytes(bytes(data))
+    assert_user_error(run(*route, "--out", tmp_path / "b.json"), str(part))
+    assert not (tmp_path / "b.json").exists()
