@@ -111,6 +111,7 @@ def make_schedule(plan: SchedulePlan, router: str | None = None, say=lambda text
     report = verify(schedule)
     if not report.ok:  # a generator's bug: never write a wrong schedule
         raise AssertionError(f"{algorithm.name} generated a wrong {plan.info.name} schedule: {report.violation}")
+    schedule.network_sha256 = plan.topology.source_digest()  # of the file read, where it is one (fabric:, graph:)
     return schedule
 
 

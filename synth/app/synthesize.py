@@ -85,7 +85,10 @@ def synthesize(request: SynthesisRequest, say=lambda text: None, plan: Synthesis
     sweep = [plan_synthesis(request.collective, request.topology, **request.plan_options(c), say=say)
              for c in request.chunk_counts[1:]]
     parts = synthesize_parts(plan, request.time_limit, request.solver, say, methods=request.methods, sweep=sweep)
-    return Synthesis(plan, parts, bands(plan, parts, sizes, request.alpha, request.bandwidth_bits, request.node))
+    made = bands(plan, parts, sizes, request.alpha, request.bandwidth_bits, request.node)
+    for band in made:  # the digest of the file read, where the network is one (fabric:, graph:)
+        band.schedule.network_sha256 = request.topology.source_digest()
+    return Synthesis(plan, parts, made)
 
 
 def answer(request: SynthesisRequest, steps: int, rounds: int, say=lambda text: None):

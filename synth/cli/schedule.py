@@ -86,7 +86,6 @@ def cmd_schedule(args) -> int:
         print(f"verified  every send holds its blocks; {promise(info.name)}")
         print(priced)
         if target is not None:
-            schedule.network_sha256 = topology.source_digest()  # of the file read (fabric:, graph:)
             if wants_hdf5(args.out):  # the compact form (synth.io.schedule_hdf5)
                 write_schedule_hdf5(target.tmp, schedule, shown=target.target)
             else:

@@ -124,7 +124,7 @@ def cmd_synthesize(args) -> int:
             s = band.schedule
             print("\n".join(size_lines(s)))
             if i in targets:
-                _write(targets[i], s, topology)
+                _write(targets[i], s)
         print(f"verified  every send holds its blocks; every schedule delivers the {collective(plan.collective).name}")
         if routes_target is not None:
             e = write_exchange_routes(routes_target, plan)
@@ -145,8 +145,7 @@ def _band_file(name: str) -> bool:
         rest[:-len("B.json")].isascii() and stem.replace("-", "").isalpha()
 
 
-def _write(target, schedule, topology) -> None:
-    schedule.network_sha256 = topology.source_digest()  # of the file read, where the network is one (fabric:, graph:)
+def _write(target, schedule) -> None:
     if wants_hdf5(target.target):  # the compact form, as synth schedule writes it
         write_schedule_hdf5(target.tmp, schedule, shown=target.target)
     else:
@@ -161,7 +160,7 @@ def _query(args, request, say) -> int:
         print("\n".join(header_lines(request.topology, plan)))
         print(query_line(plan, *args.query, found))
         if target is not None and schedule is not None:
-            _write(target, schedule, request.topology)
+            _write(target, schedule)
             print(f"wrote {args.out}")
         else:  # no schedule to write: nothing is left behind
             outputs.discard()

@@ -476,6 +476,25 @@ def test_the_schedules_of_a_replaced_network_file_are_refused(tmp_path):
         assert_user_error(run("verify", tmp_path / "old.json"), "records no network.file_sha256")
 
 
+def test_the_schedules_the_api_writes_record_their_network_files_digest_too(tmp_path):
+    """The digest is stamped where a schedule is made (synth.app), so the API's files carry it as the commands' do."""
+    import synth
+
+    graph = tmp_path / "g.txt"
+    graph.write_text("a b\nb c\nc d\nd a\n")
+    spec = f"graph:{graph}:p=1"
+    made = [synth.schedule("allgather", spec, "ring", message_bytes=1024)]
+    made += [band.schedule for band in synth.synthesize("allgather", spec, sizes="1KiB", time_limit=2)]
+    for k, schedule in enumerate(made):
+        for suffix in ("json", "h5"):
+            path = synth.write_schedule(schedule, tmp_path / f"s{k}.{suffix}")
+            assert synth.verify(path).ok
+    graph.write_text("a b\nb c\nc d\nd a\n# replaced\n")
+    for k in range(len(made)):
+        for suffix in ("json", "h5"):
+            assert_user_error(run("verify", tmp_path / f"s{k}.{suffix}"), "changed since the schedule was made")
+
+
 @pytest.mark.parametrize("name, message", [
     ("", "is empty"), ("  ", "is empty"), ("ab" + os.fsdecode(b"\xff"), "not UTF-8"), ("a\x01b", "control character"),
     ("a\nb", "control character"), ("a\x85", "control character"),
