@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive
 from synth.core.errors import SynthError
+from typing import TYPE_CHECKING
+
+from synth.core.declared import constant
 from synth.core.output import OutputSet
-from synth.pricing.compare import Comparison, compare, parse_sizes, size_text
-from synth.pricing.bounds import with_strongest_bound
-from synth.simulation.runner import MODELS
-from synth.solve.budget import WORK_PER_SECOND
-from synth.topology import parse_topology
+
+if TYPE_CHECKING:
+    from synth.pricing.compare import Comparison
 
 
 def add_parser(sub) -> None:
+    MODELS, WORK_PER_SECOND = constant("synth.simulation.runner", "MODELS"), constant("synth.solve.budget", "WORK_PER_SECOND")
     p = sub.add_parser("compare", help="price every algorithm of a collective on a network over message sizes")
     p.add_argument("collective", metavar="COLLECTIVE", help="an unrooted collective with equal blocks: allgather, "
                    "reduce-scatter, allreduce, alltoall")
@@ -49,6 +51,10 @@ def add_parser(sub) -> None:
 def cmd_compare(args) -> int:
     if args.sim_model is not None and not args.simulate:
         raise SynthError("--sim-model applies to --simulate: add --simulate")
+    from synth.pricing.bounds import with_strongest_bound
+    from synth.pricing.compare import compare, parse_sizes
+    from synth.topology import parse_topology
+
     topology = parse_topology(args.network)
     sizes = parse_sizes(args.bytes)
     node, q = node_costs(args, args.ranks_per_node), args.ranks_per_node
@@ -88,6 +94,8 @@ def cmd_compare(args) -> int:
 
 
 def table_text(result: Comparison) -> str:
+    from synth.pricing.compare import size_text
+
     found, best = result.candidates, result.best
     width = max(10, *(len(c.label) for c in found))
     lines = [f"{'bytes':>10}  " + "  ".join(f"{c.label:>{width}}" for c in found) + f"  {'bound':>{width}}  best"]
@@ -103,6 +111,8 @@ def table_text(result: Comparison) -> str:
 def simulated_text(result: Comparison) -> str:
     """The simulated times as a second table (the model's columns, an empty one where a candidate was
     not simulated), the simulated crossovers and where SimGrid ranks the algorithms otherwise."""
+    from synth.pricing.compare import size_text
+
     found, simulated, best = result.candidates, result.simulated, result.simulated_best
     width = max(10, *(len(c.label) for c in found))
     lines = [f"simulated on SimGrid ({simulated.model}), bulk-synchronous: each algorithm alone on the idle network, "

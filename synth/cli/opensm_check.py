@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from synth.app.opensm_check import opensm_check
-from synth.opensm.check import lanes_verdict
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser("opensm-check", help="load tables into OpenSM on a simulated fabric, verify, compare OpenSM's engines")
@@ -14,6 +11,9 @@ def add_parser(sub) -> None:
 
 
 def cmd_opensm_check(args) -> int:
+    from synth.app.opensm_check import opensm_check
+    from synth.opensm.check import lanes_verdict
+
     result = opensm_check(args.dir, args.engines)
     tables, file_check = result.tables, result.file_check
     moving = int((tables.flows.src != tables.flows.dst).sum())

@@ -4,20 +4,22 @@ network and a workload from the options (the spec, --fail, --traffic, --phase, -
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from synth.core.declared import constant, decorated
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number
-from synth.measure.evaluate import PhaseEvaluation
 from synth.execute import EXECUTOR_SYNTAX
 from synth.io.instance import MAX_MESSAGE_BYTES, Instance, resolve
-from synth.render import console
-from synth.routing.registry import LOAD_UNITS, RouterOptions
-from synth.topology import parse_topology
-from synth.topology.degraded import with_failures
-from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern_syntaxes
-from synth.workflow import MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, check_flow_limit
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from synth.measure.evaluate import PhaseEvaluation
+    from synth.routing.registry import RouterOptions
+
+# What the options' help names is read from the modules' source (synth.core.declared): declaring the
+# options imports no numpy, so `synth COMMAND --help` and a parse error are quick (issue 41).
 
 # Option values are checked by synth.core.validate: ASCII digits, no '8_0', no truncated floats,
 # within 64-bit integers and the documented range; the message names the option.
@@ -51,7 +53,8 @@ def non_negative(option: str, maximum: float | None = None):
 def add_cost_model(p) -> None:
     """--alpha and --bandwidth: the cost model's two constants (synth.pricing.alphabeta); and what a
     node adds (NodeCosts): --intra-bandwidth, --intra-latency and --copy-cost."""
-    from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
+    DEFAULT_ALPHA, DEFAULT_BANDWIDTH = (constant("synth.pricing.alphabeta", name) for name in ("DEFAULT_ALPHA",
+                                                                                               "DEFAULT_BANDWIDTH"))
 
     p.add_argument("--alpha", type=positive("--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
                    help="seconds a port takes to start one message (default 1e-6)")
@@ -84,7 +87,14 @@ def node_costs(args, ranks_per_node: int | None = None):
                      copy_cost=args.copy_cost)
 
 
+def pattern_syntaxes() -> str:
+    """synth.traffic.patterns.pattern_syntaxes(), read from the module's source."""
+    return ", ".join(kind.syntax for kind in decorated("synth.traffic.patterns", "_pattern", ("name", "syntax")))
+
+
 def add_max_flows(p) -> None:
+    MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT = (constant("synth.workflow", name) for name in ("MAX_FLOWS_ANALYSIS",
+                                                                                        "MAX_FLOWS_KEPT"))
     p.add_argument("--max-flows", type=integer("--max-flows", 1), metavar="N",
                    help=f"refuse runs with more flows (default {MAX_FLOWS_KEPT:,} when routes are synthesized or "
                         f"written, {MAX_FLOWS_ANALYSIS:,} for load analysis)")
@@ -107,17 +117,20 @@ def add_workload(p) -> None:
 def add_traffic(p) -> None:
     add_workload(p)
     p.add_argument("--bytes", type=integer("--bytes", 0, MAX_MESSAGE_BYTES),
-                   help=f"message size in bytes (default {DEFAULT_MESSAGE_BYTES})")
-    p.add_argument("--table", action="store_true", help=f"a row per phase even beyond {console.TABLE_PHASES} phases")
+                   help=f"message size in bytes (default {constant('synth.traffic.patterns', 'DEFAULT_MESSAGE_BYTES')})")
+    p.add_argument("--table", action="store_true",
+                   help=f"a row per phase even beyond {constant('synth.render.console', 'TABLE_PHASES')} phases")
 
 
 def add_load_unit(p, what: str) -> None:
-    p.add_argument("--load-unit", choices=LOAD_UNITS, default="messages",
+    p.add_argument("--load-unit", choices=constant("synth.routing.registry", "LOAD_UNITS"), default="messages",
                    help="what a channel's load counts: messages (default), or bytes over the link's bandwidth (flows of "
                         f"different sizes, e.g. a csv: matrix); {what}")
 
 
 def router_options(args) -> RouterOptions:
+    from synth.routing.registry import RouterOptions
+
     return RouterOptions(
         constraints=args.constraints, balance=args.balance, solver=args.solver, time_limit=args.time_limit,
         threads=args.threads, construction=args.construction, consistency=args.consistency,
@@ -128,12 +141,18 @@ def router_options(args) -> RouterOptions:
 def load(args) -> tuple[Instance, object, object]:
     """The instance (or a bare spec), its topology (degraded by --fail) and network."""
     instance = resolve(args.spec)
+    from synth.topology import parse_topology
+    from synth.topology.degraded import with_failures
+
     topology = parse_topology(with_failures(instance.spec, getattr(args, "fail", None)))
     return instance, topology, topology.network()
 
 
 def workload_of(args, instance: Instance, topology, network, kept: bool):
     """The workload, the selection text as given and the selected phase numbers."""
+    from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern
+    from synth.workflow import MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT
+
     pattern = args.traffic if args.traffic is not None else instance.traffic.get("pattern")
     if not pattern:
         raise SynthError("no traffic given: use --traffic PATTERN (or a [traffic] pattern in the instance file)")
@@ -151,6 +170,8 @@ def workload_of(args, instance: Instance, topology, network, kept: bool):
 
 def load_workload(args) -> tuple[object, object, np.ndarray]:
     """The network and the selected phases of the workload, within the analysis flow limit."""
+    from synth.workflow import check_flow_limit
+
     instance, topology, network = load(args)
     workload, _, phases = workload_of(args, instance, topology, network, kept=False)
     check_flow_limit(workload, phases, None, False, args.max_flows)
@@ -158,6 +179,8 @@ def load_workload(args) -> tuple[object, object, np.ndarray]:
 
 
 def print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool, names: tuple[str, ...]) -> dict:
+    from synth.render import console
+
     if full_table or len(evaluations) <= console.TABLE_PHASES:
         print(console.phase_rows(evaluations, network, names))
     else:

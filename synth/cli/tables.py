@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-from synth.app.tables import FORMATS, file_names, read_verified, render_tables
 from synth.cli import options as o
+from synth.core.declared import constant
 from synth.core.output import OutputSet
-from synth.routing.lanes import COMMON_DATA_VLS
-from synth.tables.forwarding import MAX_LMC
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("tables", help="switch forwarding tables for a routes file (OpenSM, JSON, CSV)")
     p.add_argument("routes", metavar="ROUTES.json", help="a routes file (synth route --out) that passes synth check")
-    p.add_argument("--format", choices=FORMATS, default="opensm",
+    p.add_argument("--format", choices=constant("synth.app.tables", "FORMATS"), default="opensm",
                    help="opensm (default): fabric.net, guid2lid, lfts.dump for OpenSM's file engine, dlid.csv and the "
                         "routes; json, csv: the per-switch tables for other fabrics (docs/formats.md)")
     p.add_argument("--out", metavar="DIR", required=True, help="directory for the files")
-    p.add_argument("--lmc", type=o.integer("--lmc", 0, MAX_LMC),
+    p.add_argument("--lmc", type=o.integer("--lmc", 0, constant("synth.tables.forwarding", "MAX_LMC")),
                    help="LIDs per terminal = 2^LMC, 0..7 (default: the fewest that hold the routes)")
     p.set_defaults(func=cmd_tables)
 
 
 def cmd_tables(args) -> int:
+    from synth.app.tables import file_names, read_verified, render_tables
+    from synth.routing.lanes import COMMON_DATA_VLS
+
     doc = read_verified(args.routes)  # before anything is written
     with OutputSet() as outputs:
         targets = outputs.reserve_dir(args.out, file_names(doc, args.format))

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import sys
 
-from synth.app.schedule import promise
-from synth.collectives.verify import verify
-from synth.io.schedule_file import read_schedule
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser("verify", help="replay a schedule file symbolically: does it deliver what its collective promises?")
@@ -18,6 +14,10 @@ def add_parser(sub) -> None:
 
 
 def cmd_verify(args) -> int:
+    from synth.app.schedule import promise
+    from synth.collectives.verify import verify
+    from synth.io.schedule_file import read_schedule
+
     schedule = read_schedule(args.schedule)
     report = verify(schedule)
     what = f"{schedule.collective} by {schedule.algorithm} on {schedule.ranks} ranks"

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from synth.routing.lane_budget import DEFAULT_VLS, lanes_for, lanes_line
-from synth.checking.routes import check_routes
+from synth.core.declared import constant
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.validate import parse_int, parse_positive_number
-from synth.io.routes_file import FORMAT, MAX_VLS, RoutesWriter, read_routes, routes_topology
 
 
 def add_parser(sub) -> None:
+    DEFAULT_VLS, MAX_VLS = constant("synth.routing.lane_budget", "DEFAULT_VLS"), constant("synth.io.routes_file", "MAX_VLS")
     p = sub.add_parser("vls", help="assign virtual lanes so that every lane's channel dependencies are acyclic "
                        "(deadlock-free routes); writes the routes file with a vls list per phase")
     p.add_argument("routes", metavar="ROUTES.json", help="a synth-routes/2 file that passes synth check")
@@ -25,6 +24,10 @@ def add_parser(sub) -> None:
 
 
 def cmd_vls(args) -> int:
+    from synth.checking.routes import check_routes
+    from synth.io.routes_file import FORMAT, RoutesWriter, read_routes, routes_topology
+    from synth.routing.lane_budget import lanes_for, lanes_line
+
     doc = read_routes(args.routes)
     if doc["format"] != FORMAT:
         raise SynthError(f"{args.routes}: virtual lanes need a {FORMAT} file (channel paths), not {doc['format']}")
