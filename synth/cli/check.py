@@ -4,6 +4,7 @@ difference."""
 from __future__ import annotations
 
 from synth.core.text import counted
+from synth.core.validate import require_readable
 
 
 def add_parser(sub) -> None:
@@ -14,6 +15,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_check(args) -> int:
+    require_readable(args.routes, f"routes file '{args.routes}'")  # before the readers are imported
     from synth.checking.routes import MAX_LISTED_PROBLEMS, check_routes
     from synth.io.routes_file import read_routes_columnar
 

@@ -6,6 +6,7 @@ import sys
 
 from synth.core.declared import constant, declared
 from synth.core.output import OutputSet
+from synth.core.validate import require_readable
 
 
 def add_parser(sub) -> None:
@@ -24,6 +25,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_export(args) -> int:
+    if (args.format, args.proto) == (constant("synth.app.export", "DEFAULT_FORMAT"), constant("synth.app.export", "DEFAULT_PROTOCOL")):
+        require_readable(args.schedule, f"schedule file '{args.schedule}'")  # (other formats are checked first)
     from synth.app.export import export_schedule
 
     with OutputSet() as outputs:

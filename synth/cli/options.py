@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from synth.core.declared import constant, decorated
+from synth.core.declared import constant, declared, decorated
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number
 from synth.execute import EXECUTOR_SYNTAX
@@ -138,9 +138,24 @@ def router_options(args) -> RouterOptions:
         candidates=getattr(args, "candidates", None), load_unit=getattr(args, "load_unit", "messages"))
 
 
+def refuse_unknown_family(spec: str) -> None:
+    """The one line synth.topology.parse_topology says for a spec of no known family, said before
+    the families are imported (a typo answers at once); a degraded spec (`@fail=`) is left to it."""
+    from synth.core.validate import show
+
+    if "@" in spec:
+        return
+    name = spec.strip().partition(":")[0].lower()
+    known = [family.name for family in declared("synth.topology", "FAMILY", "Family", ("name",))]
+    if name not in known:
+        raise SynthError(f"unknown network family {show(name)} in spec '{spec.strip()}' (known: {', '.join(known)})")
+
+
 def load(args) -> tuple[Instance, object, object]:
     """The instance (or a bare spec), its topology (degraded by --fail) and network."""
     instance = resolve(args.spec)
+    if getattr(args, "fail", None) is None:
+        refuse_unknown_family(instance.spec)
     from synth.topology import parse_topology
     from synth.topology.degraded import with_failures
 
@@ -170,9 +185,9 @@ def workload_of(args, instance: Instance, topology, network, kept: bool):
 
 def load_workload(args) -> tuple[object, object, np.ndarray]:
     """The network and the selected phases of the workload, within the analysis flow limit."""
+    instance, topology, network = load(args)
     from synth.workflow import check_flow_limit
 
-    instance, topology, network = load(args)
     workload, _, phases = workload_of(args, instance, topology, network, kept=False)
     check_flow_limit(workload, phases, None, False, args.max_flows)
     return topology, workload, phases

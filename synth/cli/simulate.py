@@ -8,7 +8,7 @@ from synth.core.declared import constant
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
-from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number
+from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number, require_readable
 
 SHOWN_ROWS = 48  # rows printed in full; --out has every row
 PROGRESS_TRANSFERS = 50_000  # simulations from which the worker's progress is shown
@@ -42,6 +42,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_simulate(args) -> int:
+    require_readable(args.file, f"'{args.file}'")  # as file_kind says it, before the readers are imported
     from synth.app.schedule import checked_routes
     from synth.app.simulate import SimulationOptions, file_kind, simulate_routes, simulate_schedule
     from synth.io.routes_file import routes_topology

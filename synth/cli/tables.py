@@ -5,6 +5,7 @@ from __future__ import annotations
 from synth.cli import options as o
 from synth.core.declared import constant
 from synth.core.output import OutputSet
+from synth.core.validate import require_readable
 
 
 def add_parser(sub) -> None:
@@ -20,6 +21,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_tables(args) -> int:
+    require_readable(args.routes, f"routes file '{args.routes}'")  # before the readers are imported
     from synth.app.tables import file_names, read_verified, render_tables
     from synth.routing.lanes import COMMON_DATA_VLS
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+from synth.core.validate import require_readable
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("verify", help="replay a schedule file symbolically: does it deliver what its collective promises?")
@@ -14,6 +16,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_verify(args) -> int:
+    require_readable(args.schedule, f"schedule file '{args.schedule}'")  # before the readers are imported
     from synth.app.schedule import promise
     from synth.collectives.verify import verify
     from synth.io.schedule_file import read_schedule

@@ -5,7 +5,7 @@ from __future__ import annotations
 from synth.core.declared import constant
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
-from synth.core.validate import parse_int, parse_positive_number
+from synth.core.validate import parse_int, parse_positive_number, require_readable
 
 
 def add_parser(sub) -> None:
@@ -24,6 +24,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_vls(args) -> int:
+    require_readable(args.routes, f"routes file '{args.routes}'")  # before the readers are imported
     from synth.checking.routes import check_routes
     from synth.io.routes_file import FORMAT, RoutesWriter, read_routes, routes_topology
     from synth.routing.lane_budget import lanes_for, lanes_line
