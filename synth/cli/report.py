@@ -70,10 +70,11 @@ def add_parser(sub) -> None:
 
 
 def cmd_report(args) -> int:
-    from synth.app.report import check_pages
-
     outs = [Path(out) for out in args.out]
-    check_pages(outs)
+    if any(out.suffix.lower() not in constant("synth.app.report", "PAGE_SUFFIXES") for out in outs):
+        from synth.app.report import check_pages
+
+        check_pages(outs)  # says which (the use case is imported only then: a missing spec file answers at once)
     instance, topology, network = o.load(args)
     from synth.app.report import make_report, plan_report
     from synth.report.data import CostModel
