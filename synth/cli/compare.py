@@ -5,7 +5,7 @@ changes (crossovers), as a table and a figure."""
 
 from __future__ import annotations
 
-from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive
+from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive, refuse_unknown_family
 from synth.core.errors import SynthError
 from typing import TYPE_CHECKING
 
@@ -51,6 +51,7 @@ def add_parser(sub) -> None:
 def cmd_compare(args) -> int:
     if args.sim_model is not None and not args.simulate:
         raise SynthError("--sim-model applies to --simulate: add --simulate")
+    refuse_unknown_family(args.network)  # before the families are imported
     from synth.pricing.bounds import with_strongest_bound
     from synth.pricing.compare import compare, parse_sizes
     from synth.topology import parse_topology

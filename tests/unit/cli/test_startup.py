@@ -79,6 +79,7 @@ CHEAP_USER_ERRORS = [
     ["verify", "nope.json"],
     ["simulate", "nope.json"],
     ["compare", "allgather", "--network", "torus:4,4", "--sim-model", "CM02"],
+    ["compare", "allgather", "--network", "nosuch:4"],
     ["check", "nope.json"],
 ]
 
