@@ -13,6 +13,7 @@ from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.execute import parse_executor
 from synth.io.instance import MAX_MESSAGE_BYTES
+from synth.report.pages import check_pages
 
 
 def add_parser(sub) -> None:
@@ -71,10 +72,7 @@ def add_parser(sub) -> None:
 
 def cmd_report(args) -> int:
     outs = [Path(out) for out in args.out]
-    if any(out.suffix.lower() not in constant("synth.app.report", "PAGE_SUFFIXES") for out in outs):
-        from synth.app.report import check_pages
-
-        check_pages(outs)  # says which (the use case is imported only then: a missing spec file answers at once)
+    check_pages(outs)
     instance, topology, network = o.load(args)
     from synth.app.report import make_report, plan_report
     from synth.report.data import CostModel

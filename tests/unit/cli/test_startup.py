@@ -72,6 +72,7 @@ CHEAP_USER_ERRORS = [
     ["route", "nope.toml", "--traffic", "a2a-lin", "--router", "dmodk"],
     ["bounds", "Nosuch:4,4", "--traffic", "a2a-lin"],
     ["report", "nope.toml", "--out", "r.md"],
+    ["report", "nope.toml", "--out", "r.pdf"],
     ["tables", "nope.json", "--out", "nope-tables"],
     ["vls", "nope.json", "--out", "nope-lanes.json"],
     ["schedule", "allgather", "--network", "torus:4,4"],
