@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from synth.opensm.table_files import require_table_files
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("opensm-check", help="load tables into OpenSM on a simulated fabric, verify, compare OpenSM's engines")
@@ -11,6 +13,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_opensm_check(args) -> int:
+    require_table_files(args.dir)  # before OpenSM's and synth's readers are imported
     from synth.app.opensm_check import opensm_check
     from synth.opensm.check import lanes_verdict
 

@@ -75,6 +75,7 @@ CHEAP_USER_ERRORS = [
     ["report", "nope.toml", "--out", "r.pdf"],
     ["tables", "nope.json", "--out", "nope-tables"],
     ["vls", "nope.json", "--out", "nope-lanes.json"],
+    ["opensm-check", "nope-tables"],
     ["schedule", "allgather", "--network", "torus:4,4"],
     ["export", "nope.json"],
     ["verify", "nope.json"],
