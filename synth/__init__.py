@@ -1,11 +1,23 @@
-"""synth: contention-optimal routing and schedule synthesis for interconnection networks.
+"""synth: routing and schedule synthesis for HPC interconnects, each result next to a lower bound.
 
-The public API is synth.api, re-exported here: ``synth.network``, ``synth.workload``,
-``synth.route``, ``synth.bounds``, ``synth.check``, ``synth.schedule``, ``synth.verify``,
-``synth.price``, ``synth.compare`` and their result types. (These names are the API's: the
-packages behind them are synth.routing, synth.collectives and synth.checking.) Importing synth imports nothing heavy
-and changes nothing in the process: the API's modules load on first use (PEP 562), so that
-``python -m synth`` installs its signal handlers before the long imports (synth/__main__.py).
+The public API is synth.api, re-exported here (docs/api.md; every name has a runnable example):
+
+- networks and workloads: ``network``, ``workload`` (a network's ``.to_networkx()``);
+- routes: ``route`` (a ``Routing`` of ``PhaseRouting``), ``bounds`` (``PhaseBounds``), ``check``;
+- collective schedules: ``schedule``, ``verify``, ``price``, ``simulate`` (SimGrid), ``compare``
+  (every algorithm over sizes, ``.best`` naming the best per size) and ``synthesize`` (schedules made
+  by optimization, per size band);
+- files: ``write_routes``, ``write_schedule``, ``switch_tables`` (OpenSM's LFTs, JSON, CSV),
+  ``virtual_lanes`` (deadlock-free lanes, as ``synth vls``) and ``export`` (MSCCL's XML).
+
+These names are the API's: the packages behind them are synth.routing, synth.collectives,
+synth.checking and synth.tables. Importing synth imports nothing heavy and changes nothing in the
+process: the API's modules load on first use (PEP 562), so that ``python -m synth`` installs its
+signal handlers before the long imports (synth/__main__.py).
+
+>>> import synth
+>>> synth.route("torus:4,4", "shift:1").optimal
+True
 """
 
 __version__ = "0.1.0"
@@ -22,6 +34,11 @@ __all__ = [
     "compare",
     "simulate",
     "synthesize",
+    "write_routes",
+    "write_schedule",
+    "switch_tables",
+    "virtual_lanes",
+    "export",
     "Routing",
     "PhaseRouting",
     "PhaseBounds",

@@ -54,6 +54,12 @@ def verify(schedule_):
     -------
     VerifyReport
         ``.ok``, ``.violation`` (the first one, or None), ``.steps``, ``.transfers``, ``.block_sends``.
+
+    Examples
+    --------
+    >>> report = verify(schedule("broadcast", "torus:4,4", "binomial", message_bytes=4096))
+    >>> report.ok, report.violation, report.steps, report.transfers
+    (True, None, 4, 15)
     """
     from synth.io.schedule_file import read_schedule
     from synth.collectives.verify import verify as replay
@@ -211,13 +217,18 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     -------
     Comparison
         ``.sizes``, ``.candidates`` (their ``.label``), ``.times`` (sizes x candidates, seconds),
-        ``.bounds`` (per size), ``.best``, ``.crossovers()``, ``.skipped``.
+        ``.bounds`` (per size), ``.best`` (per size the name of the fastest: an algorithm, or
+        ``synthesized``), ``.best_index`` (the same as indices into ``.candidates``),
+        ``.crossovers()`` ((size, best before, best from there on) where the best changes),
+        ``.skipped``.
 
     Examples
     --------
     >>> c = compare("allreduce", "torus:4,4", sizes="1KiB,1MiB")
     >>> bool((c.times.min(axis=1) >= c.bounds).all())
     True
+    >>> c.best, c.crossovers()
+    (['swing-l', 'swing-b'], [(1048576, 'swing-l', 'swing-b')])
     """
     from synth.pricing.compare import compare as compare_all
     from synth.pricing.compare import parse_sizes
@@ -280,9 +291,12 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     Returns
     -------
     list of Band
-        Per size band: ``.sizes``, ``.schedule`` (a verified :class:`Schedule` whose ``.synthesis``
-        dict records the method, the front of steps against rounds, the bounds, the time per size,
-        the gap and the status).
+        Per size band (consecutive sizes that choose the same points): ``.sizes``,
+        ``.message_bytes`` and ``.schedule``, a verified :class:`Schedule` whose blocks are sized for
+        ``.message_bytes``, the band's first size (its ``.synthesis`` dict records the method, the
+        front of steps against rounds, the bounds, the time per size of the band, the gap and the
+        status). For a schedule sized for another size of a band, synthesize that size alone
+        (``sizes="N"``).
 
     Examples
     --------
@@ -292,6 +306,8 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     ('optimal', 2, 3)
     >>> all(s["seconds"] >= s["bound_seconds"] for b in bands for s in b.schedule.synthesis["sizes"])
     True
+    >>> [(b.sizes, b.message_bytes, int(b.schedule.block_bytes[0])) for b in bands]
+    [([1024, 1048576], 1024, 128)]
     """
     from synth.app.schedule import checked_routes
     from synth.app.synthesize import SynthesisRequest

@@ -32,6 +32,14 @@ class PhaseRouting:
     status : str
         ``optimal`` (at the bound, or proven), ``feasible`` (above the bound, not proven) or
         ``timeout`` (a solver hit its time limit above the bound).
+
+    Examples
+    --------
+    >>> phase = route("torus:4,4", "shift:1").phases[0]
+    >>> phase.phase, len(phase.src), phase.path(0).tolist(), phase.gap
+    (0, 16, [0, 32, 3], 0)
+    >>> int(phase.loads(phase.channels.max() + 1).max()) == phase.max_contention
+    True
     """
 
     phase: int
@@ -70,11 +78,25 @@ class Routing:
         The router's name.
     phases : list of PhaseRouting
         One per selected phase, in order.
+    load_unit : str
+        What the contention and bounds count: ``messages``, or ``bytes`` (bytes over bandwidth).
+
+    Examples
+    --------
+    >>> routing = route("torus:4,4", "shift:1")
+    >>> routing.router, len(routing.phases), routing.max_contention, routing.optimal
+    ('minimal', 1, 1, True)
     """
 
     topology: object
     router: str
     phases: list[PhaseRouting] = field(default_factory=list)
+    load_unit: str = "messages"  # what the contention and bounds count: messages, or bytes over bandwidth
+    # what synth route --out writes from (synth.app.route.write_routes): the file's header, the routed
+    # phases as the router gave them, the flows a degraded network drops per phase
+    _header: dict | None = field(default=None, repr=False, compare=False)
+    _routed: list = field(default_factory=list, repr=False, compare=False)
+    _dropped: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def max_contention(self) -> int:
@@ -86,13 +108,42 @@ class Routing:
         """Whether every phase is at its lower bound (or proven optimal)."""
         return all(p.status == "optimal" for p in self.phases)
 
+    def write(self, path, *, vls: int | None = None) -> str:
+        """Write the routes file ``synth route --out PATH`` writes (synth-routes/2): JSON, or the
+        compact HDF5 form for a path ending in ``.h5`` or ``.hdf5``; all or nothing (a failure leaves
+        no file). With ``vls`` every path also gets a virtual lane, at most ``vls`` lanes, so that no
+        lane's channel dependencies have a cycle (as ``synth route --vls``; more lanes needed is a
+        SynthError saying how many). Returns the path.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> routing = route("dragonfly:2,4,2", "a2a-lin", router="minimal", phases="0-3")
+        >>> path = routing.write(os.path.join(tempfile.mkdtemp(), "r.h5"), vls=4)
+        >>> check(path).ok
+        True
+        """
+        from synth.app.route import write_routes
+        from synth.core.output import OutputSet
+
+        if self._header is None:
+            from synth.core.errors import SynthError
+
+            raise SynthError("this Routing was not made by synth.route(): it has no routes file header")
+        path = str(path)
+        with OutputSet() as outputs:
+            target = outputs.reserve(path)
+            write_routes(target, self._header, iter(self._routed), self.topology, self.topology.network(),
+                         self._dropped, vls)
+        return path
+
     def to_networkx(self, phase: int | None = None):
         """The network as a networkx MultiDiGraph with the routing's channel loads.
 
-        Nodes are the network's node numbers with a ``name`` and ``kind`` (``terminal`` or
-        ``switch``); every channel is an edge keyed by its channel id with ``src_port``,
-        ``dst_port``, ``bandwidth`` and ``load``: the messages crossing it in the given phase, or
-        the most in any one phase when ``phase`` is None.
+        The graph of ``topology.to_networkx()`` (nodes with ``name``, ``kind`` and ``level``; every
+        channel an edge keyed by its channel id with ``src_port``, ``dst_port`` and ``bandwidth``), each
+        edge also with its ``load``: the messages crossing it in the given phase, or the most in any
+        one phase when ``phase`` is None.
 
         Examples
         --------
@@ -103,30 +154,23 @@ class Routing:
         >>> max(load for _, _, load in graph.edges(data="load"))
         1
         """
-        import networkx as nx
-
-        graph_of = self.topology.network()
-        channels = graph_of.num_channels
+        graph = self.topology.to_networkx()
+        channels = graph.number_of_edges()
         chosen = [p for p in self.phases if phase is None or p.phase == phase]
         if phase is not None and not chosen:
             raise KeyError(f"phase {phase} was not routed")
         load = np.zeros(channels, dtype=np.int64)
         for p in chosen:
             np.maximum(load, p.loads(channels), out=load)
-        graph = nx.MultiDiGraph(spec=self.topology.spec, router=self.router)
-        n = graph_of.num_terminals
-        for node, name in enumerate(graph_of.node_names):
-            graph.add_node(node, name=name, kind="terminal" if node < n else "switch")
-        for c in range(channels):
-            graph.add_edge(int(graph_of.channel_src[c]), int(graph_of.channel_dst[c]), key=c,
-                           src_port=int(graph_of.channel_src_port[c]), dst_port=int(graph_of.channel_dst_port[c]),
-                           bandwidth=float(graph_of.channel_bandwidth[c]), load=int(load[c]))
+        graph.graph["router"] = self.router
+        for a, b, c, data in graph.edges(keys=True, data=True):
+            data["load"] = int(load[c])
         return graph
 
 
 def route(net, traffic, router: str | None = None, *, phases: str = "all", message_bytes: int = DEFAULT_MESSAGE_BYTES,
           seed: int = 0, candidates: str | None = None, solver: str = "cpsat", time_limit: float | None = None,
-          load_unit: str = "messages", workers: int = 1) -> Routing:
+          load_unit: str | None = None, workers: int = 1) -> Routing:
     """Route every selected phase of a workload and put its contention next to its lower bound.
 
     Parameters
@@ -153,7 +197,8 @@ def route(net, traffic, router: str | None = None, *, phases: str = "all", messa
     time_limit : float, optional
         Seconds per solver call (synthesizing routers).
     load_unit : str, optional
-        ``messages`` (default) or ``bytes`` (bytes over bandwidth per channel).
+        ``messages`` or ``bytes`` (bytes over bandwidth per channel). Default: bytes where the links differ
+        in rate and the router weighs bytes, else messages (as ``synth route`` decides).
     workers : int, optional
         Processes to route in (default 1: in this process).
 
@@ -167,25 +212,32 @@ def route(net, traffic, router: str | None = None, *, phases: str = "all", messa
     >>> [(p.phase, p.max_contention, p.lower_bound, p.status) for p in r.phases]
     [(0, 1, 1, 'optimal'), (1, 1, 1, 'optimal'), (2, 1, 1, 'optimal'), (3, 1, 1, 'optimal')]
     """
+    from synth.app.route import plan_route
     from synth.topology.paths import as_paths
-    from synth.routing.registry import RouterOptions, make_router
-    from synth.workflow import check_flow_limit, route_phases
+    from synth.routing.registry import RouterOptions
+    from synth.workflow import route_phases
 
     topology = _topology(net)
     work = workload(topology, traffic, message_bytes=message_bytes) if isinstance(traffic, str) else traffic
     name = router or topology.default_router
-    function = make_router(name, topology, RouterOptions(solver=solver, time_limit=time_limit, candidates=candidates,
-                                                         load_unit=load_unit))
     selected = work.select(phases)
-    check_flow_limit(work, selected, function, True, None)
-    out = []
-    for routed in route_phases(topology, topology.network(), work, selected, function, seed, None, workers=workers,
-                               keep_routes=True, load_unit=load_unit):
-        flows, e = routed.flows, routed.evaluation
-        paths = as_paths(topology, flows.src, flows.dst, routed.choice)
+    if load_unit is None:
+        from synth.routing.registry import ROUTERS, default_load_unit
+
+        load_unit = default_load_unit(topology.network(), ROUTERS.get(name, topology).minimizes_messages)[0]
+    # the plan synth route makes: the router, its limits, the routes file's header
+    plan = plan_route(topology, work, phases, selected, name, seed,
+                      RouterOptions(solver=solver, time_limit=time_limit, candidates=candidates, load_unit=load_unit),
+                      [], True, None)
+    out, routed = [], []
+    for phase in route_phases(topology, plan.network, work, selected, plan.router, seed, None, workers=workers,
+                              keep_routes=True, load_unit=load_unit):
+        flows, e = phase.flows, phase.evaluation
+        paths = as_paths(topology, flows.src, flows.dst, phase.choice)
+        routed.append(phase)
         out.append(PhaseRouting(e.phase, flows.src, flows.dst, flows.bytes, paths.offsets, paths.channels,
                                 e.max_contention, e.lower_bound, e.bound_source, e.status))
-    return Routing(topology, name, out)
+    return Routing(topology, name, out, load_unit, _header=plan.header, _routed=routed, _dropped=plan.dropped)
 
 
 @dataclass(frozen=True)
@@ -201,6 +253,12 @@ class PhaseBounds:
         Per cut (XGFT: ``stage 1..H``; direct networks: ``terminal``, ``group``, ...), its bound.
     lp : int or None
         The LP bound over all paths (the multicommodity-flow relaxation), when asked for.
+
+    Examples
+    --------
+    >>> (b,) = bounds("xgft:2:4,4:1,4", "a2a-lin", phases="5")
+    >>> b.phase, b.lower_bound, b.cuts, b.lp
+    (5, 1, {'stage 1': 1, 'stage 2': 1}, None)
     """
 
     phase: int
@@ -245,24 +303,35 @@ def bounds(net, traffic, *, phases: str = "all", message_bytes: int = DEFAULT_ME
                         int(row[-1]) if lp else None) for phase, row in zip(table.phases, table.values)]
 
 
-def check(path: str):
-    """Re-verify a routes file from scratch, as ``synth check`` does.
+def check(path):
+    """Re-verify a routes file (or a Routing) from scratch, as ``synth check`` does.
 
     Every path is walked on the network rebuilt from the file's spec, the loads are recounted, the
     bounds recomputed and the statuses checked against them.
 
     Parameters
     ----------
-    path : str
-        A routes file (``synth route --out``, ``synth-routes/2``).
+    path : str or Routing
+        A routes file (``synth route --out``, ``synth-routes/2``, JSON or HDF5), or a :class:`Routing`
+        (checked as the file it writes).
 
     Returns
     -------
     CheckReport
         ``.ok``, ``.problems`` (one line each), ``.phases``, ``.paths``, ``.max_contention``,
         ``.note_lines()``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = route("torus:4,4", "shift:1").write(os.path.join(tempfile.mkdtemp(), "r.json"))
+    >>> report = check(path)
+    >>> report.ok, report.problems, report.phases, report.paths
+    (True, [], 1, 16)
     """
+    from synth.api.outputs import _routes_path
     from synth.io.routes_file import read_routes
     from synth.checking.routes import check_routes
 
-    return check_routes(read_routes(path))
+    with _routes_path(path) as file:
+        return check_routes(read_routes(file))

@@ -54,6 +54,7 @@ class CheckReport:
     max_contention: int = 0
     policy: str = "minimal"  # what the paths were verified to be
     dependencies: str | None = None  # whether the channel dependency graph is acyclic (synth-routes/2 files)
+    cycle: str | None = None  # a cycle of that graph, where it has one (the routes can deadlock without lanes)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     phase_notes: dict[str, list[int]] = field(default_factory=dict)  # what was not re-verified: the phases it concerns
@@ -520,7 +521,9 @@ def check_routes(doc: dict) -> CheckReport:
         evaluations.append(PhaseEvaluation(phase, achieved, bound, status, -1, stage_bounds, stage_max,
                                            entry.get("bound_source", "")))
     if dependencies is not None and report.ok:
-        report.dependencies = _describe_cycle(network, dependencies.cycle())
+        cycle = dependencies.cycle()
+        report.dependencies = _describe_cycle(network, cycle)
+        report.cycle = None if cycle is None else _cycle_text(network, cycle)
         if with_lanes and report.ok:
             report.dependencies += "; " + _check_lanes(network, flat_paths, lanes, report)
     if report.ok and spec.networks == DIRECT and synthesis.get("consistency") == "destination":

@@ -47,9 +47,10 @@ def cmd_bounds(args) -> int:
     if network.failed_nodes is not None:
         dropped = dict(zip(phases.tolist(), workload.unreachable(phases).tolist()))
         print(f"unreachable {console.unreachable_line(topology, workload, phases, dropped, 'the bounds')}")
+    why_unit = o.resolve_load_unit(args, network)
     weighs_bytes = args.load_unit == "bytes"
     if weighs_bytes:
-        print("load      bytes over bandwidth per channel (every bound in bytes)")
+        print("load      bytes over bandwidth per channel (every bound in bytes)" + (f"; {why_unit}" if why_unit else ""))
     print()
     say = (lambda text: None) if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     limit = args.lp_time_limit if args.lp_time_limit is not None else LP_TIME_LIMIT

@@ -102,7 +102,7 @@ def table_text(result: Comparison) -> str:
     lines = [f"{'bytes':>10}  " + "  ".join(f"{c.label:>{width}}" for c in found) + f"  {'bound':>{width}}  best"]
     for i, n in enumerate(result.sizes):
         lines.append(f"{size_text(n):>10}  " + "  ".join(f"{t * 1e6:>{width}.4g}" for t in result.times[i])
-                     + f"  {result.bounds[i] * 1e6:>{width}.4g}  {found[best[i]].label}")
+                     + f"  {result.bounds[i] * 1e6:>{width}.4g}  {best[i]}")
     lines.append("times in us: synth's cost model on the routed schedules (a port starts one message per alpha; the "
                  "busiest channel's bytes per step); bound: no schedule costs less under the same model")
     lines.append("crossovers: " + result.crossover_text())

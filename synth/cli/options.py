@@ -123,9 +123,28 @@ def add_traffic(p) -> None:
 
 
 def add_load_unit(p, what: str) -> None:
-    p.add_argument("--load-unit", choices=constant("synth.routing.registry", "LOAD_UNITS"), default="messages",
-                   help="what a channel's load counts: messages (default), or bytes over the link's bandwidth (flows of "
-                        f"different sizes, e.g. a csv: matrix); {what}")
+    p.add_argument("--load-unit", choices=constant("synth.routing.registry", "LOAD_UNITS"), default=None,
+                   help="what a channel's load counts: messages, or bytes over the link's bandwidth (time units: flows "
+                        "of different sizes, e.g. a csv: matrix, or links of different rates); default: bytes where "
+                        f"the network's links differ in rate, else messages; {what}")
+
+
+def resolve_load_unit(args, network, minimizes_messages: bool = False) -> str:
+    """--load-unit as given; else bytes over bandwidth where the links differ in rate (counting messages would
+    call a half-rate link's load equal to a full one's), unless the router only minimizes messages (said);
+    else messages. Sets args.load_unit and returns the line that says why, or ""."""
+    if args.load_unit is not None:
+        return ""
+    from synth.routing.registry import default_load_unit
+
+    args.load_unit, rates = default_load_unit(network, minimizes_messages)
+    if not rates:
+        return ""
+    shown = ", ".join(f"{r:g}" for r in rates[:6]) + (", ..." if len(rates) > 6 else "")
+    if minimizes_messages:
+        return (f"note: the links differ in rate ({shown}); this router minimizes messages per channel, so loads count "
+                "messages (--router paths with --load-unit bytes weighs the rates)")
+    return f"by default, as the links differ in rate ({shown}); --load-unit messages counts messages"
 
 
 def router_options(args) -> RouterOptions:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import glob
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -99,6 +101,12 @@ def cmd_report(args) -> int:
                                     args.timings, executor, outs)
         for path, content in files.items():  # everything rendered before anything is written
             (pages.get(path) or outputs.reserve(path)).write(content)
+        for out in outs:  # a Markdown page's figures of an earlier run that this one has not: never a mix of two runs
+            if out.suffix.lower() == ".md" and out.parent.is_dir():
+                for old in sorted(out.parent.glob(f"{glob.escape(out.stem)}-*.png")):
+                    if old not in files and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", old.stem[len(out.stem) + 1:]) \
+                            and old.is_file() and not old.is_symlink():
+                        outputs.remove_stale(old, f"a figure of an earlier {out.name} that this report does not have")
     for result in report.patterns:
         print(f"{result.label}: " + ", ".join(
             f"{s.routing} {int(s.max_contention.max(initial=0))} ({result.above_bound(s)} above bound)" for s in result.series)

@@ -69,6 +69,7 @@ def cmd_route(args) -> int:
     from synth.io.checkpoint import Checkpoint
     from synth.render import console
     from synth.render.progress import Progress
+    from synth.routing.registry import ROUTERS
 
     if args.vls is not None and args.out is None:
         raise SynthError("--vls records virtual lanes in the routes file: add --out FILE")
@@ -77,6 +78,7 @@ def cmd_route(args) -> int:
     if not router:
         raise SynthError("no router given: use --router NAME (or a [route] router in the instance file)")
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)
+    why_unit = o.resolve_load_unit(args, network, ROUTERS.get(router, topology).minimizes_messages)
     given = [a.split("=", 1)[0] for a in args.argv if a.startswith("--")]
     plan = plan_route(topology, workload, selection, phases, router, seed, o.router_options(args), given,
                       args.out is not None, args.max_flows, args.vls)
@@ -101,7 +103,10 @@ def cmd_route(args) -> int:
         print(f"traffic   {workload.pattern}: {len(phases)} of {counted(workload.num_phases, 'phase')}, {workload.message_bytes} B per message")
         print(f"router    {plan.router.spec.describe(plan.options, seed)}")
         if args.load_unit == "bytes":
-            print("load      bytes over bandwidth per channel (contention, bounds and gaps in bytes)")
+            print("load      bytes over bandwidth per channel (contention, bounds and gaps in bytes)"
+                  + (f"; {why_unit}" if why_unit else ""))
+        elif why_unit:
+            print(why_unit, file=sys.stderr)
         sys.stdout.flush()
         progress = Progress(len(phases), enabled=not args.quiet)
         if args.executor is not None and not args.quiet:

@@ -69,7 +69,9 @@ def add_parser(sub) -> None:
                    metavar="S", help=constant("synth.solve.budget", "SYNTHESIS_TIME_HELP"))
     add_cost_model(p)
     p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/2 with its synthesis record and paths); "
-                   "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json")
+                   "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json (a name "
+                   "ending in .json or .h5 is refused then), written beside it and swapped in whole: an existing "
+                   "directory is replaced when it holds only such files (said on stderr), else refused")
     p.add_argument("--routes-out", metavar="FILE", help="alltoall: also write the exchange's routes, one phase of every "
                    "node pair (traffic a2a-all), as a routes file (synth-routes/2; .h5 the compact form) that synth "
                    "check, synth tables and synth synthesize --routes take")
@@ -84,6 +86,7 @@ def cmd_synthesize(args) -> int:
     from synth.app.exchange_routes import write_exchange_routes
     from synth.app.synthesize import SynthesisRequest, check, synthesize
     from synth.collectives.schedule import collective
+    from synth.io.schedule_hdf5 import wants_hdf5
     from synth.pricing.compare import parse_sizes
     from synth.render.progress import progress_printer
     from synth.render.synthesis import header_lines, part_line, size_lines
@@ -114,16 +117,18 @@ def cmd_synthesize(args) -> int:
         # The output is reserved before the solver runs: an unwritable --out is one line at once. The
         # files of a size range are named by their bands, known after it: the directory comes first.
         single = outputs.reserve(args.out) if args.out is not None and len(sizes) == 1 else None
+        directory = None
         if args.out is not None and single is None:
-            outputs.reserve_dir(args.out, [])
+            if wants_hdf5(args.out) or args.out.lower().endswith(".json"):
+                raise SynthError(f"--out {args.out}: {len(sizes)} sizes give a schedule file per size band, written "
+                                 "into a directory: name a directory (or give one size for one file)")
+            directory = outputs.reserve_dir(args.out, [], owned=_band_file)
         routes_target = outputs.reserve(args.routes_out, "--routes-out") if args.routes_out is not None else None
         result = synthesize(request, say, plan)
         plan, parts, found = result.plan, result.parts, result.bands
         targets = {0: single} if single is not None else {}
-        if args.out is not None and single is None:
-            names = [f"{plan.collective}-{band.sizes[0]}B.json" for band in found]
-            reserved = outputs.reserve_dir(args.out, names)
-            targets = {i: reserved[name] for i, name in enumerate(names)}
+        if directory is not None:  # a band is named by its least size, however the sizes were listed
+            targets = {i: directory.reserve(f"{plan.collective}-{min(band.sizes)}B.json") for i, band in enumerate(found)}
         print("\n".join(header_lines(topology, plan)))
         for part in parts:
             print(part_line(plan, part))
@@ -142,6 +147,14 @@ def cmd_synthesize(args) -> int:
         if args.routes_out is not None:
             print(f"wrote {args.routes_out}")
     return 0
+
+
+def _band_file(name: str) -> bool:
+    """A band's schedule file, as a size range's --out directory holds them (COLLECTIVE-<least size>B.json, any
+    collective: an earlier run's may have been another)."""
+    stem, dash, rest = name.rpartition("-")
+    return bool(dash) and stem.isascii() and rest.endswith("B.json") and rest[:-len("B.json")].isdigit() and \
+        rest[:-len("B.json")].isascii() and stem.replace("-", "").isalpha()
 
 
 def _write(target, schedule) -> None:

@@ -100,6 +100,19 @@ def write_schedule(handle: IO[str], s: Schedule) -> None:
     handle.write("".join(pending) + "\n]}\n")
 
 
+def write_schedule_output(target, s: Schedule) -> None:
+    """A schedule into a reserved output (synth.core.output.Output): the compact HDF5 form
+    (synth.io.schedule_hdf5) for a target named .h5 or .hdf5, JSON otherwise: what `synth schedule
+    --out`, `synth synthesize --out` and the API's write_schedule write."""
+    from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
+
+    if wants_hdf5(target.target):
+        write_schedule_hdf5(target.tmp, s, shown=target.target)
+    else:
+        with target.open() as handle:
+            write_schedule(handle, s)
+
+
 def _write_paths(handle: IO[str], s: Schedule) -> None:
     """The "paths" object on one line, written WRITE_CHUNK numbers at a time."""
     from synth.io.schedule_paths import path_table

@@ -15,6 +15,7 @@ Formats (docs/formats.md, docs/opensm-notes.md):
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -22,7 +23,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from synth.core.errors import SynthError
 from synth.tables.forwarding import ForwardingTables, LidPlan
-from synth.topology.network import Network
+from synth.topology.network import Network, differing_rates
 
 SWITCH_GUID_BASE = 0x0053_0000_0000_0000
 TERMINAL_GUID_BASE = 0x0043_0000_0000_0000
@@ -77,6 +78,54 @@ def check_cabled_both_ways(network: Network) -> None:
                          "fabric file")
 
 
+# The link rates ibsim runs (ibsim/sim_net.c): a port option `w=` enables a width, `s=` a speed, each a bit of
+# PortInfo's enabled mask, and a link runs the widest and fastest both ends enable. Lanes per width bit, Gb/s per
+# lane of each speed bit; the name ibnetdiscover gives the link (`4xSDR`), which synth's reader reads back.
+IBSIM_WIDTHS = {1: 1, 2: 4, 4: 8, 8: 12}
+IBSIM_SPEEDS = {1: ("SDR", 2.5), 2: ("DDR", 5.0), 4: ("QDR", 10.0)}
+_IBSIM_RATES = sorted(((lanes * gbps, w, s, f"{lanes}x{name}") for w, lanes in IBSIM_WIDTHS.items()
+                       for s, (name, gbps) in IBSIM_SPEEDS.items()), key=lambda r: (r[0], r[1] != 2, r[1]))
+IBSIM_DEFAULT_RATE = 10.0  # 4xSDR, what ibsim runs a port at without options
+
+
+@dataclass(frozen=True)
+class FabricRates:
+    """Per channel the ibsim port options and rate name of its link (None where every link runs at one rate:
+    nothing written, ibsim's default); `exact`: whether ibsim's rates keep every ratio of the network's."""
+
+    options: list[tuple[str, str]] | None  # per channel (ibsim's port options, ibnetdiscover's rate name)
+    exact: bool = True
+    rates: tuple[float, ...] = ()  # the network's distinct relative rates
+
+
+def ibsim_rates(network: Network) -> FabricRates:
+    """The ibsim rate of every link where the links differ in rate (synth.topology.network.differing_rates): a base
+    rate for bandwidth 1 chosen so that every bandwidth is one ibsim runs (4xSDR first, ibsim's default), else
+    4xSDR and the nearest rate ibsim has (`exact` False: said by the caller)."""
+    bandwidth = network.channel_bandwidth
+    rates = differing_rates(network)
+    if not rates:  # one rate (or a family's modeled terminal links): ibsim's default everywhere, as before
+        return FabricRates(None, True, ())
+    have: dict[float, tuple] = {}
+    for r in _IBSIM_RATES:  # of two widths at one rate, the one of 4 lanes (4xSDR before 1xQDR)
+        have.setdefault(round(r[0], 9), r)
+    bases = [IBSIM_DEFAULT_RATE] + sorted({r[0] for r in _IBSIM_RATES} - {IBSIM_DEFAULT_RATE})
+    base = next((b for b in bases if all(round(b * r, 9) in have for r in rates)), None)
+    exact = base is not None
+    base = base if exact else IBSIM_DEFAULT_RATE
+
+    def nearest(value: float):
+        exact_one = have.get(round(value, 9))
+        return exact_one or min(_IBSIM_RATES, key=lambda r: (abs(np.log(r[0] / value)), -r[0]))
+
+    chosen = {r: nearest(base * r) for r in rates}
+    options = []
+    for b in bandwidth.tolist():
+        _, w, s, name = chosen.get(b) or nearest(base * b)
+        options.append((f"w={w} s={s}", name))
+    return FabricRates(options, exact, tuple(rates))
+
+
 def render_fabric(network: Network) -> str:
     """The ibnetdiscover-style fabric file. A degraded network's failed nodes (failed switches,
     cut-off terminals) are left out, with their cables: nothing is plugged into them."""
@@ -97,9 +146,11 @@ def render_fabric(network: Network) -> str:
     order = order[network.cabled()[order]]
     src = network.channel_src[order].tolist()
     src_port, dst, dst_port = (a[order].tolist() for a in (network.channel_src_port, network.channel_dst, network.channel_dst_port))
+    rates = ibsim_rates(network).options  # links of different rates: each link's, as ibsim runs it
+    rated = [rates[c] for c in order.tolist()] if rates is not None else [("", "")] * len(src)
     links: list[list[dict]] = [[] for _ in range(network.num_nodes)]
-    for s, sp, d, dp in zip(src, src_port, dst, dst_port):
-        links[s].append({"local": sp, "remote": names[d], "remote_port": dp})
+    for s, sp, d, dp, (options, rate) in zip(src, src_port, dst, dst_port, rated):
+        links[s].append({"local": sp, "remote": names[d], "remote_port": dp, "options": options, "rate": rate})
     ports = [max((p["local"] for p in node_links), default=1) for node_links in links]
     t = network.num_terminals
     sw_guids, ca_guids = switch_guids(network).tolist(), terminal_node_guids(network).tolist()

@@ -239,20 +239,25 @@ class Comparison:
     ranks_per_node: int = 1
 
     @property
-    def best(self) -> np.ndarray:
+    def best_index(self) -> np.ndarray:
+        """Per size, the index into candidates of the least time."""
         return self.times.argmin(axis=1)
+
+    @property
+    def best(self) -> list[str]:
+        """Per size, the label of the candidate of least time (an algorithm's name, or ``synthesized``)."""
+        return [self.candidates[j].label for j in self.best_index.tolist()]
 
     def crossovers(self) -> list[tuple[int, str, str]]:
         """(size, best before, best from there on) wherever the best algorithm changes."""
         best = self.best
-        return [(self.sizes[i], self.candidates[best[i - 1]].label, self.candidates[best[i]].label)
-                for i in range(1, len(self.sizes)) if best[i] != best[i - 1]]
+        return [(self.sizes[i], best[i - 1], best[i]) for i in range(1, len(self.sizes)) if best[i] != best[i - 1]]
 
     def crossover_text(self) -> str:
         """The crossovers as a line: "a -> b at 4KiB; ...", or the algorithm best at every size."""
         changes = self.crossovers()
         if not changes:
-            return f"none: {self.candidates[self.best[0]].label} is best at every size"
+            return f"none: {self.best[0]} is best at every size"
         return "; ".join(f"{a} -> {b} at {size_text(n)}" for n, a, b in changes)
 
     # --simulate: SimGrid's times next to the model's, among the candidates simulated

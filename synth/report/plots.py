@@ -117,7 +117,7 @@ def collective_figure(result, label: str) -> Figure:
     for i in range(1, len(result.sizes)):
         if best[i] != best[i - 1]:
             axes.axvline(result.sizes[i], color="0.55", linewidth=0.8, linestyle="--")
-            axes.annotate(f"best from {size_text(result.sizes[i])}:\n{result.candidates[best[i]].label}",
+            axes.annotate(f"best from {size_text(result.sizes[i])}:\n{best[i]}",
                           (result.sizes[i], 1.0), xycoords=("data", "axes fraction"), xytext=(3, -3),
                           textcoords="offset points", va="top", fontsize="x-small", color="0.2",
                           bbox={"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85})

@@ -121,7 +121,7 @@ def _collective(result, images: dict[str, str]) -> dict:
         "name": result.collective,
         "headers": ["bytes"] + [c.label for c in result.candidates] + ["bound", "best"],
         "rows": [[size_text(n)] + [f"{t * US:.4g}" for t in result.times[i]] + [f"{result.bounds[i] * US:.4g}",
-                                                                                 result.candidates[best[i]].label]
+                                                                                 best[i]]
                  for i, n in enumerate(result.sizes)],
         "router": result.router,
         "crossovers": result.crossover_text(),

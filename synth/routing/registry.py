@@ -35,6 +35,17 @@ MINIMAL, VIA_ONE, VIA_GROUP = "minimal", "via-one", "via-group"
 LOAD_UNITS = ("messages", "bytes")
 
 
+def default_load_unit(network, minimizes_messages: bool = False) -> tuple[str, list[float]]:
+    """What loads count where the user did not say, and the links' differing rates ([] where they do not
+    differ): bytes over bandwidth where the links differ in rate (counting messages would call a half-rate
+    link's load equal to a full one's), unless the router only minimizes messages; else messages. The rule of
+    `synth route`, `synth bounds` and synth.route()."""
+    from synth.topology.network import differing_rates
+
+    rates = differing_rates(network)
+    return ("bytes" if rates and not minimizes_messages else "messages"), rates
+
+
 @dataclass(frozen=True)
 class RouterOptions:
     """What a user sets for a router (the options of `synth route`; keyword arguments of

@@ -65,10 +65,11 @@ class Budget:
     """`seconds` of wall clock for `programs` solver calls, handed out in order (see the module):
     `share()` before a program is built, `spend(share, work)` once it is solved."""
 
-    def __init__(self, seconds: float, programs: int = 1):
+    def __init__(self, seconds: float, programs: int = 1, ledger: Budget | None = None):
         if programs < 1:
             raise ValueError("a budget is for one program or more")
         self.seconds, self.programs = float(seconds), int(programs)
+        self.ledger = ledger  # a budget of several methods' programs, charged with what this one's spend too
         self.given = 0  # shares handed out
         self.work_spent = 0.0  # deterministic time the calls used (their seconds' worth where not counted)
         self.seconds_spent = 0.0  # wall clock the programs took, building and solving
@@ -87,14 +88,22 @@ class Budget:
         """A program's use of its share: the seconds since `share()`, and the deterministic time the
         backend reports (None: it does not count work; its seconds' worth is charged)."""
         seconds = time.perf_counter() - self._started
-        self.seconds_spent += seconds
-        self.work_spent += min(share.work, work_of(seconds) if work is None else float(work))
+        spent = min(share.work, work_of(seconds) if work is None else float(work))
+        for budget in (self, self.ledger) if self.ledger is not None else (self,):
+            budget.seconds_spent += seconds
+            budget.work_spent += spent
+
+    def seconds_unspent(self, shares: int | None = None) -> float:
+        """The seconds of the first `shares` equal shares (default all) whose work the programs left,
+        counted in work so that a rerun leaves the same."""
+        shares = self.programs if shares is None else shares
+        return max(0.0, self.seconds * shares / self.programs - self.work_spent / WORK_PER_SECOND)
 
 
 SYNTHESIS_TIME_HELP = (
     "wall-clock seconds for the programs the synthesis solves, in shares: equal ones for the step counts tried (each "
     "also gets what the earlier ones left; an allreduce's halves three eighths each and its "
-    "whole methods' routing programs a quarter, a broadcast's program and its scatter's allgather each half), all of it for an all-to-all's routing program; a program proven optimal stops there. CP-SAT spends "
+    "whole methods' routing programs a quarter, which they solve first, the halves getting what they leave; a broadcast's program and its scatter's allgather each half), all of it for an all-to-all's routing program; a program proven optimal stops there. CP-SAT spends "
     f"a share as deterministic work, one unit per {1 / WORK_PER_SECOND:g} s, so reruns give the same schedule; the "
     f"clock caps each call at what is left (plus {CLOCK_GRACE:g} s in all), and on a machine too slow for the work it "
     "ends the call first: the point is then feasible or timeout and a rerun may differ. Planning, bounds, pricing and "

@@ -292,12 +292,13 @@ def decode(spread: SpreadProblem, route: Delivery, choice: np.ndarray) -> tuple:
 
 def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, least: int, *, time_limit: float,
                       solver: str = "cpsat", rounds_bound: int = 0, extra_steps: int = 4, threads: int = 1,
-                      symmetry=None, program: bool = True, say=lambda text: None) -> list[FrontPoint]:
+                      symmetry=None, program: bool = True, say=lambda text: None, ledger=None) -> list[FrontPoint]:
     """The Pareto front of steps against total rounds: from `least` steps (the step bound, which
     is reached: with rounds unlimited every holder sends to every neighbour in each step) up, the
     least total rounds of each step count, until the rounds reach `rounds_bound` (the bandwidth
     bound), stop falling, or the time is spent: `time_limit` wall-clock seconds for all the step
-    counts' programs, spent as CP-SAT's deterministic work (synth.solve.budget).
+    counts' programs, spent as CP-SAT's deterministic work (synth.solve.budget), and charged to
+    `ledger` too (a Budget of several such fronts) where given.
 
     The balanced breadth-first trees come first: where they meet the bandwidth bound they are
     optimal and no program is solved; where the program would exceed the size guard they are the
@@ -315,7 +316,7 @@ def synthesize_spread(spread: SpreadProblem, route: Delivery, graph, network, le
     # `time_limit` is wall-clock seconds for the step counts' programs: each gets an equal share and
     # what the earlier ones left, as CP-SAT's deterministic work (synth.solve.budget), so the same
     # inputs give the same front, byte for byte; a step count proven stops at its proof.
-    budget = Budget(time_limit, 1 + extra_steps)
+    budget = Budget(time_limit, 1 + extra_steps, ledger=ledger)
     front: list[FrontPoint] = []
     best = None
     for steps in range(first, first + 1 + extra_steps):

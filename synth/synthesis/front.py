@@ -90,6 +90,7 @@ class Context:
     generated: object = None  # synth.pricing.compare's candidates along the plan's router, when already made
     methods: tuple[str, ...] | None = None  # the registered methods to run (None: every one that applies)
     spreading_parts: Callable | None = None  # the portfolio's halves of another plan (scatter, then allgather)
+    ledger: object = None  # synth.solve.budget.Budget the whole methods' programs are charged to (their leftover: the halves')
     _every_pair: object = dataclasses.field(default=None, repr=False)
     _every_pair_made: bool = dataclasses.field(default=False, repr=False)
 
@@ -135,6 +136,7 @@ class HalfContext:
     least: int  # the step bound with the plan's transfers
     per_byte: float  # the bandwidth bound of any schedule of the half, per byte
     rounds_bound: int  # that bound in rounds of the program's blocks
+    ledger: object = None  # synth.solve.budget.Budget of the halves, charged with what this half's programs spend
 
     @property
     def plan(self):

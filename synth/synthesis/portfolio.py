@@ -3,8 +3,9 @@ is run, their points are gathered into parts (the spreading halves, and the whol
 pool), and per message size the points of least time under the cost model are chosen; sizes that
 choose the same points form a band with its verified schedule and its record.
 
-The halves of an allreduce are a reduce-scatter then an allgather, each with half the program's
-time; a broadcast (reduce) gives half its time to the spreading half and half to the rooted
+The halves of an allreduce are a reduce-scatter then an allgather, with three quarters of the
+programs' time and what the whole methods' programs left of their quarter, in two shares (the
+allgather also gets what the reduce-scatter's programs left); a broadcast (reduce) gives half its time to the spreading half and half to the rooted
 constructions' scatter-then-allgather. The generated algorithms are one more whole part, so a
 synthesized schedule is never slower than what synth already generates.
 """
@@ -23,6 +24,7 @@ from synth.collectives.verify import verify
 from synth.core.errors import SynthError
 from synth.pricing.alphabeta import FREE, NodeCosts
 from synth.pricing.schedule_cost import map_schedule
+from synth.solve.budget import Budget
 from synth.synthesis.claims import FEASIBLE, OPTIMAL, PROVEN, TIMEOUT, point_claim, size_status, steps_claim
 from synth.synthesis.exact import one_round_steps
 from synth.pricing.bounds import EXCHANGES
@@ -37,9 +39,14 @@ from synth.topology.paths import Paths
 
 @dataclass(frozen=True)
 class Band:
+    """Consecutive message sizes that choose the same front points, and one schedule for them all."""
+
     sizes: list[int]
     points: tuple[int, ...]  # per part, the front point chosen
-    schedule: Schedule  # verified, with its synthesis record
+    schedule: Schedule  # verified, with its synthesis record; its blocks sized for message_bytes
+    # the message size the schedule's blocks are made for (the band's first size); its record prices every size of the
+    # band, but a file is for this one: synthesize another size on its own for a schedule sized for it
+    message_bytes: int = 0
 
 
 WHOLE_PROGRAMS = 0.25  # of an allreduce's --time-limit: the whole methods' programs (the rest: its two halves)
@@ -58,20 +65,33 @@ def synthesize_parts(plan, time_limit: float, solver: str = "cpsat", say=lambda 
     context = Context(plan, time_limit, solver, say, generated, methods)
     context.spreading_parts = functools.partial(_spreading_parts_for, context)
     rooted = plan.collective in ("broadcast", "reduce")  # half the time for the scatter's allgather
-    # an allreduce's whole methods solve programs of their own (combining's routing by distinct ports): their share
+    # an allreduce's whole methods solve programs of their own (combining's routing by distinct ports): they
+    # come first with a quarter, and the halves get the rest with what the whole methods' programs left
     halves = ("reduce-scatter", "allgather") if plan.collective == "allreduce" else (plan.collective,)
     if not any(applicable(HALF, name, methods) for name in halves):  # no half to make: the whole methods take it all
         halves_limit = 0.0
     else:
         halves_limit = time_limit / 2 if rooted else time_limit * (1 - WHOLE_PROGRAMS) \
             if plan.collective == "allreduce" else time_limit
+    ledger = Budget(time_limit - halves_limit)  # charged by the whole methods' programs
+    whole = dataclasses.replace(context, time_limit=time_limit - halves_limit, ledger=ledger) \
+        if halves_limit < time_limit else context
+    wholes = _whole_parts(plan, whole, methods, say)
+    if plan.collective == "allreduce" and halves_limit:
+        halves_limit += ledger.seconds_unspent()
     parts = [] if plan.exchange is not None else spreading_parts(context, halves_limit)
     for other in sweep or ():
         say(f"{plan.collective}: {other.chunks} chunks")
         more = spreading_parts(Context(other, time_limit, solver, say, methods=methods),
                                halves_limit)
         parts = [_merged(part, extra) for part, extra in zip(parts, more)]
-    whole = dataclasses.replace(context, time_limit=time_limit - halves_limit) if halves_limit < time_limit else context
+    return parts + wholes
+
+
+def _whole_parts(plan, whole: Context, methods, say) -> list[Part]:
+    """The parts of the WHOLE methods that apply: one per method that judges its own points (an
+    all-to-all's phases), one per pool of the others' candidates."""
+    parts = []
     pools: dict[str, list] = {}
     for method in applicable(WHOLE, plan.collective, methods):
         if _refused(method, plan, say):
@@ -183,8 +203,10 @@ def spreading_parts(context: Context, time_limit: float) -> list[Part]:
     plan, say = context.plan, context.say
     halves = ["reduce-scatter", "allgather"] if plan.collective == "allreduce" else [plan.collective]
     parts = []
-    for name in halves:
-        half = HalfContext.of(context, name, time_limit / len(halves))
+    ledger = Budget(time_limit, len(halves))  # the later half also gets what the earlier one's programs left
+    for i, name in enumerate(halves):
+        half = HalfContext.of(context, name, ledger.seconds_unspent(i + 1))
+        half.ledger = ledger
         p = plan.graph.ranks
         say(f"{name}: {len(half.designed) * (p - 1):,} deliveries, at least {half.least} steps and "
             f"{half.rounds_bound} rounds")
@@ -249,12 +271,13 @@ def bands(plan, parts: list[Part], sizes: list[int], alpha: float, bandwidth_bit
         else:
             groups.append((points, [size]))
     for points, members in groups:
-        schedule = _joined(plan, parts, points, members[0])
+        made = members[0]
+        schedule = _joined(plan, parts, points, made)
         report = verify(schedule)
         if not report.ok:  # a bug of the synthesis, never written
             raise AssertionError(f"the synthesized {plan.collective} schedule is wrong: {report.violation}")
         schedule.synthesis = record(plan, parts, points, members, alpha, bandwidth_bits, node)
-        out.append(Band(members, points, schedule))
+        out.append(Band(members, points, schedule, made))
     return out
 
 

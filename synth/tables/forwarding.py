@@ -233,7 +233,9 @@ class LidPlan:
         terminal, switch = lids[:n], lids[n:]
         reason = ""
         if (lids <= 0).any():
-            reason = "the fabric file gives no LID for some nodes"
+            unassigned = int((lids <= 0).sum())
+            which = "no port of the fabric has" if unassigned == len(lids) else f"{unassigned} of {len(lids)} ports have"
+            reason = f"{which} a LID yet (lid 0 or none in the fabric file: not assigned by a subnet manager)"
         elif (terminal % block).any():
             reason = f"the fabric's LIDs are not aligned to the {block} LIDs per port these routes need (LMC {lmc})"
         else:

@@ -225,6 +225,10 @@ class Fabric(Topology):
                  ("terminals", f"{network.num_terminals} (CAs with a cabled port)"),
                  ("switches", str(network.num_switches)),
                  ("switch cables", str(cables))]
+        unassigned = int((network.node_lids <= 0).sum()) if network.node_lids is not None else network.num_nodes
+        if unassigned:
+            which = "none" if unassigned == network.num_nodes else f"{unassigned} of {network.num_nodes}"
+            facts.append(("LIDs", f"{which} assigned yet (lid 0 or none in the file): synth tables plans its own"))
         if len(rates) > 1:
             facts.append(("link rates", ", ".join(f"{r:g}" for r in rates) + " (relative to the terminals' most common)"))
         return facts + [("family", self.note or "not looked for (recognize=no)")] * (self.note != "" or not self.recognize)

@@ -110,6 +110,35 @@ class Topology(ABC):
     def network(self):
         return self._network
 
+    def to_networkx(self):
+        """The network as a networkx MultiDiGraph (networkx imported here only).
+
+        Nodes are the network's node numbers (terminals ``0..N-1`` first, then switches) with a
+        ``name``, a ``kind`` (``terminal`` or ``switch``) and a ``level``; every directed channel is an
+        edge keyed by its channel id, with ``src_port``, ``dst_port`` and ``bandwidth`` (relative to 1).
+        The graph's attributes are ``spec`` and ``family``.
+
+        Examples
+        --------
+        >>> from synth.topology import parse_topology
+        >>> graph = parse_topology("xgft:2:4,4:1,4").to_networkx()
+        >>> graph.number_of_nodes(), graph.number_of_edges(), graph.nodes[16]["kind"]
+        (24, 64, 'switch')
+        """
+        import networkx as nx
+
+        network = self.network()
+        graph = nx.MultiDiGraph(spec=self.spec, family=self.family)
+        n = network.num_terminals
+        for node, name in enumerate(network.node_names):
+            graph.add_node(node, name=name, kind="terminal" if node < n else "switch",
+                           level=int(network.node_level[node]))
+        for c, (a, b, pa, pb, w) in enumerate(zip(network.channel_src.tolist(), network.channel_dst.tolist(),
+                                                  network.channel_src_port.tolist(), network.channel_dst_port.tolist(),
+                                                  network.channel_bandwidth.tolist())):
+            graph.add_edge(a, b, key=c, src_port=pa, dst_port=pb, bandwidth=float(w))
+        return graph
+
     @cached_property
     def _network(self):
         return self.build_network()

@@ -158,3 +158,23 @@ class Network:
             "nodes": nodes,
             "channels": channels,
         }
+
+
+def differing_rates(network: Network) -> list[float]:
+    """The distinct link rates (relative bandwidths) of the cabled channels where the links differ in rate, else [].
+    A real fabric (`fabric:`, its CA cables' rates read from the file) differs where any two links do; any other
+    network where two terminal links or two router links do: a terminal link at its router's total bandwidth (tori,
+    HyperX, Kautz with one terminal per router, a graph whose nodes are the ranks; synth.topology.direct) is how
+    those are modeled, not a faster link."""
+    cabled = network.cabled()
+    rates = np.unique(network.channel_bandwidth[cabled]).tolist()
+    if len(rates) <= 1:
+        return []
+    if str(network.spec).startswith("fabric:"):
+        return rates
+    n = network.num_terminals
+    terminal = (network.channel_src < n) | (network.channel_dst < n)
+    for group in (cabled & terminal, cabled & ~terminal):
+        if len(np.unique(network.channel_bandwidth[group])) > 1:
+            return rates
+    return []

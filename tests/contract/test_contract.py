@@ -53,11 +53,18 @@ def test_route_writes_neither_file_when_one_target_cannot_be_written(run, tmp_pa
     assert files_under(tmp_path) == ["file"]
 
 
-def test_route_with_both_outputs_in_new_directories(run, tmp_path):
-    code, out, _ = run("route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "0-3", "--quiet",
-                       "--out", tmp_path / "a" / "r.json", "--loads", tmp_path / "b" / "c" / "loads.csv")
-    assert code == 0
-    assert files_under(tmp_path) == ["a", "a/r.json", "b", "b/c", "b/c/loads.csv"]
+def test_route_into_a_missing_directory_is_one_line_and_writes_nothing(run, tmp_path):
+    """A missing directory is a mistyped path: refused, not made (issue 41)."""
+    code, _, err = run("route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "0-3", "--quiet",
+                       "--out", tmp_path / "r.json", "--loads", tmp_path / "b" / "c" / "loads.csv")
+    assert code == 2
+    assert err.strip().splitlines() == [f"synth: error: cannot write {tmp_path / 'b' / 'c' / 'loads.csv'}: no directory "
+                                        f"{tmp_path / 'b' / 'c'}"]
+    assert files_under(tmp_path) == []
+    (tmp_path / "a").mkdir()
+    code, _, _ = run("route", SMALL, "--traffic", "a2a-opt", "--router", "dmodk", "--phase", "0-3", "--quiet",
+                     "--out", tmp_path / "a" / "r.json")
+    assert code == 0 and files_under(tmp_path) == ["a", "a/r.json"]
     assert oct((tmp_path / "a" / "r.json").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
 
 
@@ -146,7 +153,7 @@ def test_a_signal_stops_the_run_with_one_line_and_leaves_nothing(tmp_path, signu
     out = tmp_path / "out"
     out.mkdir()
     command = [sys.executable, "-m", "synth", "route", "instances/table3.1/xgft256.toml", "--router", "layered",
-               "--out", str(out / "new" / "r.json"), "--loads", str(out / "loads.csv")]
+               "--out", str(out / "r.json"), "--loads", str(out / "loads.csv")]
     # Ctrl-C as from a terminal: a test run started in the background (`pytest &` from a script) has
     # SIGINT ignored, and a child inherits that (as it should: synth keeps an ignored SIGINT ignored)
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

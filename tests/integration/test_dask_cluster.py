@@ -187,6 +187,7 @@ def test_a_dead_local_worker_stops_the_run_instead_of_hanging():
 def test_an_interrupted_client_resumes_from_its_checkpoint_and_writes_the_same_file(cluster, tmp_path, reference):
     scheduler_file, _ = cluster
     out, checkpoint = tmp_path / "out" / "r.json", tmp_path / "checkpoint"
+    out.parent.mkdir()  # (an output's directory must exist: synth makes none)
     command = _route("--checkpoint", str(checkpoint), out=out, executor=f"dask:{scheduler_file}")
     process = _start(command)
     try:

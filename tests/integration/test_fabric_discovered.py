@@ -120,3 +120,35 @@ def test_routes_needing_more_lids_than_the_fabric_has_get_synths_lids_and_say_so
     assert "LIDs: synth's LIDs: the fabric's LIDs are not aligned to the 2 LIDs per port these routes need (LMC 1)" in out
     code, out, err = run("opensm-check", tables, "--engines", "minhop")
     assert code == 0 and "flows follow their synthesized paths" in out, err
+
+
+def test_a_fabric_discovered_before_any_subnet_manager_ran_gets_synths_lids_and_loads_into_opensm(tmp_path):
+    """ibnetdiscover on a fresh fabric (ibsim, no subnet manager) writes `lid 0` on every port: read as not
+    assigned yet, synth's own LID plan is used and said in one line, and OpenSM on ibsim loads the tables."""
+    spec = "xgft:2:4,4:1,2"
+    fabric = tmp_path / "cabled.net"
+    assert run("topology", spec, "--format", "ibnetdiscover", "--out", fabric)[0] == 0
+    with Simulator(find_tools(), fabric) as sim:
+        found = sim.run(["ibnetdiscover"])  # no OpenSM: no LIDs
+    assert found.returncode == 0, found.stderr
+    assert " lid 0 " in found.stdout and "lid 1 " not in found.stdout
+    path = tmp_path / "discovered.txt"
+    path.write_text(found.stdout)
+    code, out, err = run("topology", f"fabric:{path}:recognize=no")
+    assert code == 0, err
+    assert "none assigned yet (lid 0 or none in the file): synth tables plans its own" in out
+    routes, tables = tmp_path / "r.json", tmp_path / "tables"
+    code, _, err = run("route", f"fabric:{path}", "--traffic", "a2a-lin", "--router", "dmodk", "--out", routes, "--quiet")
+    assert code == 0, err
+    code, out, err = run("tables", routes, "--out", tables)
+    assert code == 0, err
+    assert [line for line in out.splitlines() if line.startswith("LIDs:")] == [
+        "LIDs: synth's LIDs: no port of the fabric has a LID yet (lid 0 or none in the fabric file: not assigned by a "
+        "subnet manager)"]
+    network = parse_topology(spec).network()
+    plan = LidPlan(network.num_terminals, network.num_switches, 0)
+    assert sorted(guid2lid_of(tables).values()) == sorted(
+        plan.terminal_base(np.arange(network.num_terminals)).tolist() + plan.switch_lid(np.arange(network.num_switches)).tolist())
+    code, out, err = run("opensm-check", tables, "--engines", "minhop")
+    assert code == 0, err
+    assert "flows follow their synthesized paths" in out

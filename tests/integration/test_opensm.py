@@ -10,6 +10,7 @@ from synth.opensm import sim as opensm_sim
 
 
 def routed_tables(run, tmp_path, n, phases, router="layered"):
+    tmp_path.mkdir(exist_ok=True)  # (an output's directory must exist: synth makes none)
     routes = tmp_path / "routes.json"
     code, _, err = run("route", TABLE_3_1[n], "--traffic", "a2a-opt", "--router", router, "--phase", phases, "--out", routes, "--quiet")
     assert code == 0, err

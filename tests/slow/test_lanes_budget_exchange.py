@@ -9,7 +9,9 @@ import json
 
 import pytest
 
-from helpers import budget_figures, route_with_lanes, verify_lanes  # tests/ is on the path (conftest's directory)
+from helpers import REPO, budget_figures, route_with_lanes, verify_lanes  # tests/ is on the path (conftest's directory)
+
+README = REPO / "README.md"
 
 
 @pytest.mark.parametrize("budget", [4, 2, 1])
@@ -21,6 +23,7 @@ def test_the_exchange_fits_the_budget(run, tmp_path, budget):
     contention = verify_lanes(doc, budget)
     assert doc["synthesis"]["lanes"] == budget
     assert "unrestricted, the routes need 6 lanes" in text
+    assert "a2a-lin exchange (6 lanes without a budget" in README.read_text()  # the README says what synth prints
     figures = budget_figures(text)
     assert figures["within the budget"] == (max(contention), sum(contention))
     assert figures["LP bound over all routings"][1] <= figures["without it"][1] <= figures["within the budget"][1]

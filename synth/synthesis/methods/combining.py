@@ -232,9 +232,10 @@ def _points(context):
 
     costed = costed_all()
     polished: set = set()
-    # the routing programs take the whole methods' share of --time-limit (synth.synthesis.portfolio), in equal
-    # shares with the earlier ones' leftover, as CP-SAT's deterministic work: reruns stay identical
-    budget = Budget(context.time_limit, POLISH_ROUNDS * POLISHED_FACTORIZATIONS)
+    # the routing programs take the whole methods' share of --time-limit (synth.synthesis.portfolio; what they
+    # leave goes to the halves), in equal shares with the earlier ones' leftover, as CP-SAT's deterministic
+    # work: reruns stay identical
+    budget = Budget(context.time_limit, POLISH_ROUNDS * POLISHED_FACTORIZATIONS, ledger=context.ledger)
     for _ in range(POLISH_ROUNDS if ports is not None else 0):
         # the fewest message starts by distinct ports: the best few's steps routed by the program, then again
         by_ports = sorted((total, k) for k, (_, ported, total) in enumerate(costed) if ported)

@@ -23,7 +23,8 @@ def _points(half, found) -> list[FrontPoint]:
         return [point]
     front = synthesize_spread(half.spread, delivery(plan.graph, half.reverse), plan.graph, half.network, half.least,
                               time_limit=half.time_limit, solver=half.context.solver, rounds_bound=half.rounds_bound,
-                              symmetry=half.symmetry, program=not plan.trees_only, say=half.say)
+                              symmetry=half.symmetry, program=not plan.trees_only, say=half.say,
+                              ledger=half.ledger)
     if half.symmetry is not None:
         front = [_status_for_any_schedule(point, half.rounds_bound) for point in front]
     return front

@@ -58,7 +58,7 @@ class Port:
     remote: int
     line: int
     port_guid: int | None = None  # this port's (a CA port's own GUID)
-    lid: int | None = None  # a CA port's LID (from its comment)
+    lid: int | None = None  # a CA port's LID (from its comment; None where it is 0, not assigned yet)
     lmc: int = 0
     rate: float | None = None  # Gb/s, width x lane rate (from the comment)
 
@@ -71,13 +71,17 @@ class Node:
     line: int
     description: str = ""  # the comment's quoted description
     guid: int | None = None  # switchguid= / caguid=
-    lid: int | None = None  # a switch's port 0 LID
+    lid: int | None = None  # a switch's port 0 LID (None where it is 0, not assigned yet)
     lmc: int = 0
     links: list[Port] = field(default_factory=list)
 
 
-def _lid(match, number: int, fail) -> tuple[int, int]:
+def _lid(match, number: int, fail) -> tuple[int | None, int]:
+    """(LID, LMC) of a comment; LID 0 is a port no subnet manager has given a LID yet (ibnetdiscover on
+    a fresh fabric): None, unassigned, and synth plans the fabric's LIDs (synth.tables.forwarding.LidPlan)."""
     lid, lmc = int(match.group(1)), int(match.group(2) or 0)
+    if lid == 0:
+        return None, 0 if lmc <= MAX_LMC else fail(number, f"lmc: {lmc} is above {MAX_LMC}")
     if not 1 <= lid <= MAX_LID:
         fail(number, f"lid: {lid} is not a unicast LID (1-{MAX_LID})")
     if lmc > MAX_LMC:

@@ -47,20 +47,48 @@ def test_the_shares_sum_to_the_limit_and_what_a_program_leaves_passes_to_the_nex
     assert sum(w for k, w in enumerate(works) if k != 1) == pytest.approx(10.0 * WORK_PER_SECOND)
 
 
-def test_a_synthesis_gives_cpsat_its_shares_of_the_limit_in_work_and_the_clock_as_the_cap(calls):
-    # an allreduce: two halves of 1.5 s each (a quarter of the limit goes to the whole methods' programs, the
-    # routing of combining by distinct ports), each half's step counts one fifth of it plus what the earlier left
+def test_a_synthesis_gives_cpsat_its_shares_of_the_limit_in_work_and_the_clock_as_the_cap(calls, monkeypatch):
+    # an allreduce: the whole methods' programs (combining's routing by distinct ports) first, with a quarter of the
+    # limit; then the halves with the rest and what the whole ones left, the allgather also getting what the
+    # reduce-scatter's programs left; each half's step counts a fifth of its seconds plus what the earlier left
     from synth.synthesis.portfolio import WHOLE_PROGRAMS
 
+    made = []
+    init = Budget.__init__
+
+    def recording(self, seconds, programs=1, ledger=None):
+        init(self, seconds, programs, ledger)
+        made.append(self)
+
+    monkeypatch.setattr(Budget, "__init__", recording)
     limit = 4.0
     plan = plan_synthesis("allreduce", parse_topology("kautz:3,2"), time_limit=limit)
     synthesize_parts(plan, limit, generated=())
-    assert calls
-    share = limit * (1 - WHOLE_PROGRAMS) / 2 / 5
-    assert calls[0][0] == pytest.approx(share * WORK_PER_SECOND)  # the first program: its share, as work
-    assert all(given <= limit / 2 * WORK_PER_SECOND + 1e-9 for given, _, _, _ in calls)
-    assert all(clock <= limit / 2 + CLOCK_GRACE + 1e-6 for _, clock, _, _ in calls)
+    wholes, halves = made[0], next(b for b in made if b.programs == 2 and b.ledger is None)
+    assert wholes.seconds == pytest.approx(limit * WHOLE_PROGRAMS) and wholes.work_spent > 0
+    left = limit * WHOLE_PROGRAMS - wholes.work_spent / WORK_PER_SECOND
+    assert halves.seconds == pytest.approx(limit * (1 - WHOLE_PROGRAMS) + left)
+    reduce_scatter, allgather = [b for b in made if b.ledger is halves]
+    assert reduce_scatter.seconds == pytest.approx(halves.seconds / 2)
+    assert allgather.seconds == pytest.approx(halves.seconds - reduce_scatter.work_spent / WORK_PER_SECOND)
+    assert allgather.seconds > halves.seconds / 2  # the reduce-scatter was proven before its share was spent
+    assert halves.work_spent == pytest.approx(reduce_scatter.work_spent + allgather.work_spent)
+    firsts = [c for c in calls if c[0] == pytest.approx(reduce_scatter.seconds / 5 * WORK_PER_SECOND)]
+    assert firsts, "the reduce-scatter's first step count gets a fifth of its seconds, as work"
+    assert all(clock <= limit + CLOCK_GRACE + 1e-6 for _, clock, _, _ in calls)
     assert sum(min(spent, given) for given, _, spent, _ in calls) <= limit * WORK_PER_SECOND + 1e-9
+
+
+def test_a_ledger_is_charged_with_what_its_budgets_spend_and_hands_on_the_rest():
+    ledger = Budget(6.0, programs=2)
+    first = Budget(ledger.seconds_unspent(1), programs=2, ledger=ledger)
+    assert first.seconds == pytest.approx(3.0)
+    share = first.share()
+    first.spend(share, share.work / 3)  # proven with two thirds of its share left
+    assert ledger.work_spent == pytest.approx(first.work_spent) and ledger.seconds_spent == first.seconds_spent
+    # the second gets its own half and what the first left of its share
+    assert ledger.seconds_unspent(2) == pytest.approx(6.0 - 1.5 / 3)
+    assert ledger.seconds_unspent() == ledger.seconds_unspent(2)
 
 
 def test_an_exchange_gives_its_routing_program_the_whole_limit(calls):

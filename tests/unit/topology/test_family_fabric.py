@@ -15,7 +15,7 @@ import pytest
 
 from helpers import cabling, run
 from synth.core.errors import SynthError
-from synth.io.switch_tables import render_fabric
+from synth.io.switch_tables import ibsim_rates, render_fabric
 from synth.topology import parse_topology
 from synth.topology.readers.ibnetdiscover import parse_fabric
 
@@ -74,6 +74,32 @@ def test_a_discovered_fabric_keeps_its_names_ports_guids_lids_cables_and_rates(t
     assert network.node_lids.tolist() == [21, 20, 12, 13] and network.lmc == 2
 
 
+def test_lid_0_is_a_port_without_a_lid_yet(tmp_path):
+    """ibnetdiscover before a subnet manager ran (issue 41): every LID 0, read as unassigned, said in one fact."""
+    text = DISCOVERED.replace("lid 20", "lid 0").replace("lid 21", "lid 0").replace("lid 12", "lid 0").replace(
+        "lid 13", "lid 0")
+    topology = fabric_of(tmp_path, text)
+    assert topology.network().node_lids.tolist() == [0, 0, 0, 0]
+    assert ("LIDs", "none assigned yet (lid 0 or none in the file): synth tables plans its own") in topology.facts()
+    from synth.tables.forwarding import LidPlan
+
+    plan = LidPlan.for_network(topology.network(), 0)
+    assert plan.terminal_lids is None and plan.note == (
+        "synth's LIDs: no port of the fabric has a LID yet (lid 0 or none in the fabric file: not assigned by a subnet "
+        "manager)")
+
+
+def test_rates_ibsim_cannot_run_are_written_as_the_nearest_it_can(tmp_path):
+    """4xHDR switch cables next to 4xEDR hosts (2.06 times): fabric.net runs them at 4xDDR against 4xSDR (2 times)."""
+    network = fabric_of(tmp_path, DISCOVERED).network()
+    rates = ibsim_rates(network)
+    assert not rates.exact and [name for _, name in rates.options] == ["4xSDR"] * 4 + ["4xDDR"] * 4
+    text = render_fabric(network)
+    assert text.count("w=2 s=2\t\t# 4xDDR") == 4  # each switch cable from both of its ends
+    back = fabric_of(tmp_path, text).network()
+    assert sorted(set(back.channel_bandwidth.tolist())) == [1.0, 2.0]
+
+
 def test_ibsims_example_files_are_read(tmp_path):
     """ibsim's own net files: free ids, `Hca`, no GUIDs, a two-cable bundle between the switches."""
     network = parse_topology("fabric:/usr/share/doc/ibsim-utils/net-examples/net.2sw2path4hca:recognize=no").network() \
@@ -127,7 +153,8 @@ BAD = [
      "[1] \"s\"[2]\n", "line 9: node GUID: 0x0000000000000010 is also the GUID of line 5"),
     ("Switch " + "9" * 5000 + " \"s\"\n", "line 1: not a key=value, node header or port line"),
     ("Switch 4 \"s\"\n[1] \"a\"[1]\t\t# \"a\" lid 5 0xEDR\n\nCa 1 \"a\"\n", "line 2: link width: 0xEDR has no lanes"),
-    ("Switch 4 \"s\"\n[1] \"a\"[1]\n\nCa 1 \"a\"\n[1] \"s\"[1]\t\t# lid 0 lmc 0\n", "line 5: lid: 0 is not a unicast LID"),
+    ("Switch 4 \"s\"\n[1] \"a\"[1]\n\nCa 1 \"a\"\n[1] \"s\"[1]\t\t# lid 49152 lmc 0\n",
+     "line 5: lid: 49152 is not a unicast LID"),
     ("Switch 4 \"s\"\n[1] \"a\"[1]\n\nCa 1 \"a\"\n[1] \"s\"[1]\t\t# lid 4 lmc 9\n", "line 5: lmc: 9 is above 7"),
     ("Switch 4 \"s\"\n[1] \"a\"[1]\t# 4xEDR\n\nCa 1 \"a\"\n[1] \"s\"[1]\t# lid 4 1xSDR\n",
      "line 5: link rate: 2.5 Gb/s here, 103.125 Gb/s at the cable's other end (line 2)"),
