@@ -1,8 +1,8 @@
 """`python -m synth` and the `synth` command: synth.cli.main under synth's signal handlers from
 the first line of synth's own code on.
 
-The command-line module imports numpy, scipy, OR-Tools and the whole package (about a second).
-Before this entry, Ctrl-C in that second printed a 30-line traceback and SIGTERM killed the
+A command imports numpy, scipy, OR-Tools and much of the package (about a second) once it runs
+(`--help`, `--version` and a parse error import none of them: synth.cli.main). Before this entry, Ctrl-C in that second printed a 30-line traceback and SIGTERM killed the
 process at the default action (issue 22). Here the handlers come first, so an interrupt during the
 imports ends like one during the work: one line, exit 130 or 143, nothing written. (What comes
 before -- the interpreter's start and the site's .pth files -- is Python's and the environment's.)

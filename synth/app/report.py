@@ -18,7 +18,6 @@ from synth.traffic.patterns import parse_pattern
 from synth.workflow import check_flow_limit
 
 DEFAULT_COLLECTIVE_BYTES = "1KiB..64MiB"
-PAGE_SUFFIXES = (".html", ".htm", ".md")
 
 
 @dataclass
@@ -36,12 +35,6 @@ class ReportPlan:
     collective_router: str | None = None
     synthesis_time_limit: float | None = None  # the synthesized schedule as one more column of the collectives (None: not)
     simulation_model: str | None = None  # the collectives also simulated on SimGrid with this network model (None: not)
-
-
-def check_pages(outs: list[Path]) -> None:
-    for out in outs:
-        if out.suffix.lower() not in PAGE_SUFFIXES:
-            raise SynthError(f"--out must name a .html or .md file, got '{out}'")
 
 
 def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, opensm: str, lfts: list[str],

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
-from synth.app.bounds import lp_line, phase_bounds
 from synth.cli import options as o
+from synth.core.declared import constant
 from synth.core.errors import SynthError
 from synth.core.text import counted
-from synth.pricing.fattree import ideal_exchange_time
-from synth.measure.lp_bound import LP_TIME_LIMIT
 from synth.execute import parse_executor
-from synth.render import console
-from synth.topology.family import FAT_TREE_FORMS
 
 
 def add_parser(sub) -> None:
@@ -24,7 +18,7 @@ def add_parser(sub) -> None:
     p.add_argument("--lp", action="store_true", help="also the LP bound of every phase (minimum-congestion multicommodity "
                    "flow, HiGHS; any network): slower, at least as strong as the cut bounds on router links")
     p.add_argument("--lp-time-limit", type=o.positive("--lp-time-limit", o.MAX_TIME_LIMIT), metavar="S",
-                   help=f"seconds per phase for the LP bound (default {LP_TIME_LIMIT:g}); a phase stopped there keeps a valid, "
+                   help=f"seconds per phase for the LP bound (default {constant('synth.measure.lp_bound', 'LP_TIME_LIMIT'):g}); a phase stopped there keeps a valid, "
                    "possibly weaker bound, and the output says so")
     o.add_load_unit(p, "bounds on it")
     o.add_executor(p)
@@ -39,6 +33,14 @@ def cmd_bounds(args) -> int:
         raise SynthError("--executor runs the LP bounds: add --lp (the cut bounds take a moment on this machine)")
     executor = parse_executor(args.executor)  # a bad --executor fails before any work
     topology, workload, phases = o.load_workload(args)
+    import numpy as np
+
+    from synth.app.bounds import lp_line, phase_bounds
+    from synth.measure.lp_bound import LP_TIME_LIMIT
+    from synth.pricing.fattree import ideal_exchange_time
+    from synth.render import console
+    from synth.topology.family import FAT_TREE_FORMS
+
     network = topology.network()
     print(f"topology  {topology.label()}: {network.num_terminals} terminals")
     print(f"traffic   {workload.pattern}: {len(phases)} of {counted(workload.num_phases, 'phase')}, {workload.message_bytes} B per message")

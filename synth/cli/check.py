@@ -3,9 +3,8 @@ difference."""
 
 from __future__ import annotations
 
-from synth.checking.routes import MAX_LISTED_PROBLEMS, check_routes
 from synth.core.text import counted
-from synth.io.routes_file import read_routes_columnar
+from synth.core.validate import require_readable
 
 
 def add_parser(sub) -> None:
@@ -16,6 +15,10 @@ def add_parser(sub) -> None:
 
 
 def cmd_check(args) -> int:
+    require_readable(args.routes, f"routes file '{args.routes}'")  # before the readers are imported
+    from synth.checking.routes import MAX_LISTED_PROBLEMS, check_routes
+    from synth.io.routes_file import read_routes_columnar
+
     doc = read_routes_columnar(args.routes)  # either form; per phase flows and paths as arrays
     report = check_routes(doc)
     if not report.ok:

@@ -6,22 +6,24 @@ changes (crossovers), as a table and a figure."""
 from __future__ import annotations
 
 from synth.core.text import figure
-from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive
-from synth.collectives.schedule import COLLECTIVES
+from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive, refuse_unknown_family
 from synth.core.errors import SynthError
+from typing import TYPE_CHECKING
+
+from synth.core.declared import calls, constant
 from synth.core.output import OutputSet
 from synth.core.sizes import size_option
-from synth.pricing.compare import Comparison, compare, size_text
-from synth.pricing.bounds import with_strongest_bound
-from synth.simulation.runner import DEFAULT_MODEL_NOTE, MODELS
-from synth.solve.budget import WORK_PER_SECOND
-from synth.topology import parse_topology
+
+if TYPE_CHECKING:
+    from synth.pricing.compare import Comparison
 
 
 DEFAULT_NOTE = " (the family's default)"
 
 
 def add_parser(sub) -> None:
+    MODELS, WORK_PER_SECOND = constant("synth.simulation.runner", "MODELS"), constant("synth.solve.budget", "WORK_PER_SECOND")
+    COLLECTIVES = [c.name for c in calls("synth.collectives.schedule", "COLLECTIVES", "Collective", ("name",))]
     p = sub.add_parser("compare", help="price every algorithm of a collective on a network over message sizes")
     p.add_argument("collective", metavar="COLLECTIVE", help="any collective synth schedule generates but alltoallv "
                    f"(whose block sizes come from a matrix, not a message size): {', '.join(c for c in COLLECTIVES if c != 'alltoallv')}")
@@ -61,6 +63,12 @@ def cmd_compare(args) -> int:
         raise SynthError("--sim-model applies to --simulate: add --simulate")
     if args.time_limit is not None and not args.synthesize:
         raise SynthError("--time-limit applies to --synthesize (the synthesis' programs): add --synthesize")
+    refuse_unknown_family(args.network)  # before the families are imported
+    from synth.pricing.bounds import with_strongest_bound
+    from synth.pricing.compare import compare
+    from synth.simulation.runner import DEFAULT_MODEL_NOTE
+    from synth.topology import parse_topology
+
     topology = parse_topology(args.network)
     sizes = args.bytes
     node, q = node_costs(args, args.ranks_per_node), args.ranks_per_node
@@ -104,6 +112,8 @@ def cmd_compare(args) -> int:
 
 
 def table_text(result: Comparison) -> str:
+    from synth.pricing.compare import size_text
+
     found, best = result.candidates, result.best
     width = max(10, *(len(c.label) for c in found))
     lines = [f"{'bytes':>10}  " + "  ".join(f"{c.label:>{width}}" for c in found) + f"  {'bound':>{width}}  best"]
@@ -119,6 +129,8 @@ def table_text(result: Comparison) -> str:
 def simulated_text(result: Comparison) -> str:
     """The simulated times as a second table (the model's columns, an empty one where a candidate was
     not simulated), the simulated crossovers and where SimGrid ranks the algorithms otherwise."""
+    from synth.pricing.compare import size_text
+
     found, simulated, best = result.candidates, result.simulated, result.simulated_best
     width = max(10, *(len(c.label) for c in found))
     lines = [f"simulated on SimGrid ({simulated.model}), bulk-synchronous: each algorithm alone on the idle network, "

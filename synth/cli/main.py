@@ -22,9 +22,29 @@ from synth.core.interrupt import Interrupted, install_handlers
 from synth.cli.options import Parser
 from synth.execute import TaskFailed
 
-# The subcommands in the order `synth --help` lists them: synth.cli.<module>.add_parser(sub).
-COMMANDS = ("topology", "route", "bounds", "tables", "opensm_check", "model", "vls", "schedule", "synthesize", "export", "verify", "simulate", "compare",
-            "report", "check")
+# The subcommands in the order `synth --help` lists them: (command, module synth.cli.<module>, its one-line
+# help). Only the command given is built (its module's add_parser(sub)): the others are listed by name and
+# help, so that `synth --help`, `synth COMMAND --help` and a parse error import no command's work
+# (issue 41: start-up under 0.3 s). tests/unit/cli/test_startup.py checks each help against its module's.
+COMMANDS = (
+    ("topology", "topology", "summarize a network or write it as JSON"),
+    ("route", "route", "route a workload and report contention against the lower bound"),
+    ("bounds", "bounds", "lower bounds on contention for a workload, B_min and ideal time for all-to-all"),
+    ("tables", "tables", "switch forwarding tables for a routes file (OpenSM, JSON, CSV)"),
+    ("opensm-check", "opensm_check", "load tables into OpenSM on a simulated fabric, verify, compare OpenSM's engines"),
+    ("model", "model", "the seeds' analytical models: diameter-two topologies (Prisacari20 ch.7), nearest-neighbour "
+                       "exchanges on dragonflies (Prisacari20 ch.5)"),
+    ("vls", "vls", "assign virtual lanes so that every lane's channel dependencies are acyclic (deadlock-free routes); "
+                   "writes the routes file with a vls list per phase"),
+    ("schedule", "schedule", "generate and verify a collective's step schedule (synth-schedule/1)"),
+    ("synthesize", "synthesize", "synthesize a collective's step schedule by optimization, with its bounds"),
+    ("export", "export", "write a schedule in a collective library's format (MSCCL's XML)"),
+    ("verify", "verify", "replay a schedule file symbolically: does it deliver what its collective promises?"),
+    ("simulate", "simulate", "replay a schedule or a routes file's phases on SimGrid, next to the cost model"),
+    ("compare", "compare", "price every algorithm of a collective on a network over message sizes"),
+    ("report", "report", "analytical cost report (HTML or Markdown): patterns x routings on any network"),
+    ("check", "check", "re-verify a routes file from scratch (exit 1 on a difference)"),
+)
 
 
 def version() -> str:
@@ -37,16 +57,36 @@ def version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Version(argparse._VersionAction):
+    """--version, the distribution's version looked up when asked (importlib.metadata costs 40 ms)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        self.version = f"synth {version()}"
+        super().__call__(parser, namespace, values, option_string)
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The subcommand `argv` names: its first word that is not an option (synth's own options take no
+    value), None when there is none or it names no command (argparse then says so)."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if any(word == name for name, _, _ in COMMANDS) else None
+
+
+def build_parser(commands=None) -> argparse.ArgumentParser:
+    """synth's parser: with `commands` (names) only those subcommands have their options (the others
+    are listed by name and help); by default every one (the CLI reference, docs/cli.md)."""
     parser = Parser(prog="synth", description="Routing and schedule synthesis for interconnection networks: routes, collective schedules "
                     "and switch tables, each next to the lower bound nothing beats.",
                     epilog="Exit codes: 0 ok, 1 a check found a difference, 2 bad input, 70 internal error (a bug), "
                            "130/143 interrupted.")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
-    parser.add_argument("--version", action="version", version=f"synth {version()}")
+    parser.add_argument("--version", action=_Version, version="synth")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for name in COMMANDS:
-        import_module(f"synth.cli.{name}").add_parser(sub)
+    for name, module, help_text in COMMANDS:
+        if commands is None or name in commands:
+            import_module(f"synth.cli.{module}").add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_text)
     return parser
 
 
@@ -69,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     previous_unraisable = sys.unraisablehook
     install_handlers()
     try:
-        parser = build_parser()
+        parser = build_parser([command] if (command := command_of(argv)) is not None else [])
         args = parser.parse_args(argv)
         if args.command is None:
             commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from synth.app.model import MAX_RADIX, MAX_TASKS, bandwidth, demand_model, stencil_model, uniform_model
 from synth.cli import options as o
+from synth.core.declared import constant
 from synth.core.text import counted
-from synth.pricing.diameter2_model import figure_7_3
-from synth.pricing.dragonfly_demand import ROUTINGS
-from synth.render.console import table
+
+
+def bandwidth(text: str, option: str) -> float:
+    """synth.app.model.bandwidth, imported when an option is given."""
+    from synth.app.model import bandwidth
+
+    return bandwidth(text, option)
 
 
 def add_parser(sub) -> None:
@@ -17,7 +19,7 @@ def add_parser(sub) -> None:
                        "nearest-neighbour exchanges on dragonflies (Prisacari20 ch.5)")
     models = p.add_subparsers(dest="model", required=True, parser_class=type(p))
     d2 = models.add_parser("diameter2", help="Figure 7.3: scale, cost and worst case of each family for a router radix")
-    d2.add_argument("--radix", required=True, type=o.integer("--radix", 4, MAX_RADIX), metavar="R")
+    d2.add_argument("--radix", required=True, type=o.integer("--radix", 4, constant("synth.app.model", "MAX_RADIX")), metavar="R")
     d2.set_defaults(func=cmd_diameter2)
     un = models.add_parser("uniform", help="Prisacari20 ch.6: the uniform-traffic throughput bound T of minimal routing on a "
                            "maximum-size dragonfly (eq. 6.1-6.8) and its balance conditions (6.3, 6.6)")
@@ -31,7 +33,7 @@ def add_parser(sub) -> None:
     o.add_spec(st)
     st.add_argument("--alpha", required=True, metavar="AxBxC", help="elements of the domain per dimension")
     group = st.add_mutually_exclusive_group(required=True)
-    group.add_argument("--tasks", type=o.integer("--tasks", 1, MAX_TASKS), metavar="T",
+    group.add_argument("--tasks", type=o.integer("--tasks", 1, constant("synth.app.model", "MAX_TASKS")), metavar="T",
                        help="search every task grid of T tasks")
     group.add_argument("--beta", metavar="AxBxC", help="the task grid")
     st.add_argument("--gamma", metavar="AxBxC", help="the block of tasks per group (with --beta): evaluate it only")
@@ -47,6 +49,9 @@ def add_parser(sub) -> None:
 
 
 def cmd_diameter2(args) -> int:
+    from synth.pricing.diameter2_model import figure_7_3
+    from synth.render.console import table
+
     rows = []
     for c in figure_7_3(args.radix):
         worst = f"1/{c.worst_case.denominator}" if c.worst_case is not None else "-"
@@ -60,6 +65,9 @@ def cmd_diameter2(args) -> int:
 
 
 def cmd_stencil(args) -> int:
+    from synth.app.model import stencil_model
+    from synth.render.console import table
+
     model = stencil_model(args.spec, getattr(args, "fail", None), args.alpha, args.tasks, args.beta, args.gamma)
     p, a, groups = model.topology.hierarchy()
     print(f"{model.topology.label()}: {groups} groups of {a} routers with {p} terminals; domain {args.alpha} elements")
@@ -80,6 +88,12 @@ def cmd_stencil(args) -> int:
 
 def cmd_demand(args) -> int:
     topology, workload, phases = args.load_workload(args)
+    import numpy as np
+
+    from synth.app.model import demand_model
+    from synth.pricing.dragonfly_demand import ROUTINGS
+    from synth.render.console import table
+
     traffic, results = demand_model(topology, workload, phases)  # (before printing: errors leave no output)
     links = sorted({int(x) for x in traffic.links[~np.eye(traffic.num_groups, dtype=bool)]})
     count = str(links[0]) if links[0] == links[-1] else f"{links[0]} to {links[-1]}"
@@ -102,6 +116,9 @@ def cmd_demand(args) -> int:
 
 
 def cmd_uniform(args) -> int:
+    from synth.app.model import uniform_model
+    from synth.render.console import table
+
     topology, bound = uniform_model(args.spec, getattr(args, "fail", None), args.bl, args.br, args.bp)
     p, a, h, n = topology.p, topology.a, topology.h, topology.num_terminals
     b_l, b_r, b_p = args.bl, args.br, args.bp

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from synth.core.text import counted
-from synth.app.opensm_check import opensm_check
-from synth.opensm.check import lanes_verdict
+from synth.opensm.table_files import require_table_files
 
 
 def add_parser(sub) -> None:
@@ -15,6 +14,10 @@ def add_parser(sub) -> None:
 
 
 def cmd_opensm_check(args) -> int:
+    require_table_files(args.dir)  # before OpenSM's and synth's readers are imported
+    from synth.app.opensm_check import opensm_check
+    from synth.opensm.check import lanes_verdict
+
     result = opensm_check(args.dir, args.engines)
     tables, file_check = result.tables, result.file_check
     moving = int((tables.flows.src != tables.flows.dst).sum())

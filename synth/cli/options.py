@@ -4,21 +4,23 @@ network and a workload from the options (the spec, --fail, --traffic, --phase, -
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from synth.core.declared import constant, declared, decorated
 from synth.core.errors import SynthError
 from synth.core.sizes import size_option, size_text
 from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number
-from synth.measure.evaluate import PhaseEvaluation
 from synth.execute import EXECUTOR_SYNTAX
 from synth.io.instance import Instance, resolve
-from synth.render import console
-from synth.routing.registry import LOAD_UNITS, RouterOptions
-from synth.topology import parse_topology
-from synth.topology.degraded import with_failures
-from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern, pattern_syntaxes
-from synth.workflow import MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT, check_flow_limit
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from synth.measure.evaluate import PhaseEvaluation
+    from synth.routing.registry import RouterOptions
+
+# What the options' help names is read from the modules' source (synth.core.declared): declaring the
+# options imports no numpy, so `synth COMMAND --help` and a parse error are quick (issue 41).
 
 # Option values are checked by synth.core.validate: ASCII digits, no '8_0', no truncated floats,
 # within 64-bit integers and the documented range; the message names the option.
@@ -52,7 +54,8 @@ def non_negative(option: str, maximum: float | None = None):
 def add_cost_model(p) -> None:
     """--alpha and --bandwidth: the cost model's two constants (synth.pricing.alphabeta); and what a
     node adds (NodeCosts): --intra-bandwidth, --intra-latency and --copy-cost."""
-    from synth.pricing.alphabeta import DEFAULT_ALPHA, DEFAULT_BANDWIDTH
+    DEFAULT_ALPHA, DEFAULT_BANDWIDTH = (constant("synth.pricing.alphabeta", name) for name in ("DEFAULT_ALPHA",
+                                                                                               "DEFAULT_BANDWIDTH"))
 
     p.add_argument("--alpha", type=positive("--alpha", 1.0), default=DEFAULT_ALPHA, metavar="S",
                    help="seconds a port takes to start one message (default 1e-6)")
@@ -85,7 +88,14 @@ def node_costs(args, ranks_per_node: int | None = None):
                      copy_cost=args.copy_cost)
 
 
+def pattern_syntaxes() -> str:
+    """synth.traffic.patterns.pattern_syntaxes(), read from the module's source."""
+    return ", ".join(kind.syntax for kind in decorated("synth.traffic.patterns", "_pattern", ("name", "syntax")))
+
+
 def add_max_flows(p) -> None:
+    MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT = (constant("synth.workflow", name) for name in ("MAX_FLOWS_ANALYSIS",
+                                                                                        "MAX_FLOWS_KEPT"))
     p.add_argument("--max-flows", type=integer("--max-flows", 1), metavar="N",
                    help=f"refuse runs with more flows (default {MAX_FLOWS_KEPT:,} when routes are synthesized or "
                         f"written, {MAX_FLOWS_ANALYSIS:,} for load analysis)")
@@ -108,12 +118,14 @@ def add_workload(p) -> None:
 def add_traffic(p) -> None:
     add_workload(p)
     p.add_argument("--bytes", type=size_option("--bytes"), metavar="SIZE",
-                   help=f"message size: bytes, or with a unit (4096, 64KiB, 1MiB; default {size_text(DEFAULT_MESSAGE_BYTES)})")
-    p.add_argument("--table", action="store_true", help=f"a row per phase even beyond {console.TABLE_PHASES} phases")
+                   help="message size: bytes, or with a unit (4096, 64KiB, 1MiB; default "
+                        f"{size_text(constant('synth.traffic.patterns', 'DEFAULT_MESSAGE_BYTES'))})")
+    p.add_argument("--table", action="store_true",
+                   help=f"a row per phase even beyond {constant('synth.render.console', 'TABLE_PHASES')} phases")
 
 
 def add_load_unit(p, what: str) -> None:
-    p.add_argument("--load-unit", choices=LOAD_UNITS, default=None,
+    p.add_argument("--load-unit", choices=constant("synth.routing.registry", "LOAD_UNITS"), default=None,
                    help="what a channel's load counts: messages, or bytes over the link's bandwidth (time units: flows "
                         "of different sizes, e.g. a csv: matrix, or links of different rates); default: bytes where "
                         f"the network's links differ in rate, else messages; {what}")
@@ -138,6 +150,8 @@ def resolve_load_unit(args, network, minimizes_messages: bool = False) -> str:
 
 
 def router_options(args) -> RouterOptions:
+    from synth.routing.registry import RouterOptions
+
     return RouterOptions(
         constraints=args.constraints, balance=args.balance, solver=args.solver, time_limit=args.time_limit,
         threads=args.threads, construction=args.construction, consistency=args.consistency,
@@ -145,15 +159,36 @@ def router_options(args) -> RouterOptions:
         candidates=getattr(args, "candidates", None), load_unit=getattr(args, "load_unit", "messages"))
 
 
+def refuse_unknown_family(spec: str) -> None:
+    """The one line synth.topology.parse_topology says for a spec of no known family, said before
+    the families are imported (a typo answers at once); a degraded spec (`@fail=`) is left to it."""
+    from synth.core.validate import show
+
+    if "@" in spec:
+        return
+    name = spec.strip().partition(":")[0].lower()
+    known = [family.name for family in declared("synth.topology", "FAMILY", "Family", ("name",))]
+    if name not in known:
+        raise SynthError(f"unknown network family {show(name)} in spec '{spec.strip()}' (known: {', '.join(known)})")
+
+
 def load(args) -> tuple[Instance, object, object]:
     """The instance (or a bare spec), its topology (degraded by --fail) and network."""
     instance = resolve(args.spec)
+    if getattr(args, "fail", None) is None:
+        refuse_unknown_family(instance.spec)
+    from synth.topology import parse_topology
+    from synth.topology.degraded import with_failures
+
     topology = parse_topology(with_failures(instance.spec, getattr(args, "fail", None)))
     return instance, topology, topology.network()
 
 
 def workload_of(args, instance: Instance, topology, network, kept: bool):
     """The workload, the selection text as given and the selected phase numbers."""
+    from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES, parse_pattern
+    from synth.workflow import MAX_FLOWS_ANALYSIS, MAX_FLOWS_KEPT
+
     pattern = args.traffic if args.traffic is not None else instance.traffic.get("pattern")
     if not pattern:
         raise SynthError("no traffic given: use --traffic PATTERN (or a [traffic] pattern in the instance file)")
@@ -172,12 +207,16 @@ def workload_of(args, instance: Instance, topology, network, kept: bool):
 def load_workload(args) -> tuple[object, object, np.ndarray]:
     """The network and the selected phases of the workload, within the analysis flow limit."""
     instance, topology, network = load(args)
+    from synth.workflow import check_flow_limit
+
     workload, _, phases = workload_of(args, instance, topology, network, kept=False)
     check_flow_limit(workload, phases, None, False, args.max_flows)
     return topology, workload, phases
 
 
 def print_phases(evaluations: list[PhaseEvaluation], network, full_table: bool, names: tuple[str, ...]) -> dict:
+    from synth.render import console
+
     if full_table or len(evaluations) <= console.TABLE_PHASES:
         print(console.phase_rows(evaluations, network, names))
     else:

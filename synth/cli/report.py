@@ -9,18 +9,18 @@ import shlex
 import sys
 from pathlib import Path
 
-from synth.app.report import DEFAULT_COLLECTIVE_BYTES, check_pages, make_report, plan_report
 from synth.cli import options as o
+from synth.core.declared import constant
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.execute import parse_executor
 from synth.core.sizes import parse_sizes, size_option, size_text
-from synth.report.data import CostModel
-from synth.simulation.runner import MODELS
-from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES
+from synth.report.pages import check_pages
 
 
 def add_parser(sub) -> None:
+    MODELS, DEFAULT_COLLECTIVE_BYTES = constant("synth.simulation.runner", "MODELS"), constant("synth.app.report", "DEFAULT_COLLECTIVE_BYTES")
+    DEFAULT_MESSAGE_BYTES = constant("synth.traffic.patterns", "DEFAULT_MESSAGE_BYTES")
     p = sub.add_parser("report", help="analytical cost report (HTML or Markdown): patterns x routings on any network")
     o.add_spec(p)
     p.add_argument("--out", metavar="FILE", required=True, action="append",
@@ -78,6 +78,10 @@ def cmd_report(args) -> int:
     outs = [Path(out) for out in args.out]
     check_pages(outs)
     instance, topology, network = o.load(args)
+    from synth.app.report import make_report, plan_report
+    from synth.report.data import CostModel
+    from synth.traffic.patterns import DEFAULT_MESSAGE_BYTES
+
     size = args.bytes if args.bytes is not None else instance.traffic.get("bytes", DEFAULT_MESSAGE_BYTES)
     bandwidth = 8.0 / args.beta if args.beta is not None else args.bandwidth * 1e9
     seed = args.seed if args.seed is not None else instance.route.get("seed", 0)

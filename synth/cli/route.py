@@ -5,25 +5,27 @@ from __future__ import annotations
 import argparse
 import sys
 
-from synth.app.route import checkpoint_inputs, plan_route, refuse_checkpoint_overlap, run_route
 from synth.cli import options as o
+from synth.core.declared import constant, declared
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
 from synth.execute import parse_executor
-from synth.io.checkpoint import Checkpoint
-from synth.io.routes_file import MAX_VLS
-from synth.render import console
-from synth.render.progress import Progress
-from synth.routing.registry import DIRECT, ROUTERS, XGFT
+
+
+def router_names(kind: str) -> list[str]:
+    """ROUTERS.names(kind), read from the router modules' source (synth.core.declared)."""
+    specs = declared("synth.routing", "ROUTER", "RouterSpec", ("name", "networks"))
+    return [spec.name for spec in sorted(specs, key=lambda spec: getattr(spec, "order", 0)) if spec.networks == kind]
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("route", help="route a workload and report contention against the lower bound")
     o.add_spec(p)
     o.add_traffic(p)
-    p.add_argument("--router", metavar="NAME", help=f"xgft: {', '.join(ROUTERS.names(XGFT))}; other families: "
-                   f"{', '.join(ROUTERS.names(DIRECT))} (docs/routers.md; default: the instance's, else the family's: "
+    xgft, direct = (constant("synth.routing.registry", kind) for kind in ("XGFT", "DIRECT"))
+    p.add_argument("--router", metavar="NAME", help=f"xgft: {', '.join(router_names(xgft))}; other families: "
+                   f"{', '.join(router_names(direct))} (docs/routers.md; default: the instance's, else the family's: "
                    "dmodk on fat trees, minimal on direct networks)")
     p.add_argument("--seed", type=o.integer("--seed"), help="seed of the random routers (default 0)")
     layered = p.add_argument_group("layered router (Prisacari20, ch.3)")
@@ -51,7 +53,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", metavar="FILE", help="write the routes file (synth-routes/2, docs/formats.md): JSON, or the "
                    "compact HDF5 form for a FILE ending in .h5 or .hdf5 (synth check and synth tables read both)")
     p.add_argument("--loads", metavar="FILE.csv", help="write per-channel loads (messages, bytes) over the phases")
-    p.add_argument("--vls", type=o.integer("--vls", 1, MAX_VLS), metavar="N",
+    p.add_argument("--vls", type=o.integer("--vls", 1, constant("synth.io.routes_file", "MAX_VLS")), metavar="N",
                    help="also give every path a virtual lane so that no lane can deadlock, with at most N lanes (as synth "
                         "vls; recorded in the routes file); --router paths re-chooses paths to fit N when the routes need "
                         "more, and prints what that costs in contention (common switches run 8 data VLs)")
@@ -64,6 +66,12 @@ def add_parser(sub) -> None:
 
 def cmd_route(args) -> int:
     instance, topology, network = o.load(args)
+    from synth.app.route import checkpoint_inputs, plan_route, refuse_checkpoint_overlap, run_route
+    from synth.io.checkpoint import Checkpoint
+    from synth.render import console
+    from synth.render.progress import Progress
+    from synth.routing.registry import ROUTERS
+
     if args.vls is not None and args.out is None:
         raise SynthError("--vls records virtual lanes in the routes file: add --out FILE")
     workload, selection, phases = o.workload_of(args, instance, topology, network, kept=args.out is not None)

@@ -3,23 +3,18 @@ schedule --list` (synth.app.schedule)."""
 
 from __future__ import annotations
 
-from synth.app.schedule import (DEFAULT_BYTES, PROGRESS_BLOCK_SENDS, cost_lines, make_schedule, plan_schedule,
-                                promise)
-from synth.render.progress import progress_printer
-from synth.collectives.algorithms import ALGORITHMS, expected_block_sends
-from synth.collectives.schedule import COLLECTIVES
 from synth.cli.options import add_cost_model, node_costs
+from synth.core.declared import calls, constant
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.sizes import size_option, size_text
 from synth.core.text import counted
 from synth.core.validate import parse_int
-from synth.io.schedule_file import write_schedule
-from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
-from synth.topology import parse_topology
 
 
 def add_parser(sub) -> None:
+    DEFAULT_BYTES = constant("synth.app.schedule", "DEFAULT_BYTES")
+    COLLECTIVES = [c.name for c in calls("synth.collectives.schedule", "COLLECTIVES", "Collective", ("name",))]
     p = sub.add_parser("schedule", help="generate and verify a collective's step schedule (synth-schedule/1)")
     p.add_argument("collective", nargs="?", metavar="COLLECTIVE", help=", ".join(COLLECTIVES))
     p.add_argument("--algorithm", metavar="NAME", help="the generator (synth schedule --list)")
@@ -54,6 +49,7 @@ def add_parser(sub) -> None:
 
 def cmd_schedule(args) -> int:
     if args.list:
+        from synth.collectives.algorithms import ALGORITHMS
         from synth.render.console import table
 
         rows = [[name, ", ".join(algorithm.collectives), algorithm.summary] for name, algorithm in ALGORITHMS.items()]
@@ -62,6 +58,13 @@ def cmd_schedule(args) -> int:
     for option, value in (("COLLECTIVE", args.collective), ("--algorithm", args.algorithm), ("--network", args.network)):
         if value is None:
             raise SynthError(f"synth schedule needs {option} (or --list)")
+    from synth.app.schedule import PROGRESS_BLOCK_SENDS, cost_lines, make_schedule, plan_schedule, promise
+    from synth.collectives.algorithms import expected_block_sends
+    from synth.io.schedule_file import write_schedule
+    from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
+    from synth.render.progress import progress_printer
+    from synth.topology import parse_topology
+
     node = node_costs(args, args.ranks_per_node)
     plan = plan_schedule(args.collective, args.algorithm, parse_topology(args.network), message_bytes=args.bytes,
                          blocks=args.blocks, root=args.root, peer=args.peer, radix=args.radix, batch=args.batch,

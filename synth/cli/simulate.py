@@ -4,24 +4,19 @@ next to synth's cost model (synth.app.simulate)."""
 from __future__ import annotations
 
 from synth.core.text import figure
-from synth.io.routes_file import routes_topology
-from synth.app.schedule import checked_routes
-from synth.render.progress import progress_printer
-from synth.app.simulate import SimulationOptions, file_kind, simulate_routes, simulate_schedule
 from synth.cli.options import add_cost_model, node_costs
+from synth.core.declared import constant
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
-from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number
-from synth.io.simulation_file import write_simulation
-from synth.simulation.runner import DEFAULT_MODEL, DEFAULT_MODEL_NOTE, DISCIPLINES, MODELS
-from synth.topology import parse_topology
+from synth.core.validate import parse_int, parse_non_negative_number, parse_positive_number, require_readable
 
 SHOWN_ROWS = 48  # rows printed in full; --out has every row
 PROGRESS_TRANSFERS = 50_000  # simulations from which the worker's progress is shown
 
 
 def add_parser(sub) -> None:
+    MODELS, DISCIPLINES = constant("synth.simulation.runner", "MODELS"), constant("synth.simulation.runner", "DISCIPLINES")
     p = sub.add_parser("simulate", help="replay a schedule or a routes file's phases on SimGrid, next to the cost model")
     p.add_argument("file", metavar="FILE", help="a schedule (synth schedule/synthesize --out) or a routes file "
                    "(synth route --out), JSON or HDF5")
@@ -50,6 +45,15 @@ def add_parser(sub) -> None:
 def cmd_simulate(args) -> int:
     if args.router is not None and args.routes is not None:  # as synth synthesize refuses the pair
         raise SynthError("--routes and --router: the transfers take one or the other")
+    require_readable(args.file, f"'{args.file}'")  # as file_kind says it, before the readers are imported
+    from synth.app.schedule import checked_routes
+    from synth.app.simulate import SimulationOptions, file_kind, simulate_routes, simulate_schedule
+    from synth.io.routes_file import routes_topology
+    from synth.io.simulation_file import write_simulation
+    from synth.render.progress import progress_printer
+    from synth.simulation.runner import DEFAULT_MODEL, DEFAULT_MODEL_NOTE
+    from synth.topology import parse_topology
+
     options = SimulationOptions(model=args.model or DEFAULT_MODEL, discipline=args.discipline, alpha=args.alpha,
                                 bandwidth_bits=args.bandwidth * 1e9, latency=args.latency, hop_latency=args.hop_latency,
                                 overhead=args.overhead, node=node_costs(args))

@@ -2,30 +2,38 @@
 
 from __future__ import annotations
 
-from synth.app.exchange_routes import write_exchange_routes
-from synth.render.progress import progress_printer
-from synth.app.synthesize import MODES, SYNTHESIZED, SynthesisRequest, answer, check, synthesize
+from synth.core.declared import constant, declared
 from synth.core.errors import SynthError
-from synth.collectives.schedule import collective
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, node_costs, positive
 from synth.core.output import OutputSet
 from synth.core.sizes import size_option
 from synth.core.text import counted
 from synth.core.validate import parse_int, parse_int_list, parse_int_or_range
-from synth.io.schedule_file import write_schedule
-from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
-from synth.render.synthesis import header_lines, part_line, query_line, size_lines
-from synth.solve import SOLVERS, check_solver
-from synth.solve.budget import SYNTHESIS_TIME_HELP
-from synth.synthesis.methods import method_names, parse_methods
-from synth.synthesis.transfers import REACHES
-from synth.topology import parse_topology
+
+
+def method_names() -> list[str]:
+    """synth.synthesis.methods.method_names(), read from the method modules' source (synth.core.declared)."""
+    methods = declared("synth.synthesis.methods", "METHOD", "Method", ("name",))
+    return [m.name for m in sorted(methods, key=lambda m: (m.order, m.name))]
+
+
+def solver_names() -> list[str]:
+    """The names of synth.solve.SOLVERS, read from the backends' source."""
+    return [b.name for b in sorted(declared("synth.solve", "SOLVER", "Backend", ("name",)),
+                                   key=lambda b: getattr(b, "order", 0))]
+
+
+def parse_methods(text: str):
+    from synth.synthesis.methods import parse_methods
+
+    return parse_methods(text)
 
 
 DEFAULT_SYNTHESIS_BYTES = 1 << 20
 
 
 def add_parser(sub) -> None:
+    SYNTHESIZED, MODES = constant("synth.app.synthesize", "SYNTHESIZED"), constant("synth.app.synthesize", "MODES")
     p = sub.add_parser("synthesize", help="synthesize a collective's step schedule by optimization, with its bounds")
     p.add_argument("collective", metavar="COLLECTIVE", help=", ".join(SYNTHESIZED))
     p.add_argument("--network", metavar="SPEC", required=True, help="the network whose terminals are the ranks")
@@ -44,7 +52,7 @@ def add_parser(sub) -> None:
                         "with the symmetric method the fewest (up to a rank's ports) that make the cut bound a whole "
                         "number of rounds (a 2D torus: 4), else 1; A..B: every chunk count from A to B, one front of "
                         "(steps, rounds, chunks) over all of them")
-    p.add_argument("--transfers", choices=REACHES, metavar="REACH",
+    p.add_argument("--transfers", choices=constant("synth.synthesis.transfers", "REACHES"), metavar="REACH",
                    help="the rank pairs one step may join: neighbours (at most one router-to-router link) or all "
                         "(default: neighbours where they join every rank)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's)")
@@ -61,10 +69,10 @@ def add_parser(sub) -> None:
     p.add_argument("--methods", metavar="NAMES", type=parse_methods,
                    help="the registered methods to run, comma-separated (default: every one that applies; "
                         "docs/methods.md): " + ", ".join(method_names()))
-    p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(SOLVERS)} (default cpsat)")
+    p.add_argument("--solver", default="cpsat", metavar="NAME", help=f"the backend: {', '.join(solver_names())} (default cpsat)")
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
-                   metavar="S", help=SYNTHESIS_TIME_HELP + "; an all-to-all's multicommodity-flow LP bound is solved "
-                   "within S seconds too, and left out (said) where it is not")
+                   metavar="S", help=constant("synth.solve.budget", "SYNTHESIS_TIME_HELP") + "; an all-to-all's "
+                   "multicommodity-flow LP bound is solved within S seconds too, and left out (said) where it is not")
     add_cost_model(p)
     p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/2 with its synthesis record and paths); "
                    "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json (a name "
@@ -81,6 +89,15 @@ def add_parser(sub) -> None:
 
 
 def cmd_synthesize(args) -> int:
+    from synth.app.exchange_routes import write_exchange_routes
+    from synth.app.synthesize import SynthesisRequest, check, synthesize
+    from synth.collectives.schedule import collective
+    from synth.io.schedule_hdf5 import wants_hdf5
+    from synth.render.progress import progress_printer
+    from synth.render.synthesis import header_lines, part_line, size_lines
+    from synth.solve import check_solver
+    from synth.topology import parse_topology
+
     check_solver(args.solver)
     if args.bytes is not None and collective(args.collective).name == "alltoallv":
         raise SynthError("--bytes: an alltoallv's block sizes come from --sizes")
@@ -146,6 +163,9 @@ def _band_file(name: str) -> bool:
 
 
 def _write(target, schedule) -> None:
+    from synth.io.schedule_file import write_schedule
+    from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
+
     if wants_hdf5(target.target):  # the compact form, as synth schedule writes it
         write_schedule_hdf5(target.tmp, schedule, shown=target.target)
     else:
@@ -154,6 +174,9 @@ def _write(target, schedule) -> None:
 
 
 def _query(args, request, say) -> int:
+    from synth.app.synthesize import answer
+    from synth.render.synthesis import header_lines, query_line
+
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
         plan, found, schedule = answer(request, *args.query, say)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from synth.app.tables import FORMATS, make_tables
 from synth.cli import options as o
-from synth.routing.lanes import COMMON_DATA_VLS
-from synth.tables.forwarding import MAX_LMC
+from synth.core.declared import constant
+from synth.core.validate import require_readable
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("tables", help="switch forwarding tables for a routes file (OpenSM, JSON, CSV)")
     p.add_argument("routes", metavar="ROUTES.json", help="a routes file (synth route --out) that passes synth check")
-    p.add_argument("--format", choices=FORMATS, default="opensm",
+    p.add_argument("--format", choices=constant("synth.app.tables", "FORMATS"), default="opensm",
                    help="opensm (default): fabric.net, guid2lid, lfts.dump for OpenSM's file engine, dlid.csv and the "
                         "routes; json, csv: the per-switch tables for other fabrics (docs/formats.md)")
     p.add_argument("--out", metavar="DIR", required=True,
@@ -20,12 +19,16 @@ def add_parser(sub) -> None:
     p.add_argument("--allow-deadlock", action="store_true",
                    help="write tables for routes whose channel dependencies have a cycle and no virtual lanes (by "
                         "default refused: they can deadlock; synth vls or synth route --vls gives the paths lanes)")
-    p.add_argument("--lmc", type=o.integer("--lmc", 0, MAX_LMC),
+    p.add_argument("--lmc", type=o.integer("--lmc", 0, constant("synth.tables.forwarding", "MAX_LMC")),
                    help="LIDs per terminal = 2^LMC, 0..7 (default: the fewest that hold the routes)")
     p.set_defaults(func=cmd_tables)
 
 
 def cmd_tables(args) -> int:
+    require_readable(args.routes, f"routes file '{args.routes}'")  # before the readers are imported
+    from synth.app.tables import make_tables
+    from synth.routing.lanes import COMMON_DATA_VLS
+
     rendered, deadlock = make_tables(args.routes, args.out, args.format, args.lmc, args.allow_deadlock)
     tables, lids = rendered.tables, rendered.tables.lids
     least = "; the least LMC possible" if rendered.least_lmc else ""

@@ -8,19 +8,18 @@ import json
 import sys
 
 from synth.cli import options as o
+from synth.core.declared import declared
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
-from synth.render import console
 
 
 def family_list() -> str:
-    """The network families and their spec syntax, for `synth topology --help`."""
-    from synth.topology import FAMILIES
-
+    """The network families and their spec syntax, for `synth topology --help` (synth.topology's
+    FAMILIES, read from the family modules' source: synth.core.declared)."""
     lines = ["network families (SPEC):"]
-    for family in FAMILIES.items():
-        lines.append(f"  {family[1].syntax}")
-        lines.append(f"      {family[1].description}")
+    for family in declared("synth.topology", "FAMILY", "Family", ("name", "syntax", "description")):
+        lines.append(f"  {family.syntax}")
+        lines.append(f"      {family.description}")
     return "\n".join(lines)
 
 
@@ -40,6 +39,8 @@ def cmd_topology(args) -> int:
         raise SynthError("--out writes the network as a file: add --format json or --format ibnetdiscover")
     _, topology, network = o.load(args)
     if args.format == "text":
+        from synth.render import console
+
         print(console.topology_summary(topology, network))
         return 0
     if args.format == "json":

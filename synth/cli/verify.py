@@ -6,9 +6,7 @@ from __future__ import annotations
 import sys
 
 from synth.core.text import counted
-from synth.app.schedule import promise
-from synth.collectives.verify import verify
-from synth.io.schedule_file import read_schedule
+from synth.core.validate import require_readable
 
 
 def add_parser(sub) -> None:
@@ -19,6 +17,11 @@ def add_parser(sub) -> None:
 
 
 def cmd_verify(args) -> int:
+    require_readable(args.schedule, f"schedule file '{args.schedule}'")  # before the readers are imported
+    from synth.app.schedule import promise
+    from synth.collectives.verify import verify
+    from synth.io.schedule_file import read_schedule
+
     schedule = read_schedule(args.schedule)
     report = verify(schedule)
     what = f"{schedule.collective} by {schedule.algorithm} on {schedule.ranks} ranks"

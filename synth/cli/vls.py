@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from synth.app.vls import assign_lanes, write_laned_routes
-from synth.routing.lane_budget import DEFAULT_VLS
+from synth.core.declared import constant
 from synth.core.output import OutputSet
-from synth.core.validate import parse_int, parse_positive_number
-from synth.io.routes_file import MAX_VLS
-from synth.routing.lanes import MAX_EXACT_PATHS
+from synth.core.validate import parse_int, parse_positive_number, require_readable
 
 
 def add_parser(sub) -> None:
+    DEFAULT_VLS, MAX_VLS = constant("synth.routing.lane_budget", "DEFAULT_VLS"), constant("synth.io.routes_file", "MAX_VLS")
+    MAX_EXACT_PATHS = constant("synth.routing.lanes", "MAX_EXACT_PATHS")
     p = sub.add_parser("vls", help="assign virtual lanes so that every lane's channel dependencies are acyclic "
                        "(deadlock-free routes); writes the routes file with a vls list per phase")
     p.add_argument("routes", metavar="ROUTES.json", help="a synth-routes/2 file that passes synth check")
@@ -25,6 +24,9 @@ def add_parser(sub) -> None:
 
 
 def cmd_vls(args) -> int:
+    require_readable(args.routes, f"routes file '{args.routes}'")  # before the readers are imported
+    from synth.app.vls import assign_lanes, write_laned_routes
+
     lanes = assign_lanes(args.routes, args.max_vls, args.exact, args.time_limit)
     with OutputSet() as outputs:
         outputs.protect(args.routes)

@@ -159,6 +159,17 @@ def read_text(path, what: str, max_bytes: int = 1 << 30) -> str:
         raise SynthError(f"{what} '{path}' is not UTF-8 text (byte {exc.start})") from None
 
 
+def require_readable(path, where: str) -> None:
+    """One line when `path` cannot be opened, said as read_json and the readers say it ("cannot read
+    {where}: ..."): a command asks before it imports its readers, so that a missing file costs no
+    numpy (issue 41: a user error answers at once)."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
+
+
 class _Malformed(Exception):
     pass
 

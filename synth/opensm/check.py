@@ -12,6 +12,7 @@ import numpy as np
 from synth.core.errors import SynthError
 from synth.core.validate import parse_int, read_text
 from synth.opensm.engines import check_fabric, engine_tables, out_port_matrix
+from synth.opensm.table_files import require_table_files
 from synth.opensm.sim import (Simulator, find_tools, parse_guid2lid, parse_lft_text, read_back_tables, read_port_vls,
                               read_sl2vl, run_opensm)
 from synth.io import qos_policy as qos
@@ -20,8 +21,6 @@ from synth.io.switch_tables import DLID_HEADER, terminal_port_guids
 from synth.tables.forwarding import LidPlan, walk_channel_paths, walk_paths
 from synth.io.routes_tables import RoutedFlows, routed_flows
 from synth.topology.network import Network
-
-REQUIRED = ("fabric.net", "guid2lid", "lfts.dump", "dlid.csv", "routes.json")
 
 
 @dataclass
@@ -38,9 +37,7 @@ class TableDir:
 def load_table_dir(path: str | Path) -> TableDir:
     """The files of `synth tables --format opensm`, checked against each other."""
     path = Path(path)
-    missing = [name for name in REQUIRED if not (path / name).is_file()]
-    if missing:
-        raise SynthError(f"{path}: missing {', '.join(missing)} (write the directory with `synth tables ROUTES --out {path}`)")
+    require_table_files(path)
     doc = read_routes(str(path / "routes.json"))
     # Routes with lanes deadlock without them: their QoS files are as required as the tables.
     laned = bool(doc["phases"]) and "vls" in doc["phases"][0]

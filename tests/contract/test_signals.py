@@ -40,7 +40,7 @@ COMMANDS = {
     "matching": ["schedule", "alltoall", "--algorithm", "a2a-lat", "--network", "dragonfly:4,8,4",
                  "--out", "{out}/schedule.json"],
     # worker processes synthesizing phases, two outputs reserved
-    "workers": ["route", "instances/table3.1/xgft256.toml", "--router", "layered", "--out", "{out}/new/r.json",
+    "workers": ["route", "instances/table3.1/xgft256.toml", "--router", "layered", "--out", "{out}/r.json",
                 "--loads", "{out}/loads.csv", "--quiet"],
 }
 

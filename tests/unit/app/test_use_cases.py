@@ -8,7 +8,7 @@ from synth.app.bounds import phase_bounds
 from synth.app.model import stencil_model, uniform_model
 from synth.app.report import plan_report
 from synth.app.route import plan_route, run_route
-from synth.app.tables import file_names, read_verified, render_tables
+from synth.app.tables import file_names, read_checked, render_tables
 from synth.core.errors import SynthError
 from synth.execute import LocalExecutor
 from synth.render.progress import Progress
@@ -69,7 +69,7 @@ def test_bounds_give_every_cut_and_an_lp_column_at_least_as_strong_on_router_lin
 def test_tables_of_a_routes_file_render_every_file_they_name(run, tmp_path):
     routes = tmp_path / "r.json"
     assert run("route", "xgft:2:4,4:1,4", "--traffic", "a2a-lin", "--router", "dmodk", "--out", routes)[0] == 0
-    doc = read_verified(str(routes))
+    doc, _ = read_checked(str(routes))
     for fmt in ("opensm", "json", "csv"):
         rendered = render_tables(doc, str(routes), fmt, None)
         assert sorted(rendered.texts) == sorted(file_names(doc, fmt)) and rendered.least_lmc
