@@ -114,3 +114,43 @@ def answer(request: SynthesisRequest, steps: int, rounds: int, say=lambda text: 
                                         "least_rounds": found.rounds, "solver_status": found.solver_status,
                                         "about": found.scope}}
     return plan, found, schedule
+
+
+class BandFiles:
+    """`--out` of a synthesis, reserved before the solver runs (an unwritable target is one line at
+    once): one size, one file (JSON, or HDF5 for .h5); several, a directory of one file per band,
+    named by its least size (`band_file`), the bands known only once the synthesis has run."""
+
+    def __init__(self, outputs, out: str, sizes: int):
+        from synth.io.schedule_hdf5 import wants_hdf5
+
+        self.single = outputs.reserve(out) if sizes == 1 else None
+        self.directory = None
+        if self.single is None:
+            if wants_hdf5(out) or out.lower().endswith(".json"):
+                raise SynthError(f"--out {out}: {sizes} sizes give a schedule file per size band, written into a "
+                                 "directory: name a directory (or give one size for one file)")
+            self.directory = outputs.reserve_dir(out, [], owned=is_band_file)
+
+    def write(self, collective: str, bands: list[Band]) -> None:
+        from synth.io.schedule_file import write_schedule_output
+
+        if self.single is not None:
+            write_schedule_output(self.single, bands[0].schedule)
+            return
+        for band in bands:
+            write_schedule_output(self.directory.reserve(band_file(collective, band)), band.schedule)
+
+
+def band_file(collective: str, band: Band) -> str:
+    """The file of a band in a size range's --out directory: named by its least size, however the sizes were listed."""
+    return f"{collective}-{min(band.sizes)}B.json"
+
+
+def is_band_file(name: str) -> bool:
+    """A band's file as `band_file` names them (any collective: an earlier run's may have been another), so that a
+    directory holding only such files is an earlier run's, replaced whole (synth.core.output)."""
+    stem, dash, rest = name.rpartition("-")
+    size = rest[:-len("B.json")]
+    return bool(dash) and stem.isascii() and rest.endswith("B.json") and size.isascii() and size.isdigit() and \
+        stem.replace("-", "").isalpha()

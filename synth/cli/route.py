@@ -6,17 +6,12 @@ import argparse
 import sys
 
 from synth.cli import options as o
-from synth.core.declared import constant, declared
+from synth.cli.listings import router_names
+from synth.core.declared import constant
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
 from synth.core.text import counted
 from synth.execute import parse_executor
-
-
-def router_names(kind: str) -> list[str]:
-    """ROUTERS.names(kind), read from the router modules' source (synth.core.declared)."""
-    specs = declared("synth.routing", "ROUTER", "RouterSpec", ("name", "networks"))
-    return [spec.name for spec in sorted(specs, key=lambda spec: getattr(spec, "order", 0)) if spec.networks == kind]
 
 
 def add_parser(sub) -> None:

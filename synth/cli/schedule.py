@@ -60,8 +60,7 @@ def cmd_schedule(args) -> int:
             raise SynthError(f"synth schedule needs {option} (or --list)")
     from synth.app.schedule import PROGRESS_BLOCK_SENDS, cost_lines, make_schedule, plan_schedule, promise
     from synth.collectives.algorithms import expected_block_sends
-    from synth.io.schedule_file import write_schedule
-    from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
+    from synth.io.schedule_file import write_schedule_output
     from synth.render.progress import progress_printer
     from synth.topology import parse_topology
 
@@ -89,10 +88,6 @@ def cmd_schedule(args) -> int:
         print(f"verified  every send holds its blocks; {promise(info.name)}")
         print(priced)
         if target is not None:
-            if wants_hdf5(args.out):  # the compact form (synth.io.schedule_hdf5)
-                write_schedule_hdf5(target.tmp, schedule, shown=target.target)
-            else:
-                with target.open() as handle:
-                    write_schedule(handle, schedule)
+            write_schedule_output(target, schedule)  # JSON, or the compact HDF5 form for .h5
             print(f"wrote {args.out}")
     return 0

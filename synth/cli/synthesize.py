@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from synth.core.declared import constant, declared
+from synth.cli.listings import method_names, solver_names
+from synth.core.declared import constant
 from synth.core.errors import SynthError
 from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, node_costs, positive
 from synth.core.output import OutputSet
 from synth.core.sizes import size_option
 from synth.core.text import counted
 from synth.core.validate import parse_int, parse_int_list, parse_int_or_range
-
-
-def method_names() -> list[str]:
-    """synth.synthesis.methods.method_names(), read from the method modules' source (synth.core.declared)."""
-    methods = declared("synth.synthesis.methods", "METHOD", "Method", ("name",))
-    return [m.name for m in sorted(methods, key=lambda m: (m.order, m.name))]
-
-
-def solver_names() -> list[str]:
-    """The names of synth.solve.SOLVERS, read from the backends' source."""
-    return [b.name for b in sorted(declared("synth.solve", "SOLVER", "Backend", ("name",)),
-                                   key=lambda b: getattr(b, "order", 0))]
 
 
 def parse_methods(text: str):
@@ -90,9 +79,8 @@ def add_parser(sub) -> None:
 
 def cmd_synthesize(args) -> int:
     from synth.app.exchange_routes import write_exchange_routes
-    from synth.app.synthesize import SynthesisRequest, check, synthesize
+    from synth.app.synthesize import BandFiles, SynthesisRequest, check, synthesize
     from synth.collectives.schedule import collective
-    from synth.io.schedule_hdf5 import wants_hdf5
     from synth.render.progress import progress_printer
     from synth.render.synthesis import header_lines, part_line, size_lines
     from synth.solve import check_solver
@@ -119,29 +107,17 @@ def cmd_synthesize(args) -> int:
     if args.query is not None:
         return _query(args, request, say)
     with OutputSet() as outputs:
-        # The output is reserved before the solver runs: an unwritable --out is one line at once. The
-        # files of a size range are named by their bands, known after it: the directory comes first.
-        single = outputs.reserve(args.out) if args.out is not None and len(sizes) == 1 else None
-        directory = None
-        if args.out is not None and single is None:
-            if wants_hdf5(args.out) or args.out.lower().endswith(".json"):
-                raise SynthError(f"--out {args.out}: {len(sizes)} sizes give a schedule file per size band, written "
-                                 "into a directory: name a directory (or give one size for one file)")
-            directory = outputs.reserve_dir(args.out, [], owned=_band_file)
+        files = BandFiles(outputs, args.out, len(sizes)) if args.out is not None else None
         routes_target = outputs.reserve(args.routes_out, "--routes-out") if args.routes_out is not None else None
         result = synthesize(request, say, plan)
         plan, parts, found = result.plan, result.parts, result.bands
-        targets = {0: single} if single is not None else {}
-        if directory is not None:  # a band is named by its least size, however the sizes were listed
-            targets = {i: directory.reserve(f"{plan.collective}-{min(band.sizes)}B.json") for i, band in enumerate(found)}
         print("\n".join(header_lines(topology, plan)))
         for part in parts:
             print(part_line(plan, part))
-        for i, band in enumerate(found):
-            s = band.schedule
-            print("\n".join(size_lines(s)))
-            if i in targets:
-                _write(targets[i], s)
+        for band in found:
+            print("\n".join(size_lines(band.schedule)))
+        if files is not None:
+            files.write(plan.collective, found)
         print(f"verified  every send holds its blocks; every schedule delivers the {collective(plan.collective).name}")
         if routes_target is not None:
             e = write_exchange_routes(routes_target, plan)
@@ -154,27 +130,9 @@ def cmd_synthesize(args) -> int:
     return 0
 
 
-def _band_file(name: str) -> bool:
-    """A band's schedule file, as a size range's --out directory holds them (COLLECTIVE-<least size>B.json, any
-    collective: an earlier run's may have been another)."""
-    stem, dash, rest = name.rpartition("-")
-    return bool(dash) and stem.isascii() and rest.endswith("B.json") and rest[:-len("B.json")].isdigit() and \
-        rest[:-len("B.json")].isascii() and stem.replace("-", "").isalpha()
-
-
-def _write(target, schedule) -> None:
-    from synth.io.schedule_file import write_schedule
-    from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
-
-    if wants_hdf5(target.target):  # the compact form, as synth schedule writes it
-        write_schedule_hdf5(target.tmp, schedule, shown=target.target)
-    else:
-        with target.open() as handle:
-            write_schedule(handle, schedule)
-
-
 def _query(args, request, say) -> int:
     from synth.app.synthesize import answer
+    from synth.io.schedule_file import write_schedule_output
     from synth.render.synthesis import header_lines, query_line
 
     with OutputSet() as outputs:
@@ -183,7 +141,7 @@ def _query(args, request, say) -> int:
         print("\n".join(header_lines(request.topology, plan)))
         print(query_line(plan, *args.query, found))
         if target is not None and schedule is not None:
-            _write(target, schedule)
+            write_schedule_output(target, schedule)
             print(f"wrote {args.out}")
         else:  # no schedule to write: nothing is left behind
             outputs.discard()

@@ -143,7 +143,7 @@ def test_version_is_the_distributions(capsys):
 
 
 def test_the_listings_are_the_registries():
-    from synth.cli import options, route, synthesize
+    from synth.cli import listings, options
     from synth.cli.topology import family_list
     from synth.collectives.schedule import COLLECTIVES
     from synth.core.declared import calls, declared
@@ -158,9 +158,9 @@ def test_the_listings_are_the_registries():
     for family in FAMILIES.values():
         lines += [f"  {family.syntax}", f"      {family.description}"]
     assert family_list() == "\n".join(lines)
-    assert route.router_names(XGFT) == ROUTERS.names(XGFT) and route.router_names(DIRECT) == ROUTERS.names(DIRECT)
-    assert synthesize.method_names() == methods.method_names()
-    assert synthesize.solver_names() == list(SOLVERS)
+    assert listings.router_names(XGFT) == ROUTERS.names(XGFT) and listings.router_names(DIRECT) == ROUTERS.names(DIRECT)
+    assert listings.method_names() == methods.method_names()
+    assert listings.solver_names() == list(SOLVERS)
     assert options.pattern_syntaxes() == patterns.pattern_syntaxes()
     assert [(e.name, e.summary) for e in declared("synth.io", "EXPORT_FORMAT", "ExportFormat", ("name", "summary"))] \
         == [(name, e.summary) for name, e in EXPORT_FORMATS.items()]
