@@ -104,6 +104,7 @@ def test_a_whole_exchange_on_a_cluster_writes_the_local_file_byte_for_byte(clust
     outputs = {}
     for executor in ("local", f"dask:{scheduler_file}"):
         out = tmp_path / executor.split(":")[0]
+        out.mkdir()  # synth makes no parent directory (issue 41)
         code, stdout, err = run("route", TABLE_3_1[64], "--traffic", "a2a-opt", "--router", "layered", "--out",
                                 out / "r.json", "--loads", out / "loads.csv", "--executor", executor)
         assert code == 0, err
@@ -237,6 +238,7 @@ def test_report_cells_and_lp_bounds_run_on_the_cluster_with_the_local_results(cl
     pages = {}
     for executor in ("local", f"dask:{scheduler_file}"):
         out = tmp_path / executor.split(":")[0] / "report.md"
+        out.parent.mkdir()  # synth makes no parent directory (issue 41)
         code, _, err = run("report", TABLE_3_1[32], "--patterns", "opt,lin", "--routers", "dmodk,layered", "--out", out,
                            "--executor", executor, "--quiet")
         assert code == 0, err

@@ -180,7 +180,7 @@ def test_a_size_range_writes_a_file_per_band(run, tmp_path):
     (["allgather", "--network", "torus:4", "--root", "2"], "allgather has no root"),
     (["broadcast", "--network", "torus:4", "--root", "9"], "--root 9 is not a rank"),
     (["allgather", "--network", "torus:4", "--solver", "gurobi"], "unknown solver"),
-    (["allgather", "--network", "torus:4", "--bytes", "12XB"], "message size"),
+    (["allgather", "--network", "torus:4", "--bytes", "12XB"], "whole number of bytes"),
     (["allgather", "--network", "nosuch:4"], "unknown"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(run, tmp_path, argv, says):
