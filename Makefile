@@ -20,6 +20,7 @@ install-test: install simgrid
 # The main job on a bundled instance: synthesize contention-optimal routes for every OPT phase of
 # the 256-leaf Table 3.1 XGFT, write the routes file and re-verify it independently.
 demo: install
+	mkdir -p out  # synth makes no parent directory for --out (all or nothing: issue 41)
 	$(PYTHON) -m synth route instances/table3.1/xgft256.toml --router layered --out out/xgft256-layered.json
 	$(PYTHON) -m synth check out/xgft256-layered.json
 

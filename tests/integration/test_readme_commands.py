@@ -214,3 +214,22 @@ def test_the_readme_block_runs_and_prints_its_figures(block, run, tmp_path, monk
         quoted = [f.replace(",", "") for f in QUOTED.get(command, ("", []))[1]]
         missing = [f for f in figures(comment) + quoted if not shows(out, f)]
         assert not missing, f"README.md:{number}: {command}: {missing} not in its output:\n{out[-3000:]}"
+
+
+def test_make_demo_runs_from_a_fresh_clone(tmp_path):
+    """`make demo`'s own commands (its `install` prerequisite aside) in a copy of a fresh clone's
+    layout, where no output directory exists yet (synth makes none for --out): with the 16-leaf
+    Table 3.1 instance for the 256-leaf one, which tests/slow routes whole."""
+    import subprocess
+    import sys
+
+    recipe = re.search(r"^demo:.*\n((?:\t.*\n)+)", (REPO / "Makefile").read_text(), re.MULTILINE).group(1)
+    lines = [line.strip().split("  #")[0] for line in recipe.splitlines()]
+    assert lines[0].startswith("mkdir -p out") and len(lines) == 3
+    (tmp_path / "instances").symlink_to(REPO / "instances")
+    for line in lines:
+        line = line.replace("$(PYTHON)", shlex.quote(sys.executable)).replace("xgft256.toml", "xgft16.toml")
+        done = subprocess.run(line, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=240,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert done.returncode == 0, f"{line}: {done.stderr}"
+    assert "OK" in done.stdout or "ok" in done.stdout.lower(), done.stdout
