@@ -41,5 +41,6 @@ def simulation_document(simulation) -> dict:
 
 
 def write_simulation(handle: IO[str], simulation) -> None:
-    json.dump(simulation_document(simulation), handle, indent=1)
+    # never NaN or Infinity (not JSON: synth's own readers refuse them); a time that is one is a bug, said as such
+    json.dump(simulation_document(simulation), handle, indent=1, allow_nan=False)
     handle.write("\n")
