@@ -231,7 +231,7 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     (['swing-l', 'swing-b'], [(1048576, 'swing-l', 'swing-b')])
     """
     from synth.pricing.compare import compare as compare_all
-    from synth.pricing.compare import parse_sizes
+    from synth.core.sizes import parse_sizes
     from synth.pricing.bounds import with_strongest_bound
 
     node = _node(intra_bandwidth, intra_latency, copy_cost)
@@ -313,7 +313,7 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     from synth.app.synthesize import SynthesisRequest
     from synth.app.synthesize import synthesize as run
     from synth.synthesis.methods import parse_methods
-    from synth.pricing.compare import parse_sizes
+    from synth.core.sizes import parse_sizes
 
     request = SynthesisRequest(collective, _topology(net), parse_sizes(sizes) if block_sizes is None else [1],
                                ranks_per_node, root, chunks, transfers, router, method, block_sizes, time_limit,

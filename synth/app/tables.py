@@ -60,16 +60,14 @@ def make_tables(path: str, out: str | None, fmt: str = "opensm", lmc: int | None
     from synth.core.output import OutputSet
 
     doc, cycle = read_checked(path)  # before anything is written
-    if out is None:
-        rendered = render_tables(doc, path, fmt, lmc)
-        refuse_deadlock(path, doc, cycle, allow_deadlock)
-        return rendered, _deadlock(doc, cycle)
     with OutputSet() as outputs:
-        outputs.protect(path)
-        targets = outputs.reserve_dir(out, file_names(doc, fmt), owned=ALL_FILES.__contains__)
+        targets = {}
+        if out is not None:
+            outputs.protect(path)
+            targets = outputs.reserve_dir(out, file_names(doc, fmt), owned=ALL_FILES.__contains__)
         rendered = render_tables(doc, path, fmt, lmc)  # everything before anything is written
         refuse_deadlock(path, doc, cycle, allow_deadlock)  # (after what the tables themselves refuse)
-        for name, text in rendered.texts.items():
+        for name, text in rendered.texts.items() if out is not None else ():
             targets[name].write(text)
     return rendered, _deadlock(doc, cycle)
 

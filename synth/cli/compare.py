@@ -112,7 +112,7 @@ def cmd_compare(args) -> int:
 
 
 def table_text(result: Comparison) -> str:
-    from synth.pricing.compare import size_text
+    from synth.core.sizes import size_text
 
     found, best = result.candidates, result.best
     width = max(10, *(len(c.label) for c in found))
@@ -129,7 +129,7 @@ def table_text(result: Comparison) -> str:
 def simulated_text(result: Comparison) -> str:
     """The simulated times as a second table (the model's columns, an empty one where a candidate was
     not simulated), the simulated crossovers and where SimGrid ranks the algorithms otherwise."""
-    from synth.pricing.compare import size_text
+    from synth.core.sizes import size_text
 
     found, simulated, best = result.candidates, result.simulated, result.simulated_best
     width = max(10, *(len(c.label) for c in found))

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.core.sizes import MAX_SIZE, MAX_SIZES, UNITS, parse_size, parse_sizes, size_text  # noqa: F401 (the one parser)
+from synth.core.sizes import size_text
 from synth.pricing.alphabeta import FREE, NodeCosts, beta_of
 from synth.pricing.path_hops import all_pairs_hops, mapped_hops
 from synth.pricing.schedule_cost import MappedSchedule, map_schedule

@@ -5,7 +5,7 @@ and per size the time, the bound, the gap and the status."""
 from __future__ import annotations
 
 from synth.core.text import counted
-from synth.pricing.compare import size_text
+from synth.core.sizes import size_text
 from synth.synthesis.claims import point_claim, short, steps_claim
 from synth.synthesis.transfers import REACHES
 

@@ -97,7 +97,7 @@ def collective_figure(result, label: str) -> Figure:
     and every crossover (where the best algorithm changes) marked and named."""
     from matplotlib.ticker import FixedLocator, NullLocator
 
-    from synth.pricing.compare import size_text
+    from synth.core.sizes import size_text
 
     figure, axes = plt.subplots(figsize=(9.5, 4.5), dpi=100)
     styles = styles_for([c.label for c in result.candidates])  # one look per algorithm in every figure

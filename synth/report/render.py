@@ -115,7 +115,7 @@ def _context(report: Report, images: dict[str, str]) -> dict:
 
 
 def _collective(result, images: dict[str, str]) -> dict:
-    from synth.pricing.compare import size_text
+    from synth.core.sizes import size_text
 
     best = result.best
     return {
@@ -135,7 +135,7 @@ def _collective(result, images: dict[str, str]) -> dict:
 def _simulated(result) -> dict | None:
     """--simulate: SimGrid's times as a second table ('-' where a candidate was not simulated), its
     crossovers, and where it ranks the algorithms otherwise than the cost model."""
-    from synth.pricing.compare import size_text
+    from synth.core.sizes import size_text
 
     simulated = result.simulated
     if simulated is None:

@@ -80,7 +80,7 @@ def with_ranks_per_node(spec: str, collective: str, q: int, sizes: str, time_lim
     the generated algorithms' among them) next to the best generated algorithm's and the bound."""
     from synth.synthesis.plan import plan_synthesis
     from synth.synthesis.portfolio import at_least, choose, synthesize_parts
-    from synth.pricing.compare import parse_sizes
+    from synth.core.sizes import parse_sizes
     from synth.topology import parse_topology
 
     alpha, bandwidth_bits = 1e-6, 100e9

@@ -12,7 +12,8 @@ from helpers import delivers
 from synth.synthesis.plan import plan_synthesis
 from synth.synthesis.portfolio import SynthesizedCandidate, bands, synthesize_parts
 from synth.collectives.verify import verify
-from synth.pricing.compare import candidates, parse_sizes
+from synth.core.sizes import parse_sizes
+from synth.pricing.compare import candidates
 from synth.topology import parse_topology
 
 pytestmark = pytest.mark.timeout(1200)

@@ -273,7 +273,8 @@ def test_several_ranks_per_node_stay_above_the_bound(run, spec, name, algorithm)
 
 def test_compare_figure_marks_crossovers_on_a_size_axis():
     from synth.report.plots import collective_figure
-    from synth.pricing.compare import compare, size_text
+    from synth.core.sizes import size_text
+    from synth.pricing.compare import compare
 
     topology = parse_topology("dragonfly:2,4,2")
     sizes = [32 << k for k in range(0, 25, 2)]

@@ -23,7 +23,8 @@ from helpers import assert_user_error, delivers, edge_lp, run
 from synth.synthesis.plan import plan_synthesis
 from synth.synthesis.portfolio import SynthesizedCandidate, bands, synthesize_parts
 from synth.collectives.verify import verify
-from synth.pricing.compare import candidates, parse_sizes
+from synth.core.sizes import parse_sizes
+from synth.pricing.compare import candidates
 from synth.topology import parse_topology
 
 ALPHA, BANDWIDTH = 1e-6, 100e9
