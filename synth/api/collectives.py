@@ -187,19 +187,27 @@ def simulate(schedule_, net=None, *, model: str = "LV08", discipline: str = "bsp
     return simulate_schedule(schedule_, topology, options, router, seed)
 
 
-def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | None = None, alpha: float = 1e-6,
+def compare(collective: str, net, *, sizes: str | None = None, router: str | None = None, alpha: float = 1e-6,
             bandwidth: float = 100e9, synthesized: bool = False, time_limit: float = 60.0, ranks_per_node: int = 1,
+            root: int = 0, peer: int | None = None, block_sizes=None,
             intra_bandwidth: float | None = None, intra_latency: float | None = None, copy_cost: float = 0.0):
     """Price every algorithm of a collective on a network over message sizes.
 
     Parameters
     ----------
     collective : str
-        An unrooted collective with equal blocks: ``allgather``, ``reduce-scatter``, ``allreduce``,
-        ``alltoall``.
+        Any collective :func:`schedule` generates: ``allgather``, ``reduce-scatter``, ``allreduce``,
+        ``alltoall``, ``alltoallv``, ``broadcast``, ``reduce``, ``scatter``, ``gather``, ``p2p``.
     net : Topology or str
     sizes : str, optional
-        ``A..B`` (powers of two) or ``A,B,...`` with units B, KiB, MiB, GiB (default ``32B..512MiB``).
+        ``A..B`` (powers of two) or ``A,B,...`` with units B, KiB, MiB, GiB (default ``32B..512MiB``;
+        an alltoallv's: the bytes a rank sends on average, its matrix scaled to each in proportion,
+        default the matrix as given).
+    root, peer : int, optional
+        A rooted collective's root (p2p: the source) and p2p's destination.
+    block_sizes : str or numpy.ndarray, optional
+        An alltoallv's P^2 block sizes (``random:S:SEED``, ``csv:PATH`` or an array), as
+        :func:`synthesize` takes them.
     router : str, optional
     alpha : float, optional
     bandwidth : float, optional
@@ -229,6 +237,9 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
     True
     >>> c.best, c.crossovers()
     (['swing-l', 'swing-b'], [(1048576, 'swing-l', 'swing-b')])
+    >>> v = compare("alltoallv", "torus:2,4", block_sizes="random:4096:1", sizes="1KiB,1MiB")
+    >>> v.best, bool((v.times.min(axis=1) >= v.bounds).all())
+    (['multitree', 'spread-out'], True)
     """
     from synth.pricing.compare import compare as compare_all
     from synth.core.sizes import parse_sizes
@@ -236,8 +247,9 @@ def compare(collective: str, net, *, sizes: str = "32B..512MiB", router: str | N
 
     node = _node(intra_bandwidth, intra_latency, copy_cost)
     topology = _topology(net)
-    result = compare_all(collective, topology, parse_sizes(sizes), router, alpha, bandwidth, node, ranks_per_node)
-    result = with_strongest_bound(result, topology, alpha, bandwidth, ranks_per_node, node=node)
+    result = compare_all(collective, topology, None if sizes is None else parse_sizes(sizes), router, alpha, bandwidth,
+                         node, ranks_per_node, root, peer, block_sizes)
+    result = with_strongest_bound(result, topology, alpha, bandwidth, ranks_per_node, root, node=node)
     if synthesized:
         from synth.synthesis.portfolio import compare_with_synthesis
 

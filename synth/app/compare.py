@@ -6,8 +6,9 @@ the alpha-beta times, and where the two rank the algorithms differently
 One worker process simulates every candidate at every size (synth.app.simulate.simulate_sizes):
 bulk-synchronously (a step starts when the previous one has ended everywhere, as the model assumes),
 each replay alone on the idle network, a transfer's bytes its blocks times the candidate's block
-size at that message size (the message over its blocks, rounded up: Candidate.time, which scales the
-schedule made with blocks of REFERENCE_BYTES; its transfers are scaled alike). TuNA's size exchanges
+size at that message size (the message over its blocks, rounded up; an alltoallv's matrix in
+proportion: Candidate.scale, as Candidate.time scales the schedule made with blocks of
+REFERENCE_BYTES; its transfers are scaled alike). TuNA's size exchanges
 (8 bytes per block before a step, Candidate.time prices them) are replayed as a schedule of their
 own at 8 bytes per block, their time added. The synthesized schedule (--synthesize) is not
 simulated: its column is left empty.
@@ -16,7 +17,6 @@ simulated: its column is left empty.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def simulate_comparison(comparison: Comparison, topology, model: str, alpha: flo
         candidate = comparison.candidates[j]
         schedule = candidate.make(REFERENCE_BYTES)  # the blocks' number is what counts: the bytes are the scales
         schedules.append(schedule)
-        scales.append([math.ceil(n / candidate.blocks) / REFERENCE_BYTES for n in comparison.sizes])
+        scales.append([candidate.scale(n) for n in comparison.sizes])
         owner.append(j)
         copying.append(True)
         if schedule.size_exchange is not None:
@@ -77,7 +77,8 @@ def simulate_comparison(comparison: Comparison, topology, model: str, alpha: flo
 def size_exchanges(schedule):
     """A schedule's size exchanges as a schedule of their own: the transfers of every step preceded by
     one, in their steps (the others left empty, so every transfer is routed in its own phase as
-    before), each of as many blocks as it announces (their ids are not what is replayed)."""
+    before), each of as many blocks of REFERENCE_BYTES as it announces (their ids are not what is
+    replayed)."""
     step = schedule.transfer_step()
     keep = np.flatnonzero(np.isin(step, schedule.size_exchange))
     counts = schedule.block_counts()[keep].astype(np.int64)
@@ -89,6 +90,9 @@ def size_exchanges(schedule):
         q = schedule.ranks_per_node
         across = (schedule.src // q) != (schedule.dst // q)
         paths = paths.select((np.cumsum(across) - 1)[keep][across[keep]])
+    # blocks of REFERENCE_BYTES, as the scale (SIZE_BYTES / REFERENCE_BYTES) takes them: an alltoallv's own sizes
+    # would price its announcements as its blocks' bytes
+    announced = np.full(max(1, int(counts.max(initial=0))), REFERENCE_BYTES, dtype=np.int64)
     return dataclasses.replace(schedule, step_ptr=step_ptr, src=schedule.src[keep], dst=schedule.dst[keep],
                                op=schedule.op[keep], block_ptr=None, block_ids=None, runs=runs, size_exchange=None,
-                               paths=paths)
+                               paths=paths, blocks=len(announced), block_bytes=announced)

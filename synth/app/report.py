@@ -62,7 +62,9 @@ def plan_report(topology, cost: CostModel, patterns: str, routers: str | None, o
                              not topology.compact_routes, max_flows)
     names = [c.strip() for c in collectives.split(",") if c.strip()] if collectives else []
     for name in names:
-        collective(name)  # an unknown name fails before any routing
+        if collective(name).name == "alltoallv":  # an unknown name, or one without its matrix, fails before any routing
+            raise SynthError("--collectives alltoallv: a report prices its collectives with equal blocks; an "
+                             "alltoallv's come from a matrix: synth compare alltoallv --sizes SPEC")
     if not names and (collective_bytes is not None or collective_router is not None or synthesis_time_limit is not None
                       or simulation_model is not None or cost.copy_cost):
         raise SynthError("--collective-bytes, --collective-router, --synthesize, --simulate and --copy-cost apply to the "

@@ -23,15 +23,18 @@ DEFAULT_NOTE = " (the family's default)"
 
 def add_parser(sub) -> None:
     MODELS, WORK_PER_SECOND = constant("synth.simulation.runner", "MODELS"), constant("synth.solve.budget", "WORK_PER_SECOND")
+    DEFAULT_SIZES = constant("synth.pricing.compare", "DEFAULT_SIZES")
     COLLECTIVES = [c.name for c in calls("synth.collectives.schedule", "COLLECTIVES", "Collective", ("name",))]
     p = sub.add_parser("compare", help="price every algorithm of a collective on a network over message sizes")
-    p.add_argument("collective", metavar="COLLECTIVE", help="any collective synth schedule generates but alltoallv "
-                   f"(whose block sizes come from a matrix, not a message size): {', '.join(c for c in COLLECTIVES if c != 'alltoallv')}")
+    p.add_argument("collective", metavar="COLLECTIVE", help=f"any collective synth schedule generates: {', '.join(COLLECTIVES)}")
     p.add_argument("--network", metavar="SPEC", required=True, help="the network whose terminals are the ranks (rank i "
                    "on terminal i), e.g. torus:8,8 or xgft:3:8,4,2:1,8,2")
-    p.add_argument("--bytes", type=size_option("--bytes", many=True), default="32B..512MiB", metavar="SIZES",
+    p.add_argument("--bytes", type=size_option("--bytes", many=True), metavar="SIZES",
                    help="message sizes: one size, A..B (powers of two times A) or A,B,...; a size is bytes, or with a "
-                        "unit B, KiB, MiB, GiB, TiB (4096, 64KiB; default 32B..512MiB)")
+                        f"unit B, KiB, MiB, GiB, TiB (4096, 64KiB; default {DEFAULT_SIZES}; an alltoallv's: a rank's mean "
+                        "send, its --sizes matrix scaled to each in proportion, default the matrix as given)")
+    p.add_argument("--sizes", metavar="SPEC", help="alltoallv: its block sizes, random:S:SEED (uniform in [0, S] bytes) "
+                   "or csv:PATH (a P x P matrix, row s column d the bytes s sends to d)")
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's, dmodk on fat "
                    "trees, minimal on direct networks)")
     p.add_argument("--root", type=integer("--root"), default=0, metavar="R",
@@ -79,7 +82,7 @@ def cmd_compare(args) -> int:
     with OutputSet() as outputs:
         target = outputs.reserve(args.out) if args.out is not None else None
         result = compare(args.collective, topology, sizes, args.router, args.alpha, args.bandwidth * 1e9, node, q,
-                         args.root, args.peer)
+                         args.root, args.peer, args.sizes)
         result = with_strongest_bound(result, topology, args.alpha, args.bandwidth * 1e9, q, args.root, node=node)
         if args.synthesize:
             from synth.synthesis.portfolio import compare_with_synthesis
@@ -96,6 +99,8 @@ def cmd_compare(args) -> int:
         ranks = topology.network().num_terminals * q
         print(f"network   {topology.label()}: {ranks} ranks{f' ({q} per terminal)' if q > 1 else ''}; {result.router} "
               f"routes{DEFAULT_NOTE if args.router is None else ''}; alpha {args.alpha * 1e6:g} us, {args.bandwidth:g} Gb/s" + (f"; {node.text()}" if not node.free else ""))
+        if result.matrix is not None:
+            print(matrix_line(result, args.sizes))
         print(table_text(result))
         if result.simulated is not None:
             print(simulated_text(result))
@@ -109,6 +114,16 @@ def cmd_compare(args) -> int:
             target.write(png(collective_figure(result, topology.label())))
             print(f"wrote {args.out}")
     return 0
+
+
+def matrix_line(result: Comparison, spec: str) -> str:
+    """An alltoallv's blocks: the matrix, its message size m and the scaling rule (synth.pricing.compare)."""
+    from synth.core.sizes import size_text
+
+    matrix, m = result.matrix, result.candidates[0].matrix_bytes
+    rule = (f"; at a size n every block is scaled by n / {size_text(m)} (in proportion, not rounded)"
+            if any(n != m for n in result.sizes) else "")
+    return f"blocks    {spec}: {int(matrix.min()):,}-{int(matrix.max()):,} B, a rank sends {size_text(m)} on average{rule}"
 
 
 def table_text(result: Comparison) -> str:

@@ -44,3 +44,18 @@ def _matrix(path: str, ranks: int) -> np.ndarray:
             raise SynthError(f"sizes matrix '{path}', row {s + 1}: {len(cells)} columns, expected {ranks}")
         out[s] = [parse_int(c.strip(), f"sizes matrix '{path}', row {s + 1}", 0, MAX_BLOCK_BYTES) for c in cells]
     return out.ravel()
+
+
+def exchange_matrix(sizes, ranks: int) -> np.ndarray:
+    """An alltoallv's P^2 block sizes, flat (block s P + d from s to d), from a `--sizes` spec or an
+    array, checked: P^2 whole, non-negative numbers with at least one block between two ranks that
+    is not empty (synthesis and compare take the same matrices)."""
+    matrix = parse_sizes(sizes, ranks) if isinstance(sizes, str) else np.asarray(sizes)
+    if matrix.size != ranks * ranks:
+        raise SynthError(f"an alltoallv of {ranks} ranks has {ranks * ranks} block sizes, not {matrix.size}")
+    if matrix.dtype.kind not in "iu" or (matrix < 0).any():
+        raise SynthError("an alltoallv's block sizes are whole numbers of bytes, none negative")
+    matrix = matrix.reshape(-1)
+    if not (matrix.reshape(ranks, ranks) * ~np.eye(ranks, dtype=bool)).any():
+        raise SynthError("every block between two ranks of this alltoallv is empty: nothing to exchange")
+    return matrix

@@ -441,17 +441,19 @@ def exchange_time_bound(name: str, topology, ranks_per_node: int, matrix, lp: fl
     return TimeBound(messages, BandwidthBound(per_byte, why), k, node, ranks_per_node)
 
 
-def any_schedule_bound(collective: str, topology, ranks_per_node: int = 1, root: int = 0) -> TimeBound | None:
-    """The strongest time bound synth has for any schedule of `collective` (equal blocks) on
-    `topology`: the cut bound of every node set with the message starts (allgather, reduce-scatter,
-    allreduce, broadcast, reduce), or an all-to-all's flow bound (the multicommodity-flow LP over
-    routing, up to COMPARE_LP_PAIRS node pairs, else the sweep cut); None where synth has none beyond
-    blocks_bound's injection count (other collectives, or more than MAX_CUT_NODES nodes)."""
+def any_schedule_bound(collective: str, topology, ranks_per_node: int = 1, root: int = 0,
+                       matrix: np.ndarray | None = None) -> TimeBound | None:
+    """The strongest time bound synth has for any schedule of `collective` (equal blocks; an
+    alltoallv's: `matrix`, per byte of its exchange_message_bytes) on `topology`: the cut bound of
+    every node set with the message starts (allgather, reduce-scatter, allreduce, broadcast, reduce),
+    or an all-to-all(v)'s flow bound (the multicommodity-flow LP over routing, up to COMPARE_LP_PAIRS
+    node pairs, else the sweep cut); None where synth has none beyond blocks_bound's injection count
+    (other collectives, an alltoallv without its matrix, or more than MAX_CUT_NODES nodes)."""
     network = topology.network()
     if network.num_nodes > MAX_CUT_NODES:
         return None
-    if collective == "alltoall":
-        return exchange_time_bound(collective, topology, ranks_per_node, None, lp_pairs=COMPARE_LP_PAIRS)
+    if collective == "alltoall" or (collective == "alltoallv" and matrix is not None):
+        return exchange_time_bound(collective, topology, ranks_per_node, matrix, lp_pairs=COMPARE_LP_PAIRS)
     if collective in BOUNDED:
         return time_bound(collective, network, ranks_per_node, root)
     return None
@@ -462,7 +464,10 @@ def schedule_bound(schedule, topology, blocks: TimeBound | None = None) -> TimeB
     `topology`, per byte of its vector_bytes: any_schedule_bound's where it is more than the
     injection count of its blocks (`blocks`, computed unless given)."""
     blocks = blocks if blocks is not None else blocks_bound(schedule, topology.network())
-    stronger = any_schedule_bound(schedule.collective, topology, schedule.ranks_per_node, schedule.root or 0)
+    matrix = None  # (summed only where the flow bound will use it: P^2 of them)
+    if schedule.collective == "alltoallv" and topology.network().num_nodes <= MAX_CUT_NODES:
+        matrix = exchange_blocks(schedule)
+    stronger = any_schedule_bound(schedule.collective, topology, schedule.ranks_per_node, schedule.root or 0, matrix)
     if stronger is None:
         return blocks
     n = vector_bytes(schedule)
@@ -471,11 +476,19 @@ def schedule_bound(schedule, topology, blocks: TimeBound | None = None) -> TimeB
     return TimeBound(max(blocks.messages, stronger.messages), bandwidth, blocks.ports, blocks.node, blocks.ranks_per_node)
 
 
+def exchange_blocks(schedule) -> np.ndarray:
+    """An alltoallv schedule's bytes per rank pair (P^2, flat): its blocks' parts summed (a schedule
+    may split every block into parts: MD's, part k of block b is block k P^2 + b)."""
+    p = schedule.ranks
+    sizes = np.asarray(schedule.block_bytes)
+    return sizes if len(sizes) == p * p else sizes.astype(np.int64).reshape(-1, p * p).sum(axis=0)
+
+
 def with_strongest_bound(comparison, topology, alpha: float, bandwidth_bits: float, ranks_per_node: int = 1,
                          root: int = 0, node: NodeCosts = FREE):
     """`comparison` (synth.pricing.compare.Comparison) with its bounds raised to `any_schedule_bound`'s
     at every size: `compare` and `report` print the bound `synthesize` proves."""
-    bound = any_schedule_bound(comparison.collective, topology, ranks_per_node, root)
+    bound = any_schedule_bound(comparison.collective, topology, ranks_per_node, root, comparison.matrix)
     if bound is None:
         return comparison
     strongest = [max(b, bound.seconds(n, alpha, bandwidth_bits, node)) for b, n in zip(comparison.bounds, comparison.sizes)]

@@ -6,6 +6,14 @@ at a message size n its blocks are n / blocks bytes (rounded up), so its cost is
 beta x (the busiest channels' bytes scaled by that ratio), plus TuNA's size exchanges (8 bytes per
 block, not scaled). Ranges `A..B` step by powers of two; a list `A,B,C` is taken as given.
 TuNA is compared at radix 2, ceil(sqrt(P)) and P - 1.
+
+An alltoallv's schedules are made once, with the block sizes of its matrix (`--sizes`); its message
+size is a rank's mean send (the matrix's bytes over P, rounded down: what synthesis' size band shows,
+synth.pricing.bounds.exchange_message_bytes), m. At a message size n every block is scaled by n / m,
+in proportion and not rounded to whole bytes: the model is linear in bytes, so the matrix's shape
+(which pairs are hot, by how much) is kept exactly and the bound (the flow LP's and injection's,
+linear in the blocks alike) is the bound of the same scaled matrix. At n = m (the default) it is the
+matrix as given.
 """
 
 from __future__ import annotations
@@ -19,8 +27,9 @@ from typing import Callable
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.core.sizes import size_text
+from synth.core.sizes import parse_sizes, size_text
 from synth.pricing.alphabeta import FREE, NodeCosts, beta_of
+from synth.pricing.bounds import exchange_message_bytes
 from synth.pricing.path_hops import all_pairs_hops, mapped_hops
 from synth.pricing.schedule_cost import MappedSchedule, map_schedule
 from synth.collectives.algorithms import ALGORITHMS, Request, grid_shape, sends_every_pair, too_large
@@ -28,8 +37,7 @@ from synth.collectives.schedule import collective
 from synth.collectives.verify import expected_blocks, verify
 
 REFERENCE_BYTES = 1 << 20
-ALLTOALLV_REFUSAL = ("synth compare prices a collective over message sizes; an alltoallv's block sizes come from a "
-                     "matrix, not a message size: price one with synth schedule alltoallv --sizes SPEC, or compare alltoall")
+DEFAULT_SIZES = "32B..512MiB"  # compare's message sizes unless given (an alltoallv's: its matrix's own)
 
 
 @dataclass
@@ -47,28 +55,43 @@ class Candidate:
     source: str = ""  # synthesis: the registered method that made it
     # synthesis: schedule -> the Paths it was priced on (its transfers between nodes, in order), which its file records
     routing: Callable | None = field(default=None, repr=False, compare=False)
+    # made with its own block sizes (an alltoallv's matrix), a message of this many bytes (a rank's mean send)
+    matrix_bytes: int | None = None
+
+    def scale(self, size: int) -> float:
+        """What its schedule's block bytes are multiplied by at message size `size`: blocks of
+        REFERENCE_BYTES to size / blocks rounded up to whole bytes, or a matrix's in proportion (module
+        docstring)."""
+        if self.matrix_bytes is not None:
+            return size / self.matrix_bytes
+        return math.ceil(size / self.blocks) / REFERENCE_BYTES
 
     def time(self, size: int, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> float:
-        """The model's estimate at message size `size` (its blocks rounded up to whole bytes)."""
-        return self.mapped.time(alpha, bandwidth_bits, math.ceil(size / self.blocks) / REFERENCE_BYTES, node)
+        """The model's estimate at message size `size`."""
+        return self.mapped.time(alpha, bandwidth_bits, self.scale(size), node)
 
     def bound(self, size: int, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> float:
-        """The model's lower bound for any schedule of a message of exactly `size` bytes."""
+        """The model's lower bound for any schedule of a message of exactly `size` bytes (a matrix:
+        scaled to it)."""
         bound = self.mapped.bound
-        if not node.free:  # its bound per byte of its vector (blocks x REFERENCE_BYTES), with the node's terms
+        if not node.free or self.matrix_bytes is not None:  # per byte of its vector (a matrix's: of matrix_bytes)
             return bound.seconds(size, alpha, bandwidth_bits, node)
         return alpha * bound.messages + beta_of(bandwidth_bits) * bound.bandwidth.busiest * size / (self.blocks * REFERENCE_BYTES)
 
 
 def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: int = 1,
-               routes: dict | None = None, peer: int | None = None) -> tuple[list[Candidate], list[str]]:
+               routes: dict | None = None, peer: int | None = None,
+               matrix: np.ndarray | None = None) -> tuple[list[Candidate], list[str]]:
     """Every applicable algorithm's schedule, routed (by `router`, or along a routes file's paths);
     and one line per algorithm left out (a rooted collective's with its `root`, Q ranks a node, a
-    routes file: synthesis prices them, `compare` does not)."""
+    routes file: synthesis prices them, `compare` does not). An alltoallv's are made with its
+    `matrix` (synth.collectives.sizes.exchange_matrix)."""
     info = collective(name)
-    if name == "alltoallv":
-        raise SynthError(ALLTOALLV_REFUSAL)
+    if (matrix is None) != (name != "alltoallv"):
+        raise SynthError("alltoallv needs its block sizes (--sizes)" if matrix is None else
+                         f"--sizes gives an alltoallv's block sizes, not {name}'s")
     ranks = topology.network().num_terminals * ranks_per_node
+    matrix_bytes = None if matrix is None else exchange_message_bytes(matrix, ranks)
     if routes is None:
         _router_applies(topology, router, topology.network().num_terminals)
     dims = grid_shape(topology, ranks_per_node)
@@ -84,7 +107,7 @@ def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: 
             if blocks is None:
                 blocks = algorithm.default_blocks(natural) if algorithm.default_blocks is not None else ranks
             request = Request(name, ranks, blocks, REFERENCE_BYTES, topology.spec, root, dims, radix,
-                              ranks_per_node=ranks_per_node, peer=peer)
+                              ranks_per_node=ranks_per_node, peer=peer, sizes=matrix)
             refusal = algorithm.refusal(request) or too_large(algorithm, request)
             if refusal is None and routes is None and sends_every_pair(algorithm):  # hops known before it is made
                 every_pair = all_pairs_hops(topology, router, ranks_per_node) if every_pair is None else every_pair
@@ -104,7 +127,7 @@ def candidates(name: str, topology, router: str, root: int = 0, ranks_per_node: 
                 raise AssertionError(f"{label} generated a wrong schedule: {report.violation}")
             split = ranks if info.blocks == "P^2" else blocks
             out.append(Candidate(label, split, map_schedule(schedule, topology, router, routes=routes),
-                                 functools.partial(_regenerate, algorithm, request)))
+                                 functools.partial(_regenerate, algorithm, request), matrix_bytes=matrix_bytes))
     return out, skipped
 
 
@@ -216,6 +239,7 @@ class Comparison:
     ranks_per_node: int = 1
     root: int = 0  # a rooted collective's root (p2p: the source)
     peer: int | None = None  # p2p: the destination
+    matrix: np.ndarray | None = field(default=None, repr=False)  # an alltoallv's block sizes, flat (P^2)
 
     @property
     def best_index(self) -> np.ndarray:
@@ -306,16 +330,24 @@ class Comparison:
         return [self.ranking_summary(), *(f.text() for f in firsts), *(o.text() for o in orders)]
 
 
-def compare(name: str, topology, sizes: list[int], router: str | None, alpha: float, bandwidth_bits: float,
-            node: NodeCosts = FREE, ranks_per_node: int = 1, root: int = 0, peer: int | None = None) -> Comparison:
+def compare(name: str, topology, sizes: list[int] | None, router: str | None, alpha: float, bandwidth_bits: float,
+            node: NodeCosts = FREE, ranks_per_node: int = 1, root: int = 0, peer: int | None = None,
+            block_sizes=None) -> Comparison:
     """Every algorithm of `name` on `topology` (Q = `ranks_per_node` ranks a terminal) priced at
     every message size, with the bound (`router` None: the family's default router; `node`: what a
     node adds to the model, synth.pricing.alphabeta); a rooted collective's from `root`, p2p's from
-    `root` to `peer`."""
+    `root` to `peer`; an alltoallv's with `block_sizes` (a --sizes spec or P^2 numbers) scaled to
+    each size (module docstring; `sizes` None: the matrix's own, DEFAULT_SIZES for the others)."""
+    from synth.collectives.sizes import exchange_matrix
+
     info = collective(name)
-    if name == "alltoallv":
-        raise SynthError(ALLTOALLV_REFUSAL)
     ranks = topology.network().num_terminals * ranks_per_node
+    if (block_sizes is None) != (name != "alltoallv"):
+        raise SynthError("alltoallv needs its block sizes (--sizes)" if block_sizes is None else
+                         f"--sizes gives an alltoallv's block sizes, not {name}'s")
+    matrix = None if block_sizes is None else exchange_matrix(block_sizes, ranks)
+    if sizes is None:
+        sizes = [exchange_message_bytes(matrix, ranks)] if matrix is not None else parse_sizes(DEFAULT_SIZES)
     if info.rooted and not 0 <= root < ranks:
         raise SynthError(f"--root {root} is not a rank of {topology.spec} (0..{ranks - 1})")
     if not info.rooted and root != 0:
@@ -326,9 +358,10 @@ def compare(name: str, topology, sizes: list[int], router: str | None, alpha: fl
     if peer is not None and not 0 <= peer < ranks:
         raise SynthError(f"--peer {peer} is not a rank of {topology.spec} (0..{ranks - 1})")
     router = router or topology.default_router
-    found, skipped = candidates(name, topology, router, root, ranks_per_node=ranks_per_node, peer=peer)
+    found, skipped = candidates(name, topology, router, root, ranks_per_node=ranks_per_node, peer=peer, matrix=matrix)
     if not found:
         raise SynthError(f"no algorithm generates {name} on {topology.spec}: " + "; ".join(skipped))
     times = np.array([[c.time(n, alpha, bandwidth_bits, node) for c in found] for n in sizes])
     bounds = np.array([max(c.bound(n, alpha, bandwidth_bits, node) for c in found) for n in sizes])
-    return Comparison(name, sizes, found, times, skipped, bounds, router, ranks_per_node=ranks_per_node, root=root, peer=peer)
+    return Comparison(name, sizes, found, times, skipped, bounds, router, ranks_per_node=ranks_per_node, root=root,
+                      peer=peer, matrix=matrix)

@@ -55,7 +55,9 @@ class Part:
     # per front point: a function giving the paths its schedule was priced on (Paths of its transfers between
     # nodes, in order), which its file records (Schedule.paths)
     routing: list = field(default_factory=list)
-    fixed: bool = False  # priced at its own block sizes (alltoallv), not per message size
+    # priced at its own block sizes (an alltoallv's matrix), a message of this many bytes (a rank's mean send):
+    # at another size n its blocks scale by n / fixed_bytes (compare prices a matrix at several sizes)
+    fixed_bytes: int | None = None
     per_byte: float | None = None  # the bandwidth bound of any schedule of the part's collective, per byte
     pool: str = ""  # a whole part: the pool of methods whose points it holds (synth.synthesis.methods)
     rounds_bound: int = 0  # a half: the cut bound in rounds of its blocks, rounded up (whole blocks)
@@ -69,8 +71,10 @@ class Part:
     def best(self, size: int, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> tuple[int, float]:
         """The front point of least time at message size `size` (-1 and inf: none was found), under
         the cost model with what a node adds (`node`)."""
-        def scale(k: int) -> float:  # a point's blocks at this size, rounded up to whole bytes
-            return 1.0 if self.fixed else math.ceil(size / self.blocks_of(k)) / REFERENCE_BYTES
+        def scale(k: int) -> float:  # a point's blocks at this size, rounded up to whole bytes (a matrix: in proportion)
+            if self.fixed_bytes is not None:
+                return size / self.fixed_bytes
+            return math.ceil(size / self.blocks_of(k)) / REFERENCE_BYTES
         times = [m.time(alpha, bandwidth_bits, scale(k), node) if m is not None else math.inf
                  for k, m in enumerate(self.priced)]
         if not times or min(times) == math.inf:

@@ -177,7 +177,7 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
                    routes: dict | None = None) -> SynthesisPlan | None:
     """An all-to-all(v): its pairs routed with every block at once, and the bounds of any schedule
     (synth.synthesis.exchange)."""
-    from synth.collectives.sizes import parse_sizes as parse_block_sizes
+    from synth.collectives.sizes import exchange_matrix
 
     if method != "auto":  # exact, symmetric and trees alike: none of them applies to an exchange
         raise SynthError(f"--method {method}: an {name} is synthesized by phases (--method auto)")
@@ -191,15 +191,7 @@ def _plan_exchange(name: str, topology, ranks_per_node: int, root: int, chunks, 
     ranks = network.num_terminals * ranks_per_node
     if ranks < 2:
         raise SynthError(f"{topology.spec} has one rank: nothing to exchange")
-    matrix = None if sizes is None else (parse_block_sizes(sizes, ranks) if isinstance(sizes, str) else np.asarray(sizes))
-    if matrix is not None:
-        if matrix.size != ranks * ranks:
-            raise SynthError(f"an alltoallv of {ranks} ranks has {ranks * ranks} block sizes, not {matrix.size}")
-        if matrix.dtype.kind not in "iu" or (matrix < 0).any():
-            raise SynthError("an alltoallv's block sizes are whole numbers of bytes, none negative")
-        matrix = matrix.reshape(-1)
-        if not (matrix.reshape(ranks, ranks) * ~np.eye(ranks, dtype=bool)).any():
-            raise SynthError("every block between two ranks of this alltoallv is empty: nothing to exchange")
+    matrix = None if sizes is None else exchange_matrix(sizes, ranks)
     if check_only:
         return None
     routing = route_exchange(topology, ranks_per_node, matrix, time_limit, solver, router, say=say, routes=routes)

@@ -403,7 +403,7 @@ def compare_with_synthesis(comparison, topology, alpha: float, bandwidth_bits: f
         # an exchange's pairs are routed by its synthesis (the program), the others' by the comparison's router
         router = None if comparison.collective in EXCHANGES else comparison.router
         plan = plan_synthesis(comparison.collective, topology, router=router, time_limit=time_limit, say=say,
-                              ranks_per_node=comparison.ranks_per_node, root=comparison.root)
+                              ranks_per_node=comparison.ranks_per_node, root=comparison.root, sizes=comparison.matrix)
         # the comparison's algorithms are the generated part (priced along the same router), not made again
         parts = synthesize_parts(plan, time_limit, say=say, generated=comparison.candidates)
         candidate = SynthesizedCandidate(plan, parts)

@@ -56,11 +56,12 @@ def _points(context) -> Part:
         del schedule
     say(f"{plan.collective}: {len(found)} schedules priced along the pairs' paths")
     keep = pareto([(f[5], f[4]) for f in found])
+    matrix_bytes = exchange_message_bytes(plan.sizes, plan.graph.ranks) if plan.sizes is not None else None
     part = Part(plan.collective, 1, "optimal", [], None, "not on the front", blocks=plan.graph.ranks, whole=True,
-                fixed=plan.sizes is not None)
+                fixed_bytes=matrix_bytes)
     # a point is optimal when its busiest load meets the least of its kind: a schedule of whole blocks, each on one
     # path (lambda* rounded up to whole blocks), or any schedule (lambda*); the gap is always to any schedule's bound
-    message = exchange_message_bytes(plan.sizes, plan.graph.ranks) if plan.sizes is not None else plan.graph.ranks
+    message = matrix_bytes if plan.sizes is not None else plan.graph.ranks
     least_any = plan.time_bound.bandwidth.per_byte * message
     for i in keep:
         label, algorithm, radix, steps, busiest, _, mapped, graph, whole = found[i]

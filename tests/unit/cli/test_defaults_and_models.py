@@ -49,7 +49,12 @@ def test_compare_p2p_and_its_refusals(run):
     for argv, message in ((("p2p", "--network", "kautz:2"), "p2p needs --peer"),
                           (("allgather", "--network", "kautz:2", "--root", "1"), "allgather has no root"),
                           (("broadcast", "--network", "kautz:2", "--root", "99"), "--root 99 is not a rank"),
-                          (("alltoallv", "--network", "kautz:2"), "synth schedule alltoallv --sizes")):
+                          (("alltoallv", "--network", "kautz:2"), "alltoallv needs its block sizes (--sizes)"),
+                          (("alltoall", "--network", "kautz:2", "--sizes", "random:64:1"),
+                           "--sizes gives an alltoallv's block sizes, not alltoall's"),
+                          (("alltoallv", "--network", "kautz:2", "--sizes", "random:0:1"),
+                           "every block between two ranks of this alltoallv is empty"),
+                          (("alltoallv", "--network", "kautz:2", "--sizes", "csv:/nonexistent.csv"), "sizes matrix")):
         code, out, err = run("compare", *argv)
         assert code == 2 and message in err and err.count("\n") == 1, err
 
