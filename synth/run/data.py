@@ -150,11 +150,11 @@ def library_call(comm, data: Input, rank: int) -> LibraryCall:
         if name == "allgather":
             if equal:
                 return LibraryCall(lambda: comm.Allgather(send, recv), result, "MPI_Allgather")
-            return LibraryCall(lambda: comm.Allgatherv(send, [recv, counts, displs(counts)]), result, "MPI_Allgatherv")
+            return LibraryCall(lambda: comm.Allgatherv(send, [recv, (counts.tolist(), displs(counts).tolist())]), result, "MPI_Allgatherv")
         at_root = (lambda: _reordered(recv, order, e)) if rank == root else (lambda: recv[:0])
         if equal:
             return LibraryCall(lambda: comm.Gather(send, recv if rank == root else None, root), at_root, "MPI_Gather")
-        return LibraryCall(lambda: comm.Gatherv(send, [recv, counts, displs(counts)] if rank == root else None, root),
+        return LibraryCall(lambda: comm.Gatherv(send, [recv, (counts.tolist(), displs(counts).tolist())] if rank == root else None, root),
                            at_root, "MPI_Gatherv")
     if name == "broadcast":
         buf = data.values(b, None) if rank == root else np.empty(int(e.sum()), dtype=dtype)
@@ -167,7 +167,7 @@ def library_call(comm, data: Input, rank: int) -> LibraryCall:
         recv = np.empty(int(counts[rank]), dtype=dtype)
         if (counts == counts[0]).all():
             return LibraryCall(lambda: comm.Scatter(send, recv, root), lambda: recv, "MPI_Scatter")
-        return LibraryCall(lambda: comm.Scatterv([send, counts, displs(counts)] if rank == root else None, recv, root),
+        return LibraryCall(lambda: comm.Scatterv([send, (counts.tolist(), displs(counts).tolist())] if rank == root else None, recv, root),
                            lambda: recv, "MPI_Scatterv")
     if name in ("alltoall", "alltoallv"):
         source, destination = (b % (p * p)) // p, b % p
@@ -181,7 +181,8 @@ def library_call(comm, data: Input, rank: int) -> LibraryCall:
         result = lambda: _reordered(recv, in_order, e)  # noqa: E731
         if name == "alltoall" and (sent == sent[0]).all() and (received == sent[0]).all():
             return LibraryCall(lambda: comm.Alltoall(send, recv), result, "MPI_Alltoall")
-        return LibraryCall(lambda: comm.Alltoallv([send, sent, displs(sent)], [recv, received, displs(received)]),
+        return LibraryCall(lambda: comm.Alltoallv([send, (sent.tolist(), displs(sent).tolist())],
+                                                         [recv, (received.tolist(), displs(received).tolist())]),
                            result, "MPI_Alltoallv")
     if name == "p2p":
         peer = s.peer
