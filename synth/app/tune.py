@@ -50,6 +50,16 @@ class Tuned:
             note=f"{open_mpi_name(self.collective)}: message size is {DECISION_BYTES[self.collective]}")
 
 
+def check_collective(name: str) -> None:
+    """One line for a collective synth does not know, or one coll_tuned has no rules for here."""
+    from synth.collectives.schedule import collective
+
+    collective(name)  # naming the known ones
+    collective_id(name)
+    if not algorithms(name):
+        raise SynthError(f"coll_tuned has none of synth's {name} algorithms")
+
+
 def _is_rank_ring(candidate, ranks: int) -> bool:
     """Every transfer of the candidate's schedule goes from rank r to rank r + 1 mod P."""
     schedule = candidate.make(REFERENCE_BYTES)
@@ -60,13 +70,8 @@ def tune(name: str, topology, sizes: list[int] | None, router: str | None, alpha
          node: NodeCosts = FREE, ranks_per_node: int = 1) -> Tuned:
     """The bands of `name` on `topology` (module docstring); one line when none of synth's algorithms
     for it is one of coll_tuned's."""
-    from synth.collectives.schedule import collective
-
-    collective(name)  # an unknown collective: one line naming the known ones
-    collective_id(name)  # one coll_tuned has no rules for: one line
+    check_collective(name)
     known = algorithms(name)
-    if not known:
-        raise SynthError(f"coll_tuned has none of synth's {name} algorithms")
     result = compare(name, topology, sizes, router, alpha, bandwidth_bits, node, ranks_per_node)
     ranks = topology.network().num_terminals * ranks_per_node
     columns, left_out = [], []

@@ -50,6 +50,10 @@ def cmd_tune(args) -> int:
         from synth.core.text import figure
         from synth.topology import parse_topology
 
+        from synth.app.tune import check_collective
+
+        for name in args.collectives:  # every one refused or taken before any is priced
+            check_collective(name)
         topology = parse_topology(args.network)
         q = args.ranks_per_node
         node = node_costs(args, q)
