@@ -11,8 +11,10 @@ coll_tuned's <coll>_intra_do_this switch (ompi/mca/coll/tuned/coll_tuned_<coll>_
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -66,8 +68,7 @@ for name, n in json.load(open(sys.argv[1])):
 
 def _probe(tmp_path) -> str:
     compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler to build the coll_tuned probe")
+    assert compiler is not None, "no C compiler (cc, gcc) to build the coll_tuned probe with"
     library = tmp_path / "coll_tuned_probe.so"
     source = os.path.join(os.path.dirname(__file__), "coll_tuned_probe.c")
     subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(library), source, "-ldl"], check=True, timeout=60)
@@ -100,7 +101,7 @@ def test_open_mpi_runs_the_algorithm_the_rules_file_names_at_every_band(run, tmp
     mpirun = shutil.which("mpirun")
     if mpirun is None:
         pytest.skip("mpirun (Open MPI) is not installed")
-    pytest.importorskip("mpi4py")
+    assert importlib.util.find_spec("mpi4py") is not None, "mpirun is here but mpi4py is not (README: Set up)"
     rules_file = tmp_path / "rules.txt"
     code, out, err = run("tune", *COLLECTIVES, "--network", NETWORK, "--bytes", SIZES, "--out", rules_file)
     assert code == 0, err
@@ -113,22 +114,36 @@ def test_open_mpi_runs_the_algorithm_the_rules_file_names_at_every_band(run, tmp
     plan.write_text(json.dumps(calls))
     program = tmp_path / "program.py"
     program.write_text(PROGRAM)
-    probe, trace = _probe(tmp_path), tmp_path / "trace"
-    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
-    done = subprocess.run([mpirun, "--oversubscribe", "-n", str(RANKS), "--mca", "coll_tuned_use_dynamic_rules", "1",
-                           "--mca", "coll_tuned_dynamic_rules_filename", str(rules_file),
-                           "--mca", "coll_base_verbose", "10",  # the component each communicator selects
-                           "-x", f"LD_PRELOAD={probe}", "-x", f"COLL_TUNED_PROBE={trace}",
-                           sys.executable, str(program), str(plan)],
-                          capture_output=True, text=True, timeout=100, env=env)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    # coll_base's own verbose line: MPI_COMM_WORLD's collectives are tuned's (else the file would not apply)
-    assert "tuned" in done.stdout + done.stderr
-    for rank in range(RANKS):
-        ran = (tmp_path / f"trace.{rank}").read_text().splitlines()
+    probe = _probe(tmp_path)
+
+    def mpi(trace, *mca) -> tuple[list[list[str]], str]:
+        """Each rank's trace of the plan's calls, and what mpirun printed."""
+        env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+        done = subprocess.run([mpirun, "--oversubscribe", "-n", str(RANKS), *mca,
+                               "-x", f"LD_PRELOAD={probe}", "-x", f"COLL_TUNED_PROBE={tmp_path / trace}",
+                               sys.executable, str(program), str(plan)],
+                              capture_output=True, text=True, timeout=50, env=env)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        return [(tmp_path / f"{trace}.{rank}").read_text().splitlines() for rank in range(RANKS)], \
+            done.stdout + done.stderr
+
+    traces, shown = mpi("trace", "--mca", "coll_tuned_use_dynamic_rules", "1",
+                        "--mca", "coll_tuned_dynamic_rules_filename", str(rules_file),
+                        "--mca", "coll_base_verbose", "10")  # the components each communicator may select
+    # coll_base's verbose lines (coll_base_comm_select.c): tuned is available to the communicators, and of the
+    # others available only self (MPI_COMM_SELF's) outranks it, so MPI_COMM_WORLD's collectives are tuned's
+    assert "coll:base:comm_select: component available: tuned, priority: 30" in shown
+    available = re.findall(r"comm_select: component available: (\w+), priority: (\d+)", shown)
+    assert {name for name, priority in available if int(priority) > 30} <= {"self"}, available
+    for rank, ran in enumerate(traces):
         assert len(ran) == len(calls), (rank, ran)
         wrong = [(call, want, got) for call, want, got in zip(calls, expected, ran) if got != want]
         assert not wrong, f"rank {rank}: (collective, bytes), the algorithm synth chose, what Open MPI ran: {wrong}"
+    # the control: without the file coll_tuned's fixed decisions choose otherwise at some of these calls, so
+    # the agreement above is the file's doing
+    fixed, _ = mpi("fixed")
+    assert len(fixed[0]) == len(calls)
+    assert any(got != want for want, got in zip(expected, fixed[0])), "the fixed decisions agree everywhere"
 
 
 def test_the_map_names_only_numbers_open_mpi_has():
