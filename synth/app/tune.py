@@ -83,6 +83,7 @@ def tune(name: str, topology, sizes: list[int] | None, router: str | None, alpha
             left_out.append(f"{candidate.label}: not the ring r -> r + 1 of coll_tuned's {same.name} here")
         else:
             columns.append(j)
+    left_out += [line for line in result.skipped if line.split(":", 1)[0] in known]  # coll_tuned's, not priced here
     if not columns:
         raise SynthError(f"none of the {name} algorithms synth prices on {topology.spec} is one of coll_tuned's "
                          f"({', '.join(sorted(known))}): " + "; ".join(left_out + result.skipped))
