@@ -82,6 +82,7 @@ CHEAP_USER_ERRORS = [
     ["simulate", "nope.json"],
     ["compare", "allgather", "--network", "torus:4,4", "--sim-model", "CM02"],
     ["compare", "allgather", "--network", "nosuch:4"],
+    ["tune", "allreduce", "--network", "nosuch:4", "--out", "r.rules"],
     ["check", "nope.json"],
 ]
 
