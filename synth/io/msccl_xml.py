@@ -128,8 +128,16 @@ class _Gpu:
             if len(self.local.steps) + max(1, len(ordered)) <= max_steps:
                 self.add(self.local, kind, src, dst, count, reads, writes, ordered)
                 return
-        self.local = self.new_tb(-1, -1, None)
-        ordered = self.waits(self.local, reads, writes)
+        fresh = self.new_tb(-1, -1, None)
+        ordered = self.waits(fresh, reads, writes)
+        if len(ordered) > max_steps and count > 1:  # waits for more thread blocks than it has steps: in halves
+            self.thread_blocks.pop()
+            half = count // 2
+            for k, n in ((0, half), (half, count - half)):
+                self.local_add(kind, (src[0], src[1] + k), (dst[0], dst[1] + k), n,
+                               reads[k:k + n] if reads else (), writes[k:k + n] if writes else (), max_steps)
+            return
+        self.local = fresh
         if len(ordered) > max_steps:
             raise SynthError(f"GPU {self.rank}: a copy waits for {len(ordered)} thread blocks, more steps than a "
                              f"thread block of {max_steps} holds")
