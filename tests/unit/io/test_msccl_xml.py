@@ -342,10 +342,10 @@ def test_a_ring_of_130_ranks_splits_each_pair_over_three_channels(run, tmp_path)
 
 @pytest.mark.parametrize("max_steps, argv", [
     (4, ("schedule", "allgather", "--algorithm", "ring", "--network", "torus:16")),
-    (3, ("schedule", "allreduce", "--algorithm", "swing-b", "--network", "torus:4,4", "--bytes", "4096")),
+    (5, ("schedule", "allreduce", "--algorithm", "swing-b", "--network", "torus:4,4", "--bytes", "4096")),
     (4, ("schedule", "allreduce", "--algorithm", "ring", "--network", "torus:8", "--bytes", "4096")),
     (3, ("schedule", "alltoall", "--algorithm", "bruck", "--network", "torus:5", "--bytes", "4096")),
-    (5, ("schedule", "reduce", "--algorithm", "binomial", "--network", "torus:6", "--root", "4", "--blocks", "7")),
+    (2, ("schedule", "reduce-scatter", "--algorithm", "ring", "--network", "torus:6", "--bytes", "4096")),
     (4, ("synthesize", "allreduce", "--network", "kautz:2,2", "--bytes", "64KiB", "--quiet")),
 ])
 def test_thread_blocks_of_few_steps_split_in_order_and_still_deliver(run, tmp_path, max_steps, argv):
