@@ -167,7 +167,7 @@ def virtual_lanes(routes, out=None, *, max_vls: int = 8, exact: bool = False, ti
 
 
 def export(schedule_, format: str = "msccl-xml", *, name: str | None = None, protocol: str = "Simple",
-           out=None) -> str:
+           out=None, min_bytes: int = 0, max_bytes: int = 0, max_steps: int = 64) -> str:
     """A verified schedule in a collective library's format, as ``synth export`` writes it.
 
     Parameters
@@ -182,6 +182,11 @@ def export(schedule_, format: str = "msccl-xml", *, name: str | None = None, pro
         MSCCL's protocol: ``Simple`` (default), ``LL`` or ``LL128``.
     out : str, optional
         Also write the text to this file (all or nothing).
+    min_bytes, max_bytes : int, optional
+        The message sizes MSCCL selects the file for (``minBytes``/``maxBytes``, both inclusive; 0 and 0: every
+        size; ``synth export --min-bytes/--max-bytes``).
+    max_steps : int, optional
+        Steps a thread block holds (MSCCL_MAX_NUM_STEPS as MSCCL was built; default 64).
 
     Returns
     -------
@@ -198,11 +203,12 @@ def export(schedule_, format: str = "msccl-xml", *, name: str | None = None, pro
     from synth.core.output import OutputSet
     from synth.io.schedule_file import read_schedule
 
-    check_export(format, protocol)
+    check_export(format, protocol, min_bytes, max_bytes, max_steps)
+    options = dict(min_bytes=min_bytes, max_bytes=max_bytes, max_steps=max_steps)
     if isinstance(schedule_, (str, os.PathLike)):
-        text = export_text(read_schedule(str(schedule_)), format, name, protocol, str(schedule_))
+        text = export_text(read_schedule(str(schedule_)), format, name, protocol, str(schedule_), **options)
     else:
-        text = export_text(schedule_, format, name, protocol)
+        text = export_text(schedule_, format, name, protocol, **options)
     if out is not None:
         with OutputSet() as outputs:
             outputs.protect(schedule_ if isinstance(schedule_, (str, os.PathLike)) else None)

@@ -22,12 +22,14 @@ from synth.core.registry import Registry
 @dataclass(frozen=True)
 class ExportFormat:
     """A collective library's format a verified schedule is written in (`synth export --format NAME`):
-    render(schedule, name, protocol) -> text; `takes` the options beyond the schedule it reads."""
+    render(schedule, name, protocol, **options) -> text; `takes` the options beyond the schedule it reads;
+    `check(schedule)`, where given, refuses what the format cannot carry before the schedule is verified."""
 
     name: str
     summary: str  # one line: the help text and docs
     render: Callable
-    takes: tuple[str, ...] = ()  # "protocol": --proto
+    takes: tuple[str, ...] = ()  # "protocol": --proto, "size range": --min-bytes/--max-bytes, "max steps"
+    check: Callable | None = None
 
 
 EXPORT_FORMATS: Registry[ExportFormat] = Registry("export format", __name__, "EXPORT_FORMAT")
