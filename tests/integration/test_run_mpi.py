@@ -85,12 +85,12 @@ def test_every_generated_algorithm_gives_the_librarys_result(spec, tmp_path):
 
     paths = _generated(spec, tmp_path)
     assert len(paths) >= 12, paths  # every collective has at least one generator on every family
-    collectives = {p.name.split("-")[-2] if False else None for p in paths}
     ranks = parse_topology(spec).network().num_terminals
     figures = launch(_job(paths), ranks, 900)
     _assert_all_right(figures, paths)
     done = {json.loads(Path(p).read_text())["collective"] for p in paths}
-    assert done == set(COLLECTIVES), set(COLLECTIVES) - done
+    # p2p's generators (kautz-mp, single-path) run on Kautz graphs K(d,2) alone
+    assert done == set(COLLECTIVES) - ({"p2p"} if not spec.startswith("kautz") else set()), set(COLLECTIVES) - done
 
 
 @pytest.mark.timeout(1200)
