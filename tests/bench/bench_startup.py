@@ -39,6 +39,8 @@ USER_ERRORS = {
     "verify": ["verify", "nope.json"],
     "simulate": ["simulate", "nope.json"],
     "compare": ["compare", "allgather", "--network", "torus:4,4", "--sim-model", "CM02"],
+    "tune": ["tune", "allreduce", "--network", "nosuch:4", "--out", "{tmp}/r.rules"],
+    "run": ["run", "nope.json"],
     "report": ["report", "nope.toml", "--out", "{tmp}/report.pdf"],
     "check": ["check", "nope.json"],
 }

@@ -83,6 +83,7 @@ CHEAP_USER_ERRORS = [
     ["compare", "allgather", "--network", "torus:4,4", "--sim-model", "CM02"],
     ["compare", "allgather", "--network", "nosuch:4"],
     ["tune", "allreduce", "--network", "nosuch:4", "--out", "r.rules"],
+    ["run", "nope.json"],
     ["check", "nope.json"],
 ]
 
