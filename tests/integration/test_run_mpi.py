@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI
 REPO = Path(__file__).resolve().parents[2]
 # One network of every family with at most 16 ranks (Slim Fly's least, slimfly:3, has 18 routers: with one
 # terminal each, 18 ranks; OFT's least, oft:3, has 42 terminals, and is left out: 42 processes on 2 cores)
-NETWORKS = ["torus:2,2", "hyperx:2,3", "2dfc:3,3", "kautz:2", "dragonfly:1,2,1", "mlfm:2", "xgft:2:2,4:1,2",
+NETWORKS = ["torus:2,2", "hyperx:2,3", "2dfc:4,4", "kautz:2", "dragonfly:1,2,1", "mlfm:2", "xgft:2:2,4:1,2",
             "slimfly:3:p=1"]
 COLLECTIVES = ["allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", "scatter", "gather", "alltoall",
                "alltoallv", "p2p"]
