@@ -151,8 +151,8 @@ def job_of(request: RunRequest) -> dict:
             "iterations": request.iterations, "warmup": request.warmup, "seed": request.seed}
 
 
-def run(request: RunRequest) -> RunResult:
-    """Launch the ranks (mpirun) and collect the figures."""
+def run(request: RunRequest, say=lambda text: None) -> RunResult:
+    """Launch the ranks (mpirun) and collect the figures (`say`: rank 0's progress, a line per size)."""
     from synth.run.launch import launch
 
     schedule, violation = plan_run(request)
@@ -160,7 +160,8 @@ def run(request: RunRequest) -> RunResult:
         raise SynthError(f"the schedule has {schedule.ranks} ranks: synth run starts at most {MAX_LOCAL_RANKS} MPI "
                          "processes on this machine; start synth run under your own launcher (mpirun -n P synth run "
                          "...) for more")
-    (figures,) = launch(job_of(request), schedule.ranks, request.deadline, request.mpirun, request.mpi_args)
+    say(f"running {schedule.collective} by {schedule.algorithm} on {schedule.ranks} MPI processes")
+    (figures,) = launch(job_of(request), schedule.ranks, request.deadline, request.mpirun, request.mpi_args, say)
     return result_of(request, schedule, figures, violation)
 
 

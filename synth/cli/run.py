@@ -81,7 +81,9 @@ def cmd_run(args) -> int:
             return 0
         with OutputSet() as outputs:
             target = outputs.reserve(args.out) if args.out is not None else None
-            result = run(request)
+            from synth.render.progress import progress_printer
+
+            result = run(request, progress_printer(_long(request)))
             if (wrong := _wrong_line(result)) is not None:
                 raise WrongResult(wrong)
             _print(result, args, target)
@@ -89,6 +91,14 @@ def cmd_run(args) -> int:
     except (WrongResult, RunFailed) as exc:  # the run's failure: exit 1, as a check that found a difference
         print(f"synth: {exc}", file=sys.stderr, flush=True)
         return 1
+
+
+LONG_RUN_BYTES = 1 << 30  # bytes moved by a rank over all sizes and runs from which the progress is shown
+
+
+def _long(request) -> bool:
+    largest = max(request.sizes or [0])
+    return largest * len(request.sizes or [1]) * (request.warmup + request.iterations) >= LONG_RUN_BYTES
 
 
 def _wrong_line(result) -> str | None:

@@ -24,6 +24,7 @@ import sys
 import numpy as np
 
 ERROR_PREFIX = "synth-run: error: "
+PROGRESS_PREFIX = "synth-run: progress: "  # rank 0's lines, which the launcher shows on stderr
 TAG_SPAN = 32768  # MPI guarantees tags up to 32767 (MPI_TAG_UB)
 
 
@@ -194,6 +195,9 @@ def run_one(comm, path: str, job: dict) -> dict | None:
                           "schedule_seconds": ours, "library_seconds": theirs, "library_call": library.name,
                           "wrong": next((v for v in verdicts if v is not None), None),
                           "ranks_wrong": sum(v is not None for v in verdicts)})
+        if rank == 0:
+            print(f"{PROGRESS_PREFIX}{schedule.collective} by {schedule.algorithm}: {sizes[-1]['bytes']:,} B run "
+                  f"{job['warmup'] + job['iterations']} times, next to {library.name}", flush=True)
         del buffer, start, receive, pack, library, compiled
     return {"schedule": path, "sizes": sizes} if rank == 0 else None
 
@@ -205,6 +209,9 @@ def main(argv: list[str]) -> int:
     try:
         with open(argv[0], encoding="utf-8") as f:
             job = json.load(f)
+        if job.get("pids"):  # where the launcher finds the ranks to stop (Open MPI gives each its own group)
+            with open(os.path.join(job["pids"], f"rank-{comm.Get_rank()}.pid"), "w", encoding="utf-8") as f:
+                f.write(str(os.getpid()))
         result = run_job(comm, job)
     except Exception as exc:  # noqa: BLE001 - one line from the rank that failed, then every rank ends
         print(f"{ERROR_PREFIX}rank {comm.Get_rank()}: {type(exc).__name__}: {' '.join(str(exc).split())}",

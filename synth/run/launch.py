@@ -10,6 +10,7 @@ machine's, shared, not a cluster's).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -20,7 +21,7 @@ import tempfile
 import threading
 
 from synth.core.errors import SynthError
-from synth.run.executor import ERROR_PREFIX
+from synth.run.executor import ERROR_PREFIX, PROGRESS_PREFIX
 
 class RunFailed(SynthError):
     """The run itself failed (a rank died, the deadline passed, the executor stopped): exit 1, not
@@ -53,11 +54,12 @@ def environment() -> dict:
     return env
 
 
-def launch(job: dict, ranks: int, deadline: float, mpirun: str = "mpirun", extra: list[str] | None = None) -> list[dict]:
+def launch(job: dict, ranks: int, deadline: float, mpirun: str = "mpirun", extra: list[str] | None = None,
+           say=lambda text: None) -> list[dict]:
     """Run `job` (synth.run.executor) on `ranks` MPI processes: its figures per schedule, or one
     RunFailed line."""
     with tempfile.TemporaryDirectory(prefix="synth-run-") as scratch:
-        job = dict(job, result=os.path.join(scratch, "result.json"))
+        job = dict(job, result=os.path.join(scratch, "result.json"), pids=scratch)
         job_path = os.path.join(scratch, "job.json")
         with open(job_path, "w", encoding="utf-8") as f:
             json.dump(job, f)
@@ -66,30 +68,71 @@ def launch(job: dict, ranks: int, deadline: float, mpirun: str = "mpirun", extra
                                    stderr=subprocess.STDOUT, text=True, errors="replace", env=environment(),
                                    start_new_session=True)  # its own process group: killed whole
         kept: list[str] = []
-        reader = threading.Thread(target=lambda: kept.extend(process.stdout), daemon=True)
+
+        def read() -> None:  # rank 0's progress to `say`, the rest kept for a failure's line
+            for line in process.stdout:
+                if line.startswith(PROGRESS_PREFIX):
+                    say(line[len(PROGRESS_PREFIX):].rstrip("\n"))
+                else:
+                    kept.append(line)
+                    del kept[:-200]
+
+        reader = threading.Thread(target=read, daemon=True)
         reader.start()
         try:
             code = process.wait(timeout=deadline)
         except subprocess.TimeoutExpired:
-            _kill(process)
+            _kill(process, scratch)
             raise RunFailed(f"the run did not end within its deadline of {deadline:g} s (--deadline): a rank hangs or "
                              f"the sizes are too large for {ranks} ranks here; killed, nothing written") from None
         except BaseException:
-            _kill(process)
+            _kill(process, scratch)
             raise
         reader.join(timeout=5)
         if code != 0 or not os.path.exists(job["result"]):
+            _kill(process, scratch)  # a rank mpirun left behind
             raise RunFailed(_failure(kept, code))
         with open(job["result"], encoding="utf-8") as f:
             return json.load(f)
 
 
-def _kill(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+def _kill(process: subprocess.Popen, scratch: str, patience: float = 5.0) -> None:
+    """mpirun and every rank stopped and awaited: none outlives synth run. Open MPI puts its ranks
+    in process groups of their own, so mpirun is asked first (SIGTERM: it ends its job), then
+    mpirun's group and every rank that wrote its pid in `scratch` are killed."""
+    import glob
+    import time
+
+    def ranks() -> list[int]:
+        pids = []
+        for name in glob.glob(os.path.join(scratch, "rank-*.pid")):
+            try:
+                with open(name, encoding="utf-8") as f:
+                    pids.append(int(f.read().strip() or 0))
+            except (OSError, ValueError):
+                continue
+        return [p for p in pids if p > 0 and _alive(p)]
+
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    end = time.monotonic() + patience
+    while time.monotonic() < end and (process.poll() is None or ranks()):
+        time.sleep(0.02)
+    for pid in [process.pid, *ranks()]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL) if pid == process.pid else os.kill(pid, signal.SIGKILL)
     process.wait()
+    end = time.monotonic() + patience
+    while time.monotonic() < end and ranks():
+        time.sleep(0.02)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except (OSError, IndexError):
+        return False
 
 
 def _failure(lines: list[str], code: int) -> str:

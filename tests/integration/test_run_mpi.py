@@ -220,7 +220,8 @@ def test_bad_input_is_one_line(run, tmp_path):
                           ((path, "--data", "uniform", "--dtype", "int32"), "--data uniform is for float32"),
                           ((path, "--bytes", "1XB"), "--bytes"),
                           ((path, "--mpirun", "no-such-launcher"), "'no-such-launcher' is not on PATH"),
-                          ((path, "--out", tmp_path / "no" / "r.json"), "no")):
+                          ((path, "--out", tmp_path / "no" / "r.json"), "no"),
+                          ((path, "--bytes", "1TiB"), "of memory on this machine, more than")):
         code, out, err = run("run", *argv)
         assert code == 2 and message in err and err.count("\n") == 1, (argv, err)
 
@@ -252,7 +253,8 @@ def test_a_hang_past_the_deadline_and_a_rank_that_dies(run, tmp_path):
     time.sleep(1.0)
     os.kill(int(found[-1]), signal.SIGKILL)
     out, err = process.communicate(timeout=120)
-    assert process.returncode == 1 and "the MPI run ended with exit code" in err and err.count("\n") == 1, err
+    said = [line for line in err.splitlines() if not line.startswith("  ")]  # (a long run's progress lines)
+    assert process.returncode == 1 and len(said) == 1 and "the MPI run ended with exit code" in said[0], err
     assert out == "" and not (tmp_path / "b.json").exists()
 
 
@@ -271,3 +273,33 @@ def test_under_the_users_own_launcher(tmp_path):
     done = subprocess.run(["mpirun", "--oversubscribe", "-n", "3", sys.executable, "-m", "synth", "run", str(path)],
                           capture_output=True, text=True, env=environment(), timeout=240)
     assert done.returncode != 0 and "this MPI run has 3 processes, the schedule 4 ranks" in done.stderr
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_run_and_its_ranks(tmp_path, signum):
+    """Ctrl-C (SIGINT to the process group) or SIGTERM mid-run: exit 130 or 143 within seconds, one
+    line, no rank left running, nothing written."""
+    from synth.api.outputs import write_schedule
+
+    path = tmp_path / "ring.json"
+    write_schedule(_ring(tmp_path), path)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    process = subprocess.Popen([sys.executable, "-m", "synth", "run", str(path), "--iterations", "100000",
+                                "--out", str(tmp_path / "r.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env, start_new_session=True)
+    for _ in range(600):
+        if len(subprocess.run(["pgrep", "-f", "synth.run.executor"], capture_output=True, text=True).stdout.split()) >= 4:
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    start = time.monotonic()
+    if signum == signal.SIGINT:
+        os.killpg(process.pid, signum)
+    else:
+        process.send_signal(signum)
+    out, err = process.communicate(timeout=60)
+    assert time.monotonic() - start < 10
+    assert process.returncode == 128 + signum and err.count("\n") == 1 and "interrupted" in err, err
+    assert subprocess.run(["pgrep", "-f", "synth.run.executor"], capture_output=True).returncode == 1  # none left
+    assert not (tmp_path / "r.json").exists()
