@@ -4,13 +4,19 @@ MSCCL_ALGO_DIR), for any collective schedule of synth, generated or synthesized.
 Mapping (docs/formats.md, "MSCCL XML"):
 - rank r is GPU r; a block is a chunk (`nchunksperloop` chunks: a message of n bytes is cut into
   chunks by MSCCL; the block layout of each buffer is below);
-- every block lives in the scratch buffer `s` at its block id, from the first step that holds it:
-  the GPU copies its starting blocks from the input buffer `i` (`cpy`) and its promised blocks to
-  the output buffer `o` at the end (`cpy`), so relays (Bruck, trees, synthesized schedules) need no
-  other buffer;
+- every block lives in the scratch buffer `s`, from the first step that holds it, at its block id b
+  or at b + blocks (a second region, on the GPUs that need it): the GPU copies its starting blocks
+  from the input buffer `i` (`cpy`) to s[b] and its promised blocks from where they are to the
+  output buffer `o` at the end (`cpy`), so relays (Bruck, trees, synthesized schedules) need no
+  other buffer. A receive writes the block where it is, unless the GPU's sends of the same schedule
+  step read that slot (an exchange of b both ways, as recursive doubling's): then it writes the other
+  slot (`rrc` reads the block where it is and writes the other one), and the block is there from then
+  on. So no receive waits for a send of its own step: with MSCCL's bounded FIFOs a send may not end
+  before its receive has begun, and such a wait closed a cycle through the two GPUs;
 - a transfer u -> v of step t is, on u, `s` steps (send) in u's thread block to v and, on v, `r`
   (copy) or `rrc` (receive, reduce into the block, copy) steps in v's thread block from u; a
-  transfer's blocks go as runs of consecutive ids (one step per run, at most MAX_COUNT chunks);
+  transfer's blocks go as runs of consecutive ids in one region on both GPUs (one step per run, at most
+  MAX_COUNT chunks);
 - thread blocks: per GPU, the sends to one peer, the receives from one peer and the local copies are
   each a lane of steps in schedule order; a lane longer than a thread block's `max_steps` is cut into
   thread blocks in order, a peer pair's k-th send and k-th receive in the same segment on both GPUs
@@ -21,8 +27,11 @@ Mapping (docs/formats.md, "MSCCL XML"):
   step that writes one waits for that write and for every read since (a send reads the value the
   block had at the start of its schedule step, as synth's replay does). A step with several waits
   is preceded by `nop` steps carrying the others (MSCCL allows one per step); `hasdep` marks the
-  steps waited for. Every wait points to an earlier schedule step (or the same step's sends), and
-  a pair's sends and receives of a segment are in schedule order on both sides: no cycle;
+  steps waited for. A send waits only for earlier schedule steps, a receive for earlier schedule
+  steps and the same step's receives of earlier transfers, and a pair's sends and receives of a
+  segment are in schedule order on both sides: (schedule step, transfer, run) orders every wait, a
+  send's wait for its receive to begin included, so there is no cycle even where every send is a
+  rendezvous;
 - `minBytes`/`maxBytes`: the message sizes MSCCL selects the file for (both inclusive; maxBytes 0:
   no upper limit), in bytes of MSCCL's count x type size x ngpus for allgather, reducescatter and
   alltoall (a rank's whole output, input, send buffer), of the buffer for the others: synth's message
