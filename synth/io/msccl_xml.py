@@ -4,13 +4,19 @@ MSCCL_ALGO_DIR), for any collective schedule of synth, generated or synthesized.
 Mapping (docs/formats.md, "MSCCL XML"):
 - rank r is GPU r; a block is a chunk (`nchunksperloop` chunks: a message of n bytes is cut into
   chunks by MSCCL; the block layout of each buffer is below);
-- every block lives in the scratch buffer `s` at its block id, from the first step that holds it:
-  the GPU copies its starting blocks from the input buffer `i` (`cpy`) and its promised blocks to
-  the output buffer `o` at the end (`cpy`), so relays (Bruck, trees, synthesized schedules) need no
-  other buffer;
+- every block lives in the scratch buffer `s`, from the first step that holds it, at its block id b
+  or at b + blocks (a second region, on the GPUs that need it): the GPU copies its starting blocks
+  from the input buffer `i` (`cpy`) to s[b] and its promised blocks from where they are to the
+  output buffer `o` at the end (`cpy`), so relays (Bruck, trees, synthesized schedules) need no
+  other buffer. A receive writes the block where it is, unless the GPU's sends of the same schedule
+  step read that slot (an exchange of b both ways, as recursive doubling's): then it writes the other
+  slot (`rrc` reads the block where it is and writes the other one), and the block is there from then
+  on. So no receive waits for a send of its own step: with MSCCL's bounded FIFOs a send may not end
+  before its receive has begun, and such a wait closed a cycle through the two GPUs;
 - a transfer u -> v of step t is, on u, `s` steps (send) in u's thread block to v and, on v, `r`
   (copy) or `rrc` (receive, reduce into the block, copy) steps in v's thread block from u; a
-  transfer's blocks go as runs of consecutive ids (one step per run, at most MAX_COUNT chunks);
+  transfer's blocks go as runs of consecutive ids in one region on both GPUs (one step per run, at most
+  MAX_COUNT chunks);
 - thread blocks: per GPU, the sends to one peer, the receives from one peer and the local copies are
   each a lane of steps in schedule order; a lane longer than a thread block's `max_steps` is cut into
   thread blocks in order, a peer pair's k-th send and k-th receive in the same segment on both GPUs
@@ -21,8 +27,11 @@ Mapping (docs/formats.md, "MSCCL XML"):
   step that writes one waits for that write and for every read since (a send reads the value the
   block had at the start of its schedule step, as synth's replay does). A step with several waits
   is preceded by `nop` steps carrying the others (MSCCL allows one per step); `hasdep` marks the
-  steps waited for. Every wait points to an earlier schedule step (or the same step's sends), and
-  a pair's sends and receives of a segment are in schedule order on both sides: no cycle;
+  steps waited for. A send waits only for earlier schedule steps, a receive for earlier schedule
+  steps and the same step's receives of earlier transfers, and a pair's sends and receives of a
+  segment are in schedule order on both sides: (schedule step, transfer, run) orders every wait, a
+  send's wait for its receive to begin included, so there is no cycle even where every send is a
+  rendezvous;
 - `minBytes`/`maxBytes`: the message sizes MSCCL selects the file for (both inclusive; maxBytes 0:
   no upper limit), in bytes of MSCCL's count x type size x ngpus for allgather, reducescatter and
   alltoall (a rank's whole output, input, send buffer), of the buffer for the others: synth's message
@@ -244,10 +253,27 @@ def _limits_before(s: Schedule, max_steps: int) -> None:
                          "thread block and step)")
 
 
-def _build(s: Schedule, runs, layouts, max_steps: int, caps: dict) -> list[_Gpu]:
-    """Every GPU's thread blocks, a pair (u, v)'s lane cut every caps[(u, v)] steps (default max_steps)."""
-    p = s.ranks
+def _pieces(keys: list[tuple[int, ...]]) -> list[tuple[int, int]]:
+    """(start, length) of the maximal stretches of equal keys."""
+    out, begin = [], 0
+    for k in range(1, len(keys) + 1):
+        if k == len(keys) or keys[k] != keys[begin]:
+            out.append((begin, k - begin))
+            begin = k
+    return out
+
+
+def _build(s: Schedule, runs, layouts, max_steps: int, caps: dict) -> tuple[list[_Gpu], list[int]]:
+    """Every GPU's thread blocks, a pair (u, v)'s lane cut every caps[(u, v)] steps (default max_steps), and every
+    GPU's scratch chunks.
+
+    Block b of a GPU is in scratch slot b or b + blocks (the second region), where it was last written: a receive
+    of b goes to the other slot than b's when the GPU's sends of the same schedule step read b's slot (an exchange of
+    b both ways, as recursive doubling's), so no receive waits for a send of its own step (docs/formats.md)."""
+    p, nb = s.ranks, s.blocks
     gpus = [_Gpu(r) for r in range(p)]
+    second = [bytearray(nb) for _ in range(p)]  # per GPU, per block: 1 where it is in the second region now
+    used = [False] * p  # a GPU that ever wrote the second region
     for gpu, (start, _, _, _) in zip(gpus, layouts):
         for i0, b0, n in _pair_runs(start[0], start[1], MAX_COUNT):
             gpu.local_add("cpy", ("i", i0), ("s", b0), n, (), range(b0, b0 + n), max_steps)
@@ -258,28 +284,65 @@ def _build(s: Schedule, runs, layouts, max_steps: int, caps: dict) -> list[_Gpu]
     first_all, count_all = run_first.tolist(), run_count.tolist()
     for step in range(s.num_steps):
         lo, hi = int(s.step_ptr[step]), int(s.step_ptr[step + 1])
-        placed = []
-        for t in range(lo, hi):  # the step's sends first: each reads the value its block had as the step began
-            u, v = src[t], dst[t]
-            cap = caps.get((u, v), max_steps)
+        read: dict[int, set[int]] = {}  # per GPU, the slots its sends of this step read
+        runs_now = []
+        for t in range(lo, hi):  # the slots the step's sends read: each block's as the step began
+            u = src[t]
             for k in range(int(run_ptr[t]), int(run_ptr[t + 1])):
                 first, count = first_all[k], count_all[k]
-                index = sent.get((u, v), 0)
-                sent[(u, v)] = index + 1
-                pair = (u, v, index // cap)
-                placed.append((t, first, count, pair))
-                gpus[u].add(gpus[u].pair_tb(1, v, pair), "s", ("s", first), ("s", first), count,
-                            range(first, first + count), ())
-        for t, first, count, pair in placed:
+                bits = bytes(second[u][first:first + count])
+                runs_now.append((t, first, count, bits))
+                slots = read.setdefault(u, set())
+                if any(bits):
+                    slots.update(first + i + nb * bit for i, bit in enumerate(bits))
+                else:
+                    slots.update(range(first, first + count))
+        placed = []
+        for t, first, count, bits in runs_now:  # where each receive reads (rrc) and writes, in transfer order
+            v, reduce = dst[t], op[t] == REDUCE
+            now = bytes(second[v][first:first + count])
+            busy = read.get(v)
+            if busy and any(first + i + nb * bit in busy for i, bit in enumerate(now)):
+                after = bytes(1 - bit if first + i + nb * bit in busy else bit for i, bit in enumerate(now))
+                second[v][first:first + count] = after
+                used[v] = used[v] or any(after)
+            else:
+                after = now
+            if bits == now == after and (not any(bits) or all(bits)):
+                placed.append((t, first, count, bits[0], now[0], after[0]))
+                continue
+            keys = [(bits[i], now[i] if reduce else after[i], after[i]) for i in range(count)]
+            for begin, n in _pieces(keys):
+                placed.append((t, first + begin, n) + keys[begin])
+        steps = []
+        for t, first, count, at_u, at_v, to_v in placed:  # the step's sends first, then its receives
+            u, v = src[t], dst[t]
+            cap = caps.get((u, v), max_steps)
+            index = sent.get((u, v), 0)
+            sent[(u, v)] = index + 1
+            pair = (u, v, index // cap)
+            steps.append((t, count, pair, first + nb * at_v, first + nb * to_v))
+            slot = first + nb * at_u
+            gpus[u].add(gpus[u].pair_tb(1, v, pair), "s", ("s", slot), ("s", slot), count,
+                        range(slot, slot + count), ())
+        for t, count, pair, read_at, write_at in steps:
             u, v = src[t], dst[t]
             kind = "rrc" if op[t] == REDUCE else "r"
-            blocks = range(first, first + count)
-            gpus[v].add(gpus[v].pair_tb(-1, u, pair), kind, ("s", first), ("s", first), count,
-                        blocks if kind == "rrc" else (), blocks)
-    for gpu, (_, end, _, _) in zip(gpus, layouts):
-        for b0, o0, n in _pair_runs(end[0], end[1], MAX_COUNT):
+            if kind == "r":
+                read_at = write_at
+            gpus[v].add(gpus[v].pair_tb(-1, u, pair), kind, ("s", read_at), ("s", write_at), count,
+                        range(read_at, read_at + count) if kind == "rrc" else (), range(write_at, write_at + count))
+    for r, (gpu, (_, end, _, _)) in enumerate(zip(gpus, layouts)):
+        slots = end[0] + nb * np.frombuffer(bytes(second[r]), dtype=np.uint8).astype(np.int64)[end[0]]
+        for b0, o0, n in _pair_runs(slots, end[1], MAX_COUNT):
             gpu.local_add("cpy", ("s", b0), ("o", o0), n, range(b0, b0 + n), (), max_steps)
-    return gpus
+    scratch = [2 * nb if used[r] else nb for r in range(p)]
+    if 2 * nb > MAX_CHUNKS and any(used):
+        worst = used.index(True)
+        raise SynthError(f"GPU {worst} receives blocks it still sends in the same step: they go to a second scratch "
+                         f"region, and {2 * nb:,} scratch chunks are more than MSCCL addresses ({MAX_CHUNKS:,}: its "
+                         f"offsets are 16-bit): use at most {MAX_CHUNKS // 2:,} blocks")
+    return gpus, scratch
 
 
 def _channels(gpus: list[_Gpu]) -> dict[tuple[int, int, int], int]:
@@ -353,7 +416,7 @@ def render_msccl_xml(s: Schedule, name: str | None = None, protocol: str = "Simp
     layouts = [_layout(s, r) for r in range(p)]
     caps: dict[tuple[int, int], int] = {}
     for _ in range(16):  # a pair's segments shortened by what their nop steps overflowed, until every one fits
-        gpus = _build(s, runs, layouts, max_steps, caps)
+        gpus, scratch = _build(s, runs, layouts, max_steps, caps)
         over: dict[tuple[int, int], int] = {}
         for gpu in gpus:
             for tb in gpu.thread_blocks:
@@ -397,8 +460,8 @@ def render_msccl_xml(s: Schedule, name: str | None = None, protocol: str = "Simp
     out = [f'<algo name="{title}" proto="{protocol}" nchannels="{nchannels}" nchunksperloop="{chunks}" ngpus="{p}" '
            f'coll="{RUNTIME_NAMES.get(s.collective, s.collective)}" inplace="0" outofplace="1" '
            f'minBytes="{min_bytes}" maxBytes="{max_bytes}">\n']
-    for gpu, (_, _, i_chunks, o_chunks) in zip(gpus, layouts):
-        head = f'  <gpu id="{gpu.rank}" i_chunks="{i_chunks}" o_chunks="{o_chunks}" s_chunks="{s.blocks}"'
+    for gpu, (_, _, i_chunks, o_chunks), s_chunks in zip(gpus, layouts, scratch):
+        head = f'  <gpu id="{gpu.rank}" i_chunks="{i_chunks}" o_chunks="{o_chunks}" s_chunks="{s_chunks}"'
         if not gpu.thread_blocks:
             out.append(head + " />\n")
             continue

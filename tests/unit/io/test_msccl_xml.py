@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import deque
+from pathlib import Path
 
 import pytest
 
@@ -50,8 +51,9 @@ def _check_text(text: str) -> None:
         assert tag.count('="') + tag.endswith("/>") <= MAX_ATTR_COUNT, tag[:60]
 
 
-def validate(text: str, max_steps: int = MSCCL_MAX_NUM_STEPS) -> dict:
-    """Parse against MSCCL's limits and rules, then execute; returns {rank: {"i": [...], "o": [...]}} at the end."""
+def validate(text: str, max_steps: int = MSCCL_MAX_NUM_STEPS, fifo_chunks: int | None = 0) -> dict:
+    """Parse against MSCCL's limits and rules, then execute (FIFOs of `fifo_chunks`, see execute); returns
+    {rank: {"i": [...], "o": [...]}} at the end."""
     _check_text(text)
     algo = ET.fromstring(text)
     assert algo.tag == "algo" and all(k in algo.attrib for k in ALGO_ATTRIBUTES), algo.attrib
@@ -111,7 +113,7 @@ def validate(text: str, max_steps: int = MSCCL_MAX_NUM_STEPS) -> dict:
         gpus[rank] = {"sizes": sizes, "tbs": tbs}
     assert sorted(gpus) == list(range(p))
     _check_pairing(gpus)
-    return execute(coll, p, gpus)
+    return execute(coll, p, gpus, fifo_chunks)
 
 
 def _check_pairing(gpus: dict) -> None:
@@ -139,19 +141,32 @@ def _initial(coll: str, p: int, rank: int, sizes: dict) -> list:
     return [frozenset({(rank, k)}) for k in range(sizes["i"])]  # a rank's chunk k (reduced ones: its contribution)
 
 
-def execute(coll: str, p: int, gpus: dict) -> dict:
+def execute(coll: str, p: int, gpus: dict, fifo_chunks: int | None = 0) -> dict:
     """Run the thread blocks as MSCCL's kernel does: in order, a step waiting until the flag of the thread block it
     names has reached its step (a flag is the last completed step with hasdep, msccl_kernel.cu:231-237, 313-317);
-    a thread block that cannot go on waits for that flag or for its FIFO, and is woken when either moves."""
+    a thread block that cannot go on waits for that flag or for its FIFO, and is woken when either moves.
+
+    FIFOs are bounded: MSCCL's connection holds NCCL_STEPS (8) slots, and a send step larger than that cannot end
+    until the peer's receive step has begun taking its data. Here a send of more than `fifo_chunks` chunks ends only
+    once its receive step has started (fifo_chunks 0, the default: every send is a rendezvous, the strictest
+    reading, safe for every message size; None: unbounded FIFOs)."""
     state = {}
     for r, g in gpus.items():
         state[r] = {"i": _initial(coll, p, r, g["sizes"]), "o": [None] * g["sizes"]["o"], "s": [None] * g["sizes"]["s"]}
     done = {(r, tb["id"]): 0 for r, g in gpus.items() for tb in g["tbs"]}
     flag = {key: -1 for key in done}
     fifo: dict = {}
-    waiting: dict = {}  # a flag's or a FIFO's key -> thread blocks waiting for it
+    pending: dict = {}  # a thread block -> its send step's FIFO entry, sent and waiting for its receive to start
+    waiting: dict = {}  # a flag's, a FIFO's or a taken entry's key -> thread blocks waiting for it
     ready = deque(done)
     queued = set(done)
+
+    def wake(keys) -> None:
+        for other in keys:
+            if other not in queued:
+                queued.add(other)
+                ready.append(other)
+
     while ready:
         key = ready.popleft()
         queued.discard(key)
@@ -159,34 +174,45 @@ def execute(coll: str, p: int, gpus: dict) -> dict:
         while done[key] < len(tb["steps"]):
             st = tb["steps"][done[key]]
             depid, deps = int(st["depid"]), int(st["deps"])
-            if depid >= 0 and flag[(r, depid)] < deps:
+            if key not in pending and depid >= 0 and flag[(r, depid)] < deps:
                 waiting.setdefault(("flag", r, depid), []).append(key)
                 break
             kind, cnt = st["type"], int(st["cnt"])
             src = (st["srcbuf"], int(st["srcoff"]))
             dst = (st["dstbuf"], int(st["dstoff"]))
-            woken = []
             if kind == "s":
-                values = state[r][src[0]][src[1]:src[1] + cnt]
-                assert all(v is not None for v in values), f"GPU {r} sends a chunk it does not hold"
                 channel = (r, tb["send"], tb["chan"])
-                fifo.setdefault(channel, deque()).append(list(values))
-                woken += waiting.pop(("fifo",) + channel, [])
+                if key not in pending:
+                    values = state[r][src[0]][src[1]:src[1] + cnt]
+                    assert all(v is not None for v in values), f"GPU {r} sends a chunk it does not hold"
+                    entry = {"values": list(values), "taken": False}
+                    fifo.setdefault(channel, deque()).append(entry)
+                    wake(waiting.pop(("fifo",) + channel, []))
+                    if fifo_chunks is None or cnt <= fifo_chunks:
+                        entry["taken"] = True  # the FIFO holds it all: the send ends without its receive
+                    pending[key] = entry
+                if not pending[key]["taken"]:
+                    waiting.setdefault(("taken",) + channel, []).append(key)
+                    break
+                del pending[key]
             elif kind in ("r", "rrc"):
                 channel = (tb["recv"], r, tb["chan"])
                 queue = fifo.get(channel)
                 if not queue:
                     waiting.setdefault(("fifo",) + channel, []).append(key)
                     break
-                values = queue.popleft()
+                entry = queue.popleft()
+                values = entry["values"]
+                entry["taken"] = True
+                wake(waiting.pop(("taken",) + channel, []))
                 assert len(values) == cnt, "a receive of another count than its send"
-                for k, v in enumerate(values):
-                    here = state[r][dst[0]][dst[1] + k]
-                    if kind == "rrc":
-                        assert here is not None and not (here & v), "a contribution reduced twice"
-                        state[r][dst[0]][dst[1] + k] = here | v
-                    else:
-                        state[r][dst[0]][dst[1] + k] = v
+                if kind == "rrc":  # receive, reduce with src, write dst (recvReduceCopy(srcOffset, dstOffset))
+                    mine = state[r][src[0]][src[1]:src[1] + cnt]
+                    assert all(m is not None for m in mine), f"GPU {r} reduces into a chunk it does not hold"
+                    assert not any(m & v for m, v in zip(mine, values)), "a contribution reduced twice"
+                    state[r][dst[0]][dst[1]:dst[1] + cnt] = [m | v for m, v in zip(mine, values)]
+                else:
+                    state[r][dst[0]][dst[1]:dst[1] + cnt] = list(values)
             elif kind == "cpy":
                 values = state[r][src[0]][src[1]:src[1] + cnt]
                 assert all(v is not None for v in values), f"GPU {r} copies a chunk it does not hold"
@@ -195,12 +221,8 @@ def execute(coll: str, p: int, gpus: dict) -> dict:
                 assert kind == "nop", f"step type {kind} is not one synth writes"
             if st["hasdep"] == "1":
                 flag[key] = done[key]
-                woken += waiting.pop(("flag", r, key[1]), [])
+                wake(waiting.pop(("flag", r, key[1]), []))
             done[key] += 1
-            for other in woken:
-                if other not in queued:
-                    queued.add(other)
-                    ready.append(other)
     stuck = [key for key, n in done.items() if n < len(gpus[key[0]]["tbs"][key[1]]["steps"])]
     assert not stuck, f"deadlock: thread blocks {stuck[:5]} cannot go on"
     assert all(not q for q in fifo.values()), "a send nobody received"
@@ -232,14 +254,17 @@ def _export(run, tmp_path, *schedule_args) -> str:
 
 
 def _check(text: str, root: int = 0) -> None:
+    """Valid, delivered under rendezvous FIFOs (validate's default)."""
+    _check_state(text, validate(text), root)
+
+
+def _check_state(text: str, state: dict, root: int = 0) -> None:
+    """Every rank's output buffer is what the collective promises."""
     algo = ET.fromstring(text)
     p, coll = int(algo.get("ngpus")), algo.get("coll")
     sizes = algo.find("gpu").attrib
-    chunks = int(sizes["i_chunks"]) if coll in ("allgather", "reducescatter", "allreduce", "broadcast", "reduce") else \
-        int(sizes["i_chunks"]) // p
-    if coll == "reducescatter":
-        chunks = int(sizes["o_chunks"])
-    state = validate(text)
+    chunks = int(sizes["o_chunks"]) if coll in ("reducescatter", "reduce") else int(sizes["i_chunks"])
+    chunks = chunks // p if coll == "alltoall" else chunks
     for r in range(p):
         want = expected_output(coll, p, r, chunks, root)
         if want is not None:
@@ -249,6 +274,11 @@ def _check(text: str, root: int = 0) -> None:
 @pytest.mark.parametrize("argv", [
     ("schedule", "allreduce", "--algorithm", "swing-b", "--network", "torus:4,4", "--bytes", "4096"),
     ("schedule", "allreduce", "--algorithm", "ring", "--network", "torus:8", "--bytes", "4096"),
+    # exchanges of one block both ways in a step (each waited on itself in one scratch slot: deadlock, bounded FIFOs)
+    ("schedule", "allreduce", "--algorithm", "rd-l", "--network", "torus:2,2", "--bytes", "4096"),
+    ("schedule", "allreduce", "--algorithm", "rd-l", "--network", "torus:6", "--bytes", "4096"),
+    ("schedule", "allreduce", "--algorithm", "rd-l", "--network", "kautz:2,2", "--bytes", "64KiB"),
+    ("schedule", "allreduce", "--algorithm", "swing-l", "--network", "torus:4,4", "--bytes", "4096"),
     ("schedule", "allgather", "--algorithm", "kautz-c", "--network", "kautz:2,2", "--bytes", "4096"),
     ("schedule", "reduce-scatter", "--algorithm", "ring", "--network", "torus:6", "--bytes", "4096"),
     ("schedule", "alltoall", "--algorithm", "bruck", "--network", "torus:5", "--bytes", "4096"),
@@ -343,6 +373,7 @@ def test_a_ring_of_130_ranks_splits_each_pair_over_three_channels(run, tmp_path)
 @pytest.mark.parametrize("max_steps, argv", [
     (4, ("schedule", "allgather", "--algorithm", "ring", "--network", "torus:16")),
     (5, ("schedule", "allreduce", "--algorithm", "swing-b", "--network", "torus:4,4", "--bytes", "4096")),
+    (3, ("schedule", "allreduce", "--algorithm", "swing-l", "--network", "torus:4,4", "--bytes", "4096")),
     (4, ("schedule", "allreduce", "--algorithm", "ring", "--network", "torus:8", "--bytes", "4096")),
     (3, ("schedule", "alltoall", "--algorithm", "bruck", "--network", "torus:5", "--bytes", "4096")),
     (2, ("schedule", "reduce-scatter", "--algorithm", "ring", "--network", "torus:6", "--bytes", "4096")),
@@ -358,15 +389,7 @@ def test_thread_blocks_of_few_steps_split_in_order_and_still_deliver(run, tmp_pa
     lanes = [(gpu.get("id"), tb.get("send"), tb.get("recv")) for gpu in algo.findall("gpu") for tb in gpu.findall("tb")]
     assert len(lanes) > len(set(lanes)), "no lane was cut into thread blocks"
     root = int(argv[argv.index("--root") + 1]) if "--root" in argv else 0
-    state = validate(text, max_steps)
-    p, coll = int(algo.get("ngpus")), algo.get("coll")
-    sizes = algo.find("gpu").attrib
-    chunks = int(sizes["o_chunks"]) if coll in ("reducescatter", "reduce") else int(sizes["i_chunks"])
-    chunks = chunks // p if coll == "alltoall" else chunks
-    for r in range(p):
-        want = expected_output(coll, p, r, chunks, root)
-        if want is not None:
-            assert state[r]["o"] == want, f"rank {r}'s output"
+    _check_state(text, validate(text, max_steps), root)
     with pytest.raises(AssertionError):  # the same file is refused by an MSCCL of fewer steps
         validate(text, max_steps - 1)
 
@@ -467,3 +490,101 @@ def test_more_gpus_than_the_parser_keeps_are_refused_before_the_replay():
     with pytest.raises(SynthError, match="1025 GPUs are more than MSCCL's XML parser reads"):
         export_text(made)
     assert time.perf_counter() - start < 1.0  # refused before the million transfers are verified or rendered
+
+
+def _swap(in_place: bool) -> str:
+    """Two GPUs summing one chunk by swapping it: each sends s[0] and receives the peer's into s[0] (in place: the
+    receive overwrites what its own send reads, so it waits for that send) or into s[1] (no such wait)."""
+    gpus = []
+    for rank in (0, 1):
+        peer, slot = 1 - rank, 0 if in_place else 1
+        wait = 'depid="1" deps="0"' if in_place else 'depid="0" deps="0"'
+        gpus.append(
+            f'  <gpu id="{rank}" i_chunks="1" o_chunks="1" s_chunks="2">\n'
+            '    <tb id="0" send="-1" recv="-1" chan="0">\n'
+            '      <step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="s" dstoff="0" cnt="1" depid="-1" deps="-1" '
+            'hasdep="1" />\n'
+            f'      <step s="1" type="cpy" srcbuf="s" srcoff="{slot}" dstbuf="o" dstoff="0" cnt="1" depid="2" deps="0" '
+            'hasdep="0" />\n'
+            '    </tb>\n'
+            f'    <tb id="1" send="{peer}" recv="-1" chan="0">\n'
+            '      <step s="0" type="s" srcbuf="s" srcoff="0" dstbuf="s" dstoff="0" cnt="1" depid="0" deps="0" '
+            'hasdep="1" />\n'
+            '    </tb>\n'
+            f'    <tb id="2" send="-1" recv="{peer}" chan="0">\n'
+            f'      <step s="0" type="rrc" srcbuf="s" srcoff="0" dstbuf="s" dstoff="{slot}" cnt="1" {wait} '
+            'hasdep="1" />\n'
+            '    </tb>\n'
+            '  </gpu>\n')
+    return ('<algo name="swap" proto="Simple" nchannels="1" nchunksperloop="1" ngpus="2" coll="allreduce" inplace="0" '
+            'outofplace="1" minBytes="0" maxBytes="0">\n' + "".join(gpus) + "</algo>\n")
+
+
+def test_the_replay_with_bounded_fifos_finds_a_swap_waiting_on_itself():
+    """A send larger than the connection's FIFO ends only when its receive has begun: u's receive waits for u's send,
+    which waits for v's receive, which waits for v's send, which waits for u's receive."""
+    for fifo in (None, 1):  # the chunk fits the FIFO (or FIFOs are unbounded): both sends end, the swap goes through
+        state = validate(_swap(in_place=True), fifo_chunks=fifo)
+        assert state[0]["o"] == state[1]["o"] == [frozenset({(0, 0), (1, 0)})]
+    with pytest.raises(AssertionError, match="deadlock"):
+        validate(_swap(in_place=True), fifo_chunks=0)
+    state = validate(_swap(in_place=False), fifo_chunks=0)  # received into another slot: no wait on its own send
+    assert state[0]["o"] == state[1]["o"] == [frozenset({(0, 0), (1, 0)})]
+
+
+OLD_RD_L = Path(__file__).parent / "data" / "msccl_rd_l_torus_2_2_in_place.xml"  # synth export at 47b7360
+
+
+def test_a_recursive_doubling_swap_no_longer_waits_on_its_own_send(run, tmp_path):
+    """`synth schedule allreduce --algorithm rd-l --network torus:2,2 --bytes 4096`, exported before (every block in
+    s at its id: each swap's receive waited for its own GPU's send of the block) and now."""
+    old = OLD_RD_L.read_text()
+    _check_state(old, validate(old, fifo_chunks=None))  # delivered with unbounded FIFOs
+    _check_state(old, validate(old, fifo_chunks=4))  # and where the FIFO holds the 4 chunks of a send
+    for fifo in (3, 0):
+        with pytest.raises(AssertionError, match="deadlock"):
+            validate(old, fifo_chunks=fifo)
+    new = _export(run, tmp_path, "schedule", "allreduce", "--algorithm", "rd-l", "--network", "torus:2,2",
+                  "--bytes", "4096")
+    _check(new)  # fifo_chunks 0: every send a rendezvous
+    steps = {}
+    for name, text in (("old", old), ("new", new)):
+        algo = ET.fromstring(text)
+        kinds = [st.get("type") for gpu in algo.findall("gpu") for tb in gpu.findall("tb") for st in tb.findall("step")]
+        steps[name] = (len(kinds), sum(k != "nop" for k in kinds))
+        if name == "new":  # every GPU receives into the second region of 4 chunks
+            assert {gpu.get("s_chunks") for gpu in algo.findall("gpu")} == {"8"}
+    assert steps["new"][1] == steps["old"][1] and steps["new"][0] <= steps["old"][0]  # no step more
+
+
+def test_a_run_of_blocks_in_both_scratch_regions_is_cut_where_they_change():
+    """A hand-made allreduce on 3 ranks whose swaps leave blocks 0, 1 and 2, 3 of a GPU in different regions: the
+    run 0..3 that GPU 0 sends in the last step is two steps, as are GPU 2's receives of it (0, 1 into the other region:
+    GPU 2 sends them in that step too)."""
+    from synth.app.export import export_text
+    from synth.collectives.schedule import COPY, REDUCE, ScheduleBuilder
+
+    b = ScheduleBuilder("allreduce", "hand", "torus:3", 3, 4, 1024)
+    b.add_step([0, 1], [1, 0], [[0, 1, 2, 3]] * 2, REDUCE)
+    b.add_step([2, 0, 2, 1], [0, 2, 1, 2], [[0, 1], [0, 1], [2, 3], [2, 3]], REDUCE)
+    b.add_step([0, 1], [1, 0], [[0, 1], [2, 3]], COPY)
+    b.add_step([0, 2], [2, 1], [[0, 1, 2, 3], [0, 1]], COPY)
+    text = export_text(b.build(), "msccl-xml")
+    _check(text)
+    algo = ET.fromstring(text)
+    gpu0, gpu2 = algo.findall("gpu")[0], algo.findall("gpu")[2]
+    to_2 = next(tb for tb in gpu0.findall("tb") if tb.get("send") == "2")
+    assert [(st.get("srcoff"), st.get("cnt")) for st in to_2.findall("step")][-2:] == [("0", "2"), ("6", "2")]
+    from_0 = next(tb for tb in gpu2.findall("tb") if tb.get("recv") == "0")
+    assert [(st.get("dstoff"), st.get("cnt")) for st in from_0.findall("step") if st.get("type") == "r"] == \
+        [("0", "2"), ("6", "2")]
+
+
+def test_a_swap_of_more_blocks_than_two_scratch_regions_address_is_refused():
+    from synth.api import schedule
+    from synth.app.export import export_text
+    from synth.core.errors import SynthError
+
+    made = schedule("allreduce", "torus:2,2", "rd-l", message_bytes=16385 * 8, blocks=16385)
+    with pytest.raises(SynthError, match="second scratch region.*use at most 16,384 blocks"):
+        export_text(made, "msccl-xml")
