@@ -124,7 +124,7 @@ def plan_run(request: RunRequest):
     return schedule, report.violation
 
 
-def run_memory(schedule, request: RunRequest, ranks_here: int | None = None) -> int:
+def run_memory(schedule, request: RunRequest) -> int:
     """The bytes the ranks take on this machine at the largest size: every rank's touched blocks (its
     starting, promised, sent and received ones) times BUFFERS_PER_ELEMENT, plus RUN_BASE_BYTES each."""
     from synth.run.data import DTYPES

@@ -21,7 +21,7 @@ from synth.core.errors import SynthError
 from synth.io.coll_tuned import (DECISION_BYTES, Algorithm, CollectiveRules, Rule, algorithms, collective_id,
                                  open_mpi_name, write_rules)
 from synth.pricing.alphabeta import FREE, NodeCosts
-from synth.pricing.compare import MODEL_TIE, REFERENCE_BYTES, _sticky_best, compare
+from synth.pricing.compare import MODEL_TIE, REFERENCE_BYTES, sticky_best, compare
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def tune(name: str, topology, sizes: list[int] | None, router: str | None, alpha
         raise SynthError(f"none of the {name} algorithms synth prices on {topology.spec} is one of coll_tuned's "
                          f"({', '.join(sorted(known))}): " + "; ".join(left_out + result.skipped))
     times = result.times[:, columns]
-    best = _sticky_best(times, MODEL_TIE)
+    best = sticky_best(times, MODEL_TIE)
     bands: list[Band] = []
     for i, n in enumerate(result.sizes):
         j = columns[int(best[i])]

@@ -153,7 +153,7 @@ RANK_TIE = 1e-6
 MODEL_TIE = 1e-12  # the model's times: equal but for the last bits of their floating-point sums
 
 
-def _sticky_best(times: np.ndarray, tie: float) -> np.ndarray:
+def sticky_best(times: np.ndarray, tie: float) -> np.ndarray:
     """Per row, a column within `tie` (relative) of the row's least time: the previous row's choice
     where it is one of them, else the first."""
     fastest = times <= times.min(axis=1, keepdims=True) * (1 + tie)
@@ -246,7 +246,7 @@ class Comparison:
         """Per size, the index into candidates of the fastest: of equal times (to MODEL_TIE), the one
         fastest at the size before where it is among them, else the first; so a crossover is a change
         of the fastest, never a step between equal times."""
-        return _sticky_best(self.times, MODEL_TIE)
+        return sticky_best(self.times, MODEL_TIE)
 
     @property
     def best(self) -> list[str]:
@@ -272,7 +272,7 @@ class Comparison:
         """Per size, the candidate SimGrid finds fastest (an index into candidates): of those within
         RANK_TIE of the least time (SimGrid's last digits do not pick among equals) the one fastest
         at the size before where it is among them, else the first."""
-        return _sticky_best(np.where(np.isnan(self.simulated.times), np.inf, self.simulated.times), RANK_TIE)
+        return sticky_best(np.where(np.isnan(self.simulated.times), np.inf, self.simulated.times), RANK_TIE)
 
     def simulated_crossover_text(self) -> str:
         best, labels = self.simulated_best, [c.label for c in self.candidates]

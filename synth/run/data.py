@@ -92,10 +92,9 @@ def _by_rank(blocks: np.ndarray, key: np.ndarray, p: int) -> list[np.ndarray]:
     return [blocks[key == d] for d in range(p)]
 
 
-def _order(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The blocks of `parts` one after another, and the permutation that puts them in id order."""
-    order = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return order, np.argsort(order, kind="stable")
+def _order(parts: list[np.ndarray]) -> np.ndarray:
+    """The blocks of `parts` one after another (the order MPI lays them out in)."""
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _reordered(values: np.ndarray, order: np.ndarray, elements: np.ndarray) -> np.ndarray:
@@ -130,7 +129,7 @@ def library_call(comm, data: Input, rank: int) -> LibraryCall:
                            lambda: recv if rank == root else recv[:0], "MPI_Reduce")
     if name == "reduce-scatter":
         parts = _by_rank(b, b % p, p)
-        order, _ = _order(parts)
+        order = _order(parts)
         send = data.values(order, rank)
         counts = counts_of(parts)
         recv = np.empty(int(counts[rank]), dtype=dtype)
@@ -141,7 +140,7 @@ def library_call(comm, data: Input, rank: int) -> LibraryCall:
                            "MPI_Reduce_scatter")
     if name in ("allgather", "gather"):
         parts = _by_rank(b, b % p, p)
-        order, _ = _order(parts)
+        order = _order(parts)
         send = data.values(own, None)
         counts = counts_of(parts)
         recv = np.empty(int(counts.sum()), dtype=dtype)
@@ -161,7 +160,7 @@ def library_call(comm, data: Input, rank: int) -> LibraryCall:
         return LibraryCall(lambda: comm.Bcast(buf, root), lambda: buf, "MPI_Bcast")
     if name == "scatter":
         parts = _by_rank(b, b % p, p)
-        order, _ = _order(parts)
+        order = _order(parts)
         counts = counts_of(parts)
         send = data.values(order, None) if rank == root else None
         recv = np.empty(int(counts[rank]), dtype=dtype)
@@ -173,8 +172,8 @@ def library_call(comm, data: Input, rank: int) -> LibraryCall:
         source, destination = (b % (p * p)) // p, b % p
         out_parts = [b[(source == rank) & (destination == d)] for d in range(p)]
         in_parts = [b[(source == q) & (destination == rank)] for q in range(p)]
-        out_order, _ = _order(out_parts)
-        in_order, _ = _order(in_parts)
+        out_order = _order(out_parts)
+        in_order = _order(in_parts)
         send = data.values(out_order, None)
         sent, received = counts_of(out_parts), counts_of(in_parts)
         recv = np.empty(int(received.sum()), dtype=dtype)
