@@ -1,6 +1,12 @@
 """The fixtures every part of the suite shares (tests/unit, tests/contract, tests/integration and the
 on-demand tests/slow). Shared plain functions and constants are in tests/helpers.py."""
 
+import os
+
+# Every solver program ends at its deterministic work, never at a loaded machine's clock (synth.solve.budget):
+# a figure a test asserts must not depend on what else the CI runner does. Commands the tests start inherit it.
+os.environ["SYNTH_REPRODUCIBLE"] = "1"
+
 from synth.core.memory import prefer_plain_pages
 
 prefer_plain_pages()  # the tests run commands in this process: as the synth command does for its own (before numpy)

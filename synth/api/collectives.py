@@ -188,8 +188,8 @@ def simulate(schedule_, net=None, *, model: str = "LV08", discipline: str = "bsp
 
 
 def compare(collective: str, net, *, sizes: str | None = None, router: str | None = None, alpha: float = 1e-6,
-            bandwidth: float = 100e9, synthesized: bool = False, time_limit: float = 60.0, ranks_per_node: int = 1,
-            root: int = 0, peer: int | None = None, block_sizes=None,
+            bandwidth: float = 100e9, synthesized: bool = False, time_limit: float = 60.0, reproducible: bool = False,
+            ranks_per_node: int = 1, root: int = 0, peer: int | None = None, block_sizes=None,
             intra_bandwidth: float | None = None, intra_latency: float | None = None, copy_cost: float = 0.0):
     """Price every algorithm of a collective on a network over message sizes.
 
@@ -218,6 +218,9 @@ def compare(collective: str, net, *, sizes: str | None = None, router: str | Non
     time_limit : float, optional
         Wall-clock seconds for that synthesis' programs, as ``synth synthesize --time-limit`` spends
         them (synth.solve.budget).
+    reproducible : bool, optional
+        The same synthesized schedule on any machine: the solver's work alone ends each program, the
+        clock only a runaway guard (``--reproducible``; a slow machine takes longer instead).
     ranks_per_node, intra_bandwidth, intra_latency, copy_cost : optional
         Q ranks a terminal, and what a node adds to the model, as :func:`price` takes them.
 
@@ -251,16 +254,18 @@ def compare(collective: str, net, *, sizes: str | None = None, router: str | Non
                          node, ranks_per_node, root, peer, block_sizes)
     result = with_strongest_bound(result, topology, alpha, bandwidth, ranks_per_node, root, node=node)
     if synthesized:
+        from synth.solve.budget import reproducible as work_only
         from synth.synthesis.portfolio import compare_with_synthesis
 
-        result = compare_with_synthesis(result, topology, alpha, bandwidth, time_limit, node=node)
+        with work_only(reproducible):
+            result = compare_with_synthesis(result, topology, alpha, bandwidth, time_limit, node=node)
     return result
 
 
 def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None = None, root: int = 0,
                ranks_per_node: int = 1, transfers: str | None = None, router: str | None = None, solver: str = "cpsat",
-               time_limit: float = 60.0, alpha: float = 1e-6, bandwidth: float = 100e9, method: str = "auto",
-               block_sizes=None, routes: str | None = None, methods: str | None = None,
+               time_limit: float = 60.0, reproducible: bool = False, alpha: float = 1e-6, bandwidth: float = 100e9,
+               method: str = "auto", block_sizes=None, routes: str | None = None, methods: str | None = None,
                intra_bandwidth: float | None = None, intra_latency: float | None = None, copy_cost: float = 0.0):
     """Synthesize a collective's schedule by optimization (a time-expanded integer program over
     every rank's blocks, or over one rank per orbit of the network's translations; balanced
@@ -287,6 +292,9 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
     root, ranks_per_node, transfers, router, solver, time_limit, alpha, bandwidth, method : optional
         As ``synth synthesize`` takes them (``transfers``: ``neighbours`` or ``all``; ``method``:
         ``auto``, ``exact``, ``symmetric`` or ``trees``).
+    reproducible : bool, optional
+        The same schedule on any machine (``--reproducible``): the solver's work alone ends each
+        program, the clock only a runaway guard, so a slow machine takes longer instead.
     block_sizes : str or numpy.ndarray, optional
         An alltoallv's P^2 block sizes (``random:S:SEED``, ``csv:PATH`` or an array); ``sizes`` is then
         not used: one band, at the matrix's sizes.
@@ -332,4 +340,7 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
                                solver, None if routes is None else checked_routes(routes), alpha, bandwidth,
                                None if methods is None else parse_methods(methods, "methods"),
                                _node(intra_bandwidth, intra_latency, copy_cost))
-    return run(request).bands
+    from synth.solve.budget import reproducible as work_only
+
+    with work_only(reproducible):
+        return run(request).bands

@@ -51,6 +51,8 @@ def add_parser(sub) -> None:
                    help="with --synthesize: wall-clock seconds for the synthesis' programs, as synth synthesize "
                    "--time-limit spends them (CP-SAT: one unit of deterministic work per "
                    f"{1 / WORK_PER_SECOND:g} s; default 60)")
+    p.add_argument("--reproducible", action="store_true", help="with --synthesize: "
+                   + constant("synth.solve.budget", "REPRODUCIBLE_HELP"))
     p.add_argument("--simulate", action="store_true", help="also replay every algorithm on SimGrid at every size "
                    "(bulk-synchronous, each alone on the idle network; route latency --alpha, links of --bandwidth): "
                    "a table of simulated times, and where SimGrid ranks the algorithms otherwise than the model, by how "
@@ -66,6 +68,8 @@ def cmd_compare(args) -> int:
         raise SynthError("--sim-model applies to --simulate: add --simulate")
     if args.time_limit is not None and not args.synthesize:
         raise SynthError("--time-limit applies to --synthesize (the synthesis' programs): add --synthesize")
+    if args.reproducible and not args.synthesize:
+        raise SynthError("--reproducible applies to --synthesize (the synthesis' programs): add --synthesize")
     refuse_unknown_family(args.network)  # before the families are imported
     from synth.pricing.bounds import with_strongest_bound
     from synth.pricing.compare import compare
@@ -85,11 +89,12 @@ def cmd_compare(args) -> int:
                          args.root, args.peer, args.sizes)
         result = with_strongest_bound(result, topology, args.alpha, args.bandwidth * 1e9, q, args.root, node=node)
         if args.synthesize:
+            from synth.solve.budget import reproducible
             from synth.synthesis.portfolio import compare_with_synthesis
 
-            result = compare_with_synthesis(result, topology, args.alpha, args.bandwidth * 1e9,
-                                            60.0 if args.time_limit is None else args.time_limit,
-                                            node=node)
+            with reproducible(args.reproducible):
+                result = compare_with_synthesis(result, topology, args.alpha, args.bandwidth * 1e9,
+                                                60.0 if args.time_limit is None else args.time_limit, node=node)
         if args.simulate:  # last: every column, the synthesized one too, is there
             from synth.app.compare import simulate_comparison
             from synth.render.progress import progress_printer

@@ -62,6 +62,7 @@ def add_parser(sub) -> None:
     p.add_argument("--time-limit", type=positive("--time-limit", MAX_TIME_LIMIT), default=60.0,
                    metavar="S", help=constant("synth.solve.budget", "SYNTHESIS_TIME_HELP") + "; an all-to-all's "
                    "multicommodity-flow LP bound is solved within S seconds too, and left out (said) where it is not")
+    p.add_argument("--reproducible", action="store_true", help=constant("synth.solve.budget", "REPRODUCIBLE_HELP"))
     add_cost_model(p)
     p.add_argument("--out", metavar="FILE|DIR", help="write the schedule (synth-schedule/2 with its synthesis record and paths); "
                    "with several sizes a directory of one file per size band, named COLLECTIVE-<least size>B.json (a name "
@@ -84,6 +85,7 @@ def cmd_synthesize(args) -> int:
     from synth.render.progress import progress_printer
     from synth.render.synthesis import header_lines, part_line, size_lines
     from synth.solve import check_solver
+    from synth.solve.budget import reproducible
     from synth.topology import parse_topology
 
     check_solver(args.solver)
@@ -105,8 +107,9 @@ def cmd_synthesize(args) -> int:
     # program) runs after, so an unwritable --out is one line at once
     plan = check(request, routes_out=args.routes_out is not None)
     if args.query is not None:
-        return _query(args, request, say)
-    with OutputSet() as outputs:
+        with reproducible(args.reproducible):
+            return _query(args, request, say)
+    with OutputSet() as outputs, reproducible(args.reproducible):
         files = BandFiles(outputs, args.out, len(sizes)) if args.out is not None else None
         routes_target = outputs.reserve(args.routes_out, "--routes-out") if args.routes_out is not None else None
         result = synthesize(request, say, plan)

@@ -54,7 +54,7 @@ from synth.routing.registry import DIRECT, SOLVER_OPTIONS, VIA_ONE, FileSchema, 
 from synth.routing.ugal import ugal
 from synth.routing.valiant import valiant
 from synth.solve import ProblemBuilder, solve
-from synth.solve.budget import Budget, capped, work_of
+from synth.solve.budget import Budget, capped, clock_deadline, work_of
 from synth.solve.problem import OPTIMAL, TIMEOUT
 
 EXACT_CHOICES = 20_000  # flow-candidate pairs up to which a phase is solved whole (a proof within seconds)
@@ -298,7 +298,7 @@ class Improver:
         s = self.state
         wall = self.options.wall_clock  # the budget's work in calls of LNS_CALL_LIMIT each, the clock its cap
         calls = max(1, math.ceil((work_of(self.options.budget) if wall else self.options.budget) / LNS_CALL_LIMIT))
-        self.deadline = time.perf_counter() + self.options.budget if wall else None
+        self.deadline = clock_deadline(self.options.budget) if wall else None
         stuck: set[int] = set()
         while calls > 0 and s.maximum > bound:
             if wall and time.perf_counter() >= self.deadline:  # a slow machine: the clock, not the work, ends it

@@ -18,11 +18,22 @@ CBC, HiGHS and glpsol honour the seconds themselves (wall clock: their reruns ma
 
 A Budget hands its programs out in order: each gets an equal share of the seconds plus what the
 earlier ones left, the leftover counted in work (deterministic), never more than the clock has left.
+
+`reproducible()` (`--reproducible`, the API's `reproducible=True`) trades the seconds for the bytes:
+within it the work alone ends a call and the clock is only a runaway guard, RUNAWAY_FACTOR times
+the seconds the work stands for, so the same command gives the same schedule on any machine that
+is not that much slower than one unit per 3 s, and may take longer than its time limit where it
+is slower (a CI runner shared with other jobs: issue 43's landing found one). SYNTH_REPRODUCIBLE=1
+in the environment makes it the default for a whole process and the commands it starts (the test
+suite sets it: its figures must not depend on how loaded the machine is).
 """
 
 from __future__ import annotations
 
+import contextvars
+import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 WORK_PER_SECOND = 1 / 3  # CP-SAT deterministic time per wall-clock second of a share (one unit per 3 s)
@@ -31,6 +42,30 @@ WORK_PER_SECOND = 1 / 3  # CP-SAT deterministic time per wall-clock second of a 
 # otherwise spend on the clock. A late call's excess is taken off the next ones' clock, so the whole
 # budget overruns by one grace at most.
 CLOCK_GRACE = 0.5
+# Under reproducible(): a call's clock guard, in multiples of the seconds its work stands for.
+RUNAWAY_FACTOR = 4
+_WORK_ONLY = contextvars.ContextVar("synth_budget_work_only",
+                                    default=os.environ.get("SYNTH_REPRODUCIBLE", "") not in ("", "0"))
+
+
+@contextmanager
+def reproducible(on: bool = True):
+    """Within: every share ends at its work, the clock a runaway guard alone (see the module);
+    `on` False: no change (the default, or SYNTH_REPRODUCIBLE's)."""
+    if not on:
+        yield
+        return
+    token = _WORK_ONLY.set(bool(on))
+    try:
+        yield
+    finally:
+        _WORK_ONLY.reset(token)
+
+
+def clock_deadline(seconds: float) -> float:
+    """time.perf_counter() at which `seconds` of a budget end on the clock: `seconds` from now, or
+    under reproducible() RUNAWAY_FACTOR times that."""
+    return time.perf_counter() + float(seconds) * (RUNAWAY_FACTOR if _WORK_ONLY.get() else 1)
 
 
 def work_of(seconds: float) -> float:
@@ -57,7 +92,10 @@ class Share:
 
 
 def capped(work: float, deadline: float) -> Share:
-    """A call's share of `work` whose clock ends at `deadline` (plus the grace)."""
+    """A call's share of `work` whose clock ends at `deadline` (plus the grace); under
+    reproducible() at RUNAWAY_FACTOR times the seconds the work stands for, whatever `deadline`."""
+    if _WORK_ONLY.get():
+        deadline = clock_deadline(work / WORK_PER_SECOND)
     return Share(work, deadline + CLOCK_GRACE)
 
 
@@ -108,3 +146,9 @@ SYNTHESIS_TIME_HELP = (
     f"clock caps each call at what is left (plus {CLOCK_GRACE:g} s in all), and on a machine too slow for the work it "
     "ends the call first: the point is then feasible or timeout and a rerun may differ. Planning, bounds, pricing and "
     "verifying come on top (default 60)")
+
+
+REPRODUCIBLE_HELP = (
+    "the same schedule on any machine: CP-SAT's work alone ends each program, the clock only a guard at "
+    f"{RUNAWAY_FACTOR} times the seconds the work stands for, so a machine slower than one unit per "
+    f"{1 / WORK_PER_SECOND:g} s takes longer than --time-limit instead of stopping early with another schedule")

@@ -16,6 +16,15 @@ from synth.topology import parse_topology
 pytestmark = pytest.mark.timeout(60)
 
 
+@pytest.fixture(autouse=True)
+def clock_binds():
+    """These tests read the clock's cap as a plain run sets it, not the suite's reproducible default
+    (tests/conftest.py sets SYNTH_REPRODUCIBLE=1)."""
+    token = budget_module._WORK_ONLY.set(False)
+    yield
+    budget_module._WORK_ONLY.reset(token)
+
+
 @pytest.fixture
 def calls(monkeypatch):
     """Every CP-SAT call's (max_deterministic_time, max_time_in_seconds, deterministic time spent, status)."""
@@ -137,3 +146,40 @@ def test_reruns_with_the_same_time_limit_are_byte_identical(run, tmp_path, monke
     assert outputs[0] == outputs[1]
     # the budget, not a proof, ended a program: the reruns stopped at the same work
     assert any(status != "OPTIMAL" and spent >= given * 0.999 for given, _, spent, status in calls)
+
+
+def test_reproducible_ends_a_share_at_its_work_and_keeps_the_clock_as_a_runaway_guard_only():
+    import time
+
+    from synth.solve.budget import RUNAWAY_FACTOR, capped, clock_deadline, reproducible
+
+    past = time.perf_counter() - 100.0  # a budget whose seconds a slow machine has already spent
+    assert capped(1.0, past).clock_ended()  # a plain run: the clock ends the call at once
+    with reproducible():
+        share = capped(1.0, past)
+        guard = RUNAWAY_FACTOR * 1.0 / WORK_PER_SECOND
+        assert share.work == 1.0 and guard - 0.1 <= share.seconds_left() <= guard + CLOCK_GRACE
+        assert clock_deadline(2.0) - time.perf_counter() == pytest.approx(2.0 * RUNAWAY_FACTOR, abs=0.1)
+        b = Budget(1.0, 2)
+        first = b.share()  # half a second's work, the guard four times its seconds
+        assert first.work == pytest.approx(0.5 * WORK_PER_SECOND)
+        assert first.seconds_left() > 0.5 * RUNAWAY_FACTOR
+        with reproducible(False):  # False changes nothing
+            assert capped(1.0, past).seconds_left() > 1.0
+    assert capped(1.0, past).clock_ended()  # and the context ends with its block
+
+
+def test_the_reproducible_option_reaches_the_solver(calls, run, monkeypatch):
+    # kautz:4,2's allgather at 0.2 s: with --reproducible every CP-SAT call's clock cap is the guard
+    # (RUNAWAY_FACTOR x its work's seconds, less the model's building), not the seconds the budget has left
+    from synth.solve.budget import RUNAWAY_FACTOR
+
+    monkeypatch.setattr(budget_module, "CLOCK_GRACE", 0.0)
+    code, _, err = run("synthesize", "allgather", "--network", "kautz:4,2", "--time-limit", "0.2", "--reproducible",
+                       "--quiet")
+    assert code == 0, err and calls
+    for given, clock, _, _ in calls:
+        assert clock >= RUNAWAY_FACTOR / 2 * given / WORK_PER_SECOND
+    assert budget_module._WORK_ONLY.get() is False  # the command leaves the process as it found it
+    code, _, err = run("compare", "allgather", "--network", "torus:4", "--reproducible")
+    assert code == 2 and "--reproducible applies to --synthesize" in err
