@@ -25,7 +25,7 @@ demo: install
 	$(PYTHON) -m synth check out/xgft256-layered.json
 
 test: install-test
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q --durations=30
 
 # The documentation site (mkdocs.yml): tutorials, the API reference from the docstrings, the CLI reference from
 # the parser, the formats; into site/, any warning an error.
@@ -38,7 +38,7 @@ bench: install
 
 # Whole exchanges (every OPT phase up to 512 leaves, samples up to 8192): minutes, run by CI.
 test-slow: install-test
-	$(PYTHON) -m pytest -q tests/slow
+	$(PYTHON) -m pytest -q --durations=30 tests/slow
 
 # The committed cost report of the 512-leaf Table 3.1 XGFT (reports/): five exchanges, synth's four
 # routings and four of OpenSM's engines on ibsim. About 16 minutes on 2 cores.
