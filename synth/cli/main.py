@@ -42,6 +42,8 @@ COMMANDS = (
     ("verify", "verify", "replay a schedule file symbolically: does it deliver what its collective promises?"),
     ("simulate", "simulate", "replay a schedule or a routes file's phases on SimGrid, next to the cost model"),
     ("compare", "compare", "price every algorithm of a collective on a network over message sizes"),
+    ("sweep", "sweep", "compare (and synthesize) over many networks and collectives, on the local pool or Dask, "
+                       "resumable"),
     ("tune", "tune", "write Open MPI's coll_tuned dynamic rules file from compare's choice of algorithm per message size"),
     ("run", "run", "execute a schedule over MPI with real buffers, checked against the MPI library's collective and "
                    "timed next to it"),

@@ -306,3 +306,65 @@ def test_a_signal_stops_a_run_on_its_own_cluster_with_one_line(tmp_path, signum,
     alive = [pid for pid in left if Path(f"/proc/{pid}/stat").exists()
              and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"]
     assert alive == []
+
+
+# ----- sweeps (synth sweep, issue 43 item 4) ------------------------------------------------------
+
+# Four cells of a few seconds each: long enough to interrupt between them.
+SWEEP = """networks = ["torus:4,4", "kautz:3,2"]
+collectives = ["allgather", "allreduce"]
+bytes = "32B,1MiB"
+synthesize = true
+time_limit = 2
+"""
+
+
+def _sweep(path: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "synth", "sweep", str(path), "--out", str(out), *extra]
+
+
+@pytest.fixture(scope="module")
+def sweep_reference(tmp_path_factory) -> tuple[Path, bytes, str]:
+    """The sweep file and its results from one local worker: what every executor and resume must write."""
+    where = tmp_path_factory.mktemp("sweep")
+    (where / "sweep.toml").write_text(SWEEP)
+    done = subprocess.run(_sweep(where / "sweep.toml", where / "r.csv", "--executor", "local:1", "--quiet"), cwd=REPO,
+                          check=True, capture_output=True, text=True)
+    return where / "sweep.toml", (where / "r.csv").read_bytes(), done.stdout.replace(str(where / "r.csv"), "OUT")
+
+
+def test_a_sweep_on_a_cluster_writes_the_local_results_byte_for_byte(cluster, tmp_path, sweep_reference):
+    scheduler_file, _ = cluster
+    path, reference, printed = sweep_reference
+    for executor in ("local:2", f"dask:{scheduler_file}"):
+        out = tmp_path / f"{executor[:4]}.csv"
+        done = subprocess.run(_sweep(path, out, "--executor", executor), cwd=REPO, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert out.read_bytes() == reference and done.stdout.replace(str(out), "OUT") == printed
+    assert f"on dask at {scheduler_file}, 2 workers" in done.stderr
+
+
+def test_an_interrupted_sweep_resumes_from_its_checkpoint_and_writes_the_same_results(tmp_path, sweep_reference):
+    path, reference, _ = sweep_reference
+    out, checkpoint = tmp_path / "r.csv", tmp_path / "ck"
+    command = _sweep(path, out, "--executor", "local:1", "--checkpoint", str(checkpoint))
+    process = _start(command)
+    try:
+        for line in process.stderr:
+            if line.startswith("    cell 1/4"):
+                break
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C after the first cell
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, stderr[-2000:]
+    kept = re.search(r"no output written; (\d) of 4 cells are kept in checkpoint '" + re.escape(str(checkpoint))
+                     + "': the same command goes on from there", stderr)
+    assert kept and 1 <= int(kept[1]) < 4, stderr[-2000:]
+    assert not out.exists()
+    resumed = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert f"checkpoint {checkpoint}: {kept[1]} of 4 cells done before, {4 - int(kept[1])} to go" in resumed.stderr
+    assert resumed.stderr.count("(from the checkpoint)") == int(kept[1])
+    assert out.read_bytes() == reference
