@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from synth.core.errors import SynthError
 from synth.routing.registry import RouterOptions
@@ -106,6 +107,7 @@ class PhaseReport:
     proven_by: str | None = None  # a solver that proved the phase's routing optimal
     layer_seconds: dict[int, float] = field(default_factory=dict)
     backtracks: int = 0  # WT nodes solved again because a child WT node had no solution
+    oriented: int = 0  # binary splits solved by orienting the pairs' cycles, without a solver (_oriented_split)
     whole_run: str | None = None  # what a solver proved about all phases routed together
     # The per-layer models and the monolithic model hold every route of the XGFT (Prisacari20 ch.3): a
     # proof that no better routing exists covers every routing, so it is the phase's lower bound.
@@ -251,6 +253,17 @@ def _restricted_sets(sets: LayerSets, items: np.ndarray, lower: np.ndarray, uppe
     return list(merged.values())
 
 
+def _bounded_groups(sets: LayerSets, items: np.ndarray, span: int, lower: np.ndarray, upper: np.ndarray):
+    """(local members, lo, up) per restricted set (_restricted_sets) that a part spanning `span`
+    links may hold: between span x L and span x U of the set's members, where that binds."""
+    groups = []
+    for local, low, up in _restricted_sets(sets, items, lower, upper):
+        low, up = span * low, min(span * up, local.size)
+        if not (up >= local.size and low == 0):
+            groups.append((local, low, up))
+    return groups
+
+
 def _solve_whole(messages: int, links: int) -> bool:
     return messages <= WHOLE_MAX_MESSAGES or (links <= FEW_LINKS and messages <= WHOLE_MAX_MESSAGES_FEW_LINKS)
 
@@ -289,6 +302,117 @@ def _pair_runs(order: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndar
     first = np.flatnonzero((rank % 2 == 0) & (rank + 1 < run_length))
     pairs = np.stack([order[first], order[first + 1]], axis=1)
     return pairs, order[(rank == run_length - 1) & (run_length % 2 == 1)]
+
+
+ORIENT_STEPS = 64  # turns of the local search (per stage) before CP-SAT gets the split
+TABU = 8  # steps a turned unit is not turned back (unless that reaches a new least excess)
+
+
+def _oriented_split(n: int, pairs: np.ndarray, groups: list[tuple[np.ndarray, int, int]]) -> np.ndarray | None:
+    """A binary split of n items that puts between lo and up members of every group (local
+    members, lo, up) on side 1, found without a solver; None if the search below finds none
+    (CP-SAT then solves the model, with the pairs and without).
+
+    Each item has at most one partner per side (_euler_pairs), so the pairs form paths and even
+    cycles: 2-colouring each component separates every pair, and what is left free is one bit
+    per component, its orientation. Side-1 counts are affine in the orientations, counts =
+    base + D @ flip (D[g, c]: the change in group g when component c turns over), and the first
+    stage searches the orientations for counts within bounds (a tabu descent of the total
+    excess, _orient_kernel). Where the pairing leaves no split (small parts deep in a layer,
+    whose sets earlier splits left unbalanced by one), the second stage goes on from there
+    turning single items over, which is the plain split model's freedom. Measured on the
+    512-leaf Table 3.1 tree: without the tabu (plain descent) a third of the 128-message splits
+    stopped in a local minimum; with it none (RESULTS.md, "The layered router").
+    """
+    pairs = np.ascontiguousarray(np.asarray(pairs, dtype=np.int64).reshape(-1, 2))
+    sizes = np.array([members.size for members, _, _ in groups], dtype=np.int64)
+    ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    members = np.concatenate([m for m, _, _ in groups]).astype(np.int64) if groups else np.zeros(0, dtype=np.int64)
+    lows = np.array([lo for _, lo, _ in groups], dtype=np.int64)
+    ups = np.array([up for _, _, up in groups], dtype=np.int64)
+    side, found = _orient_kernel(n, pairs, ptr, members, lows, ups, ORIENT_STEPS, TABU)
+    return side if found else None
+
+
+@njit(cache=True, nogil=True)
+def _orient_kernel(n, pairs, ptr, members, lows, ups, steps, tabu):
+    """(side per item, found): _oriented_split's two stages (its docstring) in compiled loops."""
+    partner = np.full((n, 2), -1, dtype=np.int64)
+    degree = np.zeros(n, dtype=np.int64)
+    for k in range(pairs.shape[0]):
+        a, b = pairs[k, 0], pairs[k, 1]
+        if degree[a] == 2 or degree[b] == 2:
+            return np.zeros(n, dtype=np.int64), False  # not two matchings: not a pairing this searches
+        partner[a, degree[a]] = b
+        partner[b, degree[b]] = a
+        degree[a] += 1
+        degree[b] += 1
+    side = np.full(n, -1, dtype=np.int64)
+    component = np.full(n, -1, dtype=np.int64)
+    stack = np.empty(n, dtype=np.int64)
+    count = 0
+    for root in range(n):
+        if side[root] >= 0:
+            continue
+        side[root], component[root] = 0, count
+        top = 1
+        stack[0] = root
+        while top:
+            top -= 1
+            v = stack[top]
+            for k in range(degree[v]):
+                u = partner[v, k]
+                if side[u] < 0:
+                    side[u], component[u] = 1 - side[v], count
+                    stack[top] = u
+                    top += 1
+                elif side[u] == side[v]:
+                    return side, False  # an odd cycle: no split separates every pair
+        count += 1
+    groups = lows.size
+    for stage in range(2):  # turn cycles over, then single items
+        units = count if stage == 0 else n
+        unit = component if stage == 0 else np.arange(n)
+        change = np.zeros((groups, units), dtype=np.int64)  # +1 per member on side 0, -1 per member on side 1
+        counts = np.zeros(groups, dtype=np.int64)
+        for g in range(groups):
+            for j in range(ptr[g], ptr[g + 1]):
+                i = members[j]
+                change[g, unit[i]] += 1 - 2 * side[i]
+                counts[g] += side[i]
+        turned = np.zeros(units, dtype=np.int64)
+        last = np.full(units, -tabu - 1, dtype=np.int64)  # the step each unit last turned
+        least = -1
+        found = False
+        for step in range(steps + 1):
+            excess = 0
+            for g in range(groups):
+                excess += max(lows[g] - counts[g], 0) + max(counts[g] - ups[g], 0)
+            if excess == 0:
+                found = True
+                break
+            least = excess if least < 0 else min(least, excess)
+            best, best_total = -1, 0
+            for c in range(units):  # the turn that leaves the least excess, not tabu unless it reaches a new least
+                sign = 1 - 2 * turned[c]
+                total = 0
+                for g in range(groups):
+                    moved = counts[g] + sign * change[g, c]
+                    total += max(lows[g] - moved, 0) + max(moved - ups[g], 0)
+                if (step - last[c] > tabu or total < least) and (best < 0 or total < best_total):
+                    best, best_total = c, total
+            if best < 0:
+                break
+            sign = 1 - 2 * turned[best]
+            for g in range(groups):
+                counts[g] += sign * change[g, best]
+            turned[best] = 1 - turned[best]
+            last[best] = step
+        for i in range(n):
+            side[i] ^= turned[unit[i]]
+        if found:
+            return side, True
+    return side, False
 
 
 def _symmetry_broken(n: int, parts: int) -> np.ndarray:
@@ -331,7 +455,8 @@ class LayerSolver:
             return np.zeros(len(items), dtype=np.int64)
         parts, span = factors[0], int(np.prod(factors[1:]))
         if len(factors) > 1 and _solve_whole(len(items), parts * span):
-            return self._assign(items, sets, parts * span, 1, lower, upper)
+            halved = self._halved(items, sets, factors, lower, upper, mend=False)  # no solver where the cycles allow it
+            return halved if halved is not None else self._assign(items, sets, parts * span, 1, lower, upper)
         excluded: list[np.ndarray] = []
         pairs = _euler_pairs(sets, items) if parts == 2 else None
         for attempt in range(SPLIT_RETRIES + 1):
@@ -355,18 +480,56 @@ class LayerSolver:
             return None
         return self._assign(items, sets, parts * span, 1, lower, upper)
 
+    def _halved(self, items, sets, factors: list[int], lower, upper, mend: bool = True) -> np.ndarray | None:
+        """The link per item from binary splits alone, each by orienting its pairs' cycles
+        (_oriented_split), down to single links; where a half cannot be halved, the part is solved
+        with all its links in one model (`mend`; the outermost call leaves that to its caller);
+        None where a factor is not 2, a split is not found that way, or the model has no solution."""
+        if not factors:
+            return np.zeros(len(items), dtype=np.int64)
+        if factors[0] != 2:
+            return None
+        digits = self._oriented(items, sets, int(np.prod(factors[1:])), lower, upper, _euler_pairs(sets, items))
+        if digits is None:
+            return None
+        link = np.empty(len(items), dtype=np.int64)
+        for part in range(2):
+            mine = np.flatnonzero(digits == part)
+            rest = self._halved(items[mine], sets, factors[1:], lower, upper)
+            if rest is None:
+                # a half that cannot be halved: this part in one model, the smallest that can mend it (the
+                # 56-message parts of the 512-leaf tree's middle layer: 28 messages on 4 links, not 56 on 8)
+                return self._assign(items, sets, int(np.prod(factors)), 1, lower, upper) if mend else None
+            link[mine] = part + 2 * rest
+        return link
+
+    def _oriented(self, items, sets, span: int, lower, upper, pairs) -> np.ndarray | None:
+        """A binary split of `items` (each part spanning `span` links) within the set bounds,
+        separating `pairs` where it can, found without a solver (_oriented_split), or None."""
+        halves = [(local, max(low, local.size - up), min(up, local.size - low))
+                  for local, low, up in _bounded_groups(sets, items, span, lower, upper)]
+        digits = _oriented_split(len(items), pairs, halves)
+        if digits is not None:
+            self.report.oriented += 1
+        return digits
+
     def _assign(self, items, sets, parts: int, span: int, lower, upper, excluded=(), pairs=None, seed: int = 0) -> np.ndarray | None:
         """Assign items to `parts` parts, each spanning `span` links, within the set bounds;
         no part may hold exactly the members of an `excluded` group; the two items of each of
-        `pairs` (binary splits only) go to different parts."""
+        `pairs` (binary splits only) go to different parts in the model. A binary split is first
+        searched without the solver (_oriented), whose answer may join a pair where the pairing
+        leaves no split: the pairs are a device for speed, the bounds are the conditions."""
+        if parts == 2 and pairs is not None and not excluded:  # the cycles' orientations, without a solver
+            digits = self._oriented(items, sets, span, lower, upper, pairs)
+            if digits is not None:
+                return digits
+        restricted = _bounded_groups(sets, items, span, lower, upper)
         builder = ProblemBuilder(_symmetry_broken(len(items), parts))
         if pairs is not None:
             for pair in pairs:
                 builder.add(pair, 1, lower=1, upper=1)
-        for local, low, up in _restricted_sets(sets, items, lower, upper):
-            low, up, c = span * low, min(span * up, local.size), local.size
-            if up >= c and low == 0:
-                continue
+        for local, low, up in restricted:
+            c = local.size
             if parts == 2:  # part 0 holds what part 1 does not: one group carries both bounds
                 builder.add(local, 1, lower=max(low, c - up), upper=min(up, c - low))
                 continue

@@ -253,3 +253,68 @@ def test_backtracking_recovers_when_a_layer_has_no_strong_solution():
     search.subtree(0, np.flatnonzero(delta > 0), has_parent=False)
     assert search.report.backtracks == 0 and search.report.relaxed_layers == [2]
     assert contention(xgft, flows.src, flows.dst, unaided) == 2
+
+
+# ----- binary splits without a solver (_oriented_split, issue 43 item 5) -------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def split_instances(draw):
+    """n items, pairs from two matchings (each item at most one partner per side, as _euler_pairs
+    makes them), and groups of members with bounds on how many lie on side 1."""
+    n = draw(st.integers(2, 12))
+    pairs = []
+    for _ in range(2):
+        order = draw(st.permutations(range(n)))
+        k = draw(st.integers(0, n // 2))
+        pairs += [(order[2 * i], order[2 * i + 1]) for i in range(k)]
+    groups = []
+    for _ in range(draw(st.integers(0, 6))):
+        members = np.array(sorted(draw(st.sets(st.integers(0, n - 1), min_size=2, max_size=n))), dtype=np.int64)
+        lo = draw(st.integers(0, members.size))
+        groups.append((members, lo, draw(st.integers(lo, members.size))))
+    return n, np.array(pairs, dtype=np.int64).reshape(-1, 2), groups
+
+
+@settings(max_examples=300, deadline=None)
+@given(split_instances())
+def test_a_split_found_without_the_solver_meets_every_bound_the_model_has(instance):
+    from synth.routing.xgft_layers import _oriented_split
+
+    n, pairs, groups = instance
+    digits = _oriented_split(n, pairs, groups)
+    if digits is None:
+        return
+    assert digits.shape == (n,) and set(digits.tolist()) <= {0, 1}
+    for members, lo, up in groups:  # recounted naively
+        assert lo <= sum(int(digits[m]) for m in members) <= up
+    if not groups:  # nothing but the pairs: every pair is separated
+        assert all(digits[a] != digits[b] for a, b in pairs.tolist())
+
+
+def test_a_split_the_search_cannot_find_is_left_to_the_solver():
+    from synth.routing.xgft_layers import _oriented_split
+
+    # three items, each pair of them in a group that must be split one-one: no split exists
+    groups = [(np.array(g), 1, 1) for g in ([0, 1], [1, 2], [0, 2])]
+    assert _oriented_split(3, np.zeros((0, 2), dtype=np.int64), groups) is None
+    assert _oriented_split(3, np.array([[0, 1], [1, 2], [0, 2]]), []) is None  # an odd cycle of pairs
+
+
+def test_the_512_leaf_phases_meet_every_layers_conditions_mostly_without_the_solver():
+    """The Table 3.1 512-leaf tree's phases: every layer's assignment meets the strong conditions
+    (checked with conditions_hold, not trusted from the search), contention 1, and most binary
+    splits (every 2-message split of the top layer among them) oriented without CP-SAT."""
+    xgft = parse_topology(TABLE_3_1[512])
+    workload = parse_pattern("a2a-opt", 512, xgft.hierarchy())
+    for p in (1, 255, 511):
+        flows = workload.flows(p)
+        choice, report = route_phase(xgft, flows.src, flows.dst, LayeredOptions())
+        delta = xgft.nca_layer(flows.src, flows.dst)
+        for layer in range(xgft.height):
+            w_next = (choice // xgft.wt_span[layer]) % xgft.w[layer]
+            assert conditions_hold(xgft, layer, flows.src, flows.dst, delta, choice % xgft.wt_span[layer], w_next), (p, layer)
+        assert contention(xgft, flows.src, flows.dst, choice) == lower_bound(xgft, flows.src, flows.dst) == 1
+        assert report.oriented >= 100 and not report.relaxed_layers, (p, report)
