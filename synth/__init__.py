@@ -5,8 +5,8 @@ The public API is synth.api, re-exported here (docs/api.md; every name has a run
 - networks and workloads: ``network``, ``workload`` (a network's ``.to_networkx()``);
 - routes: ``route`` (a ``Routing`` of ``PhaseRouting``), ``bounds`` (``PhaseBounds``), ``check``;
 - collective schedules: ``schedule``, ``verify``, ``price``, ``simulate`` (SimGrid), ``compare``
-  (every algorithm over sizes, ``.best`` naming the best per size) and ``synthesize`` (schedules made
-  by optimization, per size band);
+  (every algorithm over sizes, ``.best`` naming the best per size), ``synthesize`` (schedules made
+  by optimization, per size band) and ``sweep`` (compare over many networks, on the local pool or Dask);
 - files: ``write_routes``, ``write_schedule``, ``switch_tables`` (OpenSM's LFTs, JSON, CSV),
   ``virtual_lanes`` (deadlock-free lanes, as ``synth vls``) and ``export`` (MSCCL's XML).
 
@@ -34,6 +34,7 @@ __all__ = [
     "compare",
     "simulate",
     "synthesize",
+    "sweep",
     "write_routes",
     "write_schedule",
     "switch_tables",

@@ -19,7 +19,7 @@ Examples
 from __future__ import annotations
 
 from synth import __all__  # noqa: F401 - the public names, listed once (synth/__init__.py)
-from synth.api.collectives import compare, price, schedule, simulate, synthesize, verify  # noqa: F401
+from synth.api.collectives import compare, price, schedule, simulate, sweep, synthesize, verify  # noqa: F401
 from synth.api.networks import network, workload  # noqa: F401
 from synth.api.outputs import export, switch_tables, virtual_lanes, write_routes, write_schedule  # noqa: F401
 from synth.api.routes import PhaseBounds, PhaseRouting, Routing, bounds, check, route  # noqa: F401

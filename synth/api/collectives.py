@@ -344,3 +344,62 @@ def synthesize(collective: str, net, *, sizes: str = "1MiB", chunks: int | None 
 
     with work_only(reproducible):
         return run(request).bands
+
+
+def sweep(networks, collectives, *, sizes: str | None = None, router: str | None = None, alpha: float = 1e-6,
+          bandwidth: float = 100e9, synthesized: bool = False, time_limit: float = 60.0, ranks_per_node: int = 1,
+          executor: str | None = None, checkpoint: str | None = None):
+    """:func:`compare` over every network and collective: each (network, collective) cell a task on
+    an executor (``synth sweep``), kept in a checkpoint as it finishes where one is given.
+
+    Parameters
+    ----------
+    networks, collectives : list of str
+        Network specs and collective names (alltoallv excepted: its blocks come from a matrix);
+        the cells run networks outer, collectives inner.
+    sizes, router, alpha, bandwidth, ranks_per_node : optional
+        As :func:`compare` takes them (``bandwidth`` in bits per second).
+    synthesized, time_limit : optional
+        Also synthesize each cell's schedule, within ``time_limit`` seconds of solver work: a cell
+        ends at its work, never at a worker's clock (``reproducible``), so the figures are the
+        same on any executor.
+    executor : str, optional
+        ``local[:WORKERS]``, ``dask``, ``dask:ADDRESS`` or ``dask:SCHEDULER.json`` (default: the
+        cells one after another in this process).
+    checkpoint : str, optional
+        A directory keeping each finished cell; the same call goes on from there.
+
+    Returns
+    -------
+    list of CellResult
+        Per cell: ``.network``, ``.collective``, ``.ranks``, ``.router``, ``.sizes``, ``.labels``
+        (the candidates), ``.times`` (sizes x candidates, seconds), ``.bounds`` (per size),
+        ``.best`` (per size the index of the fastest) and ``.skipped``.
+
+    Examples
+    --------
+    >>> cells = sweep(["torus:2,4", "kautz:2,2"], ["allgather"], sizes="1KiB,1MiB")
+    >>> [(c.network, c.ranks, [c.labels[b] for b in c.best]) for c in cells]
+    [('torus:2,4', 8, ['multitree', 'multitree']), ('kautz:2,2', 6, ['kautz-c', 'kautz-c'])]
+    >>> all((c.times >= c.bounds[:, None] * (1 - 1e-12)).all() for c in cells)
+    True
+    """
+    import contextlib
+
+    from synth.app.sweep import read_spec, sweep as run_sweep
+    from synth.execute import LocalExecutor, parse_executor
+    from synth.io.checkpoint import Checkpoint
+
+    spec = read_spec({"networks": list(networks), "collectives": list(collectives),
+                      **({"bytes": sizes} if sizes is not None else {}), **({"router": router} if router else {}),
+                      "alpha": alpha, "bandwidth": bandwidth / 1e9, "ranks_per_node": ranks_per_node,
+                      "synthesize": synthesized, **({"time_limit": time_limit} if synthesized else {})}, "sweep()")
+    runner = LocalExecutor(1) if executor is None else parse_executor(executor)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(runner)
+        kept = None
+        if checkpoint is not None:
+            kept = Checkpoint(checkpoint, spec.inputs())
+            runner.start()
+            kept.create()
+        return run_sweep(spec, runner, kept)

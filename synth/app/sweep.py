@@ -84,10 +84,6 @@ def _number(data: dict, key: str, where: str, default: float, zero: bool = False
 def read_sweep(path: str) -> SweepSpec:
     """The sweep file at `path`, every entry checked (a network spec parsed, a collective named)
     before any cell runs: one line naming the file and the entry when something is wrong."""
-    from synth.collectives.schedule import collective
-    from synth.core.sizes import parse_sizes
-    from synth.topology import parse_topology
-
     where = f"sweep file '{path}'"
     try:
         with open(path, "rb") as handle:
@@ -105,6 +101,15 @@ def read_sweep(path: str) -> SweepSpec:
         raise SynthError(f"{where} is not valid TOML: {exc}") from None
     except ValueError:  # an integer beyond Python's digit limit
         raise SynthError(f"{where}, {too_many_digits(text)}") from None
+    return read_spec(data, where)
+
+
+def read_spec(data: dict, where: str) -> SweepSpec:
+    """A sweep's settings from the file's table (or the API's arguments), checked; `where` names them in errors."""
+    from synth.collectives.schedule import collective
+    from synth.core.sizes import parse_sizes
+    from synth.topology import parse_topology
+
     check_keys(data, where, KEYS, required=("networks", "collectives"))
     if data.get("format", FORMAT) != FORMAT:
         raise SynthError(f"{where}: format {show(data['format'])} is not {FORMAT}")

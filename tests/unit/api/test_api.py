@@ -29,7 +29,7 @@ def test_the_docstring_examples_run(module, tmp_path, monkeypatch):
     failures, tried = doctest.testmod(importlib.import_module(module), extraglobs=names,
                                       optionflags=doctest.ELLIPSIS)
     assert tried >= {"synth": 2, "synth.api": 6, "synth.api.networks": 5, "synth.api.routes": 14,
-                     "synth.api.collectives": 17, "synth.api.outputs": 12, "synth.topology.family": 2}[module]
+                     "synth.api.collectives": 19, "synth.api.outputs": 12, "synth.topology.family": 2}[module]
     assert failures == 0
 
 

@@ -117,3 +117,16 @@ def test_unreadable_files_and_overlapping_outputs_are_refused(run, sweep_file, t
     code, _, err = run("sweep", sweep_file, "--out", sweep_file)
     assert code == 2 and not err.count("\n") > 1
     assert sweep_file.read_text() == SWEEP  # the input is never the output
+
+
+def test_the_api_gives_the_cells_the_command_writes(run, sweep_file, tmp_path):
+    out = tmp_path / "r.csv"
+    code, _, err = run("sweep", sweep_file, "--out", out, "--quiet")
+    assert code == 0, err
+    cells = synth.sweep(["torus:2,4", "kautz:2,2"], ["allgather", "reduce-scatter"], sizes="1KiB,1MiB",
+                        synthesized=True, time_limit=1, checkpoint=str(tmp_path / "ck"))
+    from synth.app.sweep import csv_text
+
+    assert csv_text(cells) == out.read_text()
+    with pytest.raises(synth.core.errors.SynthError, match="sweep\\(\\): collective 'alltoallv'|alltoallv's blocks"):
+        synth.sweep(["torus:2,4"], ["alltoallv"])
