@@ -12,13 +12,12 @@ the results file is byte-identical whatever the executor, the number of workers 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from synth.core.errors import SynthError
-from synth.core.validate import check_keys, require_list, require_str, show, too_many_digits
+from synth.core.validate import check_keys, read_toml, require_list, require_str, show
 
 FORMAT = "synth-sweep/1"
 MAX_SWEEP_FILE_BYTES = 1 << 20
@@ -84,23 +83,8 @@ def _number(data: dict, key: str, where: str, default: float, zero: bool = False
 def read_sweep(path: str) -> SweepSpec:
     """The sweep file at `path`, every entry checked (a network spec parsed, a collective named)
     before any cell runs: one line naming the file and the entry when something is wrong."""
+    data = read_toml(path, "sweep file", MAX_SWEEP_FILE_BYTES)
     where = f"sweep file '{path}'"
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_SWEEP_FILE_BYTES + 1)
-    except OSError as exc:
-        raise SynthError(f"cannot read {where}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_SWEEP_FILE_BYTES:
-        raise SynthError(f"{where} is larger than {MAX_SWEEP_FILE_BYTES:,} bytes: not a sweep file")
-    try:
-        text = raw.decode("utf-8")
-        data = tomllib.loads(text)
-    except UnicodeDecodeError as exc:
-        raise SynthError(f"{where} is not UTF-8 text (byte {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SynthError(f"{where} is not valid TOML: {exc}") from None
-    except ValueError:  # an integer beyond Python's digit limit
-        raise SynthError(f"{where}, {too_many_digits(text)}") from None
     return read_spec(data, where)
 
 

@@ -159,6 +159,30 @@ def read_text(path, what: str, max_bytes: int = 1 << 30) -> str:
         raise SynthError(f"{what} '{path}' is not UTF-8 text (byte {exc.start})") from None
 
 
+def read_toml(path, kind: str, max_bytes: int) -> dict:
+    """A TOML file given by the user (an instance file, a sweep file: `kind`), parsed; every failure
+    one line naming "{kind} '{path}'". Files above `max_bytes` are refused unread."""
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise SynthError(f"cannot read {kind} '{path}': {exc.strerror or exc}") from None
+    if len(raw) > max_bytes:
+        raise SynthError(f"{kind} '{path}' is larger than {max_bytes} bytes: not {'an' if kind[0] in 'aeiou' else 'a'} "
+                         f"{kind}")
+    try:
+        text = raw.decode("utf-8")
+        return tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        raise SynthError(f"{kind} '{path}' is not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SynthError(f"{kind} '{path}' is not valid TOML: {exc}") from None
+    except ValueError:  # an integer beyond Python's digit limit
+        raise SynthError(f"{kind} '{path}', {too_many_digits(text)}") from None
+
+
 def require_readable(path, where: str) -> None:
     """One line when `path` cannot be opened, said as read_json and the readers say it ("cannot read
     {where}: ..."): a command asks before it imports its readers, so that a missing file costs no

@@ -23,13 +23,12 @@ belongs is an error that names the file and the field, never a silent default.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from synth.core.errors import SynthError
 from synth.core.sizes import message_size
-from synth.core.validate import check_keys, require_int, require_str, require_table, too_many_digits
+from synth.core.validate import check_keys, read_toml, require_int, require_str, require_table
 
 MAX_MESSAGE_BYTES = 1 << 40  # 1 TiB: larger messages are not a routing question
 MAX_INSTANCE_BYTES = 1 << 20  # an instance file is a few lines
@@ -54,22 +53,7 @@ class Instance:
 
 
 def load_instance(path: str) -> Instance:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_INSTANCE_BYTES + 1)
-    except OSError as exc:
-        raise SynthError(f"cannot read instance file '{path}': {exc.strerror}") from None
-    if len(raw) > MAX_INSTANCE_BYTES:
-        raise SynthError(f"instance file '{path}' is larger than {MAX_INSTANCE_BYTES} bytes: not an instance file")
-    try:
-        text = raw.decode("utf-8")
-        data = tomllib.loads(text)
-    except UnicodeDecodeError as exc:
-        raise SynthError(f"instance file '{path}' is not UTF-8 text (byte {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SynthError(f"instance file '{path}' is not valid TOML: {exc}") from None
-    except ValueError:  # an integer beyond Python's digit limit
-        raise SynthError(f"instance file '{path}', {too_many_digits(text)}") from None
+    data = read_toml(path, "instance file", MAX_INSTANCE_BYTES)
     where = f"instance file '{path}'"
     check_keys(data, where, _KEYS[None], required=("topology",))
     sections = {}

@@ -101,3 +101,26 @@ def _read_solution(path: Path, num_items: int) -> tuple[np.ndarray | None, int |
 SOLVER = Backend("glpk", "GLPK's glpsol on a MathProg model (models/assignment.mod)",
                  lambda problem, time_limit, threads, hint, glpk_options, seed, wall_limit=None:
                  solve_glpk(problem, time_limit, glpk_options), order=40)
+
+
+_CHECKED_OPTIONS: dict[tuple[str, ...], str | None] = {}
+
+
+def check_glpk_options(options: tuple[str, ...] | None) -> None:
+    """glpsol run once with `options` on a one-item model, so that an option it refuses is one line
+    before any routing, even where no solve of the run reaches glpsol (the layered router orients
+    most splits without a solver)."""
+    if not options:
+        return
+    if options not in _CHECKED_OPTIONS:
+        from synth.solve.problem import ProblemBuilder
+
+        builder = ProblemBuilder(np.array([2], dtype=np.int64))
+        builder.add(np.array([0]), 1, upper=1)
+        try:
+            solve_glpk(builder.build(), 10, options)
+            _CHECKED_OPTIONS[options] = None
+        except SynthError as exc:
+            _CHECKED_OPTIONS[options] = str(exc)
+    if _CHECKED_OPTIONS[options] is not None:
+        raise SynthError(f"--glpk-options {' '.join(options)}: {_CHECKED_OPTIONS[options]}")
