@@ -115,6 +115,7 @@ class PhaseReport:
     layer_seconds: dict[int, float] = field(default_factory=dict)
     backtracks: int = 0  # WT nodes solved again because a child WT node had no solution
     oriented: int = 0  # binary splits solved by orienting the pairs' cycles, without a solver (_oriented_split)
+    capped_splits: int = 0  # split or part models that ran out of SPLIT_WORK (the search went on without them)
     whole_run: str | None = None  # what a solver proved about all phases routed together
     # The per-layer models and the monolithic model hold every route of the XGFT (Prisacari20 ch.3): a
     # proof that no better routing exists covers every routing, so it is the phase's lower bound.
@@ -312,6 +313,14 @@ def _pair_runs(order: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 ORIENT_STEPS = 64  # turns of the local search (per stage) before CP-SAT gets the split
+# A split's (or a part's one) model is a proposal, not a proof: capped at this much solver work (CP-SAT's
+# deterministic seconds; seconds for the other backends), so that one hard proposal cannot hold a phase for
+# minutes (measured: a 504-message binary split of a 4096-leaf phase ran 545 s uncapped; the phase at the
+# bound in seconds with the cap).
+SPLIT_WORK = 5.0
+# The search costs (groups x cycles) per turn: above this many messages a split goes to CP-SAT, which is
+# faster there (measured: an 8176-message split of an 8192-leaf phase searched for seconds, then 1.5 s of CP-SAT).
+ORIENT_MAX_ITEMS = 1024
 TABU = 8  # steps a turned unit is not turned back (unless that reaches a new least excess)
 
 
@@ -437,12 +446,20 @@ class LayerSolver:
     def __init__(self, options: LayeredOptions, report: PhaseReport):
         self.options, self.report = options, report
 
-    def run(self, problem, hint=None, seed: int = 0):
+    def run(self, problem, hint=None, seed: int = 0, heuristic: bool = False):
+        """One solve; `heuristic` (a split or a part's one model, which only proposes a layer's
+        assignment) is capped at SPLIT_WORK, and running out there counts as a capped split, not
+        a timeout: the search goes on with the direct model, and the phase's status comes from its
+        achieved contention against the bound either way."""
         o = self.options
-        result = solve(problem, o.solver, o.time_limit, o.threads, hint, o.glpk_options, seed)
+        limit = min(o.time_limit, SPLIT_WORK) if heuristic and o.time_limit else (SPLIT_WORK if heuristic else o.time_limit)
+        result = solve(problem, o.solver, limit, o.threads, hint, o.glpk_options, seed)
         self.report.solver_seconds += result.seconds
         if result.status == TIMEOUT:
-            self.report.timeouts += 1
+            if heuristic:
+                self.report.capped_splits += 1
+            else:
+                self.report.timeouts += 1
         return result
 
     def split(self, items: np.ndarray, sets: LayerSets, factors: list[int], lower: np.ndarray, upper: np.ndarray) -> np.ndarray | None:
@@ -494,7 +511,7 @@ class LayerSolver:
         None where a factor is not 2, a split is not found that way, or the model has no solution."""
         if not factors:
             return np.zeros(len(items), dtype=np.int64)
-        if factors[0] != 2:
+        if factors[0] != 2 or len(items) > ORIENT_MAX_ITEMS:
             return None
         digits = self._oriented(items, sets, int(np.prod(factors[1:])), lower, upper, _euler_pairs(sets, items))
         if digits is None:
@@ -526,7 +543,7 @@ class LayerSolver:
         `pairs` (binary splits only) go to different parts in the model. A binary split is first
         searched without the solver (_oriented), whose answer may join a pair where the pairing
         leaves no split: the pairs are a device for speed, the bounds are the conditions."""
-        if parts == 2 and pairs is not None and not excluded:  # the cycles' orientations, without a solver
+        if parts == 2 and pairs is not None and not excluded and len(items) <= ORIENT_MAX_ITEMS:  # without a solver
             digits = self._oriented(items, sets, span, lower, upper, pairs)
             if digits is not None:
                 return digits
@@ -546,7 +563,7 @@ class LayerSolver:
         for members in excluded:
             for part in range(parts):
                 builder.add(members, part, upper=len(members) - 1)
-        result = self.run(builder.build(), seed=seed)
+        result = self.run(builder.build(), seed=seed, heuristic=True)
         return result.choice if result.solved else None
 
     def direct(self, xgft: Xgft, layer: int, sets: LayerSets, n: int, fallback: bool = True) -> tuple[np.ndarray | None, bool]:
