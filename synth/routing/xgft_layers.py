@@ -24,7 +24,7 @@ messages at every MT node (Euler partition, as in balanced bipartite edge colour
 left is one orientation per cycle: a compiled tabu search finds it without a solver
 (_oriented_split; CP-SAT where it does not), and small parts are halved that way too before they
 take all their links in one model, a half that cannot be halved mending its part with that model
-(issue 43: a 512-leaf Table 3.1 phase 0.36 -> about 0.07 s). Where a split has no solution, the
+(issue 43: a 512-leaf Table 3.1 phase 0.35 -> 0.099 s median). Where a split has no solution, the
 direct model with all W_{l+1} links and the chosen conditions is solved instead.
 
 If the conditions of a layer are infeasible, the smallest uniform excess over their bounds is
@@ -337,8 +337,9 @@ def _oriented_split(n: int, pairs: np.ndarray, groups: list[tuple[np.ndarray, in
     excess, _orient_kernel). Where the pairing leaves no split (small parts deep in a layer,
     whose sets earlier splits left unbalanced by one), the second stage goes on from there
     turning single items over, which is the plain split model's freedom. Measured on the
-    512-leaf Table 3.1 tree: without the tabu (plain descent) a third of the 128-message splits
-    stopped in a local minimum; with it none (RESULTS.md, "The layered router").
+    512-leaf Table 3.1 tree's 8 benchmark phases: a plain descent (no tabu) stopped in a local
+    minimum on 21 of 28 128-message splits; the tabu search on none (RESULTS.md, "Binary splits
+    without a solver").
     """
     pairs = np.ascontiguousarray(np.asarray(pairs, dtype=np.int64).reshape(-1, 2))
     sizes = np.array([members.size for members, _, _ in groups], dtype=np.int64)
