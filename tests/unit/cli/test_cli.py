@@ -77,7 +77,13 @@ def test_instance_file_supplies_defaults(run, tmp_path):
 
 
 def test_every_bundled_instance_loads(run):
-    files = sorted((REPO / "instances").rglob("*.toml"))
+    # instances/sweeps holds sweep files (synth sweep), not instances: each reads as a sweep file
+    from synth.app.sweep import read_sweep
+
+    sweeps = sorted((REPO / "instances" / "sweeps").glob("*.toml"))
+    assert [p.name for p in sweeps] == ["small.toml"]
+    assert all(read_sweep(str(p)).cells for p in sweeps)
+    files = sorted(p for p in (REPO / "instances").rglob("*.toml") if p.parent.name != "sweeps")
     per_folder = {}
     for path in files:
         folder = path.parent.name
