@@ -115,7 +115,6 @@ class PhaseReport:
     layer_seconds: dict[int, float] = field(default_factory=dict)
     backtracks: int = 0  # WT nodes solved again because a child WT node had no solution
     oriented: int = 0  # binary splits solved by orienting the pairs' cycles, without a solver (_oriented_split)
-    capped_splits: int = 0  # split or part models that ran out of SPLIT_WORK (the search went on without them)
     whole_run: str | None = None  # what a solver proved about all phases routed together
     # The per-layer models and the monolithic model hold every route of the XGFT (Prisacari20 ch.3): a
     # proof that no better routing exists covers every routing, so it is the phase's lower bound.
@@ -449,18 +448,15 @@ class LayerSolver:
 
     def run(self, problem, hint=None, seed: int = 0, heuristic: bool = False):
         """One solve; `heuristic` (a split or a part's one model, which only proposes a layer's
-        assignment) is capped at SPLIT_WORK, and running out there counts as a capped split, not
-        a timeout: the search goes on with the direct model, and the phase's status comes from its
-        achieved contention against the bound either way."""
+        assignment) is capped at SPLIT_WORK. Running out counts as a timeout either way: a phase
+        above its bound after one is `timeout`, not `feasible` (a better routing may have been
+        missed); a phase at its bound is optimal whatever its calls did."""
         o = self.options
         limit = min(o.time_limit, SPLIT_WORK) if heuristic and o.time_limit else (SPLIT_WORK if heuristic else o.time_limit)
         result = solve(problem, o.solver, limit, o.threads, hint, o.glpk_options, seed)
         self.report.solver_seconds += result.seconds
         if result.status == TIMEOUT:
-            if heuristic:
-                self.report.capped_splits += 1
-            else:
-                self.report.timeouts += 1
+            self.report.timeouts += 1
         return result
 
     def split(self, items: np.ndarray, sets: LayerSets, factors: list[int], lower: np.ndarray, upper: np.ndarray) -> np.ndarray | None:
