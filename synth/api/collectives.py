@@ -384,8 +384,6 @@ def sweep(networks, collectives, *, sizes: str | None = None, router: str | None
     >>> all((c.times >= c.bounds[:, None] * (1 - 1e-12)).all() for c in cells)
     True
     """
-    import contextlib
-
     from synth.app.sweep import read_spec, sweep as run_sweep
     from synth.execute import LocalExecutor, parse_executor
     from synth.io.checkpoint import Checkpoint
@@ -395,11 +393,9 @@ def sweep(networks, collectives, *, sizes: str | None = None, router: str | None
                       "alpha": alpha, "bandwidth": bandwidth / 1e9, "ranks_per_node": ranks_per_node,
                       "synthesize": synthesized, **({"time_limit": time_limit} if synthesized else {})}, "sweep()")
     runner = LocalExecutor(1) if executor is None else parse_executor(executor)
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(runner)
-        kept = None
-        if checkpoint is not None:
-            kept = Checkpoint(checkpoint, spec.inputs())
-            runner.start()
+    with runner:
+        kept = Checkpoint(checkpoint, spec.inputs()) if checkpoint is not None else None
+        if kept is not None:
+            runner.start()  # workers up (or the cluster reached) before the directory is made
             kept.create()
         return run_sweep(spec, runner, kept)
