@@ -244,6 +244,78 @@ def translated_paths(topology, say=lambda text: None) -> Paths | None:
     return Paths(offsets, moved[np.repeat(g, lengths), index])
 
 
+def translated_forest(topology) -> tuple[np.ndarray, np.ndarray] | None:
+    """A shortest-path forest (synth.measure.forests: parents and channels into every router, per
+    source router) that is one tree moved by the network's translations, where it has them (tori,
+    HyperX); else None. The tree from terminal 0's router is grown leaves first: every router, in
+    decreasing distance, enters by the tight channel of the orbit its subtree loads least so far.
+    Moved to every source, a tree's crossings of an orbit load each of its channels alike
+    (orbit-stabilizer, as translated_paths), so the orbits' balance is the routing's: on a torus's
+    uniform exchange every orbit carries the same, lambda* itself."""
+    from synth.measure.forests import terminal_links
+
+    group = translation_group(topology)
+    if group is None:
+        return None
+    nodes, channel_class, _ = group
+    network = topology.network()
+    n = network.num_terminals
+    router_of, _, _ = terminal_links(network)
+    r = network.num_nodes - n
+    src, dst = network.channel_src, network.channel_dst
+    between = np.flatnonzero((src >= n) & (dst >= n))
+    tail, head = src[between] - n, dst[between] - n
+    root = int(router_of[0])
+    depth = np.full(r, -1, dtype=np.int64)
+    depth[root], frontier = 0, [root]
+    out: dict[int, list[int]] = {}
+    for c, t in zip(between.tolist(), tail.tolist()):
+        out.setdefault(t, []).append(c)
+    while frontier:
+        grown = []
+        for u in frontier:
+            for c in out.get(u, []):
+                v = int(dst[c]) - n
+                if depth[v] < 0:
+                    depth[v] = depth[u] + 1
+                    grown.append(v)
+        frontier = grown
+    if (depth < 0).any():
+        return None
+    entering: dict[int, list[int]] = {}
+    for c, t, h in zip(between.tolist(), tail.tolist(), head.tolist()):
+        if depth[t] == depth[h] - 1:
+            entering.setdefault(h, []).append(c)
+    per_router = np.bincount(router_of, minlength=r).astype(np.float64)
+    subtree = per_router.copy()  # the terminals below each router so far: its channel's load, per source terminal
+    crossing = np.zeros(int(channel_class.max()) + 1)
+    parent0 = np.full(r, -1, dtype=np.int64)
+    into0 = np.full(r, -1, dtype=np.int64)
+    for v in sorted(range(r), key=lambda v: (-int(depth[v]), v)):
+        if v == root:
+            continue
+        c = min(entering[v], key=lambda c: (crossing[channel_class[c]], c))
+        crossing[channel_class[c]] += subtree[v]
+        parent0[v], into0[v] = int(src[c]) - n, c
+        subtree[parent0[v]] += subtree[v]
+    # the element moving the root to each router s (terminal 0 to a terminal of s), and the tree moved by it
+    element = np.full(r, -1, dtype=np.int64)
+    images = router_of[nodes[:, 0]]
+    element[images[::-1]] = np.arange(len(nodes))[::-1]
+    if (element < 0).any():
+        return None
+    g = nodes[element]  # (r, nodes): per source router its element's node map
+    others = np.flatnonzero(np.arange(r) != root)
+    moved = moved_channels(network, g, into0[others])  # (r, r - 1)
+    parent = np.full((r, r), -1, dtype=np.int16)
+    into = np.full((r, r), -1, dtype=np.int32)
+    rows = np.arange(r)[:, None]
+    targets = g[:, n + others] - n
+    parent[rows, targets] = g[:, n + parent0[others]] - n
+    into[rows, targets] = moved
+    return parent, into
+
+
 def unit_router_links(network) -> bool:
     """Whether every router-to-router channel has bandwidth 1 (its loads are then whole messages)."""
     n = network.num_terminals
