@@ -6,7 +6,8 @@ changes (crossovers), as a table and a figure."""
 from __future__ import annotations
 
 from synth.core.text import figure
-from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, integer, node_costs, positive, refuse_unknown_family
+from synth.cli.options import (MAX_TIME_LIMIT, SIZES_HELP, add_cost_model, integer, node_costs, positive,
+                                refuse_unknown_family)
 from synth.core.errors import SynthError
 from typing import TYPE_CHECKING
 
@@ -33,8 +34,7 @@ def add_parser(sub) -> None:
                    help="message sizes: one size, A..B (powers of two times A) or A,B,...; a size is bytes, or with a "
                         f"unit B, KiB, MiB, GiB, TiB (4096, 64KiB; default {DEFAULT_SIZES}; an alltoallv's: a rank's mean "
                         "send, its --sizes matrix scaled to each in proportion, default the matrix as given)")
-    p.add_argument("--sizes", metavar="SPEC", help="alltoallv: its block sizes, random:S:SEED (uniform in [0, S] bytes) "
-                   "or csv:PATH (a P x P matrix, row s column d the bytes s sends to d)")
+    p.add_argument("--sizes", metavar="SPEC", help=SIZES_HELP)
     p.add_argument("--router", metavar="NAME", help="routes the transfers take (default: the family's, dmodk on fat "
                    "trees, minimal on direct networks)")
     p.add_argument("--root", type=integer("--root"), default=0, metavar="R",

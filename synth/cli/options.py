@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 # Option values are checked by synth.core.validate: ASCII digits, no '8_0', no truncated floats,
 # within 64-bit integers and the documented range; the message names the option.
 MAX_THREADS = 256
+SIZES_HELP = ("alltoallv block sizes: random:S:SEED (uniform in [0, S] bytes), moe:S:H:F:SEED (uniform, the blocks "
+              "into H hot destinations F times as large), zipf:S:A:SEED (the k-th largest of the P^2 blocks S / k^A "
+              "bytes, in an order drawn by SEED) or csv:PATH (a P x P matrix, row s column d the bytes s sends to d)")
 MAX_TIME_LIMIT = 1e6  # seconds: about 11 days per solver call
 
 

@@ -3,7 +3,7 @@ schedule --list` (synth.app.schedule)."""
 
 from __future__ import annotations
 
-from synth.cli.options import add_cost_model, node_costs
+from synth.cli.options import SIZES_HELP, add_cost_model, node_costs
 from synth.core.declared import calls, constant
 from synth.core.errors import SynthError
 from synth.core.output import OutputSet
@@ -32,8 +32,7 @@ def add_parser(sub) -> None:
     p.add_argument("--ranks-per-node", type=lambda t: parse_int(t, "--ranks-per-node", 1, 1 << 16), default=1, metavar="Q",
                    help="ranks per terminal (node): P = Q x terminals, rank r on terminal r // Q; transfers within a "
                         "node move through memory, over its internal link (--intra-bandwidth; default 1)")
-    p.add_argument("--sizes", metavar="SPEC", help="alltoallv block sizes: random:S:SEED (uniform in [0, S] bytes) or "
-                   "csv:PATH (a P x P matrix)")
+    p.add_argument("--sizes", metavar="SPEC", help=SIZES_HELP)
     p.add_argument("--router", metavar="NAME",
                    help="routes the transfers take (default: the family's, dmodk on fat trees, minimal on direct "
                         "networks; any router of synth route)")

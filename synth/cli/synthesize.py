@@ -5,7 +5,7 @@ from __future__ import annotations
 from synth.cli.listings import method_names, solver_names
 from synth.core.declared import constant
 from synth.core.errors import SynthError
-from synth.cli.options import MAX_TIME_LIMIT, add_cost_model, node_costs, positive
+from synth.cli.options import MAX_TIME_LIMIT, SIZES_HELP, add_cost_model, node_costs, positive
 from synth.core.output import OutputSet
 from synth.core.sizes import size_option
 from synth.core.text import counted
@@ -30,8 +30,7 @@ def add_parser(sub) -> None:
                    help="the message per rank: one size, a range A..B (powers of two times A: a schedule per size "
                         "band) or a list A,B,C; a size is bytes, or with a unit (4096, 64KiB, 1MiB; default 1MiB; not "
                         "for alltoallv, whose sizes come from --sizes)")
-    p.add_argument("--sizes", metavar="SPEC", help="alltoallv block sizes: random:S:SEED (uniform in [0, S] bytes) or "
-                   "csv:PATH (a P x P matrix, row s column d the bytes s sends to d)")
+    p.add_argument("--sizes", metavar="SPEC", help=SIZES_HELP)
     p.add_argument("--ranks-per-node", type=lambda t: parse_int(t, "--ranks-per-node", 1, 64), default=1, metavar="Q",
                    help="ranks per terminal (default 1)")
     p.add_argument("--root", type=lambda t: parse_int(t, "--root", 0), default=0, metavar="R",

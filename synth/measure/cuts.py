@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+from numba import njit
 
 from synth.core.errors import SynthError
+from synth.core.interrupt import stoppable
 
 BANDWIDTH_SCALES = range(1, 17)  # a network's channel bandwidths times one of these must be integers
 INT32 = 2**31 - 1  # scipy's maximum_flow takes int32 capacities (larger ones are silently wrong)
@@ -125,23 +127,42 @@ def sweep_cut_bound(network, a: np.ndarray, b: np.ndarray, weights: np.ndarray) 
     (0, "") beyond SWEEP_ROUTERS routers (a dense eigenproblem), and where a terminal has links to
     several routers (XGFTs with w1 > 1: it is then on both sides of a cut of routers)."""
     n = network.num_terminals
-    routers = network.num_nodes - n
-    if routers < 2 or routers > SWEEP_ROUTERS:
+    router_of = _single_routers(network)
+    if router_of is None or not 2 <= network.num_nodes - n <= SWEEP_ROUTERS:
         return 0.0, ""
-    src, dst, bandwidth = network.channel_src, network.channel_dst, network.channel_bandwidth
+    routers = network.num_nodes - n
+    demand = np.zeros((routers, routers))
+    np.add.at(demand, (router_of[a], router_of[b]), weights.astype(np.float64))
+    return sweep_cut_of(network, demand)
+
+
+def _single_routers(network) -> np.ndarray | None:
+    """Per terminal its router (node - n), or None where a terminal has links to several routers
+    (it may then cross any cut of routers on its own links: no cut)."""
+    n = network.num_terminals
+    src, dst = network.channel_src, network.channel_dst
     injection = np.flatnonzero(src < n)
     if len(injection) != n or int((dst < n).sum()) != n:
-        # a terminal linked to several routers may cross any cut of routers on its own links: no cut here
-        return 0.0, ""
+        return None
     router_of = np.empty(n, dtype=np.int64)
     router_of[src[injection][::-1]] = dst[injection][::-1] - n  # a terminal's first link
+    return router_of
+
+
+def sweep_cut_of(network, demand: np.ndarray, eigenvectors: bool = True) -> tuple[float, str]:
+    """sweep_cut_bound of a router-pair demand (R x R); without `eigenvectors` (beyond
+    SWEEP_ROUTERS routers: the dense eigenproblem) only the distance-difference orders, which on a
+    torus give the bisections."""
+    n = network.num_terminals
+    routers = network.num_nodes - n
+    if routers < 2 or _single_routers(network) is None:
+        return 0.0, ""
+    src, dst, bandwidth = network.channel_src, network.channel_dst, network.channel_bandwidth
     between = (src >= n) & (dst >= n)
     capacity = np.zeros((routers, routers))
     np.add.at(capacity, (src[between] - n, dst[between] - n), bandwidth[between])
-    demand = np.zeros((routers, routers))
-    np.add.at(demand, (router_of[a], router_of[b]), weights.astype(np.float64))
     best, where = 0.0, ""
-    for order in _sweep_orders(capacity):
+    for order in _sweep_orders(capacity, eigenvectors):
         for load, name in ((_prefix_crossing(demand, order), "out of"), (_prefix_crossing(demand.T, order), "into")):
             cap = _prefix_crossing(capacity if name == "out of" else capacity.T, order)
             ratio = np.divide(load, cap, out=np.zeros_like(load), where=cap > 0)
@@ -151,7 +172,7 @@ def sweep_cut_bound(network, a: np.ndarray, b: np.ndarray, weights: np.ndarray) 
     return best, where
 
 
-def _sweep_orders(capacity: np.ndarray):
+def _sweep_orders(capacity: np.ndarray, eigenvectors: bool = True):
     """Orders of the routers whose prefixes are the cuts tried: by each of the first Laplacian
     eigenvectors (Fiedler's), and by d(0, .) - d(v, .) for routers v (a torus's eigenvectors mix its
     dimensions where they have one length; the distance differences to v half-way along one
@@ -159,22 +180,46 @@ def _sweep_orders(capacity: np.ndarray):
     from scipy.sparse.csgraph import shortest_path
 
     routers = len(capacity)
-    adjacency = ((capacity + capacity.T) > 0).astype(np.float64)
-    laplacian = np.diag(adjacency.sum(axis=1)) - adjacency
-    _, vectors = np.linalg.eigh(laplacian)
-    for k in range(1, min(SWEEP_VECTORS + 1, routers)):
-        yield np.argsort(np.round(vectors[:, k], 12), kind="stable")
-    distance = shortest_path(capacity > 0, unweighted=True, indices=np.array([0]))[0]
+    if eigenvectors:
+        adjacency = ((capacity + capacity.T) > 0).astype(np.float64)
+        laplacian = np.diag(adjacency.sum(axis=1)) - adjacency
+        _, vectors = np.linalg.eigh(laplacian)
+        for k in range(1, min(SWEEP_VECTORS + 1, routers)):
+            yield np.argsort(np.round(vectors[:, k], 12), kind="stable")
+    from scipy.sparse import csr_matrix
+
+    linked = csr_matrix(capacity > 0)  # once: a dense matrix would be converted for every search
+    distance = shortest_path(linked, unweighted=True, indices=np.array([0]))[0]
     if np.isinf(distance).any():
         return
-    for v in np.unique(np.linspace(1, routers - 1, min(routers - 1, SWEEP_PAIRS)).astype(np.int64)).tolist():
-        other = shortest_path(capacity > 0, unweighted=True, indices=np.array([v]))[0]
+    if eigenvectors:
+        chosen = np.linspace(1, routers - 1, min(routers - 1, SWEEP_PAIRS)).astype(np.int64)
+    else:  # at scale fewer orders: routers R / 2^k (a torus's half-way points along a dimension, in row-major order)
+        chosen = np.array([routers >> k for k in range(1, routers.bit_length()) if routers >> k >= 1], dtype=np.int64)
+    for v in np.unique(chosen).tolist():
+        other = shortest_path(linked, unweighted=True, indices=np.array([v]))[0]
         yield np.argsort(distance - other, kind="stable")
 
 
 def _prefix_crossing(matrix: np.ndarray, order: np.ndarray) -> np.ndarray:
     """For k = 1 .. R - 1: the sum of matrix[i, j] over i among the first k of `order`, j not."""
-    m = matrix[order][:, order]
-    rows = np.cumsum(m.sum(axis=1))
-    inner = np.cumsum(np.cumsum(m, axis=0), axis=1).diagonal()
-    return (rows - inner)[:-1]
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    return _crossing(np.ascontiguousarray(matrix, dtype=np.float64), position)
+
+
+@stoppable
+@njit(cache=True, nogil=True)
+def _crossing(matrix, position):
+    """Entry (i, j) crosses the cuts k with position[i] < k <= position[j]: a difference array, one
+    pass over the matrix in its own order (no permuted copy)."""
+    r = len(position)
+    change = np.zeros(r + 1)
+    for i in range(r):
+        pi = position[i]
+        for j in range(r):
+            pj = position[j]
+            if pi < pj:
+                change[pi + 1] += matrix[i, j]
+                change[pj + 1] -= matrix[i, j]
+    return np.cumsum(change)[1:r]

@@ -88,10 +88,11 @@ class MappedSchedule:
 
 
 def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: int = 0, routes: dict | None = None,
-                 paths: Paths | None = None) -> MappedSchedule:
+                 paths: Paths | None = None, forests=None) -> MappedSchedule:
     """Route every transfer between nodes (with `router`, along the paths of a routes file `routes`,
-    along `paths`, one per transfer between nodes, in order, or by default along the schedule's
-    recorded paths, else the family's router's: transfer_paths) and
+    along `paths`, one per transfer between nodes, in order, along `forests` (a
+    synth.measure.forests routing: no path listed, for exchanges too large to), or by default along
+    the schedule's recorded paths, else the family's router's: transfer_paths) and
     measure every step. Transfers within a node (ranks_per_node > 1) move through memory: no
     channel, their sender's memory port."""
     network = topology.network()
@@ -99,20 +100,33 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
     step = schedule.transfer_step()
     across = (schedule.src // q) != (schedule.dst // q)
     step_across = step[across]
-    if paths is None:
-        paths = transfer_paths(schedule, topology, router, seed, routes)
     size = schedule.transfer_bytes()
     n = schedule.num_steps
-    channel_bytes, flows = busiest_channels(network, paths, step_across, size[across], n)
     ports = np.empty(len(step), dtype=np.int64)
-    ports[across] = message_ports(network, paths)
+    if forests is not None:
+        from synth.measure.forests import step_loads
+
+        a, b = schedule.src[across] // q, schedule.dst[across] // q
+        walked = step_loads(forests, network, step_across, a, b, size[across], n)
+        channel_bytes, flows, hops, ports[across] = walked.channel_bytes, walked.flows, walked.hops, walked.ports
+    else:
+        if paths is None:
+            paths = transfer_paths(schedule, topology, router, seed, routes)
+        channel_bytes, flows = busiest_channels(network, paths, step_across, size[across], n)
+        hops = _per_step_max(step_across, np.maximum(paths.lengths() - 2, 0).astype(np.float64), n).astype(np.int64)
+        ports[across] = message_ports(network, paths)
     ports[~across] = network.num_channels + schedule.src[~across]  # a memory copy: the sender's memory port
     port_messages = most_per_port(step, ports, n)
     size_bytes, size_port_messages = np.zeros(n), np.zeros(n, dtype=np.int64)
     if schedule.size_exchange is not None:
         counts = schedule.block_counts()[across] * SIZE_BYTES
         exchanged = np.isin(step_across, schedule.size_exchange)
-        size_bytes, _ = busiest_channels(network, paths.select(np.flatnonzero(exchanged)), step_across[exchanged], counts[exchanged], n)
+        if forests is not None:
+            size_bytes = step_loads(forests, network, step_across[exchanged], a[exchanged], b[exchanged],
+                                    counts[exchanged], n).channel_bytes
+        else:
+            size_bytes, _ = busiest_channels(network, paths.select(np.flatnonzero(exchanged)), step_across[exchanged],
+                                             counts[exchanged], n)
         announced = np.isin(step, schedule.size_exchange)
         size_port_messages = most_per_port(step[announced], ports[announced], n)
     terms, size_terms = node_terms(schedule, step, across, ports, size)
@@ -121,7 +135,7 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
         channel_bytes=channel_bytes,
         transfer_bytes=_per_step_max(step, size.astype(np.float64), n),
         flows=flows.astype(np.int64),
-        hops=_per_step_max(step_across, np.maximum(paths.lengths() - 2, 0).astype(np.float64), n).astype(np.int64),
+        hops=hops,
         vector_bytes=vector_bytes(schedule),
         ports=deficiency_ports(topology),
         size_bytes=size_bytes,

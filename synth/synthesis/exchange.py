@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.core.errors import SynthError
+from synth.measure.cuts import SWEEP_ROUTERS, sweep_cut_of
+from synth.measure.forests import ForestRouting, router_demand, spread
 from synth.pricing.bounds import flow_bound, node_demand
 from synth.routing.path_selection import route_phase_paths
 from synth.routing.paths_options import PathsOptions, PathsReport
@@ -38,6 +40,7 @@ from synth.topology.paths import Paths
 
 ROUTER = "paths (one phase of every node pair, synth.synthesis.exchange)"
 TRANSLATED = "translated (terminal 0's paths balanced over the channel orbits, synth.synthesis.exchange)"
+FORESTS = "forests (every pair along shortest-path trees spread over the channels, synth.measure.forests)"
 MAX_RADICES = 24  # TuNA radices tried: every one up to this many, else spread geometrically
 # node pairs up to which the program routes them (64 nodes: 4,032 pairs in 30 s; the candidates' tables grow with
 # the square of the pairs)
@@ -56,6 +59,7 @@ class ExchangeRouting:
     granule: int  # 1: the router-to-router channels have bandwidth 1, loads of whole blocks are whole; 0: they differ
     report: PathsReport | None = None  # the program's, where it routed the pairs
     options: PathsOptions | None = None  # the program's options, where it routed the pairs
+    forests: ForestRouting | None = None  # above MAX_PAIRS: the pairs along forests, no path listed (graph has no pairs)
 
     def bound(self, floor: float) -> float:
         """The least busiest load, summed over the steps, of a schedule that moves every block whole
@@ -64,8 +68,17 @@ class ExchangeRouting:
         the terminal links'. A schedule that splits blocks (MD, DO) is bounded by lambda* itself."""
         return max(rounded(self.lp, self.granule), floor)
 
+    @property
+    def num_pairs(self) -> int:
+        """The rank pairs routed: the graph's, or every ordered pair where forests route them."""
+        ranks = self.graph.ranks
+        return ranks * (ranks - 1) if self.forests is not None else self.graph.num_pairs
+
     def as_dict(self) -> dict:
-        return {**({"program": self.report.as_dict()} if self.report is not None else {}),
+        forests = {} if self.forests is None else {"forests": {
+            "forests": self.forests.forests, "spreading_steps": self.forests.steps,
+            "lambda_lower": self.forests.lower, "lambda_upper": self.forests.upper}}
+        return {**({"program": self.report.as_dict()} if self.report is not None else {}), **forests,
                 "flow_bound": self.lp, "flow_bound_why": self.lp_why}
 
 
@@ -100,8 +113,10 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
     n, q = network.num_terminals, ranks_per_node
     pairs = n * (n - 1) * q * q + n * q * (q - 1)
     if pairs > MAX_PAIRS:
-        raise SynthError(f"{topology.spec}: an all-to-all of {n * q:,} ranks joins {pairs:,} rank pairs, more than the "
-                         f"{MAX_PAIRS:,} a synthesis routes")
+        if routes is not None or router is not None:
+            raise SynthError(f"{topology.spec}: an all-to-all of {n * q:,} ranks joins {pairs:,} rank pairs, more than "
+                             f"the {MAX_PAIRS:,} a synthesis routes by --router or --routes (without them: forests)")
+        return forest_exchange(topology, q, sizes, time_limit, say)
     a, b, weights = node_demand(network, q, sizes)
     report, options = None, None
     lp, why = flow_bound(network, q, sizes, say, lp_seconds=time_limit)  # the LP too within the command's limit
@@ -133,6 +148,30 @@ def route_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time
     else:
         graph = pairs_graph(topology, q, "all", (a, b), name, node_paths=paths)
     return ExchangeRouting(graph, lp, why, granule, report, options if report is not None else None)
+
+
+def forest_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, time_limit: float,
+                    say=lambda text: None) -> ExchangeRouting:
+    """Every rank pair along forests (synth.measure.forests): an exchange too large to list its
+    pairs' paths (above MAX_PAIRS). Spreading starts from the translated forest where the network
+    has translations, for `time_limit` seconds of wall clock at most; the bound is the larger of its
+    certified lambda* lower end and the sweep cut."""
+    network = topology.network()
+    q = ranks_per_node
+    demand = router_demand(network, q, sizes)
+    first = translated_forest(topology) if q == 1 else None
+    say(f"routing {network.num_terminals * q:,} ranks' pairs along forests (spreading within {time_limit:g} s)")
+    forests = spread(network, demand, time_limit, say, first=first)
+    cut, cut_why = sweep_cut_of(network, demand, eigenvectors=network.num_nodes - network.num_terminals <= SWEEP_ROUTERS)
+    lp, why = forests.lower, (f"the multicommodity-flow LP's certified lower end after {forests.steps} spreading steps "
+                              f"(lambda* <= {forests.upper:.6g})")
+    if cut > lp * (1 + 1e-9):
+        lp, why = cut, cut_why
+    granule = 1 if unit_router_links(network) else 0
+    empty = np.zeros(0, dtype=np.int64)
+    graph = TransferGraph(network.num_terminals * q, q, "all", empty, empty,
+                          Paths(np.zeros(1, dtype=np.int64), empty), empty, FORESTS)
+    return ExchangeRouting(graph, lp, why, granule, forests=forests)
 
 
 def _busiest(network, paths: Paths, weights: np.ndarray) -> float:

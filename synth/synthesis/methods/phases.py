@@ -28,8 +28,9 @@ def _points(context) -> Part:
 
     plan, say = context.plan, context.say
     ranks_per_node = plan.graph.ranks_per_node
+    forests = plan.exchange.forests  # at scale every schedule along the forests, no path listed
     graphs = [plan.graph]
-    if plan.routes is None and plan.graph.router != plan.topology.default_router:
+    if forests is None and plan.routes is None and plan.graph.router != plan.topology.default_router:
         # the family's paths too: forwarding steps may prefer them (not where a routes file gives the fabric's)
         a, b, _ = node_demand(plan.topology.network(), ranks_per_node, None)
         graphs.append(pairs_graph(plan.topology, ranks_per_node, "all", (a, b), plan.topology.default_router))
@@ -48,7 +49,10 @@ def _points(context) -> Part:
         if schedule is None:
             continue
         for graph in graphs:
-            mapped = map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule))
+            if forests is not None:
+                mapped = map_schedule(schedule, plan.topology, forests=forests)
+            else:
+                mapped = map_schedule(schedule, plan.topology, paths=transfer_paths(graph, schedule))
             busiest = float(mapped.channel_bytes.sum() + mapped.size_bytes.sum()) / unit
             alphas = int(mapped.port_messages.sum() + mapped.size_port_messages.sum())
             whole = schedule.blocks == plan.graph.ranks ** 2  # every block moved whole (no parts), along one path
@@ -78,8 +82,13 @@ def _points(context) -> Part:
             return dataclasses.replace(made, algorithm="synthesized")
         part.makers.append(make)
         part.priced.append(mapped)
-        part.routing.append(functools.partial(transfer_paths, graph))
+        # at scale the file records no paths (P^2 of them): its forests' routing is not a routes file
+        part.routing.append(functools.partial(transfer_paths, graph) if forests is None else _unrecorded)
     return part
+
+
+def _unrecorded(schedule: Schedule) -> None:
+    return None
 
 
 METHOD = Method("phases", "an all-to-all by phases: every block in one phase along paths chosen for all pairs at once, "
