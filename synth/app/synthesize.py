@@ -72,6 +72,13 @@ def check(request: SynthesisRequest, routes_out: bool = False) -> SynthesisPlan 
         raise SynthError(f"--routes-out: only an alltoall's synthesis routes its pairs as one phase, not {name}'s"
                          + (" (its routes weigh the matrix's bytes, which a routes file's traffic cannot name)"
                             if name == "alltoallv" else ""))
+    if routes_out:
+        from synth.synthesis.transfers import MAX_PAIRS
+
+        ranks = request.topology.network().num_terminals * request.ranks_per_node
+        if ranks * (ranks - 1) > MAX_PAIRS:
+            raise SynthError(f"--routes-out: {ranks:,} ranks' pairs are routed along forests (more than {MAX_PAIRS:,} "
+                             f"pairs), which a routes file of one path per pair would list in gigabytes")
     return plan
 
 

@@ -13,7 +13,8 @@ from synth.synthesis.transfers import REACHES
 def header_lines(topology, plan) -> list[str]:
     graph, bound = plan.graph, plan.time_bound
     return [f"network   {topology.label()}: {graph.ranks} ranks; transfers: {graph.reach} "
-            f"({counted(graph.num_pairs, 'rank pair')}, routed by {graph.router})",
+            f"({counted(plan.exchange.num_pairs if plan.exchange is not None else graph.num_pairs, 'rank pair')}, "
+            f"routed by {graph.router})",
             f"method    {plan.method}",
             f"bounds    steps >= {plan.step_bound.steps} with {graph.reach} transfers ({plan.step_bound.why}; points "
             f"over every pair and generated ones may take fewer); any schedule: >= {bound.messages} x alpha, "

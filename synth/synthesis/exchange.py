@@ -42,6 +42,7 @@ ROUTER = "paths (one phase of every node pair, synth.synthesis.exchange)"
 TRANSLATED = "translated (terminal 0's paths balanced over the channel orbits, synth.synthesis.exchange)"
 FORESTS = "forests (every pair along shortest-path trees spread over the channels, synth.measure.forests)"
 MAX_RADICES = 24  # TuNA radices tried: every one up to this many, else spread geometrically
+SCALE_RADICES = 12  # and along forests (above MAX_PAIRS rank pairs), where each takes seconds
 # node pairs up to which the program routes them (64 nodes: 4,032 pairs in 30 s; the candidates' tables grow with
 # the square of the pairs)
 PROGRAM_PAIRS = 8192
@@ -367,11 +368,11 @@ def rounded(value: float, granule: int) -> float:
     return granule * math.ceil(value / granule - 1e-9) if granule else value
 
 
-def radices(ranks: int) -> list[int]:
-    """TuNA's radices to try: 2..P-1, or MAX_RADICES of them spread geometrically."""
-    if ranks - 2 <= MAX_RADICES:
+def radices(ranks: int, most: int = MAX_RADICES) -> list[int]:
+    """TuNA's radices to try: 2..P-1, or `most` of them spread geometrically."""
+    if ranks - 2 <= most:
         return list(range(2, ranks))
-    picks = np.unique(np.round(np.geomspace(2, ranks - 1, MAX_RADICES)).astype(np.int64))
+    picks = np.unique(np.round(np.geomspace(2, ranks - 1, most)).astype(np.int64))
     return [int(r) for r in picks]
 
 

@@ -61,6 +61,8 @@ class Part:
     per_byte: float | None = None  # the bandwidth bound of any schedule of the part's collective, per byte
     pool: str = ""  # a whole part: the pool of methods whose points it holds (synth.synthesis.methods)
     rounds_bound: int = 0  # a half: the cut bound in rounds of its blocks, rounded up (whole blocks)
+    # an exchange: every schedule priced, on the front or not (label, MappedSchedule), to show what the front beat
+    alternatives: list = field(default_factory=list)
 
     def schedule(self, k: int) -> Schedule:
         return self.makers[k]()

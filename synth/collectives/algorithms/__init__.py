@@ -61,6 +61,12 @@ class Algorithm:
     transfers: Callable[[Request], int] | None = None  # likewise its transfers, where known
     runs: bool = False  # generates its blocks as runs (BlockRuns), not lists
     options: tuple[str, ...] = ()  # the Request fields of its own it takes (radix, batch): refused for the others
+    # an exchange sending every block once, straight from its source to its destination (in one step or several):
+    # along the same paths never cheaper than the one phase (synth.synthesis.exchange), which synthesis at scale uses
+    direct: bool = False
+    # the ranks up to which its generator takes seconds (None: any, linear in its transfers); synthesis along
+    # forests (thousands of ranks) leaves it out above them (MULTITREE's greedy trees: minutes at 4,096)
+    quick_ranks: int | None = None
 
 
 # Memory of one schedule from generation to pricing (measured with tests/bench/bench_schedules.py

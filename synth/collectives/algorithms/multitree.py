@@ -392,5 +392,5 @@ ALGORITHM = (
               transfers=_transfers),
     Algorithm("multitree", COLLECTIVES, "MULTITREE on any network with one rank per router (greedy trees, "
               "contention-free steps)", _generator("multitree"), _any_network_refusal, lambda request: request.ranks,
-              transfers=_transfers),
+              transfers=_transfers, quick_ranks=1024),
 )

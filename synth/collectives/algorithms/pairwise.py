@@ -19,4 +19,4 @@ def generate(request: Request):
 
 
 ALGORITHM = Algorithm("pairwise", ("alltoall", "alltoallv"), "P - 1 steps, step k to rank r + k", generate,
-                      transfers=one_transfer_per_block)
+                      transfers=one_transfer_per_block, direct=True)

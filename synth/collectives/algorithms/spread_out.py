@@ -18,4 +18,4 @@ def generate(request: Request):
 
 
 ALGORITHM = Algorithm("spread-out", ("alltoall", "alltoallv"), "one step: every block straight to its destination",
-                      generate, transfers=one_transfer_per_block)
+                      generate, transfers=one_transfer_per_block, direct=True)

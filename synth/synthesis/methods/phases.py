@@ -14,7 +14,7 @@ from synth.pricing.compare import REFERENCE_BYTES
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.exact import FrontPoint
 from synth.pricing.bounds import EXCHANGES, exchange_message_bytes, node_demand
-from synth.synthesis.exchange import exchange_schedule, pareto, radices
+from synth.synthesis.exchange import MAX_RADICES, SCALE_RADICES, exchange_schedule, pareto, radices
 from synth.synthesis.front import Part
 from synth.synthesis.methods import WHOLE, Method
 from synth.synthesis.transfers import pairs_graph, transfer_paths
@@ -39,10 +39,15 @@ def _points(context) -> Part:
     forwarding = "tuna" if plan.sizes is not None else "radix-r bruck"  # TuNA's rounds; uniform: no size exchange
     # the generated algorithms of the collective too (Kautz-C's two steps on K(d,2), ...): the front is the best
     # of what synth can make, each point saying what it is
+    # at scale (forests) the direct exchanges are left out (along the same paths none is cheaper than the one
+    # phase), and the generators that take minutes there
     generated = [(f"{name} (generated)", name, None) for name, algorithm in ALGORITHMS.items()
-                 if plan.collective in algorithm.collectives and name not in ("spread-out", "tuna")]
+                 if plan.collective in algorithm.collectives and name not in ("spread-out", "tuna")
+                 and not (forests is not None and (algorithm.direct or (algorithm.quick_ranks or plan.graph.ranks)
+                                                   < plan.graph.ranks))]
+    tried = radices(plan.graph.ranks, SCALE_RADICES if forests is not None else MAX_RADICES)
     for label, algorithm, radix in [("one phase", "spread-out", None),
-                                    *((f"{forwarding} r={r}", "tuna", r) for r in radices(plan.graph.ranks)),
+                                    *((f"{forwarding} r={r}", "tuna", r) for r in tried),
                                     *generated]:
         schedule = exchange_schedule(plan.collective, plan.topology, ranks_per_node, plan.sizes, algorithm, radix,
                                       REFERENCE_BYTES)
@@ -57,12 +62,14 @@ def _points(context) -> Part:
             alphas = int(mapped.port_messages.sum() + mapped.size_port_messages.sum())
             whole = schedule.blocks == plan.graph.ranks ** 2  # every block moved whole (no parts), along one path
             found.append((label, algorithm, radix, schedule.num_steps, busiest, alphas, mapped, graph, whole))
+            say(f"{label}: {schedule.num_steps} steps, busiest {busiest:.6g} {'B' if plan.sizes is not None else 'blocks'}, "
+                f"{alphas} message starts")
         del schedule
     say(f"{plan.collective}: {len(found)} schedules priced along the pairs' paths")
     keep = pareto([(f[5], f[4]) for f in found])
     matrix_bytes = exchange_message_bytes(plan.sizes, plan.graph.ranks) if plan.sizes is not None else None
     part = Part(plan.collective, 1, "optimal", [], None, "not on the front", blocks=plan.graph.ranks, whole=True,
-                fixed_bytes=matrix_bytes)
+                fixed_bytes=matrix_bytes, alternatives=[(f[0], f[6]) for f in found])
     # a point is optimal when its busiest load meets the least of its kind: a schedule of whole blocks, each on one
     # path (lambda* rounded up to whole blocks), or any schedule (lambda*); the gap is always to any schedule's bound
     message = matrix_bytes if plan.sizes is not None else plan.graph.ranks
