@@ -5,7 +5,7 @@ as explicit paths (synth.topology.paths) that is 4.6 GB before a single load is 
 holds the same routing in the size of the routers squared: per source router u, the tree of
 shortest paths from u (Dijkstra's predecessors), kept as the router before v and the channel into
 v on u's tree (two routers x routers matrices, 24 MiB at 4,096 routers). A routing is F such
-forests and, per ordered router pair, the forest it takes: `pick`, a fixed hash of the pair, so
+forests and, per ordered terminal pair, the forest it takes: `pick`, a fixed hash of the pair, so
 that the routing is the fractional one averaging the forests rounded at random (Raghavan and
 Thompson's randomized rounding), the same on every run. A pair of terminals takes its source's
 injection link, its routers' path and its destination's ejection link, as every family's paths do.
@@ -173,10 +173,12 @@ def _hash(a, b):
 
 
 @njit(cache=True, inline="always")
-def _pick(u, v, cumulative):
-    """The forest the router pair (u, v) takes: forest f with probability its share (cumulative
-    shares, the last 1), by the pair's hash read as a number in [0, 1)."""
-    x = np.float64(_hash(u, v) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+def _pick(a, b, cumulative):
+    """The forest the terminal pair (a, b) takes: forest f with probability its share (cumulative
+    shares, the last 1), by the pair's hash read as a number in [0, 1). Per terminal pair, not per
+    router pair: a dragonfly's global link carries a few hundred router pairs, each of 36 terminal
+    pairs, and rounding whole router pairs left it 25% above the fractional flow."""
+    x = np.float64(_hash(a, b) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
     f = 0
     while f < len(cumulative) - 1 and x >= cumulative[f]:
         f += 1
@@ -185,16 +187,16 @@ def _pick(u, v, cumulative):
 
 @stoppable
 @njit(cache=True, nogil=True)
-def _router_loads(parent, into, cumulative, demand, forest, load):
-    """Adds every router pair's demand (R x R, row u column v) to the channels of its path: on
-    forest `forest`, or (forest < 0) on the forest it picks."""
+def _router_loads(parent, into, demand, forest, load):
+    """Adds every router pair's demand (R x R, row u column v) to the channels of its path on
+    forest `forest`."""
     r = demand.shape[0]
     for u in range(r):
         for v in range(r):
             d = demand[u, v]
             if d == 0.0 or u == v:
                 continue
-            f = forest if forest >= 0 else _pick(u, v, cumulative)
+            f = forest
             at = v
             while at != u:
                 load[into[f, u, at]] += d
@@ -205,7 +207,7 @@ def _router_loads(parent, into, cumulative, demand, forest, load):
 def _path_lengths(parent, cumulative, router_of, a, b, lengths):
     for i in range(len(a)):
         u, v = router_of[a[i]], router_of[b[i]]
-        f = _pick(u, v, cumulative)
+        f = _pick(a[i], b[i], cumulative)
         k = 0
         at = v
         while at != u:
@@ -218,7 +220,7 @@ def _path_lengths(parent, cumulative, router_of, a, b, lengths):
 def _fill_paths(parent, into, cumulative, router_of, injection, ejection, a, b, offsets, channels):
     for i in range(len(a)):
         u, v = router_of[a[i]], router_of[b[i]]
-        f = _pick(u, v, cumulative)
+        f = _pick(a[i], b[i], cumulative)
         start, end = offsets[i], offsets[i + 1]
         channels[start] = injection[a[i]]
         channels[end - 1] = ejection[b[i]]
@@ -263,7 +265,7 @@ def spread(network, demand: np.ndarray, seconds: float, say=lambda text: None, s
         lower = max(lower, float(native(lambda: (demand * np.maximum(distance - slack, 0.0)).sum())) / weight)
         del distance
         load = np.zeros(network.num_channels)
-        _router_loads(parent[None], into[None], np.ones(1), demand, 0, load)
+        _router_loads(parent[None], into[None], demand, 0, load)
         load = load[routers.channels]
         if taken == 1:
             share = 1.0
@@ -357,7 +359,7 @@ def _step_loads(parent, into, cumulative, router_of, injection, ejection, hop, s
         j = i
         while j < total and step[j] == s:
             u, v = router_of[a[j]], router_of[b[j]]
-            f = _pick(u, v, cumulative)
+            f = _pick(a[j], b[j], cumulative)
             w = size[j]
             length = 2
             first = ejection[b[j]]  # the second channel of the path: the first router link, else the ejection

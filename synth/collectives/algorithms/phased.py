@@ -47,4 +47,5 @@ def _refusal(pattern: str):
 
 
 ALGORITHM = tuple(Algorithm(name, ("alltoall", "alltoallv"), f"the phased exchange {name} (Prisacari20): phase p is step p",
-                            _generator(name), _refusal(name), transfers=one_transfer_per_block, direct=True) for name in PATTERNS)
+                            _generator(name), _refusal(name), transfers=one_transfer_per_block, direct=True)
+                  for name in PATTERNS)

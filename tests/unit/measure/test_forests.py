@@ -77,7 +77,7 @@ def test_translated_forest_loads_every_channel_of_an_orbit_alike(spec):
     network = topology.network()
     parent, into = translated_forest(topology)
     load = np.zeros(network.num_channels)
-    _router_loads(parent[None], into[None], np.ones(1), router_demand(network, 1, None), 0, load)
+    _router_loads(parent[None], into[None], router_demand(network, 1, None), 0, load)
     _, channel_class, _ = translation_group(topology)
     n = network.num_terminals
     inner = np.flatnonzero((network.channel_src >= n) & (network.channel_dst >= n))
