@@ -342,6 +342,18 @@ def step_loads(routing: ForestRouting, network, step: np.ndarray, a: np.ndarray,
     return out
 
 
+@njit(cache=True, inline="always")
+def _load(c, w, load, count, seen, touched, marked):
+    """Adds a transfer of w bytes to channel c; a channel first touched this step is listed."""
+    load[c] += w
+    count[c] += 1
+    if not seen[c]:
+        seen[c] = True
+        touched[marked] = c
+        marked += 1
+    return marked
+
+
 @stoppable
 @njit(cache=True, nogil=True)
 def _step_loads(parent, into, cumulative, router_of, injection, ejection, hop, step, a, b, size, bandwidth, inner,
@@ -363,22 +375,12 @@ def _step_loads(parent, into, cumulative, router_of, injection, ejection, hop, s
             w = size[j]
             length = 2
             first = ejection[b[j]]  # the second channel of the path: the first router link, else the ejection
-            for c in (injection[a[j]], ejection[b[j]]):
-                load[c] += w
-                count[c] += 1
-                if not seen[c]:
-                    seen[c] = True
-                    touched[marked] = c
-                    marked += 1
+            marked = _load(injection[a[j]], w, load, count, seen, touched, marked)
+            marked = _load(ejection[b[j]], w, load, count, seen, touched, marked)
             at = v
             while at != u:
                 c = into[f, u, at]
-                load[c] += w
-                count[c] += 1
-                if not seen[c]:
-                    seen[c] = True
-                    touched[marked] = c
-                    marked += 1
+                marked = _load(c, w, load, count, seen, touched, marked)
                 first = c
                 length += 1
                 at = parent[f, u, at]

@@ -290,8 +290,8 @@ def translated_forest(topology) -> tuple[np.ndarray, np.ndarray] | None:
     HyperX); else None. The tree from terminal 0's router is grown leaves first: every router, in
     decreasing distance, enters by the tight channel of the orbit its subtree loads least so far.
     Moved to every source, a tree's crossings of an orbit load each of its channels alike
-    (orbit-stabilizer, as translated_paths), so the orbits' balance is the routing's: on a torus's
-    uniform exchange every orbit carries the same, lambda* itself."""
+    (orbit-stabilizer, as translated_paths), so the orbits' balance is the routing's (the greedy's:
+    on the 64 x 64 torus's uniform exchange 2.8% above lambda*, which spreading then lowers)."""
     from synth.measure.forests import terminal_links
 
     group = translation_group(topology)
