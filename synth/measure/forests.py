@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 from scipy.sparse.csgraph import dijkstra
 
+from synth.core import memory
 from synth.core.errors import SynthError
 from synth.core.interrupt import native, stoppable
 from synth.topology.paths import Paths
@@ -73,6 +74,18 @@ class ForestRouting:
         channels = np.empty(offsets[-1], dtype=np.int64)
         _fill_paths(self.parent, self.into, self.cumulative, self.router_of, self.injection, self.ejection, a, b, offsets, channels)
         return Paths(offsets, channels)
+
+
+def check_memory(network, steps: int = SPREAD_STEPS) -> None:
+    """One line, before anything is allocated, where spreading would not fit this machine: per
+    router pair its demand and distance (8 bytes each), and per forest kept its parent and channel
+    (6 bytes), the flow's loads besides."""
+    routers = network.num_nodes - network.num_terminals
+    need = routers * routers * (16 + 6 * (steps + 1))
+    budget = memory.budget()
+    if need > budget.bytes:
+        raise SynthError(f"{network.spec}: routing every pair along {steps} forests of {routers:,} routers takes about "
+                         f"{memory.gib(need)}; synth plans with {budget} here")
 
 
 def terminal_links(network) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ import numpy as np
 
 from synth.core.errors import SynthError
 from synth.measure.cuts import SWEEP_ROUTERS, sweep_cut_of
-from synth.measure.forests import ForestRouting, router_demand, spread
+from synth.measure.forests import ForestRouting, check_memory, router_demand, spread
 from synth.pricing.bounds import flow_bound, node_demand
 from synth.routing.path_selection import route_phase_paths
 from synth.routing.paths_options import PathsOptions, PathsReport
@@ -159,6 +159,7 @@ def forest_exchange(topology, ranks_per_node: int, sizes: np.ndarray | None, tim
     certified lambda* lower end and the sweep cut."""
     network = topology.network()
     q = ranks_per_node
+    check_memory(network)
     demand = router_demand(network, q, sizes)
     first = translated_forest(topology) if q == 1 else None
     say(f"routing {network.num_terminals * q:,} ranks' pairs along forests (spreading within {time_limit:g} s)")

@@ -96,3 +96,12 @@ def test_the_direct_exchanges_left_out_at_scale_never_beat_the_one_phase():
             other = priced(name)
             for scale in (1e-6, 1.0, 1e3):
                 assert one.time(ALPHA, BANDWIDTH, scale) <= other.time(ALPHA, BANDWIDTH, scale) * (1 + 1e-12), name
+
+
+def test_forests_that_would_not_fit_are_one_line_before_any_allocation(at_scale, monkeypatch):
+    from synth.core import memory
+    from synth.core.errors import SynthError
+
+    monkeypatch.setattr(memory, "budget", lambda: memory.Budget(1 << 10, "a test's limit"))
+    with pytest.raises(SynthError, match="forests of 16 routers takes about .* synth plans with"):
+        plan_synthesis("alltoall", parse_topology("torus:4,4"), time_limit=10)
