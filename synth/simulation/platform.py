@@ -169,6 +169,9 @@ def check_planned(terminals: int, transfers: int, actors: int = 1) -> None:
     """check_size before anything of the platform is made: at least a host per terminal and the
     transfers' SimGrid objects, with what building the platform allocates per transfer (a run
     that would not fit is refused here, not found dying in build_platform under `ulimit -v`)."""
+    if terminals > MAX_HOSTS:  # a host per terminal at least: known before a path is routed or a byte read
+        raise SynthError(f"simulating {terminals:,} terminals takes a host each, more than the {MAX_HOSTS:,} SimGrid's full "
+                         "routing table (hosts^2) allows here; with --ranks-per-node the ranks share fewer hosts")
     need, have = (terminals ** 2 * BYTES_PER_HOST_PAIR + transfers * (BYTES_PER_TRANSFER + BUILD_BYTES_PER_TRANSFER)
                   + actors * BYTES_PER_ACTOR), budget()
     if need > have.bytes:

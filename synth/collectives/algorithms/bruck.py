@@ -11,16 +11,36 @@ from __future__ import annotations
 import numpy as np
 
 from synth.collectives.algorithms import Algorithm, Request
+from synth.collectives.schedule import BlockRuns
 
 
-def _allgather(request: Request, builder) -> None:
+def _allgather(request: Request, builder):
+    """As runs (a transfer's blocks r .. r + count - 1 mod P: one run, or two where they wrap), not
+    lists: 16,384 ranks send 2.7 x 10^8 blocks in 229,376 transfers."""
     p = request.ranks
-    r = np.arange(p)
-    k = 1
+    r = np.arange(p, dtype=np.int64)
+    src, dst, ptr, first, count = [], [], [np.zeros(1, dtype=np.int64)], [], []
+    k, runs = 1, 0
     while k < p:
-        count = min(k, p - k)
-        builder.add_step(r, (r - k) % p, (r[:, None] + np.arange(count)[None, :]) % p)
+        total = min(k, p - k)
+        head = np.minimum(total, p - r)  # r .. P - 1, then 0 .. total - head - 1 where it wraps
+        tail = total - head
+        per = 1 + (tail > 0)
+        order = np.repeat(np.arange(p), per)  # each transfer's runs in order: its head, then its tail
+        second = np.zeros(len(order), dtype=bool)
+        second[np.cumsum(per) - 1] = per == 2
+        first.append(np.where(second, 0, r[order]))
+        count.append(np.where(second, tail[order], head[order]))
+        ptr.append(runs + np.cumsum(per))
+        runs += int(per.sum())
+        src.append(r)
+        dst.append((r - k) % p)
         k *= 2
+    steps = len(src)
+    runs = BlockRuns(np.concatenate(ptr), np.concatenate(first or [r[:0]]), np.ones(runs, dtype=np.int64),
+                     np.concatenate(count or [r[:0]]))
+    return builder.build_runs(np.arange(steps + 1, dtype=np.int64) * p, np.concatenate(src or [r[:0]]),
+                              np.concatenate(dst or [r[:0]]), np.zeros(steps * p, dtype=np.int8), runs)
 
 
 def _alltoall(request: Request, builder) -> None:
@@ -38,7 +58,9 @@ def _alltoall(request: Request, builder) -> None:
 
 def generate(request: Request):
     builder = request.builder("bruck")
-    (_allgather if request.collective == "allgather" else _alltoall)(request, builder)
+    if request.collective == "allgather":
+        return _allgather(request, builder)
+    _alltoall(request, builder)
     return builder.build()
 
 

@@ -506,3 +506,38 @@ def test_a_peer_outside_the_ranks_is_a_user_error(peer, algorithm):
 
     assert_user_error(call("schedule", "p2p", "--algorithm", algorithm, "--network", "kautz:3", "--peer", str(peer)),
                       all_of=("--peer",))
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 8, 13, 32, 100])
+def test_bruck_allgather_as_runs_is_the_textbook_schedule(p):
+    """Bruck's allgather is built as runs (two where a transfer's blocks wrap past P - 1); listed, it
+    is the definition: step k, rank r sends blocks r .. r + min(2^k, P - 2^k) - 1 mod P to r - 2^k."""
+    s = ALGORITHMS["bruck"].generate(Request("allgather", p, p, 8, f"ring:{max(p, 3)}")).explicit()
+    k, t = 1, 0
+    for step in range(s.num_steps):
+        for r in range(p):
+            assert (s.src[t], s.dst[t]) == (r, (r - k) % p)
+            assert s.block_ids[s.block_ptr[t]:s.block_ptr[t + 1]].tolist() == [(r + i) % p for i in range(min(k, p - k))]
+            t += 1
+        k *= 2
+    assert k >= p and t == s.num_transfers
+
+
+@pytest.mark.parametrize("collective", ["allgather", "reduce-scatter", "allreduce"])
+@pytest.mark.parametrize("p", [2, 8, 64])
+def test_rd_b_as_runs_is_the_textbook_schedule(collective, p):
+    """rd-b is built as runs; listed, halving sends the partner's aligned half (distance P/2 .. 1),
+    doubling what the rank has gathered (distance 1 .. P/2)."""
+    s = ALGORITHMS["rd-b"].generate(Request(collective, p, p, 8, f"ring:{max(p, 3)}")).explicit()
+    expected = []
+    if collective != "allgather":
+        expected += [(d, REDUCE) for d in (p >> k for k in range(1, p.bit_length())) if d]
+    if collective != "reduce-scatter":
+        expected += [(1 << k, COPY) for k in range(p.bit_length() - 1)]
+    assert s.num_steps == len(expected)
+    for step, (d, op) in enumerate(expected):
+        for r in range(p):
+            t = s.step_ptr[step] + r
+            base = ((r ^ d) if op == REDUCE else r) & ~(d - 1)
+            assert (s.src[t], s.dst[t], s.op[t]) == (r, r ^ d, op)
+            assert s.block_ids[s.block_ptr[t]:s.block_ptr[t + 1]].tolist() == list(range(base, base + d))
