@@ -30,6 +30,7 @@ from synth.pricing.bounds import schedule_bound
 from synth.pricing.alphabeta import (DEFAULT_ALPHA, DEFAULT_BANDWIDTH, FREE, NodeCosts, message_ports, most_per_port,
                                      step_times)
 from synth.pricing.schedule_cost import SIZE_BYTES, busiest_channels, map_schedule, recorded_paths, transfer_paths
+from synth.simulation.merge import mergeable, plan_merge
 from synth.simulation.platform import build_platform
 from synth.simulation.runner import DISCIPLINES, MODELS, Settings, run
 from synth.topology.paths import Paths
@@ -49,6 +50,7 @@ class SimulationOptions:
     overhead: float = 0.0  # seconds a rank spends on each message it sends
     engine: str = ""  # synth.simulation.runner.Settings.engine
     node: NodeCosts = FREE  # a node's internal link and copy cost, in the model and on the platform
+    merge: bool = True  # a step's identical transfers as one flow, where that is exact (synth.simulation.merge)
 
     def __post_init__(self) -> None:
         for option, bits in (("--bandwidth", self.bandwidth_bits), ("--intra-bandwidth", self.node.intra_bandwidth_bits)):
@@ -211,15 +213,24 @@ def _check_planned(network, transfers: int, ranks: int, options: SimulationOptio
 
 def _simulate(kind, source, network, src, dst, q, ranks, paths, row, size, labels, model, options, progress,
               copy=None) -> Simulation:
-    platform, transfers = build_platform(network, src, dst, q, paths, row, size, options.route_latency,
-                                         options.hop_latency, options.bandwidth_bits, options.node.intra_latency,
-                                         options.node.intra_bandwidth_bits)
+    merge = None
+    if options.merge and mergeable(options.model, options.discipline, options.overhead, copy):
+        merge = plan_merge(options.model, row, src // q, dst // q, size, paths)
+    flows = (src, dst, paths, row, size)
+    if merge is not None:  # each group's first transfer, carrying the group's bytes
+        keep = merge.keep
+        across = src // q != dst // q
+        flows = (src[keep], dst[keep], paths.select((np.cumsum(across) - 1)[keep[across[keep]]]), row[keep], size[keep])
+    platform, transfers = build_platform(network, flows[0], flows[1], q, flows[2], flows[3], flows[4],
+                                         options.route_latency, options.hop_latency, options.bandwidth_bits,
+                                         options.node.intra_latency, options.node.intra_bandwidth_bits,
+                                         None if merge is None else merge.multiplicity)
     if copy is not None:
         transfers = dataclasses.replace(transfers, copy=copy)
     times = run(platform, transfers, np.arange(ranks) // q, options.settings(), progress)
     rows = len(labels)
     ends = np.zeros(rows)
-    np.maximum.at(ends, row, times.finish if times.done is None else times.done)
+    np.maximum.at(ends, flows[3], times.finish if times.done is None else times.done)
     ends = np.maximum.accumulate(ends) if options.discipline == "bsp" else ends
     previous = np.concatenate([[0.0], np.maximum.accumulate(ends)[:-1]])
     simulated = np.maximum(ends - previous, 0.0)
@@ -228,7 +239,8 @@ def _simulate(kind, source, network, src, dst, q, ranks, paths, row, size, label
         simulated[counts == 0] = 0.0
     across = src // q != dst // q  # transfers within a node cross no channel of the network
     network_bytes = np.bincount(row, weights=size * across, minlength=rows)
-    described = {"simgrid": times.version, "hosts": platform.hosts, "links": len(platform.link_bandwidth), "routes": len(platform.route_src)}
+    described = {"simgrid": times.version, "hosts": platform.hosts, "links": len(platform.link_bandwidth),
+                 "routes": len(platform.route_src), **({"flows": merge.flows} if merge is not None else {})}
     return Simulation(kind=kind, source=source, options=options, labels=labels,
                       transfers=np.bincount(row, minlength=rows), bytes=network_bytes, model=np.asarray(model, dtype=np.float64),
                       simulated=simulated, ends=ends, platform=described, peak_bytes=times.peak_bytes)

@@ -37,6 +37,10 @@ def add_parser(sub) -> None:
                    "records, a synthesized schedule's, else the family's router's)")
     p.add_argument("--routes", metavar="ROUTES.json", help="schedules: take the transfers' paths from a routes file")
     p.add_argument("--seed", type=lambda t: parse_int(t, "--seed", 0), default=0, help="seed of a random router")
+    p.add_argument("--no-merge", dest="merge", action="store_false",
+                   help="simulate every transfer as a flow of its own (by default a step's transfers between the same "
+                        "nodes along one path, with the same bytes, are one flow where max-min sharing makes that exact: "
+                        "docs/simulation.md)")
     add_cost_model(p)
     p.add_argument("--out", metavar="FILE", help="write the simulated times (synth-simulation/1, docs/formats.md)")
     p.set_defaults(func=cmd_simulate)
@@ -56,7 +60,7 @@ def cmd_simulate(args) -> int:
 
     options = SimulationOptions(model=args.model or DEFAULT_MODEL, discipline=args.discipline, alpha=args.alpha,
                                 bandwidth_bits=args.bandwidth * 1e9, latency=args.latency, hop_latency=args.hop_latency,
-                                overhead=args.overhead, node=node_costs(args))
+                                overhead=args.overhead, node=node_costs(args), merge=args.merge)
     kind = file_kind(args.file)
     with OutputSet() as outputs:
         outputs.protect(args.file, args.routes)
@@ -98,7 +102,10 @@ def cmd_simulate(args) -> int:
         print(f"simulated {what}, on SimGrid {simulation.platform['simgrid']} ({options.model}, "
               f"{'bulk-synchronous' if options.discipline == 'bsp' else 'asynchronous'}): "
               f"{simulation.platform['hosts']:,} hosts, {simulation.platform['links']:,} links, "
-              f"{simulation.platform['routes']:,} routes; latency {options.route_latency * 1e6:g} us"
+              f"{simulation.platform['routes']:,} routes"
+              + (f", {int(simulation.transfers.sum()):,} transfers as {simulation.platform['flows']:,} flows (a step's "
+                 "identical transfers merged, exactly)" if "flows" in simulation.platform else "")
+              + f"; latency {options.route_latency * 1e6:g} us"
               + (f" + {options.hop_latency * 1e6:g} us per hop" if options.hop_latency else "")
               + f", {options.bandwidth_bits / 1e9:g} Gb/s per link of bandwidth 1"
               + (f", overhead {options.overhead * 1e6:g} us per message" if options.overhead else "")

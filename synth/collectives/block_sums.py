@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+import synth.core.fork_safe_threads  # noqa: F401 - a fork-safe threading layer before the first launch
+
 from synth.core.interrupt import stoppable
 
 

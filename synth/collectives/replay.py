@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+import synth.core.fork_safe_threads  # noqa: F401 - a fork-safe threading layer before the first launch
+
 from synth.core.interrupt import native, stoppable
 
 # What a copy collective starts from (block b first held by ...) and ends with (held by ...).

@@ -77,11 +77,13 @@ class Transfers:
 def build_platform(network, src_rank: np.ndarray, dst_rank: np.ndarray, ranks_per_node: int, paths: Paths,
                    step: np.ndarray, size: np.ndarray, latency: float, hop_latency: float,
                    bandwidth_bits: float, intra_latency: float | None = None,
-                   intra_bandwidth_bits: float | None = None) -> tuple[Platform, Transfers]:
+                   intra_bandwidth_bits: float | None = None,
+                   multiplicity: np.ndarray | None = None) -> tuple[Platform, Transfers]:
     """The platform and transfers for transfers src_rank -> dst_rank (rank r on terminal r // Q),
     `paths` the channel paths of those between nodes, in order; a node's memory link has
     `intra_latency` (None: `latency`) and `intra_bandwidth_bits` (None: MEMORY_BANDWIDTH, and the
-    transfers within a node carry no bytes)."""
+    transfers within a node carry no bytes). `multiplicity`: per transfer, how many identical ones it
+    stands for (synth.simulation.merge): its bytes, the one byte of a message of none included, times that."""
     n = network.num_terminals
     check_planned(n, len(src_rank))
     src_node, dst_node = src_rank // ranks_per_node, dst_rank // ranks_per_node
@@ -139,7 +141,8 @@ def build_platform(network, src_rank: np.ndarray, dst_rank: np.ndarray, ranks_pe
     carried = across if intra_bandwidth_bits is None else np.ones(len(across), dtype=bool)
     transfers = Transfers(step=np.asarray(step, dtype=np.int64), src_host=src_host, dst_host=dst_host,
                           src_rank=np.asarray(src_rank, dtype=np.int64), dst_rank=np.asarray(dst_rank, dtype=np.int64),
-                          bytes=np.maximum(np.where(carried, np.asarray(size, dtype=np.int64), 0), 1))
+                          bytes=np.maximum(np.where(carried, np.asarray(size, dtype=np.int64), 0), 1)
+                          * (1 if multiplicity is None else multiplicity))
     return platform, transfers
 
 
