@@ -185,6 +185,17 @@ def _busiest(network, paths: Paths, weights: np.ndarray) -> float:
     return float(load[between].max(initial=0.0))
 
 
+def _translations(topology):
+    """The network's translation group (synth.synthesis.symmetry.translation_group), the network and
+    its channels between routers; None where it has no such translations."""
+    group = translation_group(topology)
+    if group is None:
+        return None
+    network = topology.network()
+    n = network.num_terminals
+    return group, network, np.flatnonzero((network.channel_src >= n) & (network.channel_dst >= n))
+
+
 def translated_paths(topology, say=lambda text: None) -> Paths | None:
     """Every node pair's path (in node_demand's order) of a translation-invariant routing: where the
     network's translations act freely and transitively on its terminals (tori, HyperX), the paths
@@ -197,14 +208,12 @@ def translated_paths(topology, say=lambda text: None) -> Paths | None:
     (found breadth-first, at most MAX_MULTISETS each), each laid out as a path in orbit order; a
     greedy choice in decreasing order of destinations' distance, then moves off the busiest orbit
     while one lowers it. None where there are no such translations."""
-    group = translation_group(topology)
-    if group is None:
+    found = _translations(topology)
+    if found is None:
         return None
-    nodes, channel_class, class_size = group
-    network = topology.network()
+    (nodes, channel_class, class_size), network, between = found
     n = network.num_terminals
     src, dst = network.channel_src, network.channel_dst
-    between = np.flatnonzero((src >= n) & (dst >= n))
     classes = len(class_size)
     repeat = len(nodes) / class_size  # a crossing of orbit O by 0's paths loads each channel of O this often
     # routers breadth-first from terminal 0's router, each with its minimal multisets of orbits (count vectors)
@@ -295,16 +304,14 @@ def translated_forest(topology) -> tuple[np.ndarray, np.ndarray] | None:
     on the 64 x 64 torus's uniform exchange 2.8% above lambda*, which spreading then lowers)."""
     from synth.measure.forests import terminal_links
 
-    group = translation_group(topology)
-    if group is None:
+    found = _translations(topology)
+    if found is None:
         return None
-    nodes, channel_class, _ = group
-    network = topology.network()
+    (nodes, channel_class, _), network, between = found
     n = network.num_terminals
     router_of, _, _ = terminal_links(network)
     r = network.num_nodes - n
     src, dst = network.channel_src, network.channel_dst
-    between = np.flatnonzero((src >= n) & (dst >= n))
     tail, head = src[between] - n, dst[between] - n
     root = int(router_of[0])
     depth = np.full(r, -1, dtype=np.int64)
