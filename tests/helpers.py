@@ -470,3 +470,9 @@ def cabling(network) -> Counter:
     return Counter((names[s], sp, names[d], dp) for s, sp, d, dp in zip(
         network.channel_src.tolist(), network.channel_src_port.tolist(), network.channel_dst.tolist(),
         network.channel_dst_port.tolist()))
+
+
+def spreading_halves(parts) -> list:
+    """The spreading halves among synthesize_parts' parts: the whole alternatives (the generated
+    algorithms, recursive combining and multiplying) left out."""
+    return [part for part in parts if not part.whole]

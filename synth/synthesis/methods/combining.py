@@ -18,7 +18,16 @@ router with several links along paths that leave each rank by distinct ports
 alpha where minimal's paths may take two). The steps of the few factorizations of fewest message
 starts by distinct ports are routed again by the choice program (busiest channel least), twice.
 The factorizations that no other beats in both message starts and busiest bytes are made and
-priced whole (the points), each recording the paths it was priced on."""
+priced whole (the points), each recording the paths it was priced on.
+
+The same digits make an allgather (recursive multiplying, [Bruck97]'s radix-k recursive doubling
+on any mixed radix): in step j every rank sends the blocks it holds, those of the ranks that differ
+from it in the digits before j alone, to the r_j - 1 ranks that differ from it in digit j, so a
+rank's blocks grow r_j-fold and its message starts are the allreduce's (torus 8x8: 3 steps of one
+alpha, 4 x 4 x 4 split over the coordinates, where dissemination takes 4). A reduce-scatter runs
+it backwards (each partial goes back the way its block came, the digits in reverse order). Step j's
+messages carry r_1 ... r_(j-1) blocks, so a factorization's busiest bytes are its digits' steps
+weighed by that, in either direction."""
 
 from __future__ import annotations
 
@@ -28,7 +37,7 @@ import math
 
 import numpy as np
 
-from synth.collectives.schedule import REDUCE, Schedule, ScheduleBuilder
+from synth.collectives.schedule import COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.core.errors import SynthError
 from synth.pricing.alphabeta import node_ports
 from synth.solve.budget import Budget
@@ -55,6 +64,9 @@ POLISH_MESSAGES = 512  # a step's messages at most, for the program (a 16x16 tor
 # Digits split over a grid's dimensions, and paths by distinct ports, up to this many ranks (a 16x16 torus: 2,568
 # factorizations, 120 digits, 6 s of laying paths; a 32x32's 20,000 factorizations took 22 s more and gained nothing)
 MAX_GRID_RANKS = 256
+# An allgather's or reduce-scatter's deliveries at most, P (P - 1): 1,024 ranks (its schedules are made whole)
+MAX_COPY_DELIVERIES = 1 << 20
+COLLECTIVES = ("allreduce", "allgather", "reduce-scatter")
 
 
 def factorizations(sizes: tuple[int, ...], limit: int = MAX_FACTORIZATIONS) -> list[tuple[tuple[int, ...], ...]]:
@@ -111,14 +123,53 @@ def digit_steps(factors: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, 
     return tuple(steps)
 
 
-def combining_schedule(spec: str, sizes: tuple[int, ...], ranks_per_node: int, steps, block_bytes: int) -> Schedule:
-    """The steps' reductions, one block (a rank's whole vector); every digit once: an allreduce."""
+def combining_schedule(spec: str, sizes: tuple[int, ...], ranks_per_node: int, steps, block_bytes: int,
+                       collective: str = "allreduce") -> Schedule:
+    """Every digit once, in the order of `steps`: an allreduce's reductions of one block (a rank's
+    whole vector); an allgather's copies of the blocks each rank holds (block b first rank b's); a
+    reduce-scatter's, the allgather of the same digits run backwards, its steps in reverse order
+    (the transfers of a step in digit_pairs' order either way: the paths of DigitPortPaths)."""
     p = math.prod(sizes)
-    builder = ScheduleBuilder("allreduce", "synthesized", spec, p, 1, block_bytes, ranks_per_node=ranks_per_node)
+    blocks = 1 if collective == "allreduce" else p
+    builder = ScheduleBuilder(collective, "synthesized", spec, p, blocks, block_bytes, ranks_per_node=ranks_per_node)
+    if collective == "allreduce":
+        for digit in steps:
+            src, dst = digit_pairs(sizes, digit)
+            builder.add_step(src, dst, np.zeros((len(src), 1), dtype=np.int64), REDUCE)
+    elif collective == "allgather":
+        for (src, dst), held in zip(*_holdings(sizes, steps)):
+            builder.add_step(src, dst, held[src], COPY)
+    else:  # the allgather's step over digit j carried held[a] a -> b; backwards b -> a reduces the same blocks
+        for (src, dst), held in reversed(list(zip(*_holdings(sizes, steps)))):
+            builder.add_step(src, dst, held[dst], REDUCE)
+    return builder.build()
+
+
+def _holdings(sizes: tuple[int, ...], steps) -> tuple[list, list]:
+    """Per step of the allgather over `steps`, its (src, dst) pairs and per rank the blocks it holds
+    before the step (a P x r_1 ... r_(j-1) array: the ranks differing from it in the earlier digits)."""
+    p = math.prod(sizes)
+    held = np.arange(p, dtype=np.int64)[:, None]
+    pairs, holdings = [], []
     for digit in steps:
         src, dst = digit_pairs(sizes, digit)
-        builder.add_step(src, dst, np.zeros((len(src), 1), dtype=np.int64), REDUCE)
-    return builder.build()
+        pairs.append((src, dst))
+        holdings.append(held)
+        held = np.hstack([held, held[dst.reshape(p, -1)].reshape(p, -1)])  # src is each rank repeated, in order
+    return pairs, holdings
+
+
+def step_weights(factors: tuple[tuple[int, ...], ...], collective: str) -> list[int]:
+    """Per digit of a factorization (in the allgather's order), the blocks each of its messages
+    carries: one for an allreduce (the whole vector), r_1 ... r_(j-1) for an allgather or a
+    reduce-scatter."""
+    if collective == "allreduce":
+        return [1] * len(factors)
+    weights, held = [], 1
+    for step in factors:
+        weights.append(held)
+        held *= math.prod(step)
+    return weights
 
 
 def combining_grid(plan) -> tuple[int, ...]:
@@ -130,9 +181,11 @@ def combining_grid(plan) -> tuple[int, ...]:
     return tuple(dims) if len(dims) > 1 and math.prod(dims) <= MAX_GRID_RANKS else (plan.graph.ranks,)
 
 
-def _label(factors: tuple[tuple[int, ...], ...], by_ports: bool) -> str:
+def _label(factors: tuple[tuple[int, ...], ...], by_ports: bool, collective: str = "allreduce") -> str:
     radices = [math.prod(step) for step in factors]
-    name = "all-pairs reduction" if len(radices) == 1 else f"combining {'x'.join(map(str, radices))}"
+    kind = {"allreduce": ("all-pairs reduction", "combining"), "allgather": ("all-pairs exchange", "multiplying"),
+            "reduce-scatter": ("all-pairs reduction", "multiplying backwards")}[collective]
+    name = kind[0] if len(radices) == 1 else f"{kind[1]} {'x'.join(map(str, radices))}"
     if len(factors[0]) > 1:  # the digits' parts per dimension
         name += f" ({', '.join('x'.join(map(str, step)) for step in factors)} per dimension)"
     return f"{name} by distinct ports" if by_ports else name
@@ -191,21 +244,26 @@ def port_paths(context, sizes: tuple[int, ...]) -> DigitPortPaths | None:
     try:
         return DigitPortPaths(PortRouter(network), sizes, q, routed)
     except SynthError as exc:
-        context.say(f"allreduce: no combining by distinct ports: {exc}")
+        context.say(f"{plan.collective}: no combining by distinct ports: {exc}")
         return None
 
 
 def _points(context):
     plan = context.plan
-    p, q = plan.graph.ranks, plan.graph.ranks_per_node
+    p, q, collective = plan.graph.ranks, plan.graph.ranks_per_node, plan.collective
     if p < 2:
+        return []
+    if collective != "allreduce" and p * (p - 1) > MAX_COPY_DELIVERIES:
+        context.say(f"{collective}: no recursive multiplying: {p:,} ranks' {p * (p - 1):,} deliveries, more than "
+                    f"{MAX_COPY_DELIVERIES:,}")
         return []
     spec, sizes = plan.topology.spec, combining_grid(plan)
     ports = port_paths(context, sizes)
     steps: dict[tuple, tuple[float, float] | None] = {}
 
-    def routing(by_ports: bool, digits):
-        return functools.partial(ports, digits) if by_ports else None
+    def routing(by_ports: bool, digits):  # digits in the allgather's order; a reduce-scatter's steps run backwards
+        order = digits[::-1] if collective == "reduce-scatter" else digits
+        return functools.partial(ports, order) if by_ports else None
 
     def step_cost(digit, by_ports: bool):  # (alpha terms, busiest bytes over bandwidth) of one digit's step
         if (digit, by_ports) not in steps:
@@ -227,7 +285,9 @@ def _points(context):
             for factors in factorizations(sizes):
                 costs = [step_cost(digit, by_ports) for digit in digit_steps(factors)]
                 if all(cost is not None for cost in costs):
-                    out.append((factors, by_ports, (sum(c[0] for c in costs), sum(c[1] for c in costs))))
+                    weights = step_weights(factors, collective)
+                    out.append((factors, by_ports, (sum(c[0] for c in costs),
+                                                    sum(w * c[1] for w, c in zip(weights, costs)))))
         return out
 
     costed = costed_all()
@@ -251,22 +311,25 @@ def _points(context):
             del steps[digit, True]
         costed = costed_all()
     if polished:
-        context.say(f"allreduce: {len(polished)} combining steps routed by distinct ports by the program")
+        context.say(f"{collective}: {len(polished)} combining steps routed by distinct ports by the program")
     kept = pareto([total for _, _, total in costed])
-    context.say(f"allreduce: {len(costed)} recursive combinings priced by their digits' steps"
+    context.say(f"{collective}: {len(costed)} recursive {'combinings' if collective == 'allreduce' else 'multiplyings'}"
+                " priced by their digits' steps"
                 f"{' (along the router and by distinct ports)' if ports is not None else ''}, {len(kept)} kept")
     made = []
     for i in kept:
         factors, by_ports, _ = costed[i]
         digits = digit_steps(factors)
-        made.append(priced_whole(context, _label(factors, by_ports), 1,
-                                 functools.partial(combining_schedule, spec, sizes, q, digits), reach=DIGIT_PAIRS,
-                                 routing=routing(by_ports, digits)))
+        made.append(priced_whole(context, _label(factors, by_ports, collective), 1 if collective == "allreduce" else p,
+                                 functools.partial(combining_schedule, spec, sizes, q, digits, collective=collective),
+                                 reach=DIGIT_PAIRS, routing=routing(by_ports, digits)))
     return [c for c in made if c is not None]
 
 
 METHOD = Method("combining", "multi-port recursive combining: every rank's whole partial to the ranks that differ "
                 "from it in one digit of a mixed radix (on a torus or HyperX, digits split over its dimensions), "
                 "per step (one radix: the one-step all-pairs reduction; all 2: recursive doubling), along the "
-                "router's paths and along paths leaving by distinct ports", WHOLE, ("allreduce",), _points,
+                "router's paths and along paths leaving by distinct ports; an allgather's the blocks each rank "
+                "holds over the same digits (recursive multiplying), a reduce-scatter's that backwards", WHOLE,
+                COLLECTIVES, _points,
                 order=150, pool="combining")

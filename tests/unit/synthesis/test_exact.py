@@ -17,7 +17,7 @@ import numpy as np
 
 import pytest
 
-from helpers import assert_user_error, delivers
+from helpers import assert_user_error, delivers, spreading_halves
 from synth.synthesis.plan import plan_synthesis
 from synth.synthesis.portfolio import bands, synthesize_parts
 from synth.pricing.bounds import bandwidth_bound
@@ -112,7 +112,7 @@ def _least_steps_by_search(spec: str) -> int:
 def test_the_least_steps_of_one_round_equal_an_exhaustive_search(spec):
     topology = parse_topology(spec)
     plan = plan_synthesis("allgather", topology, chunks=1, method="exact")  # the search sends one block per rank
-    (part,) = synthesize_parts(plan, time_limit=60, generated=())
+    (part,) = spreading_halves(synthesize_parts(plan, time_limit=60, generated=()))
     assert part.least_status == "optimal" and part.least_steps == plan.step_bound.steps
     assert part.one_round_status == "optimal"
     assert part.one_round == _least_steps_by_search(spec)
@@ -137,7 +137,7 @@ def test_the_rounds_reach_the_cut_bound_on_a_ring_with_chunks():
     """On a ring (torus:4, links of bandwidth 1, terminals of 2) the allgather's cut bound is
     (P - 1) / 2 blocks per unit: two chunks per rank reach it, 3 rounds of half blocks."""
     plan = plan_synthesis("allgather", parse_topology("torus:4"), chunks=2)
-    (part,) = synthesize_parts(plan, time_limit=60, generated=())
+    (part,) = spreading_halves(synthesize_parts(plan, time_limit=60, generated=()))
     best = min(f.rounds for f in part.front if f.rounds is not None)
     assert best == math.ceil(bandwidth_bound("allgather", parse_topology("torus:4").network()).per_byte * 8 - 1e-9)
 

@@ -18,7 +18,7 @@ from synth.collectives.verify import verify
 from synth.pricing.compare import REFERENCE_BYTES
 from synth.synthesis.layers import LAYER_ALGORITHMS, layer_steps, pareto_program
 from synth.topology import parse_topology
-from tests.helpers import delivers
+from tests.helpers import delivers, spreading_halves
 
 
 @pytest.mark.parametrize("sizes, seed", [((2, 3, 4), 1), ((4, 4), 2), ((3, 2, 2, 2), 3), ((5, 7), 4)])
@@ -55,7 +55,7 @@ def test_a_layered_allgather_is_priced_as_its_stages_add_up_counted_from_its_tra
     step a rank sends 1, 3 and 8 messages, and receives 1, 3 x 2 and 8 x 8 blocks (what it holds
     doubles, then quadruples); the terminal links are the busiest, 71 rounds in all."""
     plan = plan_synthesis("allgather", parse_topology("dragonfly:2,4,2"))
-    (part,) = synthesize_parts(plan, 10, generated=())
+    (part,) = spreading_halves(synthesize_parts(plan, 10, generated=()))
     (k,) = [i for i, f in enumerate(part.front) if f.method == "layers 1 (2) by straight then 2 (4) by straight then 3 (9) by straight"]
     schedule = part.schedule(k)
     assert verify(schedule).ok and delivers(schedule)
@@ -129,7 +129,7 @@ def test_splitting_blocks_between_rotated_layer_orders_reaches_the_cut_bound_wit
     through memory: 15 rounds, the cut bound, 0.1% above the time bound at 256 MiB. Counted here
     from the transfers: every block enters every node once, over the network."""
     plan = plan_synthesis("allgather", parse_topology("torus:4,4"), ranks_per_node=4, method="trees")
-    (part,) = synthesize_parts(plan, 5, generated=())
+    (part,) = spreading_halves(synthesize_parts(plan, 5, generated=()))
     k, _ = part.best(1 << 28, 1e-6, 100e9)
     point = part.front[k]
     assert "by ring, 1/4 of each block in each rotation of the order, both ways round" in point.method
@@ -177,7 +177,7 @@ def test_a_leader_a_node_starts_one_message_a_node_port_per_step():
     memory port), Bruck among the leaders of 9 groups (4 steps), of 4 routers (2), straight among
     2 terminals (1), a binomial broadcast in the node (2): 10, counted here from the transfers."""
     plan = plan_synthesis("allgather", parse_topology("dragonfly:2,4,2"), ranks_per_node=4)
-    (part,) = synthesize_parts(plan, 5, generated=())
+    (part,) = spreading_halves(synthesize_parts(plan, 5, generated=()))
     k, _ = part.best(32, 1e-6, 100e9)
     assert part.front[k].method.startswith("layers gathered to a leader a node, then 4 (9) by bruck")
     schedule = part.schedule(k)

@@ -66,11 +66,12 @@ def test_the_recorded_time_is_the_files_price_and_its_simulated_alpha_beta(run, 
 @needs_simgrid
 @pytest.mark.timeout(120)
 def test_the_reported_torus_allgather_simulates_at_its_recorded_figure(run, tmp_path):
-    """The reported case: recorded 2.056 us; along minimal's paths 3.06144 us (48 blocks on step 1's
-    busiest link, two messages on a port), which `--router minimal` still shows."""
+    """The reported case, dissemination's: recorded 2.056 us; along minimal's paths 3.06144 us (48
+    blocks on step 1's busiest link, two messages on a port), which `--router minimal` still shows.
+    (The whole front takes recursive multiplying there since, 2.051 us: the method named keeps the case.)"""
     out = tmp_path / "s.json"
     code, printed, err = run("synthesize", "allgather", "--network", "torus:4,4", "--bytes", "1024", "--out", out,
-                             "--quiet")
+                             "--quiet", "--methods", "dissemination")
     assert code == 0, err
     assert "1KiB: 2 steps, 2.056 us, bound 2.019 us, gap 1.8%" in printed
     code, printed, err = run("simulate", out, "--model", "CM02")
