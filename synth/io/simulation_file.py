@@ -6,7 +6,7 @@ per row (step, size exchange or phase) the model's time next to SimGrid's.
      "source": {"collective", "algorithm", "network", "ranks", "ranks_per_node", "routes"} (schedule)
                {"pattern", "network", "ranks", "router", "phases"} (routes),
      "simulation": {"model", "discipline", "latency_s", "hop_latency_s", "bandwidth_gbps", "overhead_s", "alpha_s",
-                    "simgrid", "hosts", "links", "routes"},
+                    "simgrid", "hosts", "links", "routes"[, "flows"]},
      "rows": [{"row": "step 0", "transfers", "bytes", "model_us", "simulated_us", "end_us"}, ...],
      "total": {"model_us", "simulated_us", "ratio"[, "bound_us"]}}
 
