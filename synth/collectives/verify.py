@@ -58,14 +58,17 @@ class _Violation(Exception):
     pass
 
 
-def verify(schedule: Schedule) -> VerifyReport:
+def verify(schedule: Schedule, only: np.ndarray | None = None) -> VerifyReport:
+    """The first violation of `schedule` (None: it delivers). `only`: replay these blocks alone
+    (sorted; listed blocks only), the others vouched for otherwise: an orbit schedule's
+    representative blocks, whose translates the group moves onto every other (synth.collectives.orbit)."""
     report = VerifyReport(None, schedule.num_steps, schedule.num_transfers, schedule.num_block_sends)
     try:
         _check_structure(schedule)
         if collective(schedule.collective).reduction:
-            _replay_reduction(schedule)
+            _replay_reduction(schedule, only)
         else:
-            _replay_copies(schedule)
+            _replay_copies(schedule, only)
     except _Violation as exc:
         report.violation = str(exc)
     return report
@@ -191,7 +194,7 @@ def _carrying(s: Schedule, block: int) -> np.ndarray:
     return np.repeat(np.arange(s.num_transfers), np.diff(s.block_ptr))[s.block_ids == block]
 
 
-def _replay_copies(s: Schedule) -> None:
+def _replay_copies(s: Schedule, only: np.ndarray | None = None) -> None:
     """Which ranks hold which blocks (synth.collectives.replay.replay_copies): the earliest send of a
     block not held is the violation, else the first promised (rank, block) pair not held."""
     b = s.blocks
@@ -200,7 +203,15 @@ def _replay_copies(s: Schedule) -> None:
         raise SynthError(f"{s.ranks:,} ranks and {s.num_steps:,} steps are more than the replay packs in 63 bits")
     meta = (s.transfer_step() << (2 * bits)) | (s.src << bits) | s.dst
     where = (START[s.collective], -1 if s.root is None else s.root, END[s.collective], -1 if s.peer is None else s.peer)
-    if s.runs is None:
+    if only is not None:  # the listed blocks alone, each a group of one (blocks never interact)
+        offsets, transfers = group_by_block(s.block_ptr, s.block_ids, b)
+        found = [replay_copies(offsets[k:k + 2], transfers, meta, bits, s.ranks, s.num_steps, *where, int(k), b)
+                 for k in np.asarray(only).tolist()]
+        sends = [f for f in found if f[0] != NONE]
+        send_step, send_key = min(((f[0], f[1]) for f in sends), default=(NONE, NONE))
+        missing = sum(f[2] for f in found)
+        missing_key = min((f[3] for f in found if f[2]), default=NONE)
+    elif s.runs is None:
         offsets, transfers = group_by_block(s.block_ptr, s.block_ids, b)
         send_step, send_key, missing, missing_key = replay_copies(offsets, transfers, meta, bits, s.ranks, s.num_steps,
                                                                   *where, 0, b)
@@ -236,7 +247,7 @@ def _promised_ranks(s: Schedule, block: int) -> list[int]:
     return [s.root]  # reduce
 
 
-def _replay_reduction(s: Schedule) -> None:
+def _replay_reduction(s: Schedule, only: np.ndarray | None = None) -> None:
     """Counts and fingerprints of the contributions (synth.collectives.replay.replay_reductions).
     The blocks whose first detection comes earliest decide: a copy clashing with another write
     is named as found; a count above P or a wrong partial at the end is named by an exact replay
@@ -244,9 +255,19 @@ def _replay_reduction(s: Schedule) -> None:
     step = s.transfer_step()
     keys, end, root = _rank_keys(s.ranks), END[s.collective], -1 if s.root is None else s.root
     groups = list(_groups(s)) if s.runs is None else _groups(s)  # listed: one group, kept for the exact replays
-    found = [replay_reductions(offsets, transfers, s.src, s.dst, step, s.op, s.ranks, s.num_steps, keys, end, root,
-                               first_block) for first_block, offsets, transfers in groups]
-    found_step, how, rank, suspect_step = (np.concatenate([f[k] for f in found]) for k in range(4))
+    if only is not None:  # the listed blocks alone, each a group of one; the others found right (as if unsent)
+        _, offsets, transfers = groups[0]
+        found = [replay_reductions(offsets[k:k + 2], transfers, s.src, s.dst, step, s.op, s.ranks, s.num_steps, keys,
+                                   end, root, int(k)) for k in np.asarray(only).tolist()]
+        picked = np.asarray(only, dtype=np.int64)
+        found_step, how, rank, suspect_step = np.full(s.blocks, -1), np.zeros(s.blocks, np.int8), \
+            np.zeros(s.blocks, np.int64), np.full(s.blocks, -1)
+        for k, array in enumerate((found_step, how, rank, suspect_step)):
+            array[picked] = np.concatenate([f[k] for f in found])
+    else:
+        found = [replay_reductions(offsets, transfers, s.src, s.dst, step, s.op, s.ranks, s.num_steps, keys, end,
+                                   root, first_block) for first_block, offsets, transfers in groups]
+        found_step, how, rank, suspect_step = (np.concatenate([f[k] for f in found]) for k in range(4))
     if s.runs is None:
         _, offsets, transfers = groups[0]
         carrying = lambda block: transfers[offsets[block]:offsets[block + 1]].astype(np.int64)  # noqa: E731

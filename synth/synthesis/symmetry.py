@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+
+from synth.topology.translations import channel_map, channel_orbits
 
 MAX_GROUP_CELLS = 1 << 26  # |G| x ranks entries of the group's table (int32: 256 MiB)
 
@@ -74,7 +74,7 @@ def network_symmetry(topology, graph) -> Symmetry | None:
         return None
     network = topology.network()
     n, q = network.num_terminals, graph.ranks_per_node
-    channel_maps = [_channel_map(network, g) for g in generators]
+    channel_maps = [channel_map(network, g) for g in generators]
     rank_generators = [(np.asarray(g[:n], dtype=np.int64)[:, None] * q + np.arange(q)).ravel() for g in generators]
     nodes = _closure([np.asarray(g, dtype=np.int32) for g in generators], network.num_nodes)
     if nodes is None:
@@ -87,28 +87,11 @@ def network_symmetry(topology, graph) -> Symmetry | None:
         return None
     if not all(_equivariant(graph, g, c) for g, c in zip(rank_generators, channel_maps)):
         return None
-    channel_class, class_size = _channel_orbits(network.num_channels, channel_maps)
+    channel_class, class_size = channel_orbits(network.num_channels, channel_maps)
     if (len(group) % class_size).any():  # the group on channels is larger than on ranks: no uniform repeat
         return None
     return Symmetry(group.astype(np.int32), representatives.astype(np.int64), channel_class, class_size,
                     tuple(zip(rank_generators, channel_maps)), nodes)
-
-
-def _channel_map(network, nodes: np.ndarray) -> np.ndarray:
-    """The channel permutation of a node permutation (the k-th of parallel channels to the k-th),
-    checked to be an automorphism."""
-    nodes = np.asarray(nodes, dtype=np.int64)
-    count = network.num_nodes
-    keys = network.channel_src.astype(np.int64) * count + network.channel_dst
-    image = nodes[network.channel_src] * count + nodes[network.channel_dst]
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    if not np.array_equal(np.sort(image), sorted_keys):
-        raise AssertionError(f"{network.spec}: a translation of the family is not an automorphism")
-    first = np.searchsorted(sorted_keys, keys)
-    occurrence = np.empty(len(keys), dtype=np.int64)
-    occurrence[order] = np.arange(len(keys)) - first[order]
-    return order[np.searchsorted(sorted_keys, image) + occurrence]
 
 
 def _closure(generators: list[np.ndarray], ranks: int) -> np.ndarray | None:
@@ -144,14 +127,6 @@ def _equivariant(graph, ranks: np.ndarray, channels: np.ndarray) -> bool:
             and np.array_equal(image.channels, channels[graph.paths.channels]))
 
 
-def _channel_orbits(channels: int, maps: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    src = np.concatenate([np.arange(channels)] * len(maps))
-    dst = np.concatenate(maps)
-    joined = coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(channels, channels))
-    _, label = connected_components(joined, directed=True, connection="weak")
-    return label.astype(np.int64), np.bincount(label).astype(np.int64)
-
-
 def translate(symmetry: Symmetry, graph, deliveries: tuple, sources: np.ndarray) -> tuple:
     """The whole schedule's deliveries from the representatives': every element of G moves each
     (step, pair, block) of a representative to (step, the moved pair, the moved rank's block).
@@ -185,5 +160,5 @@ def translation_group(topology):
     nodes = _closure([np.asarray(g, dtype=np.int32) for g in generators], network.num_nodes)
     if nodes is None or len(nodes) != n or len(np.unique(nodes[:, 0])) != n or (nodes[:, 0] >= n).any():
         return None
-    channel_class, class_size = _channel_orbits(network.num_channels, [_channel_map(network, g) for g in generators])
+    channel_class, class_size = channel_orbits(network.num_channels, [channel_map(network, g) for g in generators])
     return nodes, channel_class, class_size
