@@ -22,13 +22,7 @@ import numpy as np
 from synth.collectives.orbit import OrbitSchedule, message_orbits
 from synth.pricing.alphabeta import message_ports
 from synth.pricing.bounds import blocks_bound
-from synth.pricing.schedule_cost import MappedSchedule, deficiency_ports
-
-
-def _per_step_max(step: np.ndarray, values: np.ndarray, steps: int) -> np.ndarray:
-    out = np.zeros(steps)
-    np.maximum.at(out, step, values)
-    return out
+from synth.pricing.schedule_cost import MappedSchedule, deficiency_ports, per_step_max
 
 
 def orbit_blocks(orbit: OrbitSchedule) -> SimpleNamespace:
@@ -75,9 +69,9 @@ def map_orbit(orbit: OrbitSchedule, topology) -> MappedSchedule:
     return MappedSchedule(
         steps=steps,
         channel_bytes=channel_bytes,
-        transfer_bytes=_per_step_max(m_step, m_bytes, steps),
+        transfer_bytes=per_step_max(m_step, m_bytes, steps),
         flows=(crossings * inner_class).max(axis=1, initial=0).astype(np.int64),
-        hops=_per_step_max(m_step, np.maximum(m_paths.lengths() - 2, 0).astype(np.float64), steps).astype(np.int64),
+        hops=per_step_max(m_step, np.maximum(m_paths.lengths() - 2, 0).astype(np.float64), steps).astype(np.int64),
         vector_bytes=int(np.asarray(orbit.chunk_bytes).sum()) * orbit.ranks,
         ports=deficiency_ports(topology),
         size_bytes=np.zeros(steps),

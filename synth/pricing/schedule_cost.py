@@ -113,7 +113,7 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
         if paths is None:
             paths = transfer_paths(schedule, topology, router, seed, routes)
         channel_bytes, flows = busiest_channels(network, paths, step_across, size[across], n)
-        hops = _per_step_max(step_across, np.maximum(paths.lengths() - 2, 0).astype(np.float64), n).astype(np.int64)
+        hops = per_step_max(step_across, np.maximum(paths.lengths() - 2, 0).astype(np.float64), n).astype(np.int64)
         ports[across] = message_ports(network, paths)
     ports[~across] = network.num_channels + schedule.src[~across]  # a memory copy: the sender's memory port
     port_messages = most_per_port(step, ports, n)
@@ -133,7 +133,7 @@ def map_schedule(schedule: Schedule, topology, router: str | None = None, seed: 
     return MappedSchedule(
         steps=n,
         channel_bytes=channel_bytes,
-        transfer_bytes=_per_step_max(step, size.astype(np.float64), n),
+        transfer_bytes=per_step_max(step, size.astype(np.float64), n),
         flows=flows.astype(np.int64),
         hops=hops,
         vector_bytes=vector_bytes(schedule),
@@ -234,7 +234,8 @@ def busiest_channels(network, paths: Paths, step: np.ndarray, size: np.ndarray, 
     return loads, flows
 
 
-def _per_step_max(step: np.ndarray, values: np.ndarray, steps: int) -> np.ndarray:
+def per_step_max(step: np.ndarray, values: np.ndarray, steps: int) -> np.ndarray:
+    """The largest value of each step (0 where a step has none)."""
     out = np.zeros(steps)
     np.maximum.at(out, step, values)
     return out
