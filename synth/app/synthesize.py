@@ -60,6 +60,7 @@ class Synthesis:
     plan: SynthesisPlan
     parts: list[Part]
     bands: list[Band] = field(default_factory=list)
+    orbit_parts: list[dict] = field(default_factory=list)  # an orbit synthesis' halves (collective, steps, rounds)
 
 
 def check(request: SynthesisRequest, routes_out: bool = False) -> SynthesisPlan | None:
@@ -68,6 +69,12 @@ def check(request: SynthesisRequest, routes_out: bool = False) -> SynthesisPlan 
     `routes_out`: the exchange's routes are asked for too (an alltoall's only)."""
     plan = plan_synthesis(request.collective, request.topology, **request.plan_options(), check_only=True)
     name = collective(request.collective).name
+    if plan is not None and plan.orbit is not None:
+        refused = [option for option, given in (("--chunks A..B", len(request.chunk_counts) > 1),
+                                                ("--methods", request.methods is not None)) if given]
+        if refused:
+            raise SynthError(f"{refused[0]}: {request.topology.spec}'s {plan.graph.ranks:,} ranks take the orbit "
+                             "synthesis (balanced trees of rank 0's blocks), which has one method and one chunk count")
     if routes_out and name != "alltoall":
         raise SynthError(f"--routes-out: only an alltoall's synthesis routes its pairs as one phase, not {name}'s"
                          + (" (its routes weigh the matrix's bytes, which a routes file's traffic cannot name)"
@@ -86,6 +93,8 @@ def synthesize(request: SynthesisRequest, say=lambda text: None, plan: Synthesis
     """Plan (unless `plan` is the checked one), run the portfolio and cut the sizes into bands."""
     if plan is None:
         plan = plan_synthesis(request.collective, request.topology, **request.plan_options(), say=say)
+    if plan.orbit is not None:
+        return _synthesize_orbit(request, plan, say)
     sizes = request.sizes
     if plan.sizes is not None:  # one band: the matrix's own sizes, shown as a rank's average
         sizes = [exchange_message_bytes(plan.sizes, plan.graph.ranks)]
@@ -98,6 +107,19 @@ def synthesize(request: SynthesisRequest, say=lambda text: None, plan: Synthesis
     return Synthesis(plan, parts, made)
 
 
+def _synthesize_orbit(request: SynthesisRequest, plan: SynthesisPlan, say) -> Synthesis:
+    """Above the symmetric method's ranks: one orbit schedule (synth.synthesis.orbit_trees) for every
+    size, its blocks sized for the first, its record pricing each."""
+    from synth.synthesis.orbit_trees import orbit_record, sized, synthesize_orbit
+
+    made, parts = synthesize_orbit(plan, say)
+    sizes = list(request.sizes)
+    schedule = sized(made, sizes[0])
+    schedule.synthesis = orbit_record(plan, made, parts, sizes, request.alpha, request.bandwidth_bits, request.node)
+    schedule.network_sha256 = request.topology.source_digest()
+    return Synthesis(plan, [], [Band(sizes, (), schedule, sizes[0])], orbit_parts=parts)
+
+
 def answer(request: SynthesisRequest, steps: int, rounds: int, say=lambda text: None):
     """A query of one (steps, rounds, chunks) point (synth.synthesis.query): the answer, and where
     satisfiable its schedule, verified, with a record of the query."""
@@ -108,6 +130,9 @@ def answer(request: SynthesisRequest, steps: int, rounds: int, say=lambda text: 
     if len(request.chunk_counts) > 1:
         raise SynthError("--query asks one chunk count (--chunks C), not a range")
     plan = plan_synthesis(request.collective, request.topology, **request.plan_options(), say=say)
+    if plan.orbit is not None:
+        raise SynthError(f"--query: {plan.graph.ranks:,} ranks take the orbit synthesis (balanced trees), which has "
+                         "no program to ask")
     found = query(plan, steps, rounds, request.time_limit, request.solver, say)
     schedule = None
     if found.make is not None:

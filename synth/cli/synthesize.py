@@ -82,7 +82,7 @@ def cmd_synthesize(args) -> int:
     from synth.app.synthesize import BandFiles, SynthesisRequest, check, synthesize
     from synth.collectives.schedule import collective
     from synth.render.progress import progress_printer
-    from synth.render.synthesis import header_lines, part_line, size_lines
+    from synth.render.synthesis import header_lines, orbit_part_line, part_line, size_lines
     from synth.solve import check_solver
     from synth.solve.budget import reproducible
     from synth.topology import parse_topology
@@ -105,6 +105,15 @@ def cmd_synthesize(args) -> int:
     # what the options say is checked before any output is reserved; an all-to-all's routing (the
     # program) runs after, so an unwritable --out is one line at once
     plan = check(request, routes_out=args.routes_out is not None)
+    if plan is not None and plan.orbit is not None and args.out is not None:
+        from synth.io.schedule_hdf5 import wants_hdf5
+
+        if len(sizes) > 1:
+            raise SynthError(f"--out with {len(sizes)} sizes: an orbit schedule (above 4,096 ranks) is one file of "
+                             "blocks sized for one message: give one size")
+        if not wants_hdf5(args.out):
+            raise SynthError(f"--out {args.out}: an orbit schedule is written as HDF5 (synth-orbit-schedule/1): "
+                             "name the file .h5")
     if args.query is not None:
         with reproducible(args.reproducible):
             return _query(args, request, say)
@@ -116,6 +125,8 @@ def cmd_synthesize(args) -> int:
         print("\n".join(header_lines(topology, plan)))
         for part in parts:
             print(part_line(plan, part))
+        for part in result.orbit_parts:
+            print(orbit_part_line(part))
         for band in found:
             print("\n".join(size_lines(band.schedule)))
         if files is not None:

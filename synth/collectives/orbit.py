@@ -67,6 +67,10 @@ class OrbitSchedule:
         return self.chunks * self.ranks
 
     @property
+    def num_steps(self) -> int:
+        return self.steps
+
+    @property
     def num_deliveries(self) -> int:
         return len(self.step)
 
@@ -210,9 +214,8 @@ def verify_orbit(orbit: OrbitSchedule, topology):
     return counts
 
 
-def expand(orbit: OrbitSchedule, topology) -> Schedule:
-    """The whole schedule as explicit arrays, with its paths (refused in one line above
-    MAX_EXPANDED_DELIVERIES deliveries)."""
+def check_expandable(orbit: OrbitSchedule) -> None:
+    """One line where the whole schedule would not fit as explicit arrays."""
     from synth.core import memory
 
     total = orbit.expanded_deliveries
@@ -221,6 +224,12 @@ def expand(orbit: OrbitSchedule, topology) -> Schedule:
         raise SynthError(f"the orbit schedule of {orbit.ranks:,} ranks expands to {total:,} block deliveries (about "
                          f"{memory.gib(need)}), more than synth expands (at most {MAX_EXPANDED_DELIVERIES:,} and "
                          f"{memory.budget()} here): use it in its orbit form (synth verify)")
+
+
+def expand(orbit: OrbitSchedule, topology) -> Schedule:
+    """The whole schedule as explicit arrays, with its paths (refused in one line above
+    MAX_EXPANDED_DELIVERIES deliveries)."""
+    check_expandable(orbit)
     group = orbit.translation_group(topology)
     p = orbit.ranks
     elements = group.difference(np.zeros(p, dtype=np.int64), np.arange(p))  # g_r: rank 0 -> rank r
@@ -250,5 +259,6 @@ def expand(orbit: OrbitSchedule, topology) -> Schedule:
     return schedule
 
 
-__all__ = ["OrbitSchedule", "ORBIT_COLLECTIVES", "COPY", "REDUCE", "check_orbit", "expand", "verify_orbit",
+__all__ = ["OrbitSchedule", "ORBIT_COLLECTIVES", "COPY", "REDUCE", "check_orbit", "check_expandable", "expand",
+           "verify_orbit",
            "representative_schedule", "message_orbits", "orbit_group"]

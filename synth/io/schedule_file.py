@@ -131,9 +131,17 @@ def write_schedule_output(target, s: Schedule) -> None:
     """A schedule into a reserved output (synth.core.output.Output): the compact HDF5 form
     (synth.io.schedule_hdf5) for a target named .h5 or .hdf5, JSON otherwise: what `synth schedule
     --out`, `synth synthesize --out` and the API's write_schedule write."""
+    from synth.collectives.orbit import OrbitSchedule
     from synth.io.schedule_hdf5 import wants_hdf5, write_schedule_hdf5
 
-    if wants_hdf5(target.target):
+    if isinstance(s, OrbitSchedule):  # rank 0's blocks and the group: HDF5 only (synth.io.orbit_hdf5)
+        from synth.io.orbit_hdf5 import write_orbit_hdf5
+
+        if not wants_hdf5(target.target):
+            raise SynthError(f"{target.target}: an orbit schedule is written as HDF5 (synth-orbit-schedule/1): name "
+                             "the file .h5")
+        write_orbit_hdf5(target.tmp, s, shown=target.target)
+    elif wants_hdf5(target.target):
         write_schedule_hdf5(target.tmp, s, shown=target.target)
     else:
         with target.open() as handle:

@@ -88,6 +88,7 @@ SPREADING = ("broadcast", "scatter", "allgather", "reduce-scatter", "allreduce",
 BOUNDED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")  # the collectives with a cut bound
 EXCHANGES = ("alltoall", "alltoallv")
 MAX_CUT_NODES = 2048  # the cut bound's max-flows per terminal: above, compare keeps the injection bound (minutes)
+MAX_PAIR_CUT_TERMINALS = 4096  # an allreduce's bound takes 2(N - 1) max-flows up to this many terminals (the symmetric limit)
 COMPARE_LP_PAIRS = 8192  # an all-to-all's flow LP in compare: torus:8,8's 4,032 node pairs 4 s; slimfly:5's 39,800 50 s
 LP_PAIRS = 1 << 16  # node pairs up to which synthesis bounds an all-to-all by the LP
 # The LP runs to lambda* (K(8,2) in 60 s, Slim Fly q = 5 in 120 s here, torus:8,16 118 s to 405 s) within the
@@ -285,8 +286,11 @@ def _injection(moves: "_Moves", network, nodes: int) -> tuple[float, str]:
     return busiest, why
 
 
-def step_bound(collective: str, graph, root: int = 0) -> StepBound:
-    """The fewest steps of a schedule of `collective` using only the transfers of `graph`."""
+def step_bound(collective: str, graph, root: int = 0, transitive: bool = False) -> StepBound:
+    """The fewest steps of a schedule of `collective` using only the transfers of `graph`;
+    `transitive`: automorphisms of the graph move rank 0 onto every rank (a torus's translations,
+    checked by the caller), so every rank is as far from the others as rank 0 and the diameter is
+    rank 0's eccentricity (one breadth-first search instead of P)."""
     p = graph.ranks
     if p == 1:
         return StepBound(0, "one rank")
@@ -299,7 +303,9 @@ def step_bound(collective: str, graph, root: int = 0) -> StepBound:
     grows = {"broadcast": (out_degree,), "reduce": (in_degree,)}.get(collective, (out_degree, in_degree))
     degree = min(grows)
     spread = math.ceil(math.log(p) / math.log(1 + degree) - 1e-12)
-    distance = graph.distances()
+    if transitive and collective in ("broadcast", "reduce"):
+        raise ValueError("a rooted collective's step bound reads its root's distances, not rank 0's")
+    distance = graph.distances() if not transitive else graph.distances_from(0)[None, :]
     if (distance < 0).any():
         raise SynthError(f"the {graph.reach} transfers do not join every rank pair (use --transfers all)")
     if collective in ("broadcast",):
@@ -341,21 +347,41 @@ def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int
         count = p - q * sum(1 for v in inside if v < n)
         return BandwidthBound(ratio / p, f"{count} of {p} blocks must {way} a set of "
                               f"{sum(1 for v in inside if v < n)} nodes through bandwidth {count / ratio:g}")
-    flow = max_flow(network)
     if collective in ("broadcast", "reduce"):
+        flow = max_flow(network)
         node = root // q
         least, other = min(((flow(node, v) if collective == "broadcast" else flow(v, node)), v)
                            for v in range(n) if v != node)
         way = f"from node {node} to node {other}" if collective == "broadcast" else f"from node {other} to node {node}"
         return BandwidthBound(1.0 / least, f"the whole message flows {way} through a cut of bandwidth {least:g}")
+    injection = float(network.channel_bandwidth[network.channel_src < n].sum())
+    gossip = 2 * (n - 1) / injection  # blocks_bound's count: 2(N - 1) n injected in all
+    if n > MAX_PAIR_CUT_TERMINALS:
+        # 2(N - 1) max-flows would take hours: the cuts of one terminal alone (every element enters and leaves
+        # each terminal), a bound for every schedule still, at most the pairs' (their least cut is at most these)
+        single = float(min(_terminal_links(network, network.channel_src), _terminal_links(network, network.channel_dst)))
+        if gossip >= 1.0 / single:
+            return BandwidthBound(gossip, f"2(N - 1) = {2 * (n - 1)} vectors injected through bandwidth {injection:g} "
+                                          f"(above {MAX_PAIR_CUT_TERMINALS:,} terminals the pairs' cuts are not "
+                                          "computed, one terminal's only)")
+        return BandwidthBound(1.0 / single, f"every element enters and leaves a terminal through bandwidth {single:g} "
+                                            f"(above {MAX_PAIR_CUT_TERMINALS:,} terminals the pairs' cuts are not "
+                                            "computed)")
+    flow = max_flow(network)
     # A set S splitting the nodes holds node 0 or not; a node b on the other side: C_in(S) is at
     # least the min cut from b to 0 or from 0 to b.
     least = min(min(flow(0, b), flow(b, 0)) for b in range(1, n))
-    injection = float(network.channel_bandwidth[network.channel_src < n].sum())
-    gossip = 2 * (n - 1) / injection  # blocks_bound's count: 2(N - 1) n injected in all
     if gossip >= 1.0 / least:
         return BandwidthBound(gossip, f"2(N - 1) = {2 * (n - 1)} vectors injected through bandwidth {injection:g}")
     return BandwidthBound(1.0 / least, f"every element enters and leaves each side of a cut of bandwidth {least:g}")
+
+
+def _terminal_links(network, end: np.ndarray) -> float:
+    """The least bandwidth of a terminal's channels at `end` (channel_src: leaving it; channel_dst:
+    entering it)."""
+    n = network.num_terminals
+    at = end < n
+    return float(np.bincount(end[at], weights=network.channel_bandwidth[at], minlength=n).min())
 
 
 def time_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0, representatives=None) -> TimeBound:

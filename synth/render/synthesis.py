@@ -51,6 +51,12 @@ def part_line(plan, part) -> str:
             f"{front}")
 
 
+def orbit_part_line(part: dict) -> str:
+    """An orbit synthesis' half: its trees' steps and rounds (the whole schedule's, counted on the orbit)."""
+    return (f"front     {part['collective']}: {counted(part['steps'], 'step')}: {counted(part['rounds'], 'round')} "
+            "(balanced trees of rank 0's blocks, loads counted per channel orbit; feasible)")
+
+
 def size_lines(schedule) -> list[str]:
     record = schedule.synthesis
     how = " then ".join(part["method"] + (f" over {part['transfers']} transfers" if part["transfers"] in REACHES

@@ -66,14 +66,12 @@ class FrontPoint:
 
 def delivery(graph, reverse: bool) -> Delivery:
     """Forward-time deliveries: along the pairs, or (reverse) along the reversed pairs."""
-    senders, pairs = [], []
     key = graph.src if reverse else graph.dst
     other = graph.dst if reverse else graph.src
-    for v in range(graph.ranks):
-        mine = np.flatnonzero(key == v)
-        senders.append(other[mine])
-        pairs.append(mine)
-    return Delivery(senders, pairs)
+    order = np.argsort(key, kind="stable")  # per rank its pairs in pair order (a scan per rank is P x pairs)
+    bounds = np.searchsorted(key[order], np.arange(graph.ranks + 1))
+    pairs = [order[bounds[v]:bounds[v + 1]] for v in range(graph.ranks)]
+    return Delivery([other[mine] for mine in pairs], pairs)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ class SynthesisPlan:
     trees_only: bool = False  # no program: the balanced trees (networks without translations above limits.MAX_EXACT_RANKS)
     relay_only: bool = False  # above limits.MAX_TREE_DELIVERIES: the relay trees in their place (synth.synthesis.relay)
     routes: dict | None = None  # a routes file (synth-routes/2) whose paths every transfer takes, in place of a router
+    orbit: object | None = None  # above limits.MAX_SYMMETRIC_RANKS: the translations (synth.topology.translations) of
+    # an orbit synthesis, rank 0's blocks alone made and stored (synth.synthesis.orbit_trees)
 
     @property
     def method(self) -> str:
@@ -59,6 +61,10 @@ class SynthesisPlan:
             return ("trees: relay trees through every group of ranks, direct (two steps) and gathered (three), over "
                     "the pairs they take, and every block straight where every pair fits (synth.synthesis.relay; "
                     f"above {limits.MAX_TREE_DELIVERIES:,} deliveries no balanced trees are made)")
+        if self.orbit is not None:
+            return (f"orbit: balanced breadth-first trees of rank 0's blocks, loads counted per channel orbit, moved to "
+                    f"every rank by {self.orbit.order:,} translations; made, verified, priced and stored on the orbit "
+                    "(synth.synthesis.orbit_trees)")
         if self.symmetry is None and self.trees_only:
             return ("trees: breadth-first spreading trees of every rank's blocks with their loads balanced, over the "
                     "transfers and over every pair, and relay trees through every group (synth.synthesis.exact."
@@ -99,7 +105,9 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
         raise SynthError(f"--method symmetric: {topology.spec} has no translations synth knows"
                          if info.name not in ("broadcast", "reduce") else
                          f"--method symmetric: a {info.name} has one root, no translation maps it to itself")
-    if ranks > (limits.MAX_SYMMETRIC_RANKS if symmetric else limits.MAX_EXACT_RANKS if method == "exact" else ranks):
+    orbit = symmetric and ranks > limits.MAX_SYMMETRIC_RANKS  # above, one rank's blocks and the group (checked below)
+    if ranks > (ranks if orbit else limits.MAX_SYMMETRIC_RANKS if symmetric else
+                limits.MAX_EXACT_RANKS if method == "exact" else ranks):
         raise SynthError(f"{topology.spec} has {ranks} ranks: the {'symmetric' if symmetric else 'exact'} method "
                          f"takes up to {limits.MAX_SYMMETRIC_RANKS if symmetric else limits.MAX_EXACT_RANKS}")
     if info.rooted and not 0 <= root < ranks:
@@ -108,14 +116,23 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
         raise SynthError(f"{info.name} has no root")
     if not symmetric and (method == "trees" or ranks > limits.MAX_EXACT_RANKS):  # before any pair is routed
         check_tree_size(info.name, topology, ranks_per_node, chunks)
+    if orbit:  # what an orbit synthesis needs, said before any pair is routed
+        from synth.synthesis.orbit_trees import orbit_refusal
+
+        why = orbit_refusal(info.name, ranks, ranks_per_node, chunks or 1, routes)
+        if why is not None:
+            raise SynthError(f"{topology.spec} has {ranks:,} ranks, above the {limits.MAX_SYMMETRIC_RANKS:,} the "
+                             f"symmetric method translates: an orbit synthesis takes them, but {why}")
     if reach is None:  # neighbours where they join every rank, else every pair
         graph = transfer_graph(topology, ranks_per_node, "neighbours", router, routes=routes)
-        if (graph.distances() < 0).any():
+        if not graph.joins_every_rank():
             graph = transfer_graph(topology, ranks_per_node, "all", router, routes=routes)
     else:
         if reach not in REACHES:
             raise SynthError(f"--transfers {reach}: expected one of {', '.join(REACHES)}")
         graph = transfer_graph(topology, ranks_per_node, reach, router, routes=routes)
+    if orbit:
+        return _plan_orbit(info.name, topology, graph, root, chunks, routes)
     symmetry = network_symmetry(topology, graph) if symmetric else None
     if method == "symmetric" and symmetry is None:
         raise SynthError(f"--method symmetric: the {graph.reach} transfers of {topology.spec} routed by {graph.router} "
@@ -134,6 +151,25 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
         check_translated_size(info.name, topology, ranks, chunks)
     return SynthesisPlan(info.name, topology, graph, root, chunks, step_bound(info.name, graph, root), bound, symmetry,
                          trees_only=trees_only, relay_only=relay_only, routes=routes)
+
+
+def _plan_orbit(name: str, topology, graph, root: int, chunks: int | None, routes) -> SynthesisPlan:
+    """An orbit synthesis' plan: the group checked on the transfers, and the bounds from rank 0 (the
+    translations move every cut onto one holding it, and every rank is as far from the rest)."""
+    from synth.synthesis.orbit_trees import orbit_refusal, plan_group
+
+    group = plan_group(topology, graph)
+    network = topology.network()
+    ranks = graph.ranks
+    bound = time_bound(name, network, 1, root, [0])
+    if chunks is None:
+        chunks = least_whole_chunks(bound.bandwidth if name != "allreduce" else
+                                    bandwidth_bound("allgather", network, 1, root, [0]), network, ranks)
+        why = orbit_refusal(name, ranks, 1, chunks, routes)
+        if why is not None:
+            raise SynthError(f"{topology.spec}: an orbit synthesis of {chunks} chunks: {why}")
+    return SynthesisPlan(name, topology, graph, root, chunks, step_bound(name, graph, root, transitive=True), bound,
+                         orbit=group, routes=routes)
 
 
 def check_translated_size(name: str, topology, ranks: int, chunks: int) -> None:

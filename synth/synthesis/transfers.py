@@ -23,6 +23,7 @@ from synth.topology.paths import Paths, as_paths
 
 REACHES = ("neighbours", "all")
 MAX_PAIRS = 1 << 20  # ordered rank pairs of one transfer graph (each with its path)
+MAX_ROUTED_ROUTERS = 8192  # above, neighbour pairs take their forced paths (synth.routing.minimal.MAX_ROUTERS)
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,24 @@ class TransferGraph:
         order = np.lexsort((self.dst, self.src))
         indptr = np.searchsorted(self.src[order], np.arange(self.ranks + 1)).astype(np.int64)
         return hop_distances(indptr, self.dst[order].astype(np.int64), self.ranks)
+
+    def joins_every_rank(self) -> bool:
+        """Whether every rank reaches every rank along the pairs (one strongly connected component;
+        no P x P distances: 65,536 ranks' are 8 GiB)."""
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        arcs = coo_matrix((np.ones(len(self.src), dtype=np.int8), (self.src, self.dst)), shape=(self.ranks, self.ranks))
+        return connected_components(arcs, directed=True, connection="strong")[0] == 1
+
+    def distances_from(self, rank: int) -> np.ndarray:
+        """Steps from `rank` to every rank (breadth-first; -1: not reachable)."""
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import shortest_path
+
+        arcs = csr_matrix((np.ones(len(self.src)), (self.src, self.dst)), shape=(self.ranks, self.ranks))
+        found = shortest_path(arcs, directed=True, unweighted=True, indices=[rank])[0]
+        return np.where(np.isinf(found), -1, found).astype(np.int64)
 
     def pair_index(self, src, dst) -> np.ndarray:
         """The numbers of the pairs src -> dst (arrays of ranks); one line where a pair is not in
@@ -88,7 +107,45 @@ def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours",
     if pairs > limit:
         raise SynthError(f"{topology.spec}: {pairs:,} rank pairs with {reach} transfers, more than the {limit:,} a "
                          f"synthesis takes; {_what_helps(counts, reach, n, q, limit)}")
-    return pairs_graph(topology, q, reach, _node_pairs(network, reach), router, seed, routes=routes)
+    node_pairs = _node_pairs(network, reach)
+    node_paths = None
+    if reach == "neighbours" and router is None and routes is None and \
+            network.num_nodes - network.num_terminals > MAX_ROUTED_ROUTERS:
+        node_paths = forced_neighbour_paths(network, *node_pairs)
+    return pairs_graph(topology, q, reach, node_pairs, router, seed, node_paths=node_paths, routes=routes)
+
+
+def forced_neighbour_paths(network, a: np.ndarray, b: np.ndarray) -> Paths | None:
+    """The paths of neighbour pairs of terminals where every minimal router takes the same one:
+    each terminal on one router by one link each way, and one channel between every two linked
+    routers (a minimal path between linked routers is that one hop). Made from arrays where the
+    routers' tables would not fit (more than synth.routing.minimal.MAX_ROUTERS routers: a
+    65,536-router torus); None where a pair has a choice (parallel channels, several links)."""
+    n = network.num_terminals
+    src, dst = network.channel_src.astype(np.int64), network.channel_dst.astype(np.int64)
+    injection, ejection = np.flatnonzero(src < n), np.flatnonzero(dst < n)
+    if len(injection) != n or len(ejection) != n or (dst[injection] < n).any() or (src[ejection] < n).any():
+        return None
+    inject = np.empty(n, dtype=np.int64)
+    inject[src[injection]] = injection
+    eject = np.empty(n, dtype=np.int64)
+    eject[dst[ejection]] = ejection
+    between = np.flatnonzero((src >= n) & (dst >= n))
+    keys = src[between] * network.num_nodes + dst[between]
+    order = np.argsort(keys, kind="stable")
+    keys, between = keys[order], between[order]
+    if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
+        return None
+    ra, rb = dst[inject[a]], src[eject[b]]
+    hop = ra != rb
+    where = np.searchsorted(keys, ra[hop] * network.num_nodes + rb[hop])
+    lengths = np.where(hop, 3, 2)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    channels = np.empty(int(offsets[-1]), dtype=np.int64)
+    channels[offsets[:-1]] = inject[a]
+    channels[offsets[1:] - 1] = eject[b]
+    channels[offsets[:-1][hop] + 1] = between[where]
+    return Paths(offsets, channels)
 
 
 def _what_helps(counts: dict, reach: str, n: int, q: int, limit: int) -> str:
@@ -182,15 +239,25 @@ def _node_pairs(network, reach: str) -> tuple[np.ndarray, np.ndarray]:
     if reach == "all":
         a, b = np.nonzero(~np.eye(n, dtype=bool))
         return a.astype(np.int64), b.astype(np.int64)
+    from scipy.sparse import coo_matrix
+
     src, dst = network.channel_src, network.channel_dst
     router_of = terminal_routers(network)
-    linked = np.zeros((network.num_nodes, network.num_nodes), dtype=bool)
+    # sparse: a nodes x nodes mask is 17 GB at 65,536 terminals (131,072 nodes); terminals x routers x terminals
     between = (src >= n) & (dst >= n)
-    linked[src[between], dst[between]] = True
-    np.fill_diagonal(linked, True)
-    near = linked[router_of[:, None], router_of[None, :]] & ~np.eye(n, dtype=bool)
-    a, b = np.nonzero(near)
-    return a.astype(np.int64), b.astype(np.int64)
+    nodes = network.num_nodes
+    linked = coo_matrix((np.ones(int(between.sum()) + nodes, dtype=np.int8),
+                         (np.concatenate([src[between], np.arange(nodes)]),
+                          np.concatenate([dst[between], np.arange(nodes)]))), shape=(nodes, nodes)).tocsr()
+    placed = router_of >= 0
+    terminals = np.flatnonzero(placed)
+    on = coo_matrix((np.ones(len(terminals), dtype=np.int8), (terminals, router_of[placed])), shape=(n, nodes)).tocsr()
+    near = (on @ linked @ on.T).tocoo()
+    a, b = near.row.astype(np.int64), near.col.astype(np.int64)
+    keep = a != b
+    a, b = a[keep], b[keep]
+    order = np.lexsort((b, a))  # as np.nonzero of a dense mask: by sender, then receiver
+    return a[order], b[order]
 
 
 def transfer_paths(graph, schedule):

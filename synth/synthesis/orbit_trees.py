@@ -1,0 +1,153 @@
+"""Orbit synthesis (issue 43 item 1): above limits.MAX_SYMMETRIC_RANKS ranks, where the network's
+translations act simply transitively on its terminals (a torus, a HyperX), the schedule is made,
+verified, priced and stored as rank 0's blocks alone (synth.collectives.orbit): the whole
+schedule, chunks x P (P - 1) deliveries (4.3 x 10^9 at 65,536 ranks), is never made.
+
+Rank 0's chunks spread along balanced breadth-first trees (synth.synthesis.exact.balanced_trees)
+whose loads are counted per channel orbit, a crossing of orbit O counting |G| / |O| times: the
+loads of the whole schedule's step (orbit-stabilizer), as the symmetric method counts them. A
+reduce-scatter is the trees reversed in time (each delivery a reduction), an allreduce the
+reduce-scatter's steps and then the allgather's. The same trees, translated to every rank, are the
+symmetric method's trees point on a network small enough for both (tested).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.collectives.orbit import ORBIT_COLLECTIVES, OrbitSchedule, orbit_group, verify_orbit
+from synth.collectives.schedule import COPY, REDUCE
+from synth.core.errors import SynthError
+from synth.measure.cuts import integer_bandwidth
+from synth.synthesis import limits
+from synth.synthesis.exact import LoadClasses, SpreadProblem, balanced_trees, decode, delivery, delivery_rounds
+from synth.synthesis.symmetry import _equivariant
+from synth.topology.translations import channel_map
+
+
+def orbit_refusal(name: str, ranks: int, ranks_per_node: int, chunks: int, routes) -> str | None:
+    """Why an orbit synthesis does not apply (None: it does); the group is checked by `plan_group`."""
+    if name not in ORBIT_COLLECTIVES:
+        return f"a {name} has one root: no translation maps it to itself (orbit synthesis makes " \
+               f"{', '.join(ORBIT_COLLECTIVES)})"
+    if ranks_per_node != 1:
+        return "orbit synthesis takes one rank per terminal (--ranks-per-node 1)"
+    if routes is not None:
+        return "orbit synthesis takes the family's paths, not a routes file"
+    deliveries = chunks * (ranks - 1) * (2 if name == "allreduce" else 1)
+    if deliveries > limits.MAX_TREE_DELIVERIES:
+        return f"rank 0's blocks make {deliveries:,} deliveries, more than the {limits.MAX_TREE_DELIVERIES:,} its " \
+               "trees are made of"
+    return None
+
+
+def plan_group(topology, graph):
+    """The translations as arithmetic (synth.topology.translations), checked to move rank 0 onto
+    every rank once and every transfer's path onto the moved transfer's (so the representative's
+    loads tell every channel's); a one-line SynthError where not."""
+    group = orbit_group(topology, graph.ranks)
+    network = topology.network()
+    n = network.num_terminals
+    for g in group.generators:
+        if not _equivariant(graph, g[:n], channel_map(network, g)):
+            raise SynthError(f"the {graph.reach} transfers of {topology.spec} routed by {graph.router} are not "
+                             "translation-invariant: no orbit schedule")
+    return group
+
+
+def load_classes(group, network) -> LoadClasses:
+    """The channel orbits as load classes: a crossing of orbit O counts |G| / |O| times."""
+    classes, size = group.channel_classes
+    bandwidth = integer_bandwidth(network)
+    per_class = np.zeros(len(size), dtype=bandwidth.dtype)
+    per_class[classes] = bandwidth
+    return LoadClasses(classes, group.order // size, per_class)
+
+
+def spreading_half(graph, classes: LoadClasses, chunks: int, reverse: bool) -> tuple[np.ndarray, ...]:
+    """(step, pair) of rank 0's chunks along balanced trees (reversed in time: a reduce-scatter's),
+    sorted by step, with their chunk and the steps."""
+    spread = SpreadProblem.of(np.zeros(chunks, dtype=np.int64), graph.ranks)
+    route = delivery(graph, reverse)
+    trees = balanced_trees(spread, route, graph, classes)
+    step, pair, chunk, _ = decode(spread, route, trees)
+    steps = int(step.max(initial=-1)) + 1
+    if reverse:
+        step = steps - 1 - step
+    order = np.argsort(step, kind="stable")
+    return step[order], pair[order], chunk[order].astype(np.int64), steps
+
+
+def synthesize_orbit(plan, say=lambda text: None) -> tuple[OrbitSchedule, list[dict]]:
+    """The plan's collective as an orbit schedule of one-byte blocks (sized per message by the
+    caller), verified on its orbit, and per half (collective, steps, rounds)."""
+    group, graph, network = plan.orbit, plan.graph, plan.topology.network()
+    classes = load_classes(group, network)
+    halves = ("reduce-scatter", "allgather") if plan.collective == "allreduce" else (plan.collective,)
+    parts, arrays, offset = [], [], 0
+    for half in halves:
+        reverse = half == "reduce-scatter"
+        say(f"{half}: balanced trees of rank 0's {plan.chunks} chunk(s) over {graph.ranks - 1:,} ranks, loads "
+            f"counted on {len(classes.repeat)} channel orbits")
+        step, pair, chunk, steps = spreading_half(graph, classes, plan.chunks, reverse)
+        rounds = delivery_rounds(graph, classes, step, pair, steps)
+        parts.append({"collective": half, "steps": steps, "rounds": rounds})
+        arrays.append((step + offset, pair, chunk, np.full(len(step), REDUCE if reverse else COPY, dtype=np.int64)))
+        offset += steps
+    step, pair, chunk, op = (np.concatenate(a) for a in zip(*arrays))
+    orbit = OrbitSchedule(plan.collective, "synthesized", plan.topology.spec, graph.ranks, plan.chunks,
+                          np.ones(plan.chunks, dtype=np.int64), offset, step, graph.src[pair].astype(np.int64),
+                          graph.dst[pair].astype(np.int64), chunk, op, graph.paths.select(pair), _group=group)
+    report = verify_orbit(orbit, plan.topology)
+    if not report.ok:  # a bug of the synthesis, never written
+        raise AssertionError(f"the synthesized {plan.collective} orbit schedule is wrong: {report.violation}")
+    say(f"verified on the orbit: {report.block_sends:,} block deliveries in {report.transfers:,} transfers")
+    return orbit, parts
+
+
+def sized(orbit: OrbitSchedule, size: int) -> OrbitSchedule:
+    """The orbit schedule with its blocks sized for a message of `size` bytes (a rank's vector: the
+    chunks x P blocks rounded up to whole bytes, as every synthesized schedule's)."""
+    from dataclasses import replace
+
+    return replace(orbit, chunk_bytes=np.full(orbit.chunks, -(-size // orbit.blocks), dtype=np.int64))
+
+
+def orbit_record(plan, orbit: OrbitSchedule, parts: list[dict], sizes: list[int], alpha: float, bandwidth_bits: float,
+                 node) -> dict:
+    """What the file says of its synthesis, with the keys of every synthesis record
+    (synth.synthesis.portfolio.record): per size the cost (priced on the orbit,
+    synth.pricing.orbit_cost) next to the bound of any schedule, and honest statuses: a size is
+    optimal only where it meets that bound; the trees are feasible (no program proves them)."""
+    from synth.pricing.orbit_cost import map_orbit
+    from synth.synthesis.claims import FEASIBLE, OPTIMAL, size_status
+    from synth.synthesis.portfolio import at_least
+
+    mapped = map_orbit(orbit, plan.topology)  # one-byte blocks: the time at a size scales them
+    per_size = []
+    for size in sizes:
+        bound = plan.time_bound.seconds(size, alpha, bandwidth_bits, node)
+        seconds = at_least(mapped.time(alpha, bandwidth_bits, -(-size // orbit.blocks), node), bound)
+        per_size.append({"bytes": size, "seconds": seconds, "bound_seconds": bound,
+                         "gap": (seconds - bound) / bound if bound > 0 else 0.0,
+                         "status": size_status(seconds, bound, [FEASIBLE])})
+    how = f"balanced breadth-first trees of rank 0's blocks, moved to every rank by {orbit.ranks:,} translations"
+    return {
+        "method": plan.method,
+        "transfers": plan.graph.reach,
+        "router": plan.graph.router,
+        "chunks": plan.chunks,
+        "status": OPTIMAL if all(e["status"] == OPTIMAL for e in per_size) else FEASIBLE,
+        "parts": [{**part, "status": FEASIBLE, "method": how, "by": "orbit-trees", "transfers": plan.graph.reach,
+                   "router": plan.graph.router} for part in parts],
+        "bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
+                   "messages": plan.time_bound.messages,
+                   "busiest_bytes_per_byte": plan.time_bound.bandwidth.per_byte,
+                   "bandwidth_why": plan.time_bound.bandwidth.why},
+        "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits, **node.record()},
+        "sizes": per_size,
+    }
+
+
+__all__ = ["orbit_refusal", "plan_group", "load_classes", "spreading_half", "synthesize_orbit", "sized",
+           "orbit_record"]
