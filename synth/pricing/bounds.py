@@ -303,17 +303,18 @@ def step_bound(collective: str, graph, root: int = 0, transitive: bool = False) 
     grows = {"broadcast": (out_degree,), "reduce": (in_degree,)}.get(collective, (out_degree, in_degree))
     degree = min(grows)
     spread = math.ceil(math.log(p) / math.log(1 + degree) - 1e-12)
-    if transitive and collective in ("broadcast", "reduce"):
-        raise ValueError("a rooted collective's step bound reads its root's distances, not rank 0's")
-    distance = graph.distances() if not transitive else graph.distances_from(0)[None, :]
-    if (distance < 0).any():
+    if not graph.joins_every_rank():
         raise SynthError(f"the {graph.reach} transfers do not join every rank pair (use --transfers all)")
+    # the distances a bound reads, and no more (P x P of them are 8 GiB at 65,536 ranks)
     if collective in ("broadcast",):
-        far, what = int(distance[root].max()), f"rank {root} reaches every rank in {int(distance[root].max())}"
+        far = int(graph.distances_from(root).max())
+        what = f"rank {root} reaches every rank in {far}"
     elif collective in ("reduce",):
-        far, what = int(distance[:, root].max()), f"every rank reaches rank {root} in {int(distance[:, root].max())}"
+        far = int(graph.distances_to(root).max())
+        what = f"every rank reaches rank {root} in {far}"
     else:
-        far, what = int(distance.max()), f"the transfer graph's diameter is {int(distance.max())}"
+        far = int(graph.distances().max() if not transitive else graph.distances_from(0).max())
+        what = f"the transfer graph's diameter is {far}"
     # An allreduce is not always a reduce-scatter then an allgather (one step of all-pairs
     # reductions on a complete graph, a reduction in each clique then an exchange across): its
     # bound is the spreading one, since every rank's final vector holds every rank's contribution
@@ -347,6 +348,19 @@ def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int
         count = p - q * sum(1 for v in inside if v < n)
         return BandwidthBound(ratio / p, f"{count} of {p} blocks must {way} a set of "
                               f"{sum(1 for v in inside if v < n)} nodes through bandwidth {count / ratio:g}")
+    if collective in ("broadcast", "reduce") and n > MAX_PAIR_CUT_TERMINALS:
+        # N - 1 max-flows would take hours: the root's own cut and every other terminal's (the whole message leaves
+        # the root and enters each other node), a bound for every schedule, at most the pairs' least cut
+        node = root // q
+        out_of, into = (network.channel_src, network.channel_dst) if collective == "broadcast" else \
+            (network.channel_dst, network.channel_src)
+        others = np.delete(np.arange(n), node)
+        ends = _link_bandwidths(network, into)[others]
+        least = float(min(_link_bandwidths(network, out_of)[node], ends.min()))
+        return BandwidthBound(1.0 / least, f"the whole message {'leaves' if collective == 'broadcast' else 'enters'} "
+                              f"node {node} and {'enters' if collective == 'broadcast' else 'leaves'} every other "
+                              f"through at least bandwidth {least:g} (above {MAX_PAIR_CUT_TERMINALS:,} terminals the "
+                              "pairs' cuts are not computed, one terminal's only)")
     if collective in ("broadcast", "reduce"):
         flow = max_flow(network)
         node = root // q
@@ -376,12 +390,17 @@ def bandwidth_bound(collective: str, network, ranks_per_node: int = 1, root: int
     return BandwidthBound(1.0 / least, f"every element enters and leaves each side of a cut of bandwidth {least:g}")
 
 
-def _terminal_links(network, end: np.ndarray) -> float:
-    """The least bandwidth of a terminal's channels at `end` (channel_src: leaving it; channel_dst:
+def _link_bandwidths(network, end: np.ndarray) -> np.ndarray:
+    """Per terminal, the bandwidth of its channels at `end` (channel_src: leaving it; channel_dst:
     entering it)."""
     n = network.num_terminals
     at = end < n
-    return float(np.bincount(end[at], weights=network.channel_bandwidth[at], minlength=n).min())
+    return np.bincount(end[at], weights=network.channel_bandwidth[at], minlength=n)
+
+
+def _terminal_links(network, end: np.ndarray) -> float:
+    """The least bandwidth of a terminal's channels at `end`."""
+    return float(_link_bandwidths(network, end).min())
 
 
 def time_bound(collective: str, network, ranks_per_node: int = 1, root: int = 0, representatives=None) -> TimeBound:

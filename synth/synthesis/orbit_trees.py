@@ -105,6 +105,33 @@ def synthesize_orbit(plan, say=lambda text: None) -> tuple[OrbitSchedule, list[d
     return orbit, parts
 
 
+def generated_orbit(topology, graph, group, algorithm: str = "bucket", collective: str = "allreduce") -> OrbitSchedule:
+    """A generated algorithm that the translations map onto itself, as an orbit schedule along the
+    transfers' paths (one-byte blocks): the bucket allreduce (DeSensi24's baseline,
+    synth.collectives.algorithms.bucket), the best generated allreduce on tori, priced beside an
+    orbit synthesis where its explicit form (P x 2 sum (d_k - 1) x 2D transfers) is too large;
+    `collective` reduce-scatter or allgather: its first or second half alone (the multi-dimensional
+    ring reduce-scatter and allgather)."""
+    from synth.collectives.algorithms.bucket import rank0_deliveries
+
+    if algorithm != "bucket":
+        raise SynthError(f"no orbit form of the generated {algorithm}")
+    dims = tuple(int(d) for d in topology.router_coordinates().max(axis=0) + 1)
+    if len(set(dims)) > 1:  # the instances then share a direction in some steps: the orbit form would combine their
+        # transfers between two ranks into one message, which the explicit bucket keeps apart
+        raise SynthError(f"the bucket's orbit form takes a grid of equal dimensions, not {'x'.join(map(str, dims))}")
+    step, src, dst, chunk, op, steps = rank0_deliveries(dims)
+    if collective != "allreduce":
+        keep = op == (REDUCE if collective == "reduce-scatter" else COPY)
+        step, src, dst, chunk, op = step[keep], src[keep], dst[keep], chunk[keep], op[keep]
+        steps //= 2
+        step = step - (steps if collective == "allgather" else 0)
+    pair = graph.pair_index(src, dst)
+    chunks = 2 * len(dims)
+    return OrbitSchedule(collective, "bucket", topology.spec, graph.ranks, chunks, np.ones(chunks, dtype=np.int64),
+                         steps, step, src, dst, chunk, op, graph.paths.select(pair), _group=group)
+
+
 def sized(orbit: OrbitSchedule, size: int) -> OrbitSchedule:
     """The orbit schedule with its blocks sized for a message of `size` bytes (a rank's vector: the
     chunks x P blocks rounded up to whole bytes, as every synthesized schedule's)."""
@@ -150,4 +177,4 @@ def orbit_record(plan, orbit: OrbitSchedule, parts: list[dict], sizes: list[int]
 
 
 __all__ = ["orbit_refusal", "plan_group", "load_classes", "spreading_half", "synthesize_orbit", "sized",
-           "orbit_record"]
+           "orbit_record", "generated_orbit"]

@@ -6,6 +6,9 @@ read the plan; nothing here runs a method.
 - exact: the time-expanded program over every rank's blocks (up to limits.MAX_EXACT_RANKS);
 - symmetric: the program of one rank per orbit of the network's translations, translated to all
   (tori, HyperX, Kautz K(D,2)); its default chunks make the cut bound whole rounds;
+- orbit: above limits.MAX_SYMMETRIC_RANKS, where the translations act simply transitively on the
+  ranks, rank 0's balanced trees alone, made, verified, priced and stored on the orbit
+  (synth.synthesis.orbit_trees);
 - trees: no program (networks without translations above limits.MAX_EXACT_RANKS, or when asked):
   balanced trees, and above limits.MAX_TREE_DELIVERIES the relay trees alone;
 - an all-to-all(v): its pairs routed with every block in one phase (synth.synthesis.exchange), and

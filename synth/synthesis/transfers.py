@@ -65,10 +65,17 @@ class TransferGraph:
 
     def distances_from(self, rank: int) -> np.ndarray:
         """Steps from `rank` to every rank (breadth-first; -1: not reachable)."""
+        return self._one_row(rank, self.src, self.dst)
+
+    def distances_to(self, rank: int) -> np.ndarray:
+        """Steps from every rank to `rank` (breadth-first along the reversed pairs; -1: not reachable)."""
+        return self._one_row(rank, self.dst, self.src)
+
+    def _one_row(self, rank: int, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
         from scipy.sparse import csr_matrix
         from scipy.sparse.csgraph import shortest_path
 
-        arcs = csr_matrix((np.ones(len(self.src)), (self.src, self.dst)), shape=(self.ranks, self.ranks))
+        arcs = csr_matrix((np.ones(len(tail)), (tail, head)), shape=(self.ranks, self.ranks))
         found = shortest_path(arcs, directed=True, unweighted=True, indices=[rank])[0]
         return np.where(np.isinf(found), -1, found).astype(np.int64)
 

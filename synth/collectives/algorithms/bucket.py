@@ -61,6 +61,41 @@ def generate(request: Request):
     return builder.build()
 
 
+def rank0_deliveries(dims: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """The bucket allreduce's deliveries of rank 0's blocks (block c P of every part c), as an orbit
+    schedule lists them (synth.collectives.orbit: the translations move them onto every rank's):
+    (step, src, dst, chunk = the part, op), in step order, and the steps. Derived from `generate`:
+    in the reduce-scatter along dimension order[i], block 0's group is sent at step t by the ranks
+    at coordinate s (t + 1) on it, 0 on order[:i] and any on order[i + 1:]; in the allgather by
+    those at s t. Tested against `generate` (the same loads and cost)."""
+    p = prod(dims)
+    stride = np.cumprod((1,) + tuple(dims[:-1])).astype(np.int64)
+    instances = [(k, sign) for sign in (1, -1) for k in range(len(dims))]
+    per_phase = [d - 1 for d in dims]
+    reduce_steps = sum(per_phase)
+    out = []
+    for part, (k, sign) in enumerate(instances):
+        order = [(k + j) % len(dims) for j in range(len(dims))]
+        start = {REDUCE: 0, COPY: reduce_steps}
+        for phase, walk in ((REDUCE, range(len(order))), (COPY, range(len(order) - 1, -1, -1))):
+            for i in walk:
+                dim = order[i]
+                free = np.zeros(1, dtype=np.int64)  # the ranks at 0 on order[:i], any coordinate on order[i + 1:]
+                for other in order[i + 1:]:
+                    free = (free[:, None] + np.arange(dims[other])[None, :] * stride[other]).ravel()
+                for t in range(dims[dim] - 1):
+                    x = (sign * (t + 1) if phase == REDUCE else sign * t) % dims[dim]
+                    src = free + x * stride[dim]
+                    dst = free + ((x + sign) % dims[dim]) * stride[dim]
+                    out.append((np.full(len(free), start[phase] + t, dtype=np.int64), src, dst,
+                                np.full(len(free), part, dtype=np.int64), np.full(len(free), phase, dtype=np.int64)))
+                start[phase] += dims[dim] - 1
+    step, src, dst, chunk, op = (np.concatenate(a) for a in zip(*out))
+    order = np.argsort(step, kind="stable")
+    assert int(src.max(initial=0)) < p
+    return step[order], src[order], dst[order], chunk[order], op[order], 2 * reduce_steps
+
+
 def refusal(request: Request) -> str | None:
     if request.blocks != parts_blocks(request):
         return f"bucket splits the vector into 2D parts of one block per rank: {parts_blocks(request)} blocks, not {request.blocks}"

@@ -139,6 +139,50 @@ def test_orbit_synthesis_refuses_what_it_does_not_take(orbit_limit, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("spec", ["torus:4,4", "torus:6,6", "torus:3,3,3"])
+def test_the_bucket_orbit_is_the_generated_bucket(spec):
+    """The comparison at scale: the generated bucket allreduce in orbit form, the same transfers,
+    loads and cost as synth's explicit generator."""
+    from synth.api.collectives import schedule
+    from synth.synthesis.orbit_trees import generated_orbit, plan_group
+
+    topology = parse_topology(spec)
+    graph = transfer_graph(topology, 1, "neighbours")
+    orbit = generated_orbit(topology, graph, plan_group(topology, graph))
+    report = verify_orbit(orbit, topology)
+    explicit = schedule("allreduce", topology, "bucket", message_bytes=orbit.blocks)
+    assert report.ok and report.steps == explicit.num_steps and report.transfers == explicit.num_transfers
+    on_orbit, generated = map_orbit(orbit, topology), map_schedule(explicit, topology)
+    for term in ("channel_bytes", "port_messages", "transfer_bytes"):
+        assert np.allclose(getattr(on_orbit, term), getattr(generated, term)), term
+    for size in (1.0, 1e4):
+        assert on_orbit.time(1e-6, 1e11, size) == pytest.approx(generated.time(1e-6, 1e11, size), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["reduce-scatter", "allgather"])
+def test_the_bucket_orbits_halves_are_its_steps(name):
+    from synth.synthesis.orbit_trees import generated_orbit, plan_group
+
+    topology = parse_topology("torus:4,4")
+    graph = transfer_graph(topology, 1, "neighbours")
+    group = plan_group(topology, graph)
+    whole, half = generated_orbit(topology, graph, group), generated_orbit(topology, graph, group, collective=name)
+    assert verify_orbit(half, topology).ok and verify(expand(half, topology)).ok
+    offset = 0 if name == "reduce-scatter" else half.steps
+    on_half, on_whole = map_orbit(half, topology), map_orbit(whole, topology)
+    assert np.allclose(on_half.channel_bytes, on_whole.channel_bytes[offset:offset + half.steps])
+
+
+def test_the_bucket_orbit_needs_equal_dimensions():
+    from synth.core.errors import SynthError
+    from synth.synthesis.orbit_trees import generated_orbit, plan_group
+
+    topology = parse_topology("torus:5,3")
+    graph = transfer_graph(topology, 1, "neighbours")
+    with pytest.raises(SynthError, match="equal dimensions"):
+        generated_orbit(topology, graph, plan_group(topology, graph))
+
+
 # ---- the parts scale needed, against their definitions
 
 
@@ -179,13 +223,29 @@ def test_one_ranks_distances_give_a_transitive_graphs_step_bound(spec):
     assert graph.joins_every_rank()
 
 
+@pytest.mark.parametrize("spec", ["dragonfly:2,4,2", "xgft:2:4,4:1,4", "kautz:2,2"])
+def test_a_rooted_step_bound_reads_its_roots_distances(spec):
+    graph = transfer_graph(parse_topology(spec), 1, "neighbours")
+    if not graph.joins_every_rank():
+        graph = transfer_graph(parse_topology(spec), 1, "all")
+    every = graph.distances()
+    for root in (0, graph.ranks - 1):
+        assert f"reaches every rank in {int(every[root].max())}" in step_bound("broadcast", graph, root).why
+        assert f"reaches rank {root} in {int(every[:, root].max())}" in step_bound("reduce", graph, root).why
+    assert f"diameter is {int(every.max())}" in step_bound("allgather", graph).why
+
+
 @pytest.mark.parametrize("spec", ["torus:4,4", "dragonfly:2,4,2", "xgft:2:4,4:1,4", "kautz:2,2"])
-def test_the_allreduce_bound_without_pairwise_cuts_is_never_above_them(monkeypatch, spec):
+def test_the_bounds_without_pairwise_cuts_are_never_above_them(monkeypatch, spec):
     import synth.pricing.bounds as bounds
 
     network = parse_topology(spec).network()
     pairwise = time_bound("allreduce", network).bandwidth.per_byte
+    rooted = {(name, root): time_bound(name, network, 1, root).bandwidth.per_byte
+              for name in ("broadcast", "reduce") for root in (0, network.num_terminals - 1)}
     monkeypatch.setattr(bounds, "MAX_PAIR_CUT_TERMINALS", 1)
     single = time_bound("allreduce", network)
     assert single.bandwidth.per_byte <= pairwise * (1 + 1e-12)
     assert "one terminal" in single.bandwidth.why or "a terminal" in single.bandwidth.why
+    for (name, root), per_byte in rooted.items():
+        assert 0 < time_bound(name, network, 1, root).bandwidth.per_byte <= per_byte * (1 + 1e-12), (name, root)
