@@ -158,7 +158,7 @@ def orbit_record(plan, orbit: OrbitSchedule, parts: list[dict], sizes: list[int]
         per_size.append({"bytes": size, "seconds": seconds, "bound_seconds": bound,
                          "gap": (seconds - bound) / bound if bound > 0 else 0.0,
                          "status": size_status(seconds, bound, [FEASIBLE])})
-    how = f"balanced breadth-first trees of rank 0's blocks, moved to every rank by {orbit.ranks:,} translations"
+    how = "orbit trees"  # each half's line (the plan's method says what they are)
     return {
         "method": plan.method,
         "transfers": plan.graph.reach,
