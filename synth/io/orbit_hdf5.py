@@ -81,20 +81,9 @@ def write_orbit_hdf5(path, orbit: OrbitSchedule, shown=None) -> None:
 def read_orbit_hdf5(path: str) -> tuple[OrbitSchedule, object]:
     """An orbit schedule file, checked strictly (exit 2 naming the attribute or dataset), and its
     network."""
-    import h5py
+    from synth.io.schedule_hdf5 import read_hdf5
 
-    from synth.io.schedule_hdf5 import _one_line
-
-    where = f"orbit schedule file '{path}'"
-    try:
-        f = h5py.File(path, "r")
-    except OSError as exc:
-        raise SynthError(f"{where} is not a readable HDF5 file ({_one_line(exc)})") from None
-    try:
-        with f:
-            return _read(f, where, h5py)
-    except (OSError, RuntimeError, KeyError, TypeError) as exc:  # a chunk that does not decompress: damaged
-        raise SynthError(f"{where} is damaged: {_one_line(exc)}") from None
+    return read_hdf5(path, f"orbit schedule file '{path}'", _read)
 
 
 def _read(f, where: str, h5py) -> tuple[OrbitSchedule, object]:

@@ -114,19 +114,8 @@ def _write(f, name: str, array: np.ndarray) -> None:
 
 def read_schedule_hdf5(path: str) -> Schedule:
     """A compact schedule file, checked strictly (exit 2 naming the dataset or attribute)."""
-    import h5py
-
     where = f"schedule file '{path}'"
-    try:
-        f = h5py.File(path, "r")
-    except OSError as exc:
-        raise SynthError(f"{where} is not a readable HDF5 file ({_one_line(exc)})") from None
-    try:
-        with f:
-            header, topology, read, paths = _read_file(f, where, h5py)
-    except (OSError, RuntimeError, KeyError, TypeError) as exc:  # HDF5 cannot read what the file names (a chunk
-        # that does not decompress, an attribute of a type numpy has not): a damaged file, as the routes reader says
-        raise SynthError(f"{where} is damaged: {_one_line(exc)}") from None
+    header, topology, read, paths = read_hdf5(path, where, _read_file)
     name, algorithm, spec, ranks, blocks, per_node, root, peer, steps, transfers, version_2 = header
     step_ptr = _offsets(read["step_ptr"], transfers, f"{where}: step_ptr", allow_equal=True)
     for key in ("src", "dst"):
@@ -155,6 +144,23 @@ def read_schedule_hdf5(path: str) -> Schedule:
 # makes, not measured: about eight 8-byte arrays per hop and twelve per entry).
 PATH_BYTES_PER_HOP = 64
 PATH_BYTES_PER_ENTRY = 96
+
+
+def read_hdf5(path: str, where: str, reader):
+    """`reader(f, where, h5py)` on the open file, in one line where HDF5 cannot open it or read what
+    it names (a chunk that does not decompress, an attribute of a type numpy has not: a damaged file,
+    as the routes reader says)."""
+    import h5py
+
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise SynthError(f"{where} is not a readable HDF5 file ({_one_line(exc)})") from None
+    try:
+        with f:
+            return reader(f, where, h5py)
+    except (OSError, RuntimeError, KeyError, TypeError) as exc:
+        raise SynthError(f"{where} is damaged: {_one_line(exc)}") from None
 
 
 def _read_file(f, where: str, h5py):

@@ -147,17 +147,12 @@ def orbit_record(plan, orbit: OrbitSchedule, parts: list[dict], sizes: list[int]
     synth.pricing.orbit_cost) next to the bound of any schedule, and honest statuses: a size is
     optimal only where it meets that bound; the trees are feasible (no program proves them)."""
     from synth.pricing.orbit_cost import map_orbit
-    from synth.synthesis.claims import FEASIBLE, OPTIMAL, size_status
-    from synth.synthesis.portfolio import at_least
+    from synth.synthesis.claims import FEASIBLE, OPTIMAL
+    from synth.synthesis.portfolio import bounds_record, size_entry
 
     mapped = map_orbit(orbit, plan.topology)  # one-byte blocks: the time at a size scales them
-    per_size = []
-    for size in sizes:
-        bound = plan.time_bound.seconds(size, alpha, bandwidth_bits, node)
-        seconds = at_least(mapped.time(alpha, bandwidth_bits, -(-size // orbit.blocks), node), bound)
-        per_size.append({"bytes": size, "seconds": seconds, "bound_seconds": bound,
-                         "gap": (seconds - bound) / bound if bound > 0 else 0.0,
-                         "status": size_status(seconds, bound, [FEASIBLE])})
+    per_size = [size_entry(plan, size, mapped.time(alpha, bandwidth_bits, -(-size // orbit.blocks), node), [FEASIBLE],
+                           alpha, bandwidth_bits, node) for size in sizes]
     how = "orbit trees"  # each half's line (the plan's method says what they are)
     return {
         "method": plan.method,
@@ -167,11 +162,7 @@ def orbit_record(plan, orbit: OrbitSchedule, parts: list[dict], sizes: list[int]
         "status": OPTIMAL if all(e["status"] == OPTIMAL for e in per_size) else FEASIBLE,
         "parts": [{**part, "status": FEASIBLE, "method": how, "by": "orbit-trees", "transfers": plan.graph.reach,
                    "router": plan.graph.router} for part in parts],
-        "bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
-                   "messages": plan.time_bound.messages,
-                   "busiest_bytes_per_byte": plan.time_bound.bandwidth.per_byte,
-                   "bandwidth_why": plan.time_bound.bandwidth.why},
-        "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits, **node.record()},
+        **bounds_record(plan, alpha, bandwidth_bits, node),
         "sizes": per_size,
     }
 

@@ -321,13 +321,8 @@ def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], a
     bound of any schedule; a point's proof relative to its steps is `proven`, with what it is."""
     used = [(part, k) for part, k in zip(parts, points) if k >= 0]
     point_statuses = [part.front[k].status for part, k in used]
-    per_size = []
-    for size in sizes:
-        bound = plan.time_bound.seconds(size, alpha, bandwidth_bits, node)
-        seconds = at_least(choose(parts, size, alpha, bandwidth_bits, node)[1], bound)
-        per_size.append({"bytes": size, "seconds": seconds, "bound_seconds": bound,
-                         "gap": (seconds - bound) / bound if bound > 0 else 0.0,
-                         "status": size_status(seconds, bound, point_statuses)})
+    per_size = [size_entry(plan, size, choose(parts, size, alpha, bandwidth_bits, node)[1], point_statuses, alpha,
+                           bandwidth_bits, node) for size in sizes]
     statuses = {entry["status"] for entry in per_size}
     status = OPTIMAL if statuses == {OPTIMAL} else TIMEOUT if TIMEOUT in statuses else FEASIBLE
 
@@ -358,14 +353,30 @@ def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], a
                               **({"invariant_status": f.invariant_status} if f.invariant_status else {})}
                              for j, f in enumerate(part.front)]}
                   for part, k in used],
-        "bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
-                   "messages": plan.time_bound.messages,
-                   "busiest_bytes_per_byte": plan.time_bound.bandwidth.per_byte,
-                   "bandwidth_why": plan.time_bound.bandwidth.why},
-        "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits, **node.record()},
+        **bounds_record(plan, alpha, bandwidth_bits, node),
         "sizes": per_size,
         **({"routing": plan.exchange.as_dict()} if plan.exchange is not None else {}),
     }
+
+
+def size_entry(plan, size: int, seconds: float, point_statuses: list[str], alpha: float, bandwidth_bits: float,
+               node: NodeCosts = FREE) -> dict:
+    """A record's entry of one message size: the time (at its bound where it meets it), the bound of
+    any schedule, the gap and the size's status (synth.synthesis.claims.size_status)."""
+    bound = plan.time_bound.seconds(size, alpha, bandwidth_bits, node)
+    seconds = at_least(seconds, bound)
+    return {"bytes": size, "seconds": seconds, "bound_seconds": bound,
+            "gap": (seconds - bound) / bound if bound > 0 else 0.0,
+            "status": size_status(seconds, bound, point_statuses)}
+
+
+def bounds_record(plan, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> dict:
+    """A record's bounds of any schedule and the cost model it was priced with."""
+    return {"bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
+                       "messages": plan.time_bound.messages,
+                       "busiest_bytes_per_byte": plan.time_bound.bandwidth.per_byte,
+                       "bandwidth_why": plan.time_bound.bandwidth.why},
+            "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits, **node.record()}}
 
 
 def _chunked(point) -> dict:
