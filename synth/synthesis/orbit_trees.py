@@ -1,7 +1,7 @@
 """Orbit synthesis (issue 43 item 1): above limits.MAX_SYMMETRIC_RANKS ranks, where the network's
 translations act simply transitively on its terminals (a torus, a HyperX), the schedule is made,
 verified, priced and stored as rank 0's blocks alone (synth.collectives.orbit): the whole
-schedule, chunks x P (P - 1) deliveries (4.3 x 10^9 at 65,536 ranks), is never made.
+schedule, chunks x P (P - 1) deliveries (4.3 x 10^9 a chunk at 65,536 ranks), is never made.
 
 Rank 0's chunks spread along balanced breadth-first trees (synth.synthesis.exact.balanced_trees)
 whose loads are counted per channel orbit, a crossing of orbit O counting |G| / |O| times: the
@@ -21,7 +21,7 @@ from synth.core.errors import SynthError
 from synth.measure.cuts import integer_bandwidth
 from synth.synthesis import limits
 from synth.synthesis.exact import LoadClasses, SpreadProblem, balanced_trees, decode, delivery, delivery_rounds
-from synth.synthesis.symmetry import _equivariant
+from synth.synthesis.symmetry import equivariant
 from synth.topology.translations import channel_map
 
 
@@ -49,7 +49,7 @@ def plan_group(topology, graph):
     network = topology.network()
     n = network.num_terminals
     for g in group.generators:
-        if not _equivariant(graph, g[:n], channel_map(network, g)):
+        if not equivariant(graph, g[:n], channel_map(network, g)):
             raise SynthError(f"the {graph.reach} transfers of {topology.spec} routed by {graph.router} are not "
                              "translation-invariant: no orbit schedule")
     return group

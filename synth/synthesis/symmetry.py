@@ -42,7 +42,7 @@ class Symmetry:
     def invariant(self, graph) -> bool:
         """Every pair's path of `graph`, moved by a generator, is the moved pair's path (so the
         whole group moves paths onto paths)."""
-        return all(_equivariant(graph, ranks, channels) for ranks, channels in self.generators)
+        return all(equivariant(graph, ranks, channels) for ranks, channels in self.generators)
 
     @property
     def order(self) -> int:
@@ -85,7 +85,7 @@ def network_symmetry(topology, graph) -> Symmetry | None:
     if len(representatives) * len(group) != graph.ranks or any(
             len(np.unique(group[:, r])) != len(group) for r in representatives.tolist()):
         return None
-    if not all(_equivariant(graph, g, c) for g, c in zip(rank_generators, channel_maps)):
+    if not all(equivariant(graph, g, c) for g, c in zip(rank_generators, channel_maps)):
         return None
     channel_class, class_size = channel_orbits(network.num_channels, channel_maps)
     if (len(group) % class_size).any():  # the group on channels is larger than on ranks: no uniform repeat
@@ -115,7 +115,7 @@ def _closure(generators: list[np.ndarray], ranks: int) -> np.ndarray | None:
     return np.stack(elements)
 
 
-def _equivariant(graph, ranks: np.ndarray, channels: np.ndarray) -> bool:
+def equivariant(graph, ranks: np.ndarray, channels: np.ndarray) -> bool:
     """Every pair's path, moved by the translation, is the path of the moved pair."""
     keys = graph.dst.astype(np.int64) * graph.ranks + graph.src
     moved = ranks[graph.dst] * graph.ranks + ranks[graph.src]
