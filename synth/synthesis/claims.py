@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from synth.pricing.alphabeta import FREE, NodeCosts
 from synth.pricing.compare import REFERENCE_BYTES
 
 OPTIMAL, PROVEN, FEASIBLE, TIMEOUT = "optimal", "proven", "feasible", "timeout"
@@ -104,3 +105,29 @@ def short(status: str, proof: str) -> str:
     if status == PROVEN:
         return "at the cut bound"
     return status
+
+
+def at_least(seconds: float, bound: float) -> float:
+    """A time that meets its bound is the bound: the two are the same terms summed in another order,
+    and may differ in the last bits; a time below the bound by more is a bug, and stays visible."""
+    return bound if bound * (1 - 1e-9) <= seconds < bound else seconds
+
+
+def size_entry(plan, size: int, seconds: float, point_statuses: list[str], alpha: float, bandwidth_bits: float,
+               node: NodeCosts = FREE) -> dict:
+    """A record's entry of one message size: the time (at its bound where it meets it), the bound of
+    any schedule, the gap and the size's status (synth.synthesis.claims.size_status)."""
+    bound = plan.time_bound.seconds(size, alpha, bandwidth_bits, node)
+    seconds = at_least(seconds, bound)
+    return {"bytes": size, "seconds": seconds, "bound_seconds": bound,
+            "gap": (seconds - bound) / bound if bound > 0 else 0.0,
+            "status": size_status(seconds, bound, point_statuses)}
+
+
+def bounds_record(plan, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> dict:
+    """A record's bounds of any schedule and the cost model it was priced with."""
+    return {"bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
+                       "messages": plan.time_bound.messages,
+                       "busiest_bytes_per_byte": plan.time_bound.bandwidth.per_byte,
+                       "bandwidth_why": plan.time_bound.bandwidth.why},
+            "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits, **node.record()}}

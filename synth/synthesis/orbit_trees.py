@@ -147,8 +147,7 @@ def orbit_record(plan, orbit: OrbitSchedule, parts: list[dict], sizes: list[int]
     synth.pricing.orbit_cost) next to the bound of any schedule, and honest statuses: a size is
     optimal only where it meets that bound; the trees are feasible (no program proves them)."""
     from synth.pricing.orbit_cost import map_orbit
-    from synth.synthesis.claims import FEASIBLE, OPTIMAL
-    from synth.synthesis.portfolio import bounds_record, size_entry
+    from synth.synthesis.claims import FEASIBLE, OPTIMAL, bounds_record, size_entry
 
     mapped = map_orbit(orbit, plan.topology)  # one-byte blocks: the time at a size scales them
     per_size = [size_entry(plan, size, mapped.time(alpha, bandwidth_bits, -(-size // orbit.blocks), node), [FEASIBLE],

@@ -25,7 +25,8 @@ from synth.core.errors import SynthError
 from synth.pricing.alphabeta import FREE, NodeCosts
 from synth.pricing.schedule_cost import map_schedule
 from synth.solve.budget import Budget
-from synth.synthesis.claims import FEASIBLE, OPTIMAL, PROVEN, TIMEOUT, point_claim, size_status, steps_claim
+from synth.synthesis.claims import (FEASIBLE, OPTIMAL, PROVEN, TIMEOUT, at_least, bounds_record, point_claim, size_entry,
+                                    steps_claim)
 from synth.synthesis.exact import one_round_steps
 from synth.pricing.bounds import EXCHANGES
 from synth.synthesis.exchange import pareto
@@ -308,12 +309,6 @@ def _joined(plan, parts: list[Part], points: tuple[int, ...], size: int) -> Sche
     return dataclasses.replace(builder.build(), paths=paths)
 
 
-def at_least(seconds: float, bound: float) -> float:
-    """A time that meets its bound is the bound: the two are the same terms summed in another order,
-    and may differ in the last bits; a time below the bound by more is a bug, and stays visible."""
-    return bound if bound * (1 - 1e-9) <= seconds < bound else seconds
-
-
 def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], alpha: float,
            bandwidth_bits: float, node: NodeCosts = FREE) -> dict:
     """What the file says of its synthesis: method, bounds, the front, the cost and gap per size,
@@ -358,25 +353,6 @@ def record(plan, parts: list[Part], points: tuple[int, ...], sizes: list[int], a
         **({"routing": plan.exchange.as_dict()} if plan.exchange is not None else {}),
     }
 
-
-def size_entry(plan, size: int, seconds: float, point_statuses: list[str], alpha: float, bandwidth_bits: float,
-               node: NodeCosts = FREE) -> dict:
-    """A record's entry of one message size: the time (at its bound where it meets it), the bound of
-    any schedule, the gap and the size's status (synth.synthesis.claims.size_status)."""
-    bound = plan.time_bound.seconds(size, alpha, bandwidth_bits, node)
-    seconds = at_least(seconds, bound)
-    return {"bytes": size, "seconds": seconds, "bound_seconds": bound,
-            "gap": (seconds - bound) / bound if bound > 0 else 0.0,
-            "status": size_status(seconds, bound, point_statuses)}
-
-
-def bounds_record(plan, alpha: float, bandwidth_bits: float, node: NodeCosts = FREE) -> dict:
-    """A record's bounds of any schedule and the cost model it was priced with."""
-    return {"bounds": {"steps": plan.step_bound.steps, "steps_why": plan.step_bound.why,
-                       "messages": plan.time_bound.messages,
-                       "busiest_bytes_per_byte": plan.time_bound.bandwidth.per_byte,
-                       "bandwidth_why": plan.time_bound.bandwidth.why},
-            "cost_model": {"alpha": alpha, "bandwidth_bits": bandwidth_bits, **node.record()}}
 
 
 def _chunked(point) -> dict:

@@ -79,7 +79,8 @@ def with_ranks_per_node(spec: str, collective: str, q: int, sizes: str, time_lim
     """A table row with Q ranks a node (or a broadcast or reduce): the synthesized schedule's time (every point of its front,
     the generated algorithms' among them) next to the best generated algorithm's and the bound."""
     from synth.synthesis.plan import plan_synthesis
-    from synth.synthesis.portfolio import at_least, choose, synthesize_parts
+    from synth.synthesis.claims import at_least
+    from synth.synthesis.portfolio import choose, synthesize_parts
     from synth.core.sizes import parse_sizes
     from synth.topology import parse_topology
 
