@@ -251,7 +251,7 @@ def file_kind(path: str) -> str:
     writes it; HDF5: its format attribute); a user error for anything else."""
     import re
 
-    from synth.io.schedule_hdf5 import is_hdf5
+    from synth.io.schedule_hdf5 import ORBIT_FORMAT, is_hdf5, orbit_refused
 
     where = f"'{path}'"
     try:
@@ -276,6 +276,8 @@ def file_kind(path: str) -> str:
         return "schedule"
     if found in ("synth-routes/2", "synth-routes/1"):
         return "routes"
+    if found == ORBIT_FORMAT:
+        raise orbit_refused(where)
     raise SynthError(f"{where} is neither a schedule (synth-schedule/1 or /2) nor a routes file (synth-routes/2)"
                      + (f": its format is '{found}'" if found else ""))
 

@@ -34,6 +34,7 @@ from synth.collectives.verify import verify_memory
 
 FORMAT = "synth-schedule/2"  # with recorded paths
 FORMAT_1 = "synth-schedule/1"  # without
+ORBIT_FORMAT = "synth-orbit-schedule/1"  # synth.io.orbit_hdf5's, named here to say what to do with one
 SIGNATURE = b"\x89HDF\r\n\x1a\n"  # the first bytes of every HDF5 file
 EXTENSIONS = (".h5", ".hdf5")
 CHUNK = 1 << 22  # entries written or read at a time (a signal is handled between slices)
@@ -146,6 +147,13 @@ PATH_BYTES_PER_HOP = 64
 PATH_BYTES_PER_ENTRY = 96
 
 
+def orbit_refused(where: str) -> SynthError:
+    """An orbit schedule (rank 0's blocks and the group, synth.io.orbit_hdf5) where a command takes
+    explicit arrays: what to do with it, in one line."""
+    return SynthError(f"{where} is an orbit schedule ({ORBIT_FORMAT}): `synth verify` reads it; expand it for this "
+                      "command with `synth verify FILE --expand OUT`")
+
+
 def read_hdf5(path: str, where: str, reader):
     """`reader(f, where, h5py)` on the open file, in one line where HDF5 cannot open it or read what
     it names (a chunk that does not decompress, an attribute of a type numpy has not: a damaged file,
@@ -170,6 +178,8 @@ def _read_file(f, where: str, h5py):
     missing = [k for k in _ATTRIBUTES if k not in attrs]
     fmt = attrs.get("format")
     fmt = fmt.decode("utf-8", "replace") if isinstance(fmt, bytes) else fmt
+    if fmt == ORBIT_FORMAT:
+        raise orbit_refused(where)
     if not isinstance(fmt, str) or fmt not in (FORMAT_1, FORMAT) or missing:
         raise SynthError(f"{where} is not a synth-schedule file ({FORMAT_1} or {FORMAT})"
                          + (f" (no attribute {missing[0]})" if missing else ""))

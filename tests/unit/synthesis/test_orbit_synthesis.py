@@ -128,6 +128,14 @@ def test_an_orbit_file_is_read_strictly(orbit_limit, tmp_path):
     assert_user_error(run("verify", out), "op")
 
 
+def test_commands_of_explicit_schedules_say_how_to_expand_an_orbit(orbit_limit, tmp_path):
+    out = tmp_path / "ag.h5"
+    assert run("synthesize", "allgather", "--network", "torus:4,4", "--out", out, "--quiet")[0] == 0
+    assert_user_error(run("export", out, "--format", "msccl-xml", "--out", tmp_path / "x.xml"), "--expand")
+    assert_user_error(run("simulate", out, "--out", tmp_path / "s.json"), "--expand")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ag.h5"]
+
+
 def test_orbit_synthesis_refuses_what_it_does_not_take(orbit_limit, tmp_path):
     net = ("--network", "torus:4,4")
     assert_user_error(run("synthesize", "allgather", *net, "--out", tmp_path / "x.json", "--quiet"), ".h5")
