@@ -74,7 +74,7 @@ def check(request: SynthesisRequest, routes_out: bool = False) -> SynthesisPlan 
                                                 ("--methods", request.methods is not None)) if given]
         if refused:
             raise SynthError(f"{refused[0]}: {request.topology.spec}'s {plan.graph.ranks:,} ranks take the orbit "
-                             "synthesis (balanced trees of rank 0's blocks), which has one method and one chunk count")
+                             "synthesis (balanced trees of one rank per orbit's blocks), which has one method and one chunk count")
     if routes_out and name != "alltoall":
         raise SynthError(f"--routes-out: only an alltoall's synthesis routes its pairs as one phase, not {name}'s"
                          + (" (its routes weigh the matrix's bytes, which a routes file's traffic cannot name)"

@@ -52,7 +52,7 @@ def add_parser(sub) -> None:
                         "rank per orbit of the network's translations (tori, HyperX, Kautz K(D,2) with D + 1 a prime "
                         "power), translated to all; trees: balanced breadth-first trees and every block sent straight, "
                         "no program (thousands of ranks); auto (default): symmetric where the network has "
-                        "translations (above 4,096 ranks: rank 0's trees alone, an orbit schedule; docs/methods.md), else exact up to 64 ranks and trees above. The per-layer points (hierarchical "
+                        "translations (above 4,096 ranks: the trees of one rank per orbit alone, an orbit schedule; docs/methods.md), else exact up to 64 ranks and trees above. The per-layer points (hierarchical "
                         "networks up to 2,048 ranks) and the generated algorithms are always on the front too")
     p.add_argument("--methods", metavar="NAMES", type=parse_methods,
                    help="the registered methods to run, comma-separated (default: every one that applies; "

@@ -63,7 +63,9 @@ def _verify_orbit(args) -> int:
         if target is not None:  # before the replay: a refused expansion is one line at once
             check_expandable(orbit)
         report = verify_orbit(orbit, topology)
-        what = f"{orbit.collective} by {orbit.algorithm} on {orbit.ranks:,} ranks (an orbit of rank 0's blocks)"
+        several = len(orbit.representatives)
+        whose = "rank 0's blocks" if several == 1 else f"the blocks of {several} ranks, one per orbit"
+        what = f"{orbit.collective} by {orbit.algorithm} on {orbit.ranks:,} ranks (an orbit of {whose})"
         if not report.ok:
             outputs.discard()
             print(f"FAIL: {report.violation}")

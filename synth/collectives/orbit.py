@@ -57,10 +57,18 @@ class OrbitSchedule:
     chunk: np.ndarray
     op: np.ndarray  # COPY | REDUCE
     paths: Paths  # per delivery, the channels its transfer crosses
-    group: str = "translations"  # the group: the family's translations (synth.topology.translations)
+    group: str = "translations"  # the group: the family's symmetries (synth.topology.translations)
     synthesis: dict | None = None  # the synthesis record, as an explicit schedule's
     network_sha256: str | None = None
+    origin: np.ndarray | None = None  # per delivery, the representative whose block (chunk x P + origin) it carries
+    representatives: np.ndarray | None = None  # the ranks whose blocks are listed: the least of each rank orbit
     _group: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.origin is None:  # one representative, rank 0 (a torus's, a HyperX's)
+            self.origin = np.zeros(len(self.step), dtype=np.int64)
+        if self.representatives is None:
+            self.representatives = np.zeros(1, dtype=np.int64)
 
     @property
     def blocks(self) -> int:
@@ -75,8 +83,17 @@ class OrbitSchedule:
         return len(self.step)
 
     @property
+    def order(self) -> int:
+        """|G|: the images of each listed delivery (the group acts freely on the ranks)."""
+        return self.ranks // max(1, len(self.representatives))
+
+    @property
     def expanded_deliveries(self) -> int:
-        return self.num_deliveries * self.ranks
+        return self.num_deliveries * self.order
+
+    def listed_blocks(self) -> np.ndarray:
+        """The blocks whose deliveries are listed: every chunk of every representative."""
+        return (np.arange(self.chunks, dtype=np.int64)[:, None] * self.ranks + self.representatives[None, :]).ravel()
 
     def translation_group(self, topology):
         """The group as arithmetic, checked to move rank 0 onto every rank exactly once."""
@@ -86,8 +103,8 @@ class OrbitSchedule:
 
 
 def orbit_group(topology, ranks: int):
-    """`topology`'s translations where they act simply transitively on its `ranks` terminals (one
-    rank per terminal), else one line of why not."""
+    """The group of `topology`'s symmetries where it acts freely on its `ranks` terminals (one rank
+    per terminal), else one line of why not."""
     from synth.topology.translations import translation_group
 
     group, why = translation_group(topology)
@@ -97,9 +114,11 @@ def orbit_group(topology, ranks: int):
     if ranks != network.num_terminals:
         raise SynthError(f"an orbit schedule has one rank per terminal: {topology.spec} has {network.num_terminals}, "
                          f"the schedule {ranks}")
-    if group.order != ranks or (group.orbit_of[:ranks] != group.orbit_of[0]).any():
-        raise SynthError(f"the translations of {topology.spec} ({group.order} elements) do not move rank 0 onto every "
-                         f"rank exactly once")
+    terminals = np.arange(ranks, dtype=np.int64)
+    rows = group.lookup.reshape(-1, group.order)[np.unique(group.orbit_of[terminals])]
+    if (rows >= ranks).any() or not group.free_on(terminals):
+        raise SynthError(f"the translations of {topology.spec} ({group.order:,} elements) fix a terminal or move one "
+                         "onto a router: no orbit schedule")
     classes, _ = group.channel_classes
     bandwidth = network.channel_bandwidth
     first = np.zeros(classes.max() + 1, dtype=bandwidth.dtype)
@@ -110,10 +129,12 @@ def orbit_group(topology, ranks: int):
 
 
 def message_orbits(orbit: OrbitSchedule, group) -> np.ndarray:
-    """Per delivery its message orbit's number: deliveries of one step whose receivers lie at the
-    same displacement from their senders are, moved by the group, the same transfers."""
-    shift = group.index(group.difference(orbit.src, orbit.dst))
-    key = orbit.step * group.order + shift
+    """Per delivery its message orbit's number: deliveries of one step whose (sender, receiver)
+    the group moves onto the same pair are, moved by it, the same transfers. The pair's image
+    with its sender moved to its orbit's base names the orbit (one element does: a free action)."""
+    home = group.move_nodes(-group.exponents[orbit.src], orbit.dst)
+    nodes = group.network.num_nodes
+    key = (orbit.step * nodes + group.move_nodes(-group.exponents[orbit.src], orbit.src)) * nodes + home
     return np.unique(key, return_inverse=True)[1].ravel()
 
 
@@ -128,6 +149,16 @@ def check_orbit(orbit: OrbitSchedule, topology) -> str | None:
         return f"{orbit.chunks} chunks with {len(orbit.chunk_bytes)} sizes"
     if n and (np.diff(orbit.step) < 0).any():
         return "its deliveries are not in step order"
+    if len(orbit.origin) != n:
+        return "its delivery arrays differ in length"
+    group = orbit.translation_group(topology)
+    bases = group.bases(np.arange(p, dtype=np.int64))
+    if not np.array_equal(orbit.representatives, bases):
+        return f"its representatives are not the least rank of each rank orbit ({_few(bases)})"
+    listed = np.isin(orbit.origin, bases)
+    if not listed.all():
+        return f"delivery {int(np.argmin(listed))}: its block's rank {int(orbit.origin[np.argmin(listed)])} is not a " \
+               "representative"
     for name, values, top in (("step", orbit.step, orbit.steps), ("sender", orbit.src, p), ("receiver", orbit.dst, p),
                               ("chunk", orbit.chunk, orbit.chunks), ("op", orbit.op, 2)):
         bad = (values < 0) | (values >= top)
@@ -151,9 +182,8 @@ def check_orbit(orbit: OrbitSchedule, topology) -> str | None:
     if off.any():
         return f"delivery {int(np.argmax(off))}: its path does not join rank {orbit.src[np.argmax(off)]} to rank " \
                f"{orbit.dst[np.argmax(off)]}"
-    group = orbit.translation_group(topology)
-    # one path per message orbit: every path moved back to sender rank 0 is its orbit's first one
-    back = np.repeat(group.difference(orbit.src, np.zeros_like(orbit.src)), lengths, axis=0)
+    # one path per message orbit: every path moved back to its sender's base is its orbit's first one
+    back = np.repeat(-group.exponents[orbit.src], lengths, axis=0)
     canonical = group.move_channels(back, channels)
     orbits = message_orbits(orbit, group)
     first = np.full(orbits.max(initial=-1) + 1, -1, dtype=np.int64)
@@ -172,8 +202,9 @@ def representative_schedule(orbit: OrbitSchedule) -> Schedule:
     (blocks chunk x P), one transfer per step and rank pair: what the replay checks."""
     builder = ScheduleBuilder(orbit.collective, orbit.algorithm, orbit.spec, orbit.ranks, orbit.blocks,
                               np.repeat(orbit.chunk_bytes, orbit.ranks))
-    for s, (src, dst, counts, ids, op) in _steps(orbit.step, orbit.src, orbit.dst, orbit.chunk * orbit.ranks, orbit.op,
-                                                 orbit.steps, orbit.ranks):
+    block = orbit.chunk * orbit.ranks + orbit.origin
+    for s, (src, dst, counts, ids, op) in _steps(orbit.step, orbit.src, orbit.dst, block, orbit.op, orbit.steps,
+                                                 orbit.ranks):
         builder.add_step(src, dst, (counts, ids), op=op)
     return builder.build()
 
@@ -206,12 +237,17 @@ def verify_orbit(orbit: OrbitSchedule, topology):
         raise SynthError(f"the orbit schedule is for {orbit.spec}, not {topology.spec}")
     problem = check_orbit(orbit, topology)
     group = orbit.translation_group(topology)
-    counts = VerifyReport(problem, orbit.steps, len(np.unique(message_orbits(orbit, group))) * orbit.ranks
+    counts = VerifyReport(problem, orbit.steps, len(np.unique(message_orbits(orbit, group))) * group.order
                           if problem is None else 0, orbit.expanded_deliveries)
     if problem is not None:
         return counts
-    counts.violation = verify(representative_schedule(orbit), only=np.arange(orbit.chunks) * orbit.ranks).violation
+    counts.violation = verify(representative_schedule(orbit), only=orbit.listed_blocks()).violation
     return counts
+
+
+def _few(values: np.ndarray) -> str:
+    shown = ", ".join(str(int(v)) for v in values[:4])
+    return shown + (f", ... ({len(values)} in all)" if len(values) > 4 else "")
 
 
 def check_expandable(orbit: OrbitSchedule) -> None:
@@ -232,17 +268,25 @@ def expand(orbit: OrbitSchedule, topology) -> Schedule:
     check_expandable(orbit)
     group = orbit.translation_group(topology)
     p = orbit.ranks
-    elements = group.difference(np.zeros(p, dtype=np.int64), np.arange(p))  # g_r: rank 0 -> rank r
-    n = orbit.num_deliveries
-    step = np.tile(orbit.step, p)
-    src = group.move_nodes(np.repeat(elements, n, axis=0), np.tile(orbit.src, p))
-    dst = group.move_nodes(np.repeat(elements, n, axis=0), np.tile(orbit.dst, p))
-    block = np.tile(orbit.chunk * p, p) + np.repeat(np.arange(p), n)
-    op = np.tile(orbit.op, p)
-    lengths = np.diff(orbit.paths.offsets)
-    hop_elements = np.repeat(elements, int(lengths.sum()), axis=0)
-    channels = group.move_channels(hop_elements, np.tile(orbit.paths.channels, p))
-    delivery_paths = Paths(np.concatenate([[0], np.cumsum(np.tile(lengths, p))]).astype(np.int64), channels)
+    ranks = np.arange(p, dtype=np.int64)
+    base = group.move_nodes(-group.exponents[ranks], ranks)  # each rank's representative
+    # rank r's deliveries: its representative's, moved by the element taking that one to r
+    order = np.argsort(orbit.origin, kind="stable")
+    first = np.searchsorted(orbit.origin[order], ranks)
+    last = np.searchsorted(orbit.origin[order], ranks, side="right")
+    which = [order[first[r]:last[r]] for r in base.tolist()]
+    index = np.concatenate(which) if which else np.zeros(0, dtype=np.int64)
+    owner = np.repeat(ranks, [len(w) for w in which])
+    moves = group.exponents[owner]
+    step = orbit.step[index]
+    src = group.move_nodes(moves, orbit.src[index])
+    dst = group.move_nodes(moves, orbit.dst[index])
+    block = orbit.chunk[index] * p + owner
+    op = orbit.op[index]
+    picked = orbit.paths.select(index)
+    lengths = picked.lengths()
+    channels = group.move_channels(np.repeat(moves, lengths, axis=0), picked.channels)
+    delivery_paths = Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), channels)
     builder = ScheduleBuilder(orbit.collective, orbit.algorithm, orbit.spec, p, orbit.blocks,
                               np.repeat(orbit.chunk_bytes, p))
     # one path per transfer: a transfer's first delivery's (check_orbit: its message orbit's are the same)

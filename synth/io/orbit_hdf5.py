@@ -1,13 +1,16 @@
 """The orbit schedule file: `synth-orbit-schedule/1` as HDF5 (docs/formats.md), a schedule stored as
-rank 0's block deliveries and the group that moves them to every rank (synth.collectives.orbit):
-a 65,536-rank allgather's 4.3 x 10^9 deliveries as rank 0's 262,140.
+the block deliveries of one rank per orbit and the group that moves them to every rank
+(synth.collectives.orbit): a 65,536-rank allgather's 4.3 x 10^9 deliveries as rank 0's 262,140.
 
 Layout: root attributes format, collective (allgather, reduce-scatter or allreduce), algorithm,
 spec, ranks, chunks, steps, group ("translations": the family's, synth.topology.translations),
 synthesis (the record's JSON text, where synthesized), network_sha256 (where the network is a
 file); datasets chunk_bytes (per chunk: block c x ranks + r's bytes, every r), and per delivery
-of rank 0's blocks, in step order, step, src, dst, chunk, op (0 copy, 1 reduce), then path_ptr
-(deliveries + 1 offsets) and path_channels: the channels the delivery's transfer crosses.
+of the representatives' blocks, in step order, step, src, dst, chunk, op (0 copy, 1 reduce), origin
+(the representative whose block chunk x ranks + origin it carries), then path_ptr (deliveries + 1
+offsets) and path_channels: the channels the delivery's transfer crosses; representatives (the
+least rank of each rank orbit, increasing). A file without representatives and origin (one
+representative, written before there were several) reads as rank 0's.
 
 Written byte-identically for the same schedule (no timestamps), read back strictly as the
 schedule file is (synth.io.schedule_hdf5): every attribute, shape, type and range is checked,
@@ -32,6 +35,7 @@ FORMAT = "synth-orbit-schedule/1"
 GROUPS = ("translations",)
 MAX_RANKS, MAX_CHUNKS, MAX_STEPS = 1 << 24, 1 << 16, 1 << 31
 DELIVERY_DATASETS = ("step", "src", "dst", "chunk", "op")
+ORBIT_DATASETS = ("representatives", "origin")  # absent together: rank 0 alone
 # what one delivery of rank 0's blocks costs while read and verified: its six int64 arrays here and in the
 # representative schedule's replay, about ten times over (measured: torus:256,256's 262,140 deliveries)
 BYTES_PER_DELIVERY = 480
@@ -69,7 +73,8 @@ def write_orbit_hdf5(path, orbit: OrbitSchedule, shown=None) -> None:
                 f.attrs["synthesis"] = json.dumps(orbit.synthesis, sort_keys=True)
             arrays = {"chunk_bytes": orbit.chunk_bytes, "step": orbit.step, "src": orbit.src, "dst": orbit.dst,
                       "chunk": orbit.chunk, "op": orbit.op, "path_ptr": orbit.paths.offsets,
-                      "path_channels": orbit.paths.channels}
+                      "path_channels": orbit.paths.channels, "representatives": orbit.representatives,
+                      "origin": orbit.origin}
             for name, array in arrays.items():
                 _write(f, name, np.ascontiguousarray(array, dtype=np.int64))
     except OSError as exc:
@@ -110,31 +115,40 @@ def _read(f, where: str, h5py) -> tuple[OrbitSchedule, object]:
     synthesis = _synthesis(attrs.get("synthesis"), where)
     digest = _digest(attrs.get(DIGEST), where)
     topology = check_network(spec, ranks, 1, where, digest)
-    names = ("chunk_bytes", *DELIVERY_DATASETS, "path_ptr", "path_channels")
+    present = [k for k in ORBIT_DATASETS if k in f]
+    if len(present) == 1:
+        raise SynthError(f"{where}: {present[0]} without {[k for k in ORBIT_DATASETS if k not in present][0]}")
+    names = ("chunk_bytes", *DELIVERY_DATASETS, "path_ptr", "path_channels", *present)
     for key in names:
         _integer_dataset(f, key, where, h5py)
     length = {key: int(f[key].shape[0]) for key in names}
     deliveries = length["step"]
     expected = {"chunk_bytes": (chunks, "one per chunk"), **{k: (deliveries, "as step") for k in DELIVERY_DATASETS},
-                "path_ptr": (deliveries + 1, "one more than step")}
+                "path_ptr": (deliveries + 1, "one more than step"),
+                **({"origin": (deliveries, "as step")} if present else {})}
     for key, (n, why) in expected.items():
         if length[key] != n:
             raise SynthError(f"{where}: {key} has {length[key]:,} entries, expected {n:,} ({why})")
     need = BYTES_PER_DELIVERY * deliveries + BYTES_PER_HOP * length["path_channels"]
     if need > memory.budget().bytes:  # from the shapes, before any array is read
-        raise SynthError(f"{where} declares {counted(deliveries, 'delivery')} of rank 0's blocks with "
+        raise SynthError(f"{where} declares {counted(deliveries, 'delivery')} of its representatives' blocks with "
                          f"{counted(length['path_channels'], 'channel hop')}, which take about {memory.gib(need)} to "
                          f"verify; synth plans with {memory.budget()} here")
     read = {key: _read(f[key]).astype(np.int64) for key in names}
     network = topology.network()
     for key, top in (("step", steps - 1), ("src", ranks - 1), ("dst", ranks - 1), ("chunk", chunks - 1), ("op", 1),
-                     ("path_channels", network.num_channels - 1)):
+                     ("path_channels", network.num_channels - 1), ("representatives", ranks - 1),
+                     ("origin", ranks - 1)):
+        if key not in read:
+            continue
         _in_range(read[key], 0, top, f"{where}: {key}")
     _in_range(read["chunk_bytes"], 0, np.iinfo(np.int64).max, f"{where}: chunk_bytes")
     offsets = _offsets(read["path_ptr"], length["path_channels"], f"{where}: path_ptr", allow_equal=False)
+    if present and (len(read["representatives"]) < 1 or (np.diff(read["representatives"]) <= 0).any()):
+        raise SynthError(f"{where}: representatives must be distinct ranks in increasing order")
     orbit = OrbitSchedule(name, algorithm, spec, ranks, chunks, read["chunk_bytes"], steps,
                           *(read[k] for k in DELIVERY_DATASETS), Paths(offsets, read["path_channels"]), group,
-                          synthesis, digest)
+                          synthesis, digest, read.get("origin"), read.get("representatives"))
     return orbit, topology
 
 

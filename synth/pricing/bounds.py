@@ -286,11 +286,12 @@ def _injection(moves: "_Moves", network, nodes: int) -> tuple[float, str]:
     return busiest, why
 
 
-def step_bound(collective: str, graph, root: int = 0, transitive: bool = False) -> StepBound:
+def step_bound(collective: str, graph, root: int = 0, representatives=None) -> StepBound:
     """The fewest steps of a schedule of `collective` using only the transfers of `graph`;
-    `transitive`: automorphisms of the graph move rank 0 onto every rank (a torus's translations,
-    checked by the caller), so every rank is as far from the others as rank 0 and the diameter is
-    rank 0's eccentricity (one breadth-first search instead of P)."""
+    `representatives`: ranks that automorphisms of the graph move onto every rank (rank 0 alone
+    under a torus's translations, a group's routers under a dragonfly's rotation; checked by the
+    caller), so every rank is as far from the others as one of them and the diameter is their
+    largest eccentricity (a breadth-first search each instead of P)."""
     p = graph.ranks
     if p == 1:
         return StepBound(0, "one rank")
@@ -313,7 +314,8 @@ def step_bound(collective: str, graph, root: int = 0, transitive: bool = False) 
         far = int(graph.distances_to(root).max())
         what = f"every rank reaches rank {root} in {far}"
     else:
-        far = int(graph.distances().max() if not transitive else graph.distances_from(0).max())
+        far = int(graph.distances().max() if representatives is None else
+                  max(int(graph.distances_from(int(r)).max()) for r in representatives))
         what = f"the transfer graph's diameter is {far}"
     # An allreduce is not always a reduce-scatter then an allgather (one step of all-pairs
     # reductions on a complete graph, a reduction in each clique then an exchange across): its

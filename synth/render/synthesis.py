@@ -53,8 +53,10 @@ def part_line(plan, part) -> str:
 
 def orbit_part_line(part: dict) -> str:
     """An orbit synthesis' half: its trees' steps and rounds (the whole schedule's, counted on the orbit)."""
+    several = part.get("representatives", 1)
+    whose = "rank 0's blocks" if several == 1 else f"the blocks of {several} ranks, one per orbit"
     return (f"front     {part['collective']}: {counted(part['steps'], 'step')}: {counted(part['rounds'], 'round')} "
-            "(balanced trees of rank 0's blocks, loads counted per channel orbit; feasible)")
+            f"(balanced trees of {whose}, loads counted per channel orbit; feasible)")
 
 
 def size_lines(schedule) -> list[str]:

@@ -8,6 +8,7 @@ MAX_EXACT_RANKS = 64  # the whole program: P (P - 1) deliveries per chunk
 MAX_SYMMETRIC_RANKS = 4096  # the representatives' program, or their balanced trees where the program is too large
 MAX_LAYERED_RANKS = 2048  # the per-layer points' stages are priced over every rank pair's path
 MAX_TREE_DELIVERIES = 4_000_000  # the balanced trees' deliveries, P (P - 1) x chunks, made one by one (minutes)
+MAX_ORBIT_PAIRS = 1 << 23  # an orbit synthesis' transfer graph (dragonfly:8,16,8's 3.2 M neighbour pairs: 5 s, 1 GB)
 MAX_RELAY_DELIVERIES = 1 << 24  # above, the relay trees alone (arrays): 4,096 ranks' blocks (Slim Fly q = 13: 3,380)
 # What one delivery of the whole translated schedule costs at the peak (the representatives' deliveries moved by
 # every translation, sorted into steps, replayed and priced): measured 414 B (peak RSS of torus:16,16's allgather,

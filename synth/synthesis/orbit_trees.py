@@ -1,9 +1,11 @@
 """Orbit synthesis (issue 43 item 1): above limits.MAX_SYMMETRIC_RANKS ranks, where the network's
-translations act simply transitively on its terminals (a torus, a HyperX), the schedule is made,
-verified, priced and stored as rank 0's blocks alone (synth.collectives.orbit): the whole
-schedule, chunks x P (P - 1) deliveries (4.3 x 10^9 a chunk at 65,536 ranks), is never made.
+symmetries (synth.topology.translations) act freely on its terminals (a torus's or HyperX's
+translations: one orbit; a relative or circulant dragonfly's group rotation with the rotation of
+every router's terminals: one orbit per router of a group), the schedule is made, verified, priced
+and stored as the blocks of one rank per orbit alone (synth.collectives.orbit): the whole schedule,
+chunks x P (P - 1) deliveries (4.3 x 10^9 a chunk at 65,536 ranks), is never made.
 
-Rank 0's chunks spread along balanced breadth-first trees (synth.synthesis.exact.balanced_trees)
+The representatives' chunks spread along balanced breadth-first trees (synth.synthesis.exact.balanced_trees)
 whose loads are counted per channel orbit, a crossing of orbit O counting |G| / |O| times: the
 loads of the whole schedule's step (orbit-stabilizer), as the symmetric method counts them. A
 reduce-scatter is the trees reversed in time (each delivery a reduction), an allreduce the
@@ -25,8 +27,10 @@ from synth.synthesis.symmetry import equivariant
 from synth.topology.translations import channel_map
 
 
-def orbit_refusal(name: str, ranks: int, ranks_per_node: int, chunks: int, routes) -> str | None:
-    """Why an orbit synthesis does not apply (None: it does); the group is checked by `plan_group`."""
+def orbit_refusal(name: str, topology, ranks_per_node: int, chunks: int, routes) -> str | None:
+    """Why an orbit synthesis does not apply (None: it does); a SynthError where the group does not
+    act freely on the terminals (synth.collectives.orbit.orbit_group); the transfers' invariance is
+    checked by `plan_group`."""
     if name not in ORBIT_COLLECTIVES:
         return f"a {name} has one root: no translation maps it to itself (orbit synthesis makes " \
                f"{', '.join(ORBIT_COLLECTIVES)})"
@@ -34,10 +38,14 @@ def orbit_refusal(name: str, ranks: int, ranks_per_node: int, chunks: int, route
         return "orbit synthesis takes one rank per terminal (--ranks-per-node 1)"
     if routes is not None:
         return "orbit synthesis takes the family's paths, not a routes file"
-    deliveries = chunks * (ranks - 1) * (2 if name == "allreduce" else 1)
+    ranks = topology.network().num_terminals
+    representatives = len(orbit_group(topology, ranks).bases(np.arange(ranks, dtype=np.int64)))
+    deliveries = chunks * representatives * (ranks - 1) * (2 if name == "allreduce" else 1)
     if deliveries > limits.MAX_TREE_DELIVERIES:
-        return f"rank 0's blocks make {deliveries:,} deliveries, more than the {limits.MAX_TREE_DELIVERIES:,} its " \
-               "trees are made of"
+        whose = "rank 0's blocks make" if representatives == 1 else \
+            f"the blocks of {representatives} representatives (one per rank orbit) make"
+        return f"{whose} {deliveries:,} deliveries, more than the {limits.MAX_TREE_DELIVERIES:,} its trees are " \
+               "made of"
     return None
 
 
@@ -64,18 +72,22 @@ def load_classes(group, network) -> LoadClasses:
     return LoadClasses(classes, group.order // size, per_class)
 
 
-def spreading_half(graph, classes: LoadClasses, chunks: int, reverse: bool) -> tuple[np.ndarray, ...]:
-    """(step, pair) of rank 0's chunks along balanced trees (reversed in time: a reduce-scatter's),
-    sorted by step, with their chunk and the steps."""
-    spread = SpreadProblem.of(np.zeros(chunks, dtype=np.int64), graph.ranks)
+def spreading_half(graph, classes: LoadClasses, chunks: int, reverse: bool,
+                   representatives=(0,)) -> tuple[np.ndarray, ...]:
+    """(step, pair) of the representatives' chunks along balanced trees (reversed in time: a
+    reduce-scatter's), sorted by step, with their chunk, their block's rank and the steps."""
+    representatives = np.asarray(representatives, dtype=np.int64)
+    spread = SpreadProblem.of(np.tile(representatives, chunks), graph.ranks)  # block c x R + k: chunk c of rep k
     route = delivery(graph, reverse)
     trees = balanced_trees(spread, route, graph, classes)
-    step, pair, chunk, _ = decode(spread, route, trees)
+    step, pair, block, _ = decode(spread, route, trees)
     steps = int(step.max(initial=-1)) + 1
     if reverse:
         step = steps - 1 - step
     order = np.argsort(step, kind="stable")
-    return step[order], pair[order], chunk[order].astype(np.int64), steps
+    block = block[order].astype(np.int64)
+    return step[order], pair[order], block // len(representatives), representatives[block % len(representatives)], \
+        steps
 
 
 def synthesize_orbit(plan, say=lambda text: None) -> tuple[OrbitSchedule, list[dict]]:
@@ -83,26 +95,33 @@ def synthesize_orbit(plan, say=lambda text: None) -> tuple[OrbitSchedule, list[d
     caller), verified on its orbit, and per half (collective, steps, rounds)."""
     group, graph, network = plan.orbit, plan.graph, plan.topology.network()
     classes = load_classes(group, network)
+    representatives = group.bases(np.arange(graph.ranks, dtype=np.int64))
     halves = ("reduce-scatter", "allgather") if plan.collective == "allreduce" else (plan.collective,)
     parts, arrays, offset = [], [], 0
     for half in halves:
         reverse = half == "reduce-scatter"
-        say(f"{half}: balanced trees of rank 0's {plan.chunks} chunk(s) over {graph.ranks - 1:,} ranks, loads "
-            f"counted on {len(classes.repeat)} channel orbits")
-        step, pair, chunk, steps = spreading_half(graph, classes, plan.chunks, reverse)
+        say(f"{half}: balanced trees of {_whose(representatives)} {plan.chunks} chunk(s) over {graph.ranks - 1:,} "
+            f"ranks, loads counted on {len(classes.repeat)} channel orbits")
+        step, pair, chunk, origin, steps = spreading_half(graph, classes, plan.chunks, reverse, representatives)
         rounds = delivery_rounds(graph, classes, step, pair, steps)
-        parts.append({"collective": half, "steps": steps, "rounds": rounds})
-        arrays.append((step + offset, pair, chunk, np.full(len(step), REDUCE if reverse else COPY, dtype=np.int64)))
+        parts.append({"collective": half, "steps": steps, "rounds": rounds, "representatives": len(representatives)})
+        arrays.append((step + offset, pair, chunk, origin,
+                       np.full(len(step), REDUCE if reverse else COPY, dtype=np.int64)))
         offset += steps
-    step, pair, chunk, op = (np.concatenate(a) for a in zip(*arrays))
+    step, pair, chunk, origin, op = (np.concatenate(a) for a in zip(*arrays))
     orbit = OrbitSchedule(plan.collective, "synthesized", plan.topology.spec, graph.ranks, plan.chunks,
                           np.ones(plan.chunks, dtype=np.int64), offset, step, graph.src[pair].astype(np.int64),
-                          graph.dst[pair].astype(np.int64), chunk, op, graph.paths.select(pair), _group=group)
+                          graph.dst[pair].astype(np.int64), chunk, op, graph.paths.select(pair), origin=origin,
+                          representatives=representatives, _group=group)
     report = verify_orbit(orbit, plan.topology)
     if not report.ok:  # a bug of the synthesis, never written
         raise AssertionError(f"the synthesized {plan.collective} orbit schedule is wrong: {report.violation}")
     say(f"verified on the orbit: {report.block_sends:,} block deliveries in {report.transfers:,} transfers")
     return orbit, parts
+
+
+def _whose(representatives: np.ndarray) -> str:
+    return "rank 0's" if len(representatives) == 1 else f"{len(representatives)} representatives'"
 
 
 def generated_orbit(topology, graph, group, algorithm: str = "bucket", collective: str = "allreduce") -> OrbitSchedule:

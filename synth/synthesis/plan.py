@@ -6,9 +6,10 @@ read the plan; nothing here runs a method.
 - exact: the time-expanded program over every rank's blocks (up to limits.MAX_EXACT_RANKS);
 - symmetric: the program of one rank per orbit of the network's translations, translated to all
   (tori, HyperX, Kautz K(D,2)); its default chunks make the cut bound whole rounds;
-- orbit: above limits.MAX_SYMMETRIC_RANKS, where the translations act simply transitively on the
-  ranks, rank 0's balanced trees alone, made, verified, priced and stored on the orbit
-  (synth.synthesis.orbit_trees);
+- orbit: above limits.MAX_SYMMETRIC_RANKS, where the family's symmetries (Topology.symmetries: the
+  translations, a dragonfly's group rotation, the rotation of a router's terminals) act freely on
+  the ranks, the balanced trees of one rank per orbit alone, made, verified, priced and stored on
+  the orbit (synth.synthesis.orbit_trees);
 - trees: no program (networks without translations above limits.MAX_EXACT_RANKS, or when asked):
   balanced trees, and above limits.MAX_TREE_DELIVERIES the relay trees alone;
 - an all-to-all(v): its pairs routed with every block in one phase (synth.synthesis.exchange), and
@@ -30,7 +31,7 @@ from synth.measure.cuts import integer_bandwidth
 from synth.synthesis.exchange import ExchangeRouting, route_exchange
 from synth.synthesis.relay import rank_groups
 from synth.synthesis.symmetry import Symmetry, network_symmetry
-from synth.synthesis.transfers import REACHES, transfer_graph
+from synth.synthesis.transfers import MAX_PAIRS, REACHES, transfer_graph
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
 MODES = ("auto", "exact", "symmetric", "trees")  # the program's form (--method)
@@ -51,8 +52,8 @@ class SynthesisPlan:
     trees_only: bool = False  # no program: the balanced trees (networks without translations above limits.MAX_EXACT_RANKS)
     relay_only: bool = False  # above limits.MAX_TREE_DELIVERIES: the relay trees in their place (synth.synthesis.relay)
     routes: dict | None = None  # a routes file (synth-routes/2) whose paths every transfer takes, in place of a router
-    orbit: object | None = None  # above limits.MAX_SYMMETRIC_RANKS: the translations (synth.topology.translations) of
-    # an orbit synthesis, rank 0's blocks alone made and stored (synth.synthesis.orbit_trees)
+    orbit: object | None = None  # above limits.MAX_SYMMETRIC_RANKS: the symmetries (synth.topology.translations) of
+    # an orbit synthesis, one rank per orbit's blocks alone made and stored (synth.synthesis.orbit_trees)
 
     @property
     def method(self) -> str:
@@ -65,8 +66,10 @@ class SynthesisPlan:
                     "the pairs they take, and every block straight where every pair fits (synth.synthesis.relay; "
                     f"above {limits.MAX_TREE_DELIVERIES:,} deliveries no balanced trees are made)")
         if self.orbit is not None:
-            return (f"orbit: balanced breadth-first trees of rank 0's blocks, loads counted per channel orbit, moved to "
-                    f"every rank by {self.orbit.order:,} translations; made, verified, priced and stored on the orbit "
+            several = len(self.orbit.bases(np.arange(self.graph.ranks)))
+            whose = "rank 0's blocks" if several == 1 else f"the blocks of {several} ranks, one per orbit,"
+            return (f"orbit: balanced breadth-first trees of {whose} loads counted per channel orbit, moved to "
+                    f"every rank by {self.orbit.order:,} symmetries; made, verified, priced and stored on the orbit "
                     "(synth.synthesis.orbit_trees)")
         if self.symmetry is None and self.trees_only:
             return ("trees: breadth-first spreading trees of every rank's blocks with their loads balanced, over the "
@@ -102,13 +105,15 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
                               time_limit, solver, say, check_only, routes)
     network = topology.network()
     ranks = network.num_terminals * ranks_per_node
-    symmetric = (method in ("auto", "symmetric") and info.name not in ("broadcast", "reduce")
-                 and topology.translations() is not None)
-    if method == "symmetric" and not symmetric:
+    grouped = method in ("auto", "symmetric") and info.name not in ("broadcast", "reduce")
+    symmetric = grouped and topology.translations() is not None
+    # above, one rank per orbit's blocks and the group (checked below): the translations, or the wider
+    # symmetries orbit synthesis takes (a dragonfly's group rotation, the rotation of a router's terminals)
+    orbit = grouped and ranks > limits.MAX_SYMMETRIC_RANKS and bool(topology.symmetries())
+    if method == "symmetric" and not (symmetric or orbit):
         raise SynthError(f"--method symmetric: {topology.spec} has no translations synth knows"
                          if info.name not in ("broadcast", "reduce") else
                          f"--method symmetric: a {info.name} has one root, no translation maps it to itself")
-    orbit = symmetric and ranks > limits.MAX_SYMMETRIC_RANKS  # above, one rank's blocks and the group (checked below)
     if ranks > (ranks if orbit else limits.MAX_SYMMETRIC_RANKS if symmetric else
                 limits.MAX_EXACT_RANKS if method == "exact" else ranks):
         raise SynthError(f"{topology.spec} has {ranks} ranks: the {'symmetric' if symmetric else 'exact'} method "
@@ -117,23 +122,25 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
         raise SynthError(f"--root {root} is not a rank of {topology.spec} (0..{ranks - 1})")
     if not info.rooted and root != 0:
         raise SynthError(f"{info.name} has no root")
-    if not symmetric and (method == "trees" or ranks > limits.MAX_EXACT_RANKS):  # before any pair is routed
+    if not (symmetric or orbit) and (method == "trees" or ranks > limits.MAX_EXACT_RANKS):  # before any pair is routed
         check_tree_size(info.name, topology, ranks_per_node, chunks)
     if orbit:  # what an orbit synthesis needs, said before any pair is routed
         from synth.synthesis.orbit_trees import orbit_refusal
 
-        why = orbit_refusal(info.name, ranks, ranks_per_node, chunks or 1, routes)
+        why = orbit_refusal(info.name, topology, ranks_per_node, chunks or 1, routes)
         if why is not None:
             raise SynthError(f"{topology.spec} has {ranks:,} ranks, above the {limits.MAX_SYMMETRIC_RANKS:,} the "
                              f"symmetric method translates: an orbit synthesis takes them, but {why}")
+    # an orbit synthesis takes more pairs: its trees are the representatives' alone (limits.MAX_ORBIT_PAIRS)
+    limit = limits.MAX_ORBIT_PAIRS if orbit else MAX_PAIRS
     if reach is None:  # neighbours where they join every rank, else every pair
-        graph = transfer_graph(topology, ranks_per_node, "neighbours", router, routes=routes)
+        graph = transfer_graph(topology, ranks_per_node, "neighbours", router, routes=routes, limit=limit)
         if not graph.joins_every_rank():
-            graph = transfer_graph(topology, ranks_per_node, "all", router, routes=routes)
+            graph = transfer_graph(topology, ranks_per_node, "all", router, routes=routes, limit=limit)
     else:
         if reach not in REACHES:
             raise SynthError(f"--transfers {reach}: expected one of {', '.join(REACHES)}")
-        graph = transfer_graph(topology, ranks_per_node, reach, router, routes=routes)
+        graph = transfer_graph(topology, ranks_per_node, reach, router, routes=routes, limit=limit)
     if orbit:
         return _plan_orbit(info.name, topology, graph, root, chunks, routes)
     symmetry = network_symmetry(topology, graph) if symmetric else None
@@ -164,14 +171,15 @@ def _plan_orbit(name: str, topology, graph, root: int, chunks: int | None, route
     group = plan_group(topology, graph)
     network = topology.network()
     ranks = graph.ranks
-    bound = time_bound(name, network, 1, root, [0])
+    representatives = group.bases(np.arange(ranks, dtype=np.int64))
+    bound = time_bound(name, network, 1, root, representatives)
     if chunks is None:
         chunks = least_whole_chunks(bound.bandwidth if name != "allreduce" else
-                                    bandwidth_bound("allgather", network, 1, root, [0]), network, ranks)
-        why = orbit_refusal(name, ranks, 1, chunks, routes)
+                                    bandwidth_bound("allgather", network, 1, root, representatives), network, ranks)
+        why = orbit_refusal(name, topology, 1, chunks, routes)
         if why is not None:
             raise SynthError(f"{topology.spec}: an orbit synthesis of {chunks} chunks: {why}")
-    return SynthesisPlan(name, topology, graph, root, chunks, step_bound(name, graph, root, transitive=True), bound,
+    return SynthesisPlan(name, topology, graph, root, chunks, step_bound(name, graph, root, representatives=representatives), bound,
                          orbit=group, routes=routes)
 
 

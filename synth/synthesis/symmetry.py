@@ -65,11 +65,12 @@ def moved_channels(network, node_maps: np.ndarray, channels: np.ndarray) -> np.n
     return order[np.searchsorted(keys[order], moved)]
 
 
-def network_symmetry(topology, graph) -> Symmetry | None:
-    """The translations of `topology` as a Symmetry of the transfer graph `graph`, or None when the
+def network_symmetry(topology, graph, generators=None) -> Symmetry | None:
+    """The translations of `topology` (or the group of `generators`: node permutations, as
+    Topology.symmetries gives them) as a Symmetry of the transfer graph `graph`, or None when the
     family has none, they fix a rank, or a path of the graph is not the image of its translate's
     (then the representatives' loads would not tell the others')."""
-    generators = topology.translations()
+    generators = topology.translations() if generators is None else generators
     if not generators:
         return None
     network = topology.network()

@@ -187,6 +187,17 @@ class Dragonfly(Topology):
     def router_names(self) -> list[str]:
         return [f"g{i}r{x}" for i in range(self.groups) for x in range(self.a)]
 
+    def router_symmetries(self) -> list[np.ndarray]:
+        """The group rotation (router x of group i to router x of group i + 1 mod g, terminals with
+        their routers) where the arrangement is invariant under it: relative and circulant, whose
+        port k of every group leads the same offset on (absolute's does not)."""
+        if self.arrangement == "absolute":
+            return []
+        routers = np.arange(self.num_routers, dtype=np.int64)
+        moved = (routers + self.a) % self.num_routers
+        terminals = np.arange(self.num_terminals, dtype=np.int64)
+        return [np.concatenate([moved[terminals // self.p] * self.p + terminals % self.p, self.num_terminals + moved])]
+
     def links_per_offset(self) -> np.ndarray:
         """(G,) global links between groups i and i + d (mod G) for every offset d; 0 for d = 0."""
         g = self.groups

@@ -166,6 +166,26 @@ class Topology(ABC):
         synthesis (synth.synthesis.symmetry) designs one terminal's schedule and translates it."""
         return None
 
+    def symmetries(self) -> list[np.ndarray]:
+        """Commuting node permutations generating the group an orbit schedule moves its
+        representatives' blocks by (synth.topology.translations, synth.collectives.orbit): the
+        translations, the family's other router symmetries that commute with them
+        (`router_symmetries`), and, where every router has several terminals, the rotation of each
+        router's terminals; [] where synth knows none that move a router."""
+        from synth.topology.translations import terminal_rotation
+
+        moving = (self.translations() or []) + self.router_symmetries()
+        if not moving:
+            return []
+        rotation = terminal_rotation(self.network())
+        return moving + ([] if rotation is None else [rotation])
+
+    def router_symmetries(self) -> list[np.ndarray]:
+        """Automorphisms beyond the translations that orbit synthesis uses (node permutations, terminals
+        moved with their routers: a router's k-th terminal to its image's k-th): a dragonfly's group
+        rotation. The symmetric method does not (it takes `translations` alone)."""
+        return []
+
     def report_patterns(self) -> list[str]:
         """The workloads a report shows unless told (`synth report --patterns all`): the linear
         all-to-all, a random permutation and the family's adversarial pattern: its worst case where

@@ -2,16 +2,18 @@
 generator, and acts on a node through the node's coordinates in its orbit, so nothing of size
 |G| x nodes is ever made (65,536 ranks' table would be 17 GiB).
 
-Where a family's translations (Topology.translations: a torus's or HyperX's unit shifts) commute
-and every node's orbit has exactly prod(orders) nodes (the group acts freely on the nodes, and the
-generators are independent: G = Z_{n_1} x ... x Z_{n_k}), each node v is g_{x(v)}(b) for one
-exponent vector x(v) and the least node b of its orbit, and
+Where a family's symmetries (Topology.symmetries: a torus's or HyperX's unit shifts, a
+dragonfly's group rotation, and the rotation of every router's terminals where it has several)
+commute, they generate G = Z_{n_1} x ... x Z_{n_k} acting on the nodes. Each orbit keeps one row
+of |G| nodes, the images of its least node b by every element in mixed-radix order; a node v is
+g_{x(v)}(b) for an exponent vector x(v) (the first of its row), and, G being abelian,
 
-    g_e(v) = the node of v's orbit with exponents x(v) + e (mod the orders),
+    g_e(v) = g_{x(v) + e}(b) = row(v's orbit)[x(v) + e (mod the orders)],
 
-a lookup in one array of the nodes. Where the terminals form one orbit (simply transitive: one
-element per terminal, g_r the one moving terminal 0 to terminal r), a schedule that G maps onto
-itself is fixed by terminal 0's blocks (synth.collectives.orbit).
+a lookup in one array of (orbits x |G|) cells: a router fixed by the terminal rotation appears
+several times in its row. Where G acts freely on the terminals (each terminal orbit has |G|
+terminals), a schedule that G maps onto itself is fixed by the blocks of one terminal per orbit,
+its base (synth.collectives.orbit): one (a torus's) or a few (a dragonfly's routers of one group).
 
 The channel orbits come from the generators' channel maps alone (connected components), so that
 a channel of orbit O carries, in a step of an orbit schedule, |G| / |O| times the crossings of O
@@ -20,6 +22,7 @@ by the representative's transfers (orbit-stabilizer).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -27,15 +30,28 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+MAX_TABLE_CELLS = 1 << 26  # orbits x |G| entries of the per-orbit tables (int64: 512 MiB)
+
 
 @dataclass(frozen=True)
 class TranslationGroup:
     generators: tuple[np.ndarray, ...]  # node permutations (terminals first, as the Network numbers nodes)
     orders: tuple[int, ...]  # the order of each generator
     exponents: np.ndarray  # (nodes, generators) int64: x(v)
-    lookup: np.ndarray  # (orbits of nodes x |G|,) the node of orbit o with mixed-radix exponent index i
+    lookup: np.ndarray  # (orbits of nodes x |G|,) the image of orbit o's least node by the element of mixed-radix
+    # exponent index i (a node fixed by some elements appears several times in its orbit's row)
     orbit_of: np.ndarray  # (nodes,) its orbit's number (orbits numbered by their least node)
     network: object
+
+    def free_on(self, nodes: np.ndarray) -> bool:
+        """Whether no element but the identity fixes any of `nodes` (each orbit has |G| nodes)."""
+        rows = self.lookup.reshape(-1, self.order)[np.unique(self.orbit_of[np.asarray(nodes)])]
+        return all(len(np.unique(row)) == self.order for row in rows)
+
+    def bases(self, nodes: np.ndarray) -> np.ndarray:
+        """The least node of every orbit meeting `nodes`, in increasing order (each node of a free
+        orbit is g_x(its base) for exactly one x: `exponents`)."""
+        return np.unique(self.lookup.reshape(-1, self.order)[np.unique(self.orbit_of[np.asarray(nodes)]), 0])
 
     @property
     def order(self) -> int:
@@ -54,7 +70,7 @@ class TranslationGroup:
         return self.lookup[self.orbit_of[nodes] * self.order + self.index(moved)]
 
     def difference(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The exponents of the element moving node a to node b (same orbit)."""
+        """The exponents of the element moving node a to node b (same free orbit: one element)."""
         return (self.exponents[np.asarray(b)] - self.exponents[np.asarray(a)]) % np.asarray(self.orders)
 
     def move_channels(self, exponents: np.ndarray, channels: np.ndarray) -> np.ndarray:
@@ -88,37 +104,30 @@ class TranslationGroup:
 
 
 def translation_group(topology) -> tuple[TranslationGroup | None, str]:
-    """The group of `topology`'s translations as arithmetic, or None and why not (no translations,
-    they do not commute, act with fixed points, or are not independent)."""
-    generators = topology.translations()
+    """The group `topology.symmetries()` generates, as arithmetic, or None and why not (none known,
+    they do not commute, or the group is too large to tabulate per orbit)."""
+    generators = topology.symmetries()
     if not generators:
         return None, f"{topology.spec} has no translations synth knows"
     network = topology.network()
     gens = [np.asarray(g, dtype=np.int64) for g in generators]
     if any(not np.array_equal(g[h], h[g]) for g in gens for h in gens):
         return None, f"the translations of {topology.spec} do not commute"
-    orders = []
-    for g in gens:
-        x, k = g[0], 1
-        while x != 0:
-            x, k = g[x], k + 1
-            if k > network.num_nodes:
-                return None, "a generator of infinite order"
-        orders.append(k)
+    orders = [math.lcm(*_cycle_lengths(g)) for g in gens]
     order = int(np.prod(orders, dtype=np.int64))
     nodes = network.num_nodes
-    if nodes % order:
-        return None, f"the translations of {topology.spec} ({order} elements) do not act freely on its {nodes} nodes"
     orbit_of = np.full(nodes, -1, dtype=np.int64)
     exponents = np.zeros((nodes, len(gens)), dtype=np.int64)
-    lookup = np.empty(nodes, dtype=np.int64)
-    radix = np.cumprod([1] + orders[:-1]).astype(np.int64)
-    orbits = 0
+    tables, orbits = [], 0
     for start in range(nodes):
         if orbit_of[start] >= 0:
             continue
+        if (orbits + 1) * order > MAX_TABLE_CELLS:
+            return None, f"the {order:,} translations of {topology.spec} have more orbits than synth tabulates"
+        # the images of the orbit's least node under every element, in mixed-radix order of the
+        # exponents (generator 0 least significant): the product of the generators' cycles
         members, exps = np.array([start], dtype=np.int64), np.zeros((1, len(gens)), dtype=np.int64)
-        for k, g in enumerate(gens):  # the orbit as the product of the generators' cycles
+        for k, g in enumerate(gens):
             layers, layer_exps = [members], [exps]
             for j in range(1, orders[k]):
                 layers.append(g[layers[-1]])
@@ -126,13 +135,53 @@ def translation_group(topology) -> tuple[TranslationGroup | None, str]:
                 e[:, k] = j
                 layer_exps.append(e)
             members, exps = np.concatenate(layers), np.concatenate(layer_exps)
-        if len(np.unique(members)) != order or (orbit_of[members] >= 0).any():
-            return None, f"the translations of {topology.spec} fix a node or are not independent"
-        orbit_of[members] = orbits
-        exponents[members] = exps
-        lookup[orbits * order + exps @ radix] = members
+        if (orbit_of[members] >= 0).any():
+            raise AssertionError("orbits of a group overlap")  # cannot happen: the orbits partition the nodes
+        first = np.unique(members, return_index=True)[1]  # a node's exponents: the first element reaching it
+        orbit_of[members[first]] = orbits
+        exponents[members[first]] = exps[first]
+        tables.append(members)
         orbits += 1
-    return TranslationGroup(tuple(gens), tuple(orders), exponents, lookup[:orbits * order], orbit_of, network), ""
+    return TranslationGroup(tuple(gens), tuple(orders), exponents, np.concatenate(tables), orbit_of, network), ""
+
+
+def _cycle_lengths(permutation: np.ndarray) -> list[int]:
+    """The distinct cycle lengths of a permutation."""
+    seen = np.zeros(len(permutation), dtype=bool)
+    lengths = set()
+    for start in range(len(permutation)):
+        if seen[start]:
+            continue
+        x, k = start, 0
+        while not seen[x]:
+            seen[x] = True
+            x, k = permutation[x], k + 1
+        lengths.add(k)
+    return sorted(lengths)
+
+
+def terminal_rotation(network) -> np.ndarray | None:
+    """The node permutation moving every router's k-th terminal (in terminal order) to its
+    (k + 1)-th, mod their count, routers fixed: an automorphism where each terminal has one link to
+    its router (its terminals are interchangeable), commuting with every automorphism that moves a
+    router's k-th terminal to another's k-th (the families' translations do). None where a router
+    has one terminal, or routers have different counts (the rotation would then fix terminals)."""
+    n = network.num_terminals
+    src, dst = network.channel_src, network.channel_dst
+    injection = np.flatnonzero(src < n)
+    if len(injection) != n or (dst[injection] < n).any() or len(np.unique(src[injection])) != n:
+        return None
+    router_of = np.empty(n, dtype=np.int64)
+    router_of[src[injection]] = dst[injection]
+    order = np.lexsort((np.arange(n), router_of))  # terminals by router, then by number
+    counts = np.unique(router_of, return_counts=True)[1]
+    if counts.min() != counts.max() or counts[0] < 2:
+        return None
+    p = int(counts[0])
+    slots = order.reshape(-1, p)
+    image = np.arange(network.num_nodes, dtype=np.int64)
+    image[slots] = np.roll(slots, -1, axis=1)
+    return image
 
 
 def channel_map(network, nodes: np.ndarray) -> np.ndarray:

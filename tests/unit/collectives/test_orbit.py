@@ -1,7 +1,8 @@
-"""Orbit schedules (issue 43 item 1): rank 0's blocks and the translations stand for the whole
-schedule. The compressed and the expanded forms must give the same verdict (the expanded one by
-synth's explicit replay), the same per-step loads and the same cost, on tori and a HyperX small
-enough to expand; a broken orbit (a delivery dropped, a sender that does not hold its block, a path
+"""Orbit schedules (issue 43 item 1): the blocks of one rank per orbit and the group stand for the
+whole schedule. The compressed and the expanded forms must give the same verdict (the expanded one
+by synth's explicit replay), the same per-step loads and the same cost, on tori, HyperX (one
+representative, with and without the rotation of a router's terminals) and dragonflies (a group's
+routers' terminals: several representatives) small enough to expand; a broken orbit (a delivery dropped, a sender that does not hold its block, a path
 the group does not map onto its message orbit's) is rejected by both."""
 
 from __future__ import annotations
@@ -13,49 +14,42 @@ import pytest
 
 from synth.collectives.orbit import OrbitSchedule, check_orbit, expand, orbit_group, verify_orbit
 from synth.collectives.verify import verify
-from synth.measure.cuts import integer_bandwidth
 from synth.pricing.orbit_cost import map_orbit
 from synth.pricing.schedule_cost import map_schedule
-from synth.synthesis.exact import LoadClasses, SpreadProblem, balanced_trees, decode, delivery
+from synth.synthesis.orbit_trees import load_classes, spreading_half
 from synth.synthesis.symmetry import _closure
 from synth.synthesis.transfers import transfer_graph
 from synth.topology import parse_topology
 from synth.topology.translations import translation_group
 
-NETWORKS = ["torus:4,4", "torus:5,3", "hyperx:3,4"]
+NETWORKS = ["torus:4,4", "torus:5,3", "hyperx:3,4", "hyperx:3,3:p=2", "dragonfly:2,4,2:arrangement=relative",
+            "dragonfly:2,4,2:groups=5:arrangement=circulant"]
 TERMS = ("channel_bytes", "port_messages", "transfer_bytes", "flows", "hops")
 
 
 def orbit_of(spec: str, name: str, chunks: int = 2):
-    """Balanced breadth-first trees of rank 0's chunks (reversed for a reduce-scatter), as an orbit schedule."""
+    """Balanced breadth-first trees of the representatives' chunks (reversed for a reduce-scatter),
+    as an orbit schedule."""
     topology = parse_topology(spec)
     p = topology.network().num_terminals
     group = orbit_group(topology, p)
-    classes, size = group.channel_classes
     graph = transfer_graph(topology, 1, "neighbours")
-    bandwidth = integer_bandwidth(topology.network())
-    per_class = np.zeros(len(size), dtype=bandwidth.dtype)
-    per_class[classes] = bandwidth
     reverse = name == "reduce-scatter"
-    spread = SpreadProblem.of(np.zeros(chunks, dtype=np.int64), p)
-    route = delivery(graph, reverse)
-    trees = balanced_trees(spread, route, graph, LoadClasses(classes, group.order // size, per_class))
-    step, pair, block, _ = decode(spread, route, trees)
-    steps = int(step.max()) + 1
-    if reverse:
-        step = steps - 1 - step
-    order = np.argsort(step, kind="stable")
-    step, pair, block = step[order], pair[order], block[order]
+    bases = group.bases(np.arange(p))
+    step, pair, chunk, origin, steps = spreading_half(graph, load_classes(group, topology.network()), chunks, reverse,
+                                                      bases)
     orbit = OrbitSchedule(name, "trees", spec, p, chunks, np.array([1000, 999][:chunks], dtype=np.int64), steps, step,
-                          graph.src[pair].astype(np.int64), graph.dst[pair].astype(np.int64), block.astype(np.int64),
-                          np.full(len(step), int(reverse), dtype=np.int64), graph.paths.select(pair))
+                          graph.src[pair].astype(np.int64), graph.dst[pair].astype(np.int64), chunk,
+                          np.full(len(step), int(reverse), dtype=np.int64), graph.paths.select(pair), origin=origin,
+                          representatives=bases)
     return topology, orbit
 
 
 def _without(orbit: OrbitSchedule, k: int) -> OrbitSchedule:
     keep = np.delete(np.arange(orbit.num_deliveries), k)
     return dataclasses.replace(orbit, step=orbit.step[keep], src=orbit.src[keep], dst=orbit.dst[keep],
-                               chunk=orbit.chunk[keep], op=orbit.op[keep], paths=orbit.paths.select(keep))
+                               chunk=orbit.chunk[keep], op=orbit.op[keep], paths=orbit.paths.select(keep),
+                               origin=orbit.origin[keep])
 
 
 @pytest.mark.parametrize("spec", NETWORKS)
@@ -64,7 +58,7 @@ def test_the_group_arithmetic_is_the_group_the_generators_make(spec):
     network = topology.network()
     group, why = translation_group(topology)
     assert group is not None, why
-    elements = _closure([np.asarray(g, dtype=np.int32) for g in topology.translations()], network.num_nodes)
+    elements = _closure([np.asarray(g, dtype=np.int32) for g in topology.symmetries()], network.num_nodes)
     assert group.order == len(elements)
     every = np.arange(network.num_nodes)
     for element in elements:

@@ -29,6 +29,9 @@ from synth.measure.cuts import integer_bandwidth
 from synth.topology import parse_topology
 
 SMALL = ["torus:4,4", "torus:5,3", "hyperx:3,4"]
+# several representatives: a dragonfly's group rotation with the rotation of each router's terminals (4 rank
+# orbits), and a HyperX's translations with its terminals' rotation (one)
+SEVERAL = ["dragonfly:2,4,2:arrangement=relative", "dragonfly:2,4,2:groups=5:arrangement=circulant", "hyperx:3,3:p=2"]
 
 
 @pytest.fixture
@@ -38,17 +41,19 @@ def orbit_limit(monkeypatch):
 
 
 def _translated_trees(spec: str, name: str, chunks: int):
-    """The undecomposed method: the symmetric method's balanced trees of rank 0 (its explicit group
-    table, loads per channel orbit), translated to every rank by that table; (step, src, dst, block)."""
+    """The undecomposed method: the symmetric method's balanced trees of its representatives (its
+    explicit group table of the same symmetries, loads per channel orbit), translated to every rank
+    by that table; (step, src, dst, block)."""
     topology = parse_topology(spec)
     graph = transfer_graph(topology, 1, "neighbours")
-    symmetry = network_symmetry(topology, graph)
+    symmetry = network_symmetry(topology, graph, topology.symmetries())
     reverse = name == "reduce-scatter"
-    spread = SpreadProblem.of(np.zeros(chunks, dtype=np.int64), graph.ranks)
+    sources = np.tile(symmetry.representatives, chunks)
+    spread = SpreadProblem.of(sources, graph.ranks)
     route = delivery(graph, reverse)
     trees = balanced_trees(spread, route, graph, LoadClasses.orbits(symmetry, integer_bandwidth(topology.network())))
     step, pair, block, receiver = decode(spread, route, trees)
-    step, pair, block, _ = translate(symmetry, graph, (step, pair, block, receiver), np.zeros(chunks, dtype=np.int64))
+    step, pair, block, _ = translate(symmetry, graph, (step, pair, block, receiver), sources)
     if reverse:
         step = step.max() - step
     return step, graph.src[pair], graph.dst[pair], block
@@ -61,11 +66,12 @@ def _deliveries(schedule) -> set:
     return set(zip(step.tolist(), src.tolist(), dst.tolist(), schedule.block_ids.tolist()))
 
 
-@pytest.mark.parametrize("spec", SMALL)
+@pytest.mark.parametrize("spec", SMALL + SEVERAL)
 @pytest.mark.parametrize("name", ["allgather", "reduce-scatter"])
 def test_the_orbit_synthesis_is_the_translated_trees(orbit_limit, spec, name):
     plan = plan_synthesis(name, parse_topology(spec))
     assert plan.orbit is not None and plan.symmetry is None
+    assert len(plan.orbit.bases(np.arange(plan.graph.ranks))) == (4 if "dragonfly" in spec else 1)
     orbit, parts = synthesize_orbit(plan)
     full = expand(orbit, plan.topology)
     step, src, dst, block = _translated_trees(spec, name, plan.chunks)
@@ -227,7 +233,7 @@ def test_a_choice_of_links_has_no_forced_path():
 def test_one_ranks_distances_give_a_transitive_graphs_step_bound(spec):
     graph = transfer_graph(parse_topology(spec), 1, "neighbours")
     for name in ("allgather", "reduce-scatter", "allreduce"):
-        assert step_bound(name, graph, transitive=True) == step_bound(name, graph)
+        assert step_bound(name, graph, representatives=[0]) == step_bound(name, graph)
     assert graph.joins_every_rank()
 
 
