@@ -108,16 +108,32 @@ def synthesize(request: SynthesisRequest, say=lambda text: None, plan: Synthesis
 
 
 def _synthesize_orbit(request: SynthesisRequest, plan: SynthesisPlan, say) -> Synthesis:
-    """Above the symmetric method's ranks: one orbit schedule (synth.synthesis.orbit_trees) for every
-    size, its blocks sized for the first, its record pricing each."""
-    from synth.synthesis.orbit_trees import orbit_record, sized, synthesize_orbit
+    """Above the symmetric method's ranks: the orbit methods (synth.synthesis.orbit_trees), each
+    priced on its orbit at every size; per size the least time, sizes of one winner in a band
+    (its blocks sized for the band's first), each band's record pricing its sizes."""
+    from synth.pricing.orbit_cost import map_orbit
+    from synth.synthesis.orbit_trees import orbit_candidates, orbit_record, sized
 
-    made, parts = synthesize_orbit(plan, say)
+    made = orbit_candidates(plan, say)
     sizes = list(request.sizes)
-    schedule = sized(made, sizes[0])
-    schedule.synthesis = orbit_record(plan, made, parts, sizes, request.alpha, request.bandwidth_bits, request.node)
-    schedule.network_sha256 = request.topology.source_digest()
-    return Synthesis(plan, [], [Band(sizes, (), schedule, sizes[0])], orbit_parts=parts)
+    priced = [map_orbit(orbit, plan.topology) for orbit, _ in made]
+    best = [min(range(len(made)), key=lambda k: (priced[k].time(request.alpha, request.bandwidth_bits,
+                                                                -(-size // made[k][0].blocks), request.node), k))
+            for size in sizes]
+    made_bands = []
+    for start in range(len(sizes)):
+        if start and best[start] == best[start - 1]:
+            continue
+        end = start + 1
+        while end < len(sizes) and best[end] == best[start]:
+            end += 1
+        orbit, parts = made[best[start]]
+        schedule = sized(orbit, sizes[start])
+        schedule.synthesis = orbit_record(plan, orbit, parts, sizes[start:end], request.alpha, request.bandwidth_bits,
+                                          request.node)
+        schedule.network_sha256 = request.topology.source_digest()
+        made_bands.append(Band(sizes[start:end], (), schedule, sizes[start]))
+    return Synthesis(plan, [], made_bands, orbit_parts=[part for _, parts in made for part in parts])
 
 
 def answer(request: SynthesisRequest, steps: int, rounds: int, say=lambda text: None):

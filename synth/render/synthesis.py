@@ -54,9 +54,10 @@ def part_line(plan, part) -> str:
 def orbit_part_line(part: dict) -> str:
     """An orbit synthesis' half: its trees' steps and rounds (the whole schedule's, counted on the orbit)."""
     several = part.get("representatives", 1)
-    whose = "rank 0's blocks" if several == 1 else f"the blocks of {several} ranks, one per orbit"
+    whose = "rank 0" if several == 1 else f"{several} ranks, one per orbit"
+    how = part.get("how", "balanced breadth-first trees, loads counted per channel orbit")
     return (f"front     {part['collective']}: {counted(part['steps'], 'step')}: {counted(part['rounds'], 'round')} "
-            f"(balanced trees of {whose}, loads counted per channel orbit; feasible)")
+            f"({how}; the blocks of {whose}; feasible)")
 
 
 def size_lines(schedule) -> list[str]:

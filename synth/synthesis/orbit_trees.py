@@ -27,6 +27,9 @@ from synth.synthesis.symmetry import equivariant
 from synth.topology.translations import channel_map
 
 
+TREES_HOW = "balanced breadth-first trees, loads counted per channel orbit"
+
+
 def orbit_refusal(name: str, topology, ranks_per_node: int, chunks: int, routes) -> str | None:
     """Why an orbit synthesis does not apply (None: it does); a SynthError where the group does not
     act freely on the terminals (synth.collectives.orbit.orbit_group); the transfers' invariance is
@@ -104,7 +107,8 @@ def synthesize_orbit(plan, say=lambda text: None) -> tuple[OrbitSchedule, list[d
             f"ranks, loads counted on {len(classes.repeat)} channel orbits")
         step, pair, chunk, origin, steps = spreading_half(graph, classes, plan.chunks, reverse, representatives)
         rounds = delivery_rounds(graph, classes, step, pair, steps)
-        parts.append({"collective": half, "steps": steps, "rounds": rounds, "representatives": len(representatives)})
+        parts.append({"collective": half, "steps": steps, "rounds": rounds, "representatives": len(representatives),
+                      "how": TREES_HOW})
         arrays.append((step + offset, pair, chunk, origin,
                        np.full(len(step), REDUCE if reverse else COPY, dtype=np.int64)))
         offset += steps
@@ -113,11 +117,30 @@ def synthesize_orbit(plan, say=lambda text: None) -> tuple[OrbitSchedule, list[d
                           np.ones(plan.chunks, dtype=np.int64), offset, step, graph.src[pair].astype(np.int64),
                           graph.dst[pair].astype(np.int64), chunk, op, graph.paths.select(pair), origin=origin,
                           representatives=representatives, _group=group)
+    return _verified(orbit, plan, say), parts
+
+
+def _verified(orbit: OrbitSchedule, plan, say) -> OrbitSchedule:
     report = verify_orbit(orbit, plan.topology)
     if not report.ok:  # a bug of the synthesis, never written
-        raise AssertionError(f"the synthesized {plan.collective} orbit schedule is wrong: {report.violation}")
+        raise AssertionError(f"the {orbit.algorithm} {plan.collective} orbit schedule is wrong: {report.violation}")
     say(f"verified on the orbit: {report.block_sends:,} block deliveries in {report.transfers:,} transfers")
-    return orbit, parts
+    return orbit
+
+
+def orbit_candidates(plan, say=lambda text: None) -> list[tuple[OrbitSchedule, list[dict]]]:
+    """Every orbit method that applies to the plan, each verified on its orbit: the balanced trees
+    always, the level-by-level schedule of a maximum-size dragonfly (synth.synthesis.orbit_levels)
+    where the network is one; the caller prices them per size and keeps the least."""
+    from synth.synthesis.orbit_levels import levels_orbit, levels_refusal
+
+    made = [synthesize_orbit(plan, say)]
+    why = levels_refusal(plan.topology, plan.orbit.bases(np.arange(plan.graph.ranks, dtype=np.int64)))
+    if why is None:
+        say(f"{plan.collective}: the level-by-level schedule (router, group, global, router, group)")
+        orbit, parts = levels_orbit(plan)
+        made.append((_verified(orbit, plan, say), parts))
+    return made
 
 
 def _whose(representatives: np.ndarray) -> str:
@@ -171,19 +194,19 @@ def orbit_record(plan, orbit: OrbitSchedule, parts: list[dict], sizes: list[int]
     mapped = map_orbit(orbit, plan.topology)  # one-byte blocks: the time at a size scales them
     per_size = [size_entry(plan, size, mapped.time(alpha, bandwidth_bits, -(-size // orbit.blocks), node), [FEASIBLE],
                            alpha, bandwidth_bits, node) for size in sizes]
-    how = "orbit trees"  # each half's line (the plan's method says what they are)
+    how, by = ("orbit levels", "orbit-levels") if orbit.algorithm == "levels" else ("orbit trees", "orbit-trees")
     return {
         "method": plan.method,
         "transfers": plan.graph.reach,
         "router": plan.graph.router,
         "chunks": plan.chunks,
         "status": OPTIMAL if all(e["status"] == OPTIMAL for e in per_size) else FEASIBLE,
-        "parts": [{**part, "status": FEASIBLE, "method": how, "by": "orbit-trees", "transfers": plan.graph.reach,
+        "parts": [{**part, "status": FEASIBLE, "method": how, "by": by, "transfers": plan.graph.reach,
                    "router": plan.graph.router} for part in parts],
         **bounds_record(plan, alpha, bandwidth_bits, node),
         "sizes": per_size,
     }
 
 
-__all__ = ["orbit_refusal", "plan_group", "load_classes", "spreading_half", "synthesize_orbit", "sized",
+__all__ = ["orbit_refusal", "plan_group", "load_classes", "spreading_half", "synthesize_orbit", "orbit_candidates", "sized",
            "orbit_record", "generated_orbit"]

@@ -68,9 +68,10 @@ class SynthesisPlan:
         if self.orbit is not None:
             several = len(self.orbit.bases(np.arange(self.graph.ranks)))
             whose = "rank 0's blocks" if several == 1 else f"the blocks of {several} ranks, one per orbit,"
-            return (f"orbit: balanced breadth-first trees of {whose} loads counted per channel orbit, moved to "
-                    f"every rank by {self.orbit.order:,} symmetries; made, verified, priced and stored on the orbit "
-                    "(synth.synthesis.orbit_trees)")
+            return (f"orbit: per size the least of the balanced breadth-first trees and, on a maximum-size dragonfly, "
+                    f"the level-by-level schedule, of {whose} loads counted per channel orbit, moved to every rank by "
+                    f"{self.orbit.order:,} symmetries; made, verified, priced and stored on the orbit "
+                    "(synth.synthesis.orbit_trees, orbit_levels)")
         if self.symmetry is None and self.trees_only:
             return ("trees: breadth-first spreading trees of every rank's blocks with their loads balanced, over the "
                     "transfers and over every pair, and relay trees through every group (synth.synthesis.exact."
