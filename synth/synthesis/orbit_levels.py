@@ -1,8 +1,9 @@
 """The level-by-level allgather of a maximum-size dragonfly, in orbit form (issue 43 item 1): every
 block crosses each level of the hierarchy once (router, group, the global links, then router and
-group again), so every terminal receives each block exactly once and no link of a level carries
-more than the terminals' own links do: the bandwidth term of the time bound exactly, in five
-steps of at most a - 1 messages a port (Prisacari20 ch.4's hierarchy H_1 = p, H_2 = a, H_3 = g).
+group again), so every terminal receives each block exactly once, in five steps of at most
+max(p - 1, a - 1, h) messages a port (Prisacari20 ch.4's hierarchy H_1 = p, H_2 = a, H_3 = g).
+Where p <= a - 1 and p <= h (a balanced dragonfly, a = 2p = 2h, Kim et al.) no link carries more
+in a step than the terminals' own links do: the bandwidth term of the time bound exactly.
 
 Terminal (g, x, i) is terminal i of router x of group g. Its block B(g, x, i):
   step 0 (router): (g, x, i) sends B(g, x, i) to its router's other p - 1 terminals;
@@ -16,8 +17,10 @@ Terminal (g, x, i) is terminal i of router x of group g. Its block B(g, x, i):
   step 4 (group):  (g', x', i) sends B(g, *, *) for those h groups to (g', x'', i) for every other
                    router x'' of its group.
 Per terminal the five steps receive p - 1, (a - 1) p, h a, (p - 1) h a and (a - 1) h a p blocks:
-(a p)(a h + 1) - 1 = P - 1 in all, each through the terminal's one link; a local link carries at
-most p times a terminal's share of a step over a links, a global link h a blocks (step 2).
+(a p)(a h + 1) - 1 = P - 1 in all, each through the terminal's one link. A local link carries
+p x p blocks in step 1 and p x h a p in step 4 (each terminal of its router sends its share to
+one terminal across it), a global link p a in step 2: no more than a terminal's link where
+p <= a - 1 and p <= h.
 
 The rules are the same at every group and terminal index: a relative or circulant dragonfly's
 group rotation and the rotation of every router's terminals (synth.topology.translations) map the
