@@ -1,17 +1,21 @@
-"""Orbit synthesis at 65,536 ranks (issue 43 item 1): `synth synthesize` of allgather,
-reduce-scatter and allreduce on torus:256,256, each a whole command in its own process (wall
-clock, and peak memory by /usr/bin/time), with the
-gap to the time bound it prints, then `synth verify` of the file it wrote.
+"""Orbit synthesis above 4,096 ranks (issue 43 item 1): `synth synthesize` of allgather,
+reduce-scatter and allreduce on torus:256,256 (65,536 ranks) and on
+dragonfly:8,16,8:arrangement=relative (16,512), each a whole command in its own process (wall
+clock, and peak memory by /usr/bin/time), with the gap to the time bound it prints and the orbit
+method it kept, then `synth verify` of the file it wrote.
 
     python tests/bench/bench_orbit_scale.py                                  # the default cases
-    python tests/bench/bench_orbit_scale.py --network torus:128,128 --collectives allgather
+    python tests/bench/bench_orbit_scale.py --networks torus:128,128 --collectives allgather
 
-Prints one Markdown row per case (tests/bench/RESULTS.md), with, priced in this process by the same
-cost model, the generated bucket allreduce (DeSensi24's baseline, the best generated allreduce on
-tori) in orbit form, and for an allgather or reduce-scatter its half (the multi-dimensional ring):
-synth's generators make every rank's transfers explicitly (a ring allgather of 65,536 ranks is
-4.3 x 10^9 deliveries), which is what the orbit form avoids; tests/unit/synthesis/
-test_orbit_synthesis.py checks the bucket's orbit form against its generator.
+Prints one Markdown row per case (tests/bench/RESULTS.md), with the best generated algorithm of the
+same run under the same cost model: on the torus the bucket allreduce (DeSensi24's baseline, the
+best generated allreduce on tori) in orbit form, and for an allgather or reduce-scatter its half
+(the multi-dimensional ring), priced in this process: synth's generators make every rank's
+transfers explicitly (a ring allgather of 65,536 ranks is 4.3 x 10^9 deliveries), which is what
+the orbit form avoids (tests/unit/synthesis/test_orbit_synthesis.py checks the bucket's orbit
+form against its generator); on the dragonfly the better of the ring, priced from one of its
+identical steps (its explicit form, 68.5 GiB of transfers, is refused), and the best that `synth
+compare` prices at that size (Bruck's allgather; nothing for a reduce-scatter or allreduce).
 """
 
 from __future__ import annotations
@@ -38,9 +42,43 @@ def run(argv: list[str]) -> tuple[float, float, str]:
     return seconds, peak_kb / 1e6, done.stdout
 
 
+def ring_us(topology, name: str, size: int) -> float:
+    """The ring (allgather, reduce-scatter; an allreduce: the two) priced from one of its steps: all
+    its P - 1 steps (2 (P - 1)) are the same transfers, rank r to r + 1 with one block of size / P,
+    so their times are equal; one step's schedule is routed by the family's router and priced by
+    the cost model (its explicit form, P (P - 1) transfers, is what synth's generator would make)."""
+    import numpy as np
+
+    from synth.collectives.schedule import ScheduleBuilder
+    from synth.pricing.schedule_cost import map_schedule
+
+    p = topology.network().num_terminals
+    block = -(-size // p)
+    one = ScheduleBuilder("allgather", "ring", topology.spec, p, p, np.full(p, block, dtype=np.int64))
+    ranks = np.arange(p, dtype=np.int64)
+    one.add_step(ranks, (ranks + 1) % p, (np.ones(p, dtype=np.int64), ranks))
+    step = map_schedule(one.build(), topology).time(1e-6, 100e9)
+    return step * (p - 1) * (2 if name == "allreduce" else 1) * 1e6
+
+
+def generated_best(network: str, name: str, size: str) -> tuple[str, float] | None:
+    """The best generated algorithm `synth compare` prices at this size (its own process), or None
+    where it prices none (every generator refused: too large, or not for this network)."""
+    code = subprocess.run([sys.executable, "-m", "synth", "compare", name, "--network", network, "--bytes", size],
+                          capture_output=True, text=True, check=False)
+    if code.returncode == 2 and "no algorithm generates" in code.stderr:
+        return None
+    _, _, text = run(["compare", name, "--network", network, "--bytes", size])
+    row = re.search(r"^\s+\S+\s+([\d,\s]+?)\s+([\d,]+)\s+(\S+)\s*$", text, re.M)
+    header = re.search(r"^\s+bytes\s+(.+?)\s+bound\s+best", text, re.M)
+    names, values = header.group(1).split(), row.group(1).split()
+    best = row.group(3)
+    return best, float(values[names.index(best)].replace(",", ""))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--network", default="torus:256,256")
+    parser.add_argument("--networks", default="torus:256,256,dragonfly:8,16,8:arrangement=relative")
     parser.add_argument("--collectives", default="allgather,reduce-scatter,allreduce")
     parser.add_argument("--bytes", default="256MiB")
     args = parser.parse_args()
@@ -51,30 +89,40 @@ def main() -> int:
     from synth.synthesis.transfers import transfer_graph
     from synth.topology import parse_topology
 
-    topology = parse_topology(args.network)
-    graph = transfer_graph(topology, 1, "neighbours")
-    group = plan_group(topology, graph)
     size = parse_size(args.bytes)
-    print("| network | collective | ranks | synthesize | peak | steps | rounds | time / bound (us) | gap | verify "
-          "| bucket (generated, orbit form): steps, time (us), gap |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as folder:
-        for name in args.collectives.split(","):
-            out = os.path.join(folder, f"{name}.h5")
-            seconds, peak, text = run(["synthesize", name, "--network", args.network, "--bytes", args.bytes,
-                                       "--out", out, "--quiet"])
-            ranks = re.search(r"(\d+) ranks;", text).group(1)
-            fronts = re.findall(r"front     (\S+): (\d+) steps: ([\d,]+) rounds", text)
-            found = re.search(r"size      \S+: (\d+) steps, ([\d.e+]+) us, bound ([\d.e+]+) us, gap ([\d.]+)%", text)
-            checked, _, verified = run(["verify", out])
-            assert verified.startswith("OK:"), verified
-            rounds = " + ".join(r for _, _, r in fronts)
-            bucket = generated_orbit(topology, graph, group, collective=name)
-            bucket_us = map_orbit(bucket, topology).time(1e-6, 100e9, -(-size // bucket.blocks)) * 1e6
-            bound = time_bound(name, topology.network(), 1, 0, [0]).seconds(size, 1e-6, 100e9) * 1e6
-            print(f"| {args.network} | {name} | {int(ranks):,} | {seconds:.0f} s | {peak:.2f} GB | {found.group(1)} | "
-                  f"{rounds} | {found.group(2)} / {found.group(3)} | {found.group(4)}% | {checked:.1f} s | "
-                  f"{bucket.steps}, {bucket_us:.0f}, {(bucket_us - bound) / bound:.1%} |", flush=True)
+    print("| network | collective | ranks | synthesize | peak | method | steps | rounds | time / bound (us) | gap | "
+          "verify | best generated, same run: algorithm, time (us), gap |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for network in re.split(r",(?=[a-z])", args.networks):
+        topology = parse_topology(network)
+        with tempfile.TemporaryDirectory() as folder:
+            for name in args.collectives.split(","):
+                out = os.path.join(folder, f"{name}.h5")
+                seconds, peak, text = run(["synthesize", name, "--network", network, "--bytes", args.bytes,
+                                           "--out", out, "--quiet"])
+                ranks = re.search(r"(\d+) ranks;", text).group(1)
+                found = re.search(r"size      \S+: (\d+) steps, ([\d.e+]+) us, bound ([\d.e+]+) us, gap ([\d.]+)%; "
+                                  r"(orbit \w+)", text)
+                fronts = re.findall(r"front     (\S+): (\d+) steps: ([\d,]+) rounds \((\w+)", text)
+                kept = "levels" if found.group(5) == "orbit levels" else "balanced"
+                rounds = " + ".join(r for _, _, r, how in fronts if how == kept)
+                checked, _, verified = run(["verify", out])
+                assert verified.startswith("OK:"), verified
+                bound = time_bound(name, topology.network(), 1, 0, [0]).seconds(size, 1e-6, 100e9) * 1e6
+                if topology.family == "torus":  # the bucket in orbit form: synth's generators would make it whole
+                    graph = transfer_graph(topology, 1, "neighbours")
+                    bucket = generated_orbit(topology, graph, plan_group(topology, graph), collective=name)
+                    us = map_orbit(bucket, topology).time(1e-6, 100e9, -(-size // bucket.blocks)) * 1e6
+                    generated = f"bucket (orbit form, {bucket.steps} steps), {us:,.0f}"
+                else:  # the ring, priced from one step, and the best `synth compare` prices (if any)
+                    options = [("ring (one step priced, x its steps)", ring_us(topology, name, size))]
+                    best = generated_best(network, name, args.bytes)
+                    options += [best] if best is not None else []
+                    algorithm, us = min(options, key=lambda o: o[1])
+                    generated = f"{algorithm}, {us:,.0f}"
+                print(f"| {network} | {name} | {int(ranks):,} | {seconds:.0f} s | {peak:.2f} GB | {found.group(5)} | "
+                      f"{found.group(1)} | {rounds} | {found.group(2)} / {found.group(3)} | {found.group(4)}% | "
+                      f"{checked:.1f} s | {generated}, {(us - bound) / bound:.1%} |", flush=True)
     return 0
 
 

@@ -76,6 +76,15 @@ def folded_transfers(p: int, exchanges: int) -> int:
     return 2 * (p - core) + exchanges * core * (core.bit_length() - 1)
 
 
+def _block_sends(request: Request) -> int:
+    """An allreduce's messages are all whole vectors (every block, every transfer: 3.8 x 10^9 block
+    sends at 16,512 ranks, which the guard must see before they are made); an allgather's step k
+    sends 2^k blocks a rank: P (P - 1) in all."""
+    if request.collective == "allreduce":
+        return folded_transfers(request.ranks, 1) * request.blocks
+    return request.ranks * (request.ranks - 1)
+
+
 ALGORITHM = Algorithm("rd-l", ("allreduce", "allgather"), "recursive doubling, latency variant: log2 P steps of whole "
                       "vectors (any P for allreduce, by folding)", generate, refusal,
-                      transfers=lambda request: folded_transfers(request.ranks, 1))
+                      transfers=lambda request: folded_transfers(request.ranks, 1), block_sends=_block_sends)
