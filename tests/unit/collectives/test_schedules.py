@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from helpers import assert_user_error
 from synth.core.errors import SynthError
-from synth.collectives.algorithms import ALGORITHMS, Request
+from synth.collectives.algorithms import ALGORITHMS, Request, too_large
 from synth.collectives.schedule import COLLECTIVES, COPY, REDUCE, Schedule, ScheduleBuilder
 from synth.collectives.verify import expected_blocks, verify
 
@@ -460,6 +460,19 @@ def test_a_schedule_larger_than_memory_is_refused_before_it_is_made(run, monkeyp
     assert algorithms.too_large(tuna, runs) is None
     monkeypatch.setattr(memory, "budget", budget(need - 1))
     assert "would send 33,030,144 blocks in 516,096 transfers" in algorithms.too_large(tuna, runs)
+
+
+@pytest.mark.parametrize("ranks", [6, 8, 13])
+def test_rd_l_says_its_block_sends(ranks):
+    """rd-l's allreduce sends the whole vector in every message: the guard must count those block
+    sends before the schedule is made (at 16,512 ranks 3.8 x 10^9 of them, once killed for memory)."""
+    request = Request("allreduce", ranks, ranks, 8, f"torus:{ranks},1", 0, (ranks, 1))
+    made = ALGORITHMS["rd-l"].generate(request)
+    assert ALGORITHMS["rd-l"].block_sends(request) == made.num_block_sends
+    gather = Request("allgather", 8, 8, 8, "torus:8,1", 0, (8, 1))
+    assert ALGORITHMS["rd-l"].block_sends(gather) == ALGORITHMS["rd-l"].generate(gather).num_block_sends
+    big = Request("allreduce", 16512, 16512, 8, "dragonfly:8,16,8:arrangement=relative", 0, None)
+    assert "would send 3,791,683,584 blocks" in too_large(ALGORITHMS["rd-l"], big)
 
 
 def test_the_guard_counts_transfers(run):
