@@ -74,7 +74,8 @@ def check(request: SynthesisRequest, routes_out: bool = False) -> SynthesisPlan 
                                                 ("--methods", request.methods is not None)) if given]
         if refused:
             raise SynthError(f"{refused[0]}: {request.topology.spec}'s {plan.graph.ranks:,} ranks take the orbit "
-                             "synthesis (balanced trees of one rank per orbit's blocks), which has one method and one chunk count")
+                             "synthesis (the orbit methods over one rank per orbit's blocks), which chooses its own "
+                             "methods and takes one chunk count")
     if routes_out and name != "alltoall":
         raise SynthError(f"--routes-out: only an alltoall's synthesis routes its pairs as one phase, not {name}'s"
                          + (" (its routes weigh the matrix's bytes, which a routes file's traffic cannot name)"
@@ -112,7 +113,8 @@ def _synthesize_orbit(request: SynthesisRequest, plan: SynthesisPlan, say) -> Sy
     priced on its orbit at every size; per size the least time, sizes of one winner in a band
     (its blocks sized for the band's first), each band's record pricing its sizes."""
     from synth.pricing.orbit_cost import map_orbit
-    from synth.synthesis.orbit_trees import orbit_candidates, orbit_record, sized
+    from synth.synthesis.orbit_methods import orbit_candidates
+    from synth.synthesis.orbit_trees import orbit_record, sized
 
     made = orbit_candidates(plan, say)
     sizes = list(request.sizes)

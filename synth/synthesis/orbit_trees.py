@@ -117,30 +117,15 @@ def synthesize_orbit(plan, say=lambda text: None) -> tuple[OrbitSchedule, list[d
                           np.ones(plan.chunks, dtype=np.int64), offset, step, graph.src[pair].astype(np.int64),
                           graph.dst[pair].astype(np.int64), chunk, op, graph.paths.select(pair), origin=origin,
                           representatives=representatives, _group=group)
-    return _verified(orbit, plan, say), parts
+    return verified(orbit, plan, say), parts
 
 
-def _verified(orbit: OrbitSchedule, plan, say) -> OrbitSchedule:
+def verified(orbit: OrbitSchedule, plan, say) -> OrbitSchedule:
     report = verify_orbit(orbit, plan.topology)
     if not report.ok:  # a bug of the synthesis, never written
         raise AssertionError(f"the {orbit.algorithm} {plan.collective} orbit schedule is wrong: {report.violation}")
     say(f"verified on the orbit: {report.block_sends:,} block deliveries in {report.transfers:,} transfers")
     return orbit
-
-
-def orbit_candidates(plan, say=lambda text: None) -> list[tuple[OrbitSchedule, list[dict]]]:
-    """Every orbit method that applies to the plan, each verified on its orbit: the balanced trees
-    always, the level-by-level schedule of a maximum-size dragonfly (synth.synthesis.orbit_levels)
-    where the network is one; the caller prices them per size and keeps the least."""
-    from synth.synthesis.orbit_levels import levels_orbit, levels_refusal
-
-    made = [synthesize_orbit(plan, say)]
-    why = levels_refusal(plan.topology, plan.orbit.bases(np.arange(plan.graph.ranks, dtype=np.int64)))
-    if why is None:
-        say(f"{plan.collective}: the level-by-level schedule (router, group, global, router, group)")
-        orbit, parts = levels_orbit(plan)
-        made.append((_verified(orbit, plan, say), parts))
-    return made
 
 
 def _whose(representatives: np.ndarray) -> str:
@@ -208,5 +193,5 @@ def orbit_record(plan, orbit: OrbitSchedule, parts: list[dict], sizes: list[int]
     }
 
 
-__all__ = ["orbit_refusal", "plan_group", "load_classes", "spreading_half", "synthesize_orbit", "orbit_candidates", "sized",
+__all__ = ["orbit_refusal", "plan_group", "load_classes", "spreading_half", "synthesize_orbit", "verified", "sized",
            "orbit_record", "generated_orbit"]
