@@ -31,7 +31,7 @@ from synth.measure.cuts import integer_bandwidth
 from synth.synthesis.exchange import ExchangeRouting, route_exchange
 from synth.synthesis.relay import rank_groups
 from synth.synthesis.symmetry import Symmetry, network_symmetry
-from synth.synthesis.transfers import MAX_PAIRS, REACHES, transfer_graph
+from synth.synthesis.transfers import DIGITS, MAX_PAIRS, REACHES, digit_pairs, pairs_graph, transfer_graph
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
 MODES = ("auto", "exact", "symmetric", "trees")  # the program's form (--method)
@@ -67,7 +67,7 @@ class SynthesisPlan:
                     f"above {limits.MAX_TREE_DELIVERIES:,} deliveries no balanced trees are made)")
         if self.orbit is not None:
             several = len(self.orbit.bases(np.arange(self.graph.ranks)))
-            whose = "rank 0's blocks" if several == 1 else f"the blocks of {several} ranks, one per orbit,"
+            whose = "rank 0's blocks," if several == 1 else f"the blocks of {several} ranks, one per orbit,"
             return (f"orbit: per size the least of the balanced breadth-first trees and, on a maximum-size dragonfly, "
                     f"the level-by-level schedule, of {whose} loads counted per channel orbit, moved to every rank by "
                     f"{self.orbit.order:,} symmetries; made, verified, priced and stored on the orbit "
@@ -137,7 +137,11 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
     if reach is None:  # neighbours where they join every rank, else every pair
         graph = transfer_graph(topology, ranks_per_node, "neighbours", router, routes=routes, limit=limit)
         if not graph.joins_every_rank():
-            graph = transfer_graph(topology, ranks_per_node, "all", router, routes=routes, limit=limit)
+            # an orbit synthesis: the pairs of one differing digit (an XGFT's leaves, the pairs of every
+            # pair are a billion), else every pair
+            digits = digit_pairs(topology) if orbit and routes is None else None
+            graph = (pairs_graph(topology, 1, DIGITS, digits, router) if digits is not None else
+                     transfer_graph(topology, ranks_per_node, "all", router, routes=routes, limit=limit))
     else:
         if reach not in REACHES:
             raise SynthError(f"--transfers {reach}: expected one of {', '.join(REACHES)}")

@@ -22,6 +22,7 @@ from synth.pricing.alphabeta import message_ports
 from synth.topology.paths import Paths, as_paths
 
 REACHES = ("neighbours", "all")
+DIGITS = "digits"  # an orbit synthesis' pairs of one differing digit (digit_pairs), where neighbours do not join
 MAX_PAIRS = 1 << 20  # ordered rank pairs of one transfer graph (each with its path)
 MAX_ROUTED_ROUTERS = 8192  # above, neighbour pairs take their forced paths (synth.routing.minimal.MAX_ROUTERS)
 
@@ -228,6 +229,29 @@ def pairs_graph(topology, ranks_per_node: int, reach: str, node_pairs: tuple[np.
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     paths = Paths(offsets, channel_parts).select(order)
     return TransferGraph(ranks, q, reach, src[order], dst[order], paths, port[order], router)
+
+
+def digit_pairs(topology) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ordered pairs of terminals whose numbers differ in exactly one digit of the mixed radix
+    Topology.hierarchy() gives (its least significant first: an XGFT's leaf digits m_1..m_H,
+    Prisacari20 ch.4's subnetworks), sorted by sender then receiver; None where the family has no
+    hierarchy that numbers its terminals. Sum (H_k - 1) pairs a terminal: a 32,768-leaf XGFT's
+    3 x 31, where its neighbours (the leaves of one switch) do not join every leaf."""
+    sizes = topology.hierarchy()
+    n = topology.network().num_terminals
+    if not sizes or int(np.prod(sizes)) != n:
+        return None
+    terminals = np.arange(n, dtype=np.int64)
+    senders, receivers, stride = [], [], 1
+    for size in sizes:
+        digit = (terminals // stride) % size
+        for change in range(1, size):
+            senders.append(terminals)
+            receivers.append(terminals + (((digit + change) % size) - digit) * stride)
+        stride *= size
+    a, b = np.concatenate(senders), np.concatenate(receivers)
+    order = np.lexsort((b, a))
+    return a[order], b[order]
 
 
 def terminal_routers(network) -> np.ndarray:

@@ -131,6 +131,37 @@ class Xgft(Topology):
     def num_channels(self) -> int:
         return 2 * sum(self.switch_count(k) * self.m[k - 1] for k in range(1, self.height + 1))
 
+    def symmetries(self) -> list[np.ndarray]:
+        """Per level i = 1..H: leaf digit m_i + 1 (mod M_i) in every node below layer i, with the up
+        choice w_{i+1} + 1 (mod W_{i+1}) in every node above it (layer i fixed). Each is an
+        automorphism (a link joins a layer-(k-1) node to a layer-k node when the lower node's subtree
+        lies in the upper one's and their lower up choices agree: both kept), they commute, and
+        where W_1 = 1 and W_{i+1} = M_i (the k-ary fat trees, the 32,768-leaf xgft:3:32,32,32:1,32,32)
+        they act freely and transitively on the leaves and move d-mod-k's routes (up choice w_{i+1}
+        = the destination's digit m_i) onto the moved pairs': an orbit schedule of leaf 0's blocks.
+        [] for the other XGFTs (their leaves would be fixed, or d-mod-k's routes not moved)."""
+        h, m, w = self.height, self.m, self.w
+        if w[0] != 1 or any(w[i] != m[i - 1] for i in range(1, h)):
+            return []
+        out = []
+        for i in range(1, h + 1):
+            image = np.empty(self.num_nodes, dtype=np.int64)
+            for layer in range(h + 1):
+                span = self.wt_span[layer]
+                ids = np.arange(self.switch_count(layer), dtype=np.int64)
+                mt, wt = ids // span, ids % span
+                if layer < i:  # d_i is digit i - layer - 1 of the subtree index (radix M_{layer+1}..M_H)
+                    stride, radix = prod(m[layer:i - 1]), m[i - 1]
+                    digit = (mt // stride) % radix
+                    mt = mt + ((digit + 1) % radix - digit) * stride
+                elif layer > i:  # w_{i+1} is digit i of the up choices (radix W_1..W_layer)
+                    stride, radix = self.wt_span[i], w[i]
+                    digit = (wt // stride) % radix
+                    wt = wt + ((digit + 1) % radix - digit) * stride
+                image[self.node_offset[layer] + ids] = self.node_offset[layer] + mt * span + wt
+            out.append(image)
+        return out
+
     def hierarchy(self) -> tuple[int, ...]:
         """Subnetwork sizes H_1..H_L for hierarchical exchanges (ch.4: H_l = M_l)."""
         return self.m

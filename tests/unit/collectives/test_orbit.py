@@ -18,12 +18,12 @@ from synth.pricing.orbit_cost import map_orbit
 from synth.pricing.schedule_cost import map_schedule
 from synth.synthesis.orbit_trees import load_classes, spreading_half
 from synth.synthesis.symmetry import _closure
-from synth.synthesis.transfers import transfer_graph
+from synth.synthesis.transfers import digit_pairs, pairs_graph, transfer_graph
 from synth.topology import parse_topology
 from synth.topology.translations import translation_group
 
 NETWORKS = ["torus:4,4", "torus:5,3", "hyperx:3,4", "hyperx:3,3:p=2", "dragonfly:2,4,2:arrangement=relative",
-            "dragonfly:2,4,2:groups=5:arrangement=circulant"]
+            "dragonfly:2,4,2:groups=5:arrangement=circulant", "xgft:3:4,3,2:1,4,3"]
 TERMS = ("channel_bytes", "port_messages", "transfer_bytes", "flows", "hops")
 
 
@@ -34,6 +34,8 @@ def orbit_of(spec: str, name: str, chunks: int = 2):
     p = topology.network().num_terminals
     group = orbit_group(topology, p)
     graph = transfer_graph(topology, 1, "neighbours")
+    if not graph.joins_every_rank():  # an XGFT: the leaves differing in one digit
+        graph = pairs_graph(topology, 1, "digits", digit_pairs(topology))
     reverse = name == "reduce-scatter"
     bases = group.bases(np.arange(p))
     step, pair, chunk, origin, steps = spreading_half(graph, load_classes(group, topology.network()), chunks, reverse,

@@ -32,6 +32,8 @@ SMALL = ["torus:4,4", "torus:5,3", "hyperx:3,4"]
 # several representatives: a dragonfly's group rotation with the rotation of each router's terminals (4 rank
 # orbits), and a HyperX's translations with its terminals' rotation (one)
 SEVERAL = ["dragonfly:2,4,2:arrangement=relative", "dragonfly:2,4,2:groups=5:arrangement=circulant", "hyperx:3,3:p=2"]
+# XGFTs whose level shifts act simply transitively on the leaves, over the pairs of one differing leaf digit
+FAT_TREES = ["xgft:2:4,4:1,4", "xgft:3:4,3,2:1,4,3"]
 
 
 @pytest.fixture
@@ -45,7 +47,7 @@ def _translated_trees(spec: str, name: str, chunks: int):
     explicit group table of the same symmetries, loads per channel orbit), translated to every rank
     by that table; (step, src, dst, block)."""
     topology = parse_topology(spec)
-    graph = transfer_graph(topology, 1, "neighbours")
+    graph = plan_synthesis(name, topology).graph  # the orbit plan's transfers (an XGFT's: digits)
     symmetry = network_symmetry(topology, graph, topology.symmetries())
     reverse = name == "reduce-scatter"
     sources = np.tile(symmetry.representatives, chunks)
@@ -66,12 +68,13 @@ def _deliveries(schedule) -> set:
     return set(zip(step.tolist(), src.tolist(), dst.tolist(), schedule.block_ids.tolist()))
 
 
-@pytest.mark.parametrize("spec", SMALL + SEVERAL)
+@pytest.mark.parametrize("spec", SMALL + SEVERAL + FAT_TREES)
 @pytest.mark.parametrize("name", ["allgather", "reduce-scatter"])
 def test_the_orbit_synthesis_is_the_translated_trees(orbit_limit, spec, name):
     plan = plan_synthesis(name, parse_topology(spec))
     assert plan.orbit is not None and plan.symmetry is None
     assert len(plan.orbit.bases(np.arange(plan.graph.ranks))) == (4 if "dragonfly" in spec else 1)
+    assert plan.graph.reach == ("digits" if "xgft" in spec else "neighbours")
     orbit, parts = synthesize_orbit(plan)
     full = expand(orbit, plan.topology)
     step, src, dst, block = _translated_trees(spec, name, plan.chunks)
@@ -82,7 +85,7 @@ def test_the_orbit_synthesis_is_the_translated_trees(orbit_limit, spec, name):
         assert on_orbit.time(1e-6, 1e11, size) == pytest.approx(expanded.time(1e-6, 1e11, size), rel=1e-12)
 
 
-@pytest.mark.parametrize("spec", ["torus:4,4", "hyperx:3,4"])
+@pytest.mark.parametrize("spec", ["torus:4,4", "hyperx:3,4", FAT_TREES[1]])
 def test_an_orbit_allreduce_is_its_reduce_scatter_then_its_allgather(orbit_limit, spec):
     plan = plan_synthesis("allreduce", parse_topology(spec))
     orbit, parts = synthesize_orbit(plan)
@@ -263,3 +266,40 @@ def test_the_bounds_without_pairwise_cuts_are_never_above_them(monkeypatch, spec
     assert "one terminal" in single.bandwidth.why or "a terminal" in single.bandwidth.why
     for (name, root), per_byte in rooted.items():
         assert 0 < time_bound(name, network, 1, root).bandwidth.per_byte <= per_byte * (1 + 1e-12), (name, root)
+
+
+@pytest.mark.parametrize("sizes", [(4,), (3, 2), (4, 3, 2), (2, 2, 2, 2)])
+def test_digit_pairs_are_the_terminals_differing_in_one_digit(sizes):
+    """Against the definition: the mixed-radix digits of every pair, compared one by one."""
+    from types import SimpleNamespace
+
+    from synth.synthesis.transfers import digit_pairs
+
+    n = int(np.prod(sizes))
+    topology = SimpleNamespace(hierarchy=lambda: sizes, network=lambda: SimpleNamespace(num_terminals=n))
+
+    def digits(t):
+        out = []
+        for size in sizes:
+            out.append(t % size)
+            t //= size
+        return out
+
+    expected = [(a, b) for a in range(n) for b in range(n)
+                if sum(x != y for x, y in zip(digits(a), digits(b))) == 1]
+    a, b = digit_pairs(topology)
+    assert list(zip(a.tolist(), b.tolist())) == expected
+
+
+def test_the_xgft_level_shifts_are_automorphisms_only_where_they_act_freely():
+    from synth.topology.translations import channel_map, translation_group
+
+    for spec in FAT_TREES + ["xgft:3:32,32,32:1,32,32"]:
+        topology = parse_topology(spec)
+        network = topology.network()
+        for g in topology.symmetries():  # channel_map raises where a permutation is no automorphism
+            channel_map(network, g)
+        group, _ = translation_group(topology)
+        assert group.order == network.num_terminals and group.free_on(np.arange(network.num_terminals))
+    assert parse_topology("xgft:3:4,4,4:1,2,4").symmetries() == []  # W_2 != M_1: leaves would be fixed
+    assert parse_topology("xgft:2:4,4:2,4").symmetries() == []  # W_1 > 1
