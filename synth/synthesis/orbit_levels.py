@@ -38,6 +38,7 @@ from synth.collectives.schedule import COPY, REDUCE
 
 LEVEL_STEPS = ("router", "group", "global", "router", "group")
 LEVELS_HOW = "levels: router, group, global links, router, group; every block once through each terminal's link"
+DIGITS_HOW = "digit by digit, Bruck's allgather among the ranks differing in that digit; one message a port a step"
 
 
 def levels_refusal(topology, representatives: np.ndarray) -> str | None:
@@ -95,16 +96,71 @@ def level_deliveries(topology) -> tuple[np.ndarray, ...]:
     return (*out, steps)
 
 
+def digits_refusal(plan) -> str | None:
+    """Why the digit-by-digit Bruck does not apply (None: it does): it takes the transfers of one
+    differing digit (an XGFT's orbit plan) and one rank orbit."""
+    from synth.synthesis.transfers import DIGITS
+
+    if plan.graph.reach != DIGITS:
+        return f"its transfers are {plan.graph.reach}, not the pairs of one differing digit"
+    if len(plan.orbit.bases(np.arange(plan.graph.ranks, dtype=np.int64))) != 1:
+        return "its ranks are several orbits"
+    return None
+
+
+def digit_deliveries(topology) -> tuple[np.ndarray, ...]:
+    """(step, src, dst, origin) of rank 0's block in the digit-by-digit Bruck allgather: digit by
+    digit of Topology.hierarchy() (least significant first), Bruck's allgather among the ranks
+    differing in that digit alone (Bruck97: in step j the rank of digit t receives from t + 2^j,
+    mod the digit's size, all it holds; the last step of a size not a power of two only what is
+    missing). Rank 0's block, after the digits below l, is held by every rank whose digits from l
+    on are 0; digit l's step j reaches the digits -2^j .. -(2^(j+1) - 1) (within its size) of
+    every such rank. Every rank receives every block once, one message a port a step: with an
+    XGFT's d-mod-k routes (up choice w_(i+1) = the destination's digit m_i) each message of a
+    step climbs through up links of its own, so no link carries more than a terminal's."""
+    sizes = topology.hierarchy()
+    n = int(np.prod(sizes))
+    step, src, dst = [], [], []
+    number, stride = 0, 1
+    for size in sizes:
+        lower = np.arange(stride, dtype=np.int64)  # every combination of the digits below, higher digits 0
+        reach, j = 1, 0
+        while reach < size:
+            new = np.arange(reach, min(2 * reach, size), dtype=np.int64)  # the digits -new now reached
+            t = (-new) % size
+            s, d = (lower[:, None] + ((t + reach) % size)[None, :] * stride).ravel(), \
+                (lower[:, None] + t[None, :] * stride).ravel()
+            step.append(np.full(len(s), number, dtype=np.int64))
+            src.append(s)
+            dst.append(d)
+            reach, j, number = 2 * reach, j + 1, number + 1
+        stride *= size
+    assert stride == n
+    step, src, dst = (np.concatenate(v) for v in (step, src, dst))
+    return step, src, dst, np.zeros(len(step), dtype=np.int64), number
+
+
+def digits_orbit(plan) -> tuple[OrbitSchedule, list[dict]]:
+    """The plan's collective as the digit-by-digit Bruck in orbit form (digit_deliveries)."""
+    return _orbit(plan, *digit_deliveries(plan.topology), "digit-bruck", DIGITS_HOW)
+
+
 def levels_orbit(plan) -> tuple[OrbitSchedule, list[dict]]:
     """The plan's collective as the level-by-level schedule in orbit form (one-byte blocks, one
     chunk), and per half (collective, steps, rounds)."""
+    return _orbit(plan, *level_deliveries(plan.topology), "levels", LEVELS_HOW)
+
+
+def _orbit(plan, step, src, dst, origin, steps: int, algorithm: str, how: str) -> tuple[OrbitSchedule, list[dict]]:
+    """An allgather's deliveries of the representatives' blocks as the plan's collective: itself,
+    reversed in time for a reduce-scatter (each delivery a reduction into its sender's partial),
+    the two one after the other for an allreduce; and per half (collective, steps, rounds)."""
     from synth.synthesis.exact import delivery_rounds
     from synth.synthesis.orbit_trees import load_classes
 
     topology, graph, group = plan.topology, plan.graph, plan.orbit
     classes = load_classes(group, topology.network())
     representatives = group.bases(np.arange(graph.ranks, dtype=np.int64))
-    step, src, dst, origin, steps = level_deliveries(topology)
     halves = ("reduce-scatter", "allgather") if plan.collective == "allreduce" else (plan.collective,)
     parts, arrays, offset = [], [], 0
     for half in halves:
@@ -114,14 +170,15 @@ def levels_orbit(plan) -> tuple[OrbitSchedule, list[dict]]:
         a, b, s, o = a[order], b[order], s[order], origin[order]
         pair = graph.pair_index(a, b)
         parts.append({"collective": half, "steps": steps, "rounds": delivery_rounds(graph, classes, s, pair, steps),
-                      "representatives": len(representatives), "how": LEVELS_HOW})
+                      "representatives": len(representatives), "how": how})
         arrays.append((s + offset, a, b, o, pair, np.full(len(s), REDUCE if reverse else COPY, dtype=np.int64)))
         offset += steps
     step, src, dst, origin, pair, op = (np.concatenate(v) for v in zip(*arrays))
-    orbit = OrbitSchedule(plan.collective, "levels", topology.spec, graph.ranks, 1, np.ones(1, dtype=np.int64), offset,
+    orbit = OrbitSchedule(plan.collective, algorithm, topology.spec, graph.ranks, 1, np.ones(1, dtype=np.int64), offset,
                           step, src, dst, np.zeros(len(step), dtype=np.int64), op, graph.paths.select(pair),
                           origin=origin, representatives=representatives, _group=group)
     return orbit, parts
 
 
-__all__ = ["LEVEL_STEPS", "levels_refusal", "level_deliveries", "levels_orbit"]
+__all__ = ["LEVEL_STEPS", "levels_refusal", "level_deliveries", "levels_orbit", "digits_refusal", "digit_deliveries",
+           "digits_orbit"]

@@ -1,6 +1,6 @@
 """Orbit synthesis above 4,096 ranks (issue 43 item 1): `synth synthesize` of allgather,
 reduce-scatter and allreduce on torus:256,256 (65,536 ranks) and on
-dragonfly:8,16,8:arrangement=relative (16,512), each a whole command in its own process (wall
+dragonfly:8,16,8:arrangement=relative (16,512) and xgft:3:32,32,32:1,32,32 (32,768), each a whole command in its own process (wall
 clock, and peak memory by /usr/bin/time), with the gap to the time bound it prints and the orbit
 method it kept, then `synth verify` of the file it wrote.
 
@@ -13,9 +13,9 @@ best generated allreduce on tori) in orbit form, and for an allgather or reduce-
 (the multi-dimensional ring), priced in this process: synth's generators make every rank's
 transfers explicitly (a ring allgather of 65,536 ranks is 4.3 x 10^9 deliveries), which is what
 the orbit form avoids (tests/unit/synthesis/test_orbit_synthesis.py checks the bucket's orbit
-form against its generator); on the dragonfly the better of the ring, priced from one of its
-identical steps (its explicit form, 68.5 GiB of transfers, is refused), and the best that `synth
-compare` prices at that size (Bruck's allgather; nothing for a reduce-scatter or allreduce).
+form against its generator); elsewhere the better of the ring, priced from one of its identical
+steps (its explicit form, 68.5 GiB of transfers at 16,512 ranks, is refused), and the best that
+`synth compare` prices at that size.
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ def generated_best(network: str, name: str, size: str) -> tuple[str, float] | No
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--networks", default="torus:256,256,dragonfly:8,16,8:arrangement=relative")
+    parser.add_argument("--networks", default="torus:256,256,dragonfly:8,16,8:arrangement=relative,"
+                                              "xgft:3:32,32,32:1,32,32")
     parser.add_argument("--collectives", default="allgather,reduce-scatter,allreduce")
     parser.add_argument("--bytes", default="256MiB")
     args = parser.parse_args()
@@ -93,7 +94,7 @@ def main() -> int:
     print("| network | collective | ranks | synthesize | peak | method | steps | rounds | time / bound (us) | gap | "
           "verify | best generated, same run: algorithm, time (us), gap |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for network in re.split(r",(?=[a-z])", args.networks):
+    for network in re.split(r",(?=[a-z]+:)", args.networks):
         topology = parse_topology(network)
         with tempfile.TemporaryDirectory() as folder:
             for name in args.collectives.split(","):

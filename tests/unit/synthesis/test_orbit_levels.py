@@ -155,3 +155,48 @@ def test_an_orbit_file_of_several_representatives_is_read_strictly(orbit_limit, 
         f["origin"][0] = 1  # a block of rank 1, not listed
     code, stdout, _ = run("verify", out)
     assert code == 1 and "not a representative" in stdout
+
+
+# XGFTs with W_1 = 1 and W_(i+1) = M_i, their sizes powers of two or not (3: Bruck's last step partial)
+FAT_TREES = [("xgft:2:4,4:1,4", (4, 4)), ("xgft:3:4,3,2:1,4,3", (4, 3, 2)), ("xgft:2:5,3:1,5", (5, 3))]
+
+
+@pytest.mark.parametrize("spec,sizes", FAT_TREES)
+@pytest.mark.parametrize("name", ["allgather", "reduce-scatter", "allreduce"])
+def test_the_digit_bruck_meets_the_bound_on_a_fat_tree(orbit_limit, spec, sizes, name):
+    from synth.pricing.bounds import time_bound
+    from synth.synthesis.orbit_levels import digits_orbit
+
+    plan = _plan(spec, name)
+    orbit, parts = digits_orbit(plan)
+    full = expand(orbit, plan.topology)
+    assert verify_orbit(orbit, plan.topology).ok and verify(full).ok
+    ranks = int(np.prod(sizes))
+    steps = sum(int(np.ceil(np.log2(s))) for s in sizes)
+    halves = 2 if name == "allreduce" else 1
+    assert orbit.steps == halves * steps
+    on_orbit, expanded = map_orbit(orbit, plan.topology), map_schedule(full, plan.topology, paths=full.paths)
+    for term in ("channel_bytes", "port_messages", "transfer_bytes"):
+        assert np.allclose(getattr(on_orbit, term), getattr(expanded, term)), term
+    # one message a port a step, every link no busier than a terminal's: P - 1 blocks a half in all
+    assert on_orbit.port_messages.tolist() == [1] * orbit.steps
+    assert on_orbit.channel_bytes.sum() == halves * (ranks - 1)
+    if name != "allreduce":  # at the bound of any schedule: log2 P message starts and the bytes
+        bound = time_bound(name, plan.topology.network(), 1, 0, [0]).seconds(1 << 20, 1e-6, 1e11)
+        if all(s & (s - 1) == 0 for s in sizes):
+            assert on_orbit.time(1e-6, 1e11, -(-(1 << 20) // ranks)) == pytest.approx(bound, rel=1e-3)
+    explicit = full.explicit()
+    counts = np.diff(explicit.block_ptr)
+    received = np.zeros((ranks, explicit.blocks), dtype=np.int64)
+    np.add.at(received, (np.repeat(explicit.dst, counts), explicit.block_ids), 1)
+    if name == "allgather":
+        assert np.array_equal(received, 1 - np.eye(ranks, dtype=np.int64))
+
+
+def test_the_digit_bruck_takes_the_pairs_of_one_digit(orbit_limit):
+    from synth.synthesis.orbit_levels import digits_refusal
+
+    assert "neighbours" in digits_refusal(_plan("torus:4,4", "allgather"))
+    assert digits_refusal(_plan("xgft:2:4,4:1,4", "allgather")) is None
+    code, stdout, _ = run("synthesize", "allgather", "--network", "xgft:2:4,4:1,4", "--bytes", "1MiB")
+    assert code == 0 and "orbit digit Bruck over digits transfers" in stdout
