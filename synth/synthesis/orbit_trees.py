@@ -179,8 +179,8 @@ def orbit_record(plan, orbit: OrbitSchedule, parts: list[dict], sizes: list[int]
     mapped = map_orbit(orbit, plan.topology)  # one-byte blocks: the time at a size scales them
     per_size = [size_entry(plan, size, mapped.time(alpha, bandwidth_bits, -(-size // orbit.blocks), node), [FEASIBLE],
                            alpha, bandwidth_bits, node) for size in sizes]
-    how, by = {"levels": ("orbit levels", "orbit-levels"), "digit-bruck": ("orbit digit Bruck", "orbit-digit-bruck")}.get(
-        orbit.algorithm, ("orbit trees", "orbit-trees"))
+    named = {"levels": ("orbit levels", "orbit-levels"), "digit-bruck": ("orbit digit Bruck", "orbit-digit-bruck")}
+    how, by = named.get(orbit.algorithm, ("orbit trees", "orbit-trees"))
     return {
         "method": plan.method,
         "transfers": plan.graph.reach,
