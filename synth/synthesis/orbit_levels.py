@@ -43,10 +43,8 @@ DIGITS_HOW = "digit by digit, Bruck's allgather among the ranks differing in tha
 
 def levels_refusal(topology, representatives: np.ndarray) -> str | None:
     """Why the level-by-level allgather does not apply (None: it does)."""
-    if topology.family != "dragonfly":
-        return f"{topology.spec} is not a dragonfly"
-    if not topology.is_maximum:
-        return f"{topology.spec} has bundles of global links (the levels take one link per pair of groups)"
+    if not topology.one_link_per_group_pair():
+        return f"{topology.spec} is not a dragonfly of one global link per pair of groups (maximum size)"
     if not np.array_equal(representatives, np.arange(topology.a, dtype=np.int64) * topology.p):
         return "its orbits are not one per router of a group"
     return None

@@ -187,6 +187,9 @@ class Dragonfly(Topology):
     def router_names(self) -> list[str]:
         return [f"g{i}r{x}" for i in range(self.groups) for x in range(self.a)]
 
+    def one_link_per_group_pair(self) -> bool:
+        return self.is_maximum
+
     def router_symmetries(self) -> list[np.ndarray]:
         """The group rotation (router x of group i to router x of group i + 1 mod g, terminals with
         their routers) where the arrangement is invariant under it: relative and circulant, whose

@@ -180,6 +180,11 @@ class Topology(ABC):
         rotation = terminal_rotation(self.network())
         return moving + ([] if rotation is None else [rotation])
 
+    def one_link_per_group_pair(self) -> bool:
+        """Whether the network is a dragonfly whose every two groups share exactly one global link
+        (maximum size): the level-by-level allgather (synth.synthesis.orbit_levels) takes it."""
+        return False
+
     def router_symmetries(self) -> list[np.ndarray]:
         """Automorphisms beyond the translations that orbit synthesis uses (node permutations, terminals
         moved with their routers: a router's k-th terminal to its image's k-th): a dragonfly's group
