@@ -7,7 +7,7 @@ from __future__ import annotations
 from synth.core.text import counted
 from synth.core.sizes import size_text
 from synth.synthesis.claims import point_claim, short, steps_claim
-from synth.synthesis.transfers import DIGITS, REACHES
+from synth.synthesis.transfers import DIGITS, LANES, REACHES
 
 
 def header_lines(topology, plan) -> list[str]:
@@ -62,7 +62,7 @@ def orbit_part_line(part: dict) -> str:
 
 def size_lines(schedule) -> list[str]:
     record = schedule.synthesis
-    named = REACHES + (DIGITS,)
+    named = REACHES + (DIGITS, LANES)
     how = " then ".join(part["method"] + (f" over {part['transfers']} transfers" if part["transfers"] in named else "")
                         for part in record["parts"])
     proofs = "; ".join(f"{part['collective']}: {part['proof']}" if len(record["parts"]) > 1 else part["proof"]

@@ -7,8 +7,8 @@ read the plan; nothing here runs a method.
 - symmetric: the program of one rank per orbit of the network's translations, translated to all
   (tori, HyperX, Kautz K(D,2)); its default chunks make the cut bound whole rounds;
 - orbit: above limits.MAX_SYMMETRIC_RANKS, where the family's symmetries (Topology.symmetries: the
-  translations, a dragonfly's group rotation, the rotation of a router's terminals) act freely on
-  the ranks, the balanced trees of one rank per orbit alone, made, verified, priced and stored on
+  translations, a dragonfly's group rotation, an XGFT's level shifts, a Slim Fly's shifts, the
+  rotation of a router's terminals) act freely on the ranks, the balanced trees of one rank per orbit alone, made, verified, priced and stored on
   the orbit (synth.synthesis.orbit_trees);
 - trees: no program (networks without translations above limits.MAX_EXACT_RANKS, or when asked):
   balanced trees, and above limits.MAX_TREE_DELIVERIES the relay trees alone;
@@ -31,7 +31,8 @@ from synth.measure.cuts import integer_bandwidth
 from synth.synthesis.exchange import ExchangeRouting, route_exchange
 from synth.synthesis.relay import rank_groups
 from synth.synthesis.symmetry import Symmetry, network_symmetry
-from synth.synthesis.transfers import DIGITS, MAX_PAIRS, REACHES, digit_pairs, pairs_graph, transfer_graph
+from synth.synthesis.transfers import (DIGITS, LANES, MAX_PAIRS, REACHES, count_node_pairs, digit_pairs,
+                                      forced_neighbour_paths, lane_pairs, pairs_graph, transfer_graph)
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
 MODES = ("auto", "exact", "symmetric", "trees")  # the program's form (--method)
@@ -134,6 +135,15 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
                              f"symmetric method translates: an orbit synthesis takes them, but {why}")
     # an orbit synthesis takes more pairs: its trees are the representatives' alone (limits.MAX_ORBIT_PAIRS)
     limit = limits.MAX_ORBIT_PAIRS if orbit else MAX_PAIRS
+    if reach is None and orbit and routes is None and router is None and \
+            count_node_pairs(network, "neighbours") > limit:
+        # an orbit synthesis whose neighbour pairs are too many (a 30,618-rank Slim Fly's 27 M): one
+        # router's terminals and every router lane (lane_pairs), along their forced one-hop paths
+        lanes = lane_pairs(network)
+        paths = None if lanes is None or len(lanes[0]) > limit else forced_neighbour_paths(network, *lanes)
+        if paths is not None:
+            reach = LANES
+            graph = pairs_graph(topology, 1, LANES, lanes, topology.default_router, node_paths=paths)
     if reach is None:  # neighbours where they join every rank, else every pair
         graph = transfer_graph(topology, ranks_per_node, "neighbours", router, routes=routes, limit=limit)
         if not graph.joins_every_rank():
@@ -142,7 +152,7 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
             digits = digit_pairs(topology) if orbit and routes is None else None
             graph = (pairs_graph(topology, 1, DIGITS, digits, router) if digits is not None else
                      transfer_graph(topology, ranks_per_node, "all", router, routes=routes, limit=limit))
-    else:
+    elif reach != LANES:
         if reach not in REACHES:
             raise SynthError(f"--transfers {reach}: expected one of {', '.join(REACHES)}")
         graph = transfer_graph(topology, ranks_per_node, reach, router, routes=routes, limit=limit)

@@ -148,6 +148,25 @@ class SlimFly(Topology):
         order = np.argsort(u * self.num_routers + v, kind="stable")
         return u[order], v[order], kind[order]
 
+    def router_symmetries(self) -> list[np.ndarray]:
+        """The shifts of the second coordinate by the field's additive basis (1, x, ..., x^(n-1) of
+        GF(p^n), numbers p^i): (0,x,y) -> (0,x,y+e) and (1,m,c) -> (1,m,c+e) keep every link (y - y'
+        and c - c' unchanged, y = m x + c iff y + e = m x + (c + e)), and no shift but 0 fixes a router,
+        so with the rotation of each router's terminals they act freely on the terminals: q p
+        symmetries, 2q rank orbits. The wider translations (0,x,y) -> (0,x+a,y), (1,m,c) ->
+        (1,m,c-ma) fix every router (1,0,c), so orbit synthesis leaves them out."""
+        q, f = self.q, self.field
+        routers = np.arange(self.num_routers, dtype=np.int64)
+        subgraph, rest = routers // (q * q), routers % (q * q)
+        first, second = rest // q, rest % q
+        terminals = np.arange(self.num_terminals, dtype=np.int64)
+        moves = []
+        for i in range(f.degree):
+            moved = self.router_index(subgraph, first, f.add[second, f.characteristic ** i])
+            moves.append(np.concatenate([moved[terminals // self.p] * self.p + terminals % self.p,
+                                         self.num_terminals + moved]))
+        return moves
+
     def build_network(self):
         u, v, kind = self.links
         graph = RouterGraph(self.router_names(), np.full(self.num_routers, self.p, dtype=np.int64), u, v, kind, CLASSES)

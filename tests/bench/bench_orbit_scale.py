@@ -1,6 +1,7 @@
 """Orbit synthesis above 4,096 ranks (issue 43 item 1): `synth synthesize` of allgather,
 reduce-scatter and allreduce on torus:256,256 (65,536 ranks) and on
-dragonfly:8,16,8:arrangement=relative (16,512) and xgft:3:32,32,32:1,32,32 (32,768), each a whole command in its own process (wall
+dragonfly:8,16,8:arrangement=relative (16,512), xgft:3:32,32,32:1,32,32 (32,768) and slimfly:27 (30,618),
+each a whole command in its own process (wall
 clock, and peak memory by /usr/bin/time), with the gap to the time bound it prints and the orbit
 method it kept, then `synth verify` of the file it wrote.
 
@@ -87,7 +88,7 @@ def gap(us: float, bound: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--networks", default="torus:256,256,dragonfly:8,16,8:arrangement=relative,"
-                                              "xgft:3:32,32,32:1,32,32")
+                                              "xgft:3:32,32,32:1,32,32,slimfly:27")
     parser.add_argument("--collectives", default="allgather,reduce-scatter,allreduce")
     parser.add_argument("--bytes", default="256MiB")
     args = parser.parse_args()

@@ -31,7 +31,11 @@ from synth.topology import parse_topology
 SMALL = ["torus:4,4", "torus:5,3", "hyperx:3,4"]
 # several representatives: a dragonfly's group rotation with the rotation of each router's terminals (4 rank
 # orbits), and a HyperX's translations with its terminals' rotation (one)
-SEVERAL = ["dragonfly:2,4,2:arrangement=relative", "dragonfly:2,4,2:groups=5:arrangement=circulant", "hyperx:3,3:p=2"]
+SEVERAL = ["dragonfly:2,4,2:arrangement=relative", "dragonfly:2,4,2:groups=5:arrangement=circulant", "hyperx:3,3:p=2",
+           "slimfly:4"]
+# the representatives each family's symmetries leave (a Slim Fly's: 2q, one per router orbit)
+ORBITS = {"dragonfly:2,4,2:arrangement=relative": 4, "dragonfly:2,4,2:groups=5:arrangement=circulant": 4,
+          "slimfly:4": 8, "slimfly:5": 10}
 # XGFTs whose level shifts act simply transitively on the leaves, over the pairs of one differing leaf digit
 FAT_TREES = ["xgft:2:4,4:1,4", "xgft:3:4,3,2:1,4,3"]
 
@@ -73,7 +77,7 @@ def _deliveries(schedule) -> set:
 def test_the_orbit_synthesis_is_the_translated_trees(orbit_limit, spec, name):
     plan = plan_synthesis(name, parse_topology(spec))
     assert plan.orbit is not None and plan.symmetry is None
-    assert len(plan.orbit.bases(np.arange(plan.graph.ranks))) == (4 if "dragonfly" in spec else 1)
+    assert len(plan.orbit.bases(np.arange(plan.graph.ranks))) == ORBITS.get(spec, 1)
     assert plan.graph.reach == ("digits" if "xgft" in spec else "neighbours")
     orbit, parts = synthesize_orbit(plan)
     full = expand(orbit, plan.topology)
@@ -303,3 +307,64 @@ def test_the_xgft_level_shifts_are_automorphisms_only_where_they_act_freely():
         assert group.order == network.num_terminals and group.free_on(np.arange(network.num_terminals))
     assert parse_topology("xgft:3:4,4,4:1,2,4").symmetries() == []  # W_2 != M_1: leaves would be fixed
     assert parse_topology("xgft:2:4,4:2,4").symmetries() == []  # W_1 > 1
+
+
+def test_slim_fly_shifts_are_automorphisms_acting_freely():
+    """Against the MMS definition by router names: (0,x,y) -> (0,x,y+e) and (1,m,c) -> (1,m,c+e) for
+    e the additive basis of GF(q) (1 for prime q; 1 and x, numbers 1 and 2, for GF(4)), terminals
+    with their routers; q p symmetries with the terminals' rotation, free, 2q rank orbits."""
+    from synth.topology.translations import channel_map, translation_group
+
+    for spec, basis in (("slimfly:5", [1]), ("slimfly:4", [1, 2]), ("slimfly:9:p=2", [1, 3])):
+        topology = parse_topology(spec)
+        network = topology.network()
+        n, q, p = network.num_terminals, topology.q, topology.p
+        names = topology.router_names()
+        field = topology.field
+        shifts = topology.router_symmetries()
+        assert len(shifts) == len(basis)
+        for g, e in zip(shifts, basis):
+            channel_map(network, g)  # raises where g is no automorphism
+            for r, name in enumerate(names):
+                side, a, b = name.split(".")
+                assert names[int(g[n + r]) - n] == f"{side}.{a}.{int(field.add[int(b), e])}"
+            t = np.arange(n)
+            assert np.array_equal(g[:n], (g[n + t // p] - n) * p + t % p)
+        group, _ = translation_group(topology)
+        assert group.order == q * p and group.free_on(np.arange(n))
+        assert len(group.bases(np.arange(n))) == 2 * q
+
+
+@pytest.mark.parametrize("spec", ["slimfly:5", "dragonfly:2,4,2", "torus:3,4"])
+def test_lane_pairs_are_one_routers_terminals_and_linked_routers_same_terminal(spec):
+    """Against the definition: terminals a != b on one router, or the k-th terminals of two linked routers."""
+    from synth.synthesis.transfers import lane_pairs
+
+    network = parse_topology(spec).network()
+    n = network.num_terminals
+    router = {int(s): int(d) for s, d in zip(network.channel_src, network.channel_dst) if s < n}
+    linked = {(int(s), int(d)) for s, d in zip(network.channel_src, network.channel_dst) if s >= n and d >= n}
+    first = {}
+    for t in range(n):
+        first.setdefault(router[t], t)
+    expected = sorted((a, b) for a in range(n) for b in range(n) if a != b and (
+        router[a] == router[b] or ((router[a], router[b]) in linked and a - first[router[a]] == b - first[router[b]])))
+    a, b = lane_pairs(network)
+    assert list(zip(a.tolist(), b.tolist())) == expected
+
+
+@pytest.mark.parametrize("name", ["allgather", "reduce-scatter"])
+def test_an_orbit_plan_over_too_many_neighbour_pairs_takes_the_lanes(orbit_limit, monkeypatch, name):
+    """Where the neighbour pairs exceed what an orbit plan takes, the lanes: the orbit trees over them
+    are the translated trees over them, verified, priced the same expanded."""
+    monkeypatch.setattr(limits, "MAX_ORBIT_PAIRS", 3000)  # slimfly:5's neighbours are 6,200, its lanes 2,000
+    spec = "slimfly:5"
+    plan = plan_synthesis(name, parse_topology(spec))
+    assert plan.graph.reach == "lanes" and plan.graph.num_pairs == 200 * (3 + 7)
+    orbit, _ = synthesize_orbit(plan)
+    full = expand(orbit, plan.topology)
+    assert verify(full).ok
+    step, src, dst, block = _translated_trees(spec, name, plan.chunks)
+    assert _deliveries(full) == set(zip(step.tolist(), src.tolist(), dst.tolist(), block.tolist()))
+    on_orbit, expanded = map_orbit(orbit, plan.topology), map_schedule(full, plan.topology, paths=full.paths)
+    assert on_orbit.time(1e-6, 1e11, 1e6) == pytest.approx(expanded.time(1e-6, 1e11, 1e6), rel=1e-12)
