@@ -90,12 +90,17 @@ def check(request: SynthesisRequest, routes_out: bool = False) -> SynthesisPlan 
     return plan
 
 
-def synthesize(request: SynthesisRequest, say=lambda text: None, plan: SynthesisPlan | None = None) -> Synthesis:
-    """Plan (unless `plan` is the checked one), run the portfolio and cut the sizes into bands."""
+def synthesize(request: SynthesisRequest, say=lambda text: None, plan: SynthesisPlan | None = None,
+               executor=None) -> Synthesis:
+    """Plan (unless `plan` is the checked one), run the portfolio and cut the sizes into bands;
+    `executor` (synth.execute): where an orbit synthesis' independent pieces run (None: here)."""
     if plan is None:
         plan = plan_synthesis(request.collective, request.topology, **request.plan_options(), say=say)
     if plan.orbit is not None:
-        return _synthesize_orbit(request, plan, say)
+        return _synthesize_orbit(request, plan, say, executor)
+    if executor is not None:
+        raise SynthError(f"an executor splits an orbit synthesis' work (above 4,096 ranks); {request.topology.spec}'s "
+                         "synthesis runs in this process")
     sizes = request.sizes
     if plan.sizes is not None:  # one band: the matrix's own sizes, shown as a rank's average
         sizes = [exchange_message_bytes(plan.sizes, plan.graph.ranks)]
@@ -108,15 +113,17 @@ def synthesize(request: SynthesisRequest, say=lambda text: None, plan: Synthesis
     return Synthesis(plan, parts, made)
 
 
-def _synthesize_orbit(request: SynthesisRequest, plan: SynthesisPlan, say) -> Synthesis:
-    """Above the symmetric method's ranks: the orbit methods (synth.synthesis.orbit_trees), each
+def _synthesize_orbit(request: SynthesisRequest, plan: SynthesisPlan, say, executor=None) -> Synthesis:
+    """Above the symmetric method's ranks: the orbit methods (synth.synthesis.orbit_methods), each
     priced on its orbit at every size; per size the least time, sizes of one winner in a band
-    (its blocks sized for the band's first), each band's record pricing its sizes."""
+    (its blocks sized for the band's first), each band's record pricing its sizes. With an
+    executor, the methods' pieces (a half's trees, a method) and then the candidates'
+    verifications run on its workers, each a function of the plan alone: the same schedules."""
     from synth.pricing.orbit_cost import map_orbit
     from synth.synthesis.orbit_methods import orbit_candidates
     from synth.synthesis.orbit_trees import orbit_record, sized
 
-    made = orbit_candidates(plan, say)
+    made = orbit_candidates(plan, say) if executor is None else _orbit_on(executor, plan, say)
     sizes = list(request.sizes)
     priced = [map_orbit(orbit, plan.topology) for orbit, _ in made]
     best = [min(range(len(made)), key=lambda k: (priced[k].time(request.alpha, request.bandwidth_bits,
@@ -136,6 +143,24 @@ def _synthesize_orbit(request: SynthesisRequest, plan: SynthesisPlan, say) -> Sy
         schedule.network_sha256 = request.topology.source_digest()
         made_bands.append(Band(sizes[start:end], (), schedule, sizes[start]))
     return Synthesis(plan, [], made_bands, orbit_parts=[part for _, parts in made for part in parts])
+
+
+def _orbit_on(executor, plan: SynthesisPlan, say) -> list:
+    """The orbit candidates made piece by piece on `executor`, then verified there, in the order
+    orbit_candidates makes them."""
+    from functools import partial
+
+    from synth.execute.ordered import results_in_order
+    from synth.synthesis.orbit_methods import accept, check_candidate, describe, orbit_made, orbit_piece, orbit_work
+
+    pieces = orbit_work(plan)
+    say(f"{plan.collective}: {len(pieces)} piece(s) on {executor.label()}: "
+        + "; ".join(describe(piece) for piece in pieces))
+    results = results_in_order(executor, partial(orbit_piece, plan), pieces,
+                               lambda k: say(f"{plan.collective}: made {describe(pieces[k])}"))
+    made = orbit_made(plan, pieces, results)
+    reports = results_in_order(executor, partial(check_candidate, made, plan.topology), list(range(len(made))))
+    return accept(made, plan, reports, say)
 
 
 def answer(request: SynthesisRequest, steps: int, rounds: int, say=lambda text: None):

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from synth.cli.listings import method_names, solver_names
 from synth.core.declared import constant
 from synth.core.errors import SynthError
-from synth.cli.options import MAX_TIME_LIMIT, SIZES_HELP, add_cost_model, node_costs, positive
+from synth.cli.options import MAX_TIME_LIMIT, SIZES_HELP, add_cost_model, node_costs, positive, workers_text
 from synth.core.output import OutputSet
 from synth.core.sizes import size_option
 from synth.core.text import counted
 from synth.core.validate import parse_int, parse_int_list, parse_int_or_range
+from synth.execute import EXECUTOR_SYNTAX
 
 
 def parse_methods(text: str):
@@ -73,6 +76,11 @@ def add_parser(sub) -> None:
     p.add_argument("--query", metavar="S,R", type=lambda t: parse_int_list(t, "--query", 2, 1),
                    help="one point of the front: is there a schedule of S steps and at most R rounds (with --chunks "
                         "C)? satisfiable (written with --out), impossible (proven) or unknown (the budget ran out)")
+    p.add_argument("--executor", metavar="WHERE",
+                   help="where an orbit synthesis (above 4,096 ranks) runs its independent pieces (the trees of each "
+                        "half, each orbit method, each candidate's verification): "
+                        f"{EXECUTOR_SYNTAX}; default: this process. The schedule is the "
+                        "same wherever they run")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_synthesize)
 
@@ -117,10 +125,20 @@ def cmd_synthesize(args) -> int:
     if args.query is not None:
         with reproducible(args.reproducible):
             return _query(args, request, say)
-    with OutputSet() as outputs, reproducible(args.reproducible):
+    executor = None
+    if args.executor is not None:
+        from synth.execute import parse_executor
+
+        if plan is None or plan.orbit is None:
+            raise SynthError("--executor: only an orbit synthesis (above 4,096 ranks) splits its work across workers; "
+                             f"{topology.spec}'s synthesis runs in this process")
+        executor = parse_executor(args.executor)
+    with OutputSet() as outputs, reproducible(args.reproducible), executor or nullcontext():
         files = BandFiles(outputs, args.out, len(sizes)) if args.out is not None else None
         routes_target = outputs.reserve(args.routes_out, "--routes-out") if args.routes_out is not None else None
-        result = synthesize(request, say, plan)
+        if executor is not None:
+            say(f"executor  {executor.label()}, {workers_text(executor.start())}")
+        result = synthesize(request, say, plan, executor)
         plan, parts, found = result.plan, result.parts, result.bands
         print("\n".join(header_lines(topology, plan)))
         for part in parts:

@@ -1,6 +1,7 @@
 """Where batches of independent solves run: this machine's cores, or a Dask cluster.
 
-Every batch of independent work (the phases of `synth route`, the cells of `synth report`) goes
+Every batch of independent work (the phases of `synth route`, the cells of `synth report` and `synth
+sweep`, the pieces of an orbit synthesis: ordered.results_in_order) goes
 through one interface: `ordered_results(executor, task, items)` (synth.execute.ordered) hands the
 items to an executor and yields the results in item order, with a bounded number in flight, and
 optionally keeps them in a checkpoint as they arrive (synth.io.checkpoint).

@@ -75,3 +75,23 @@ def ordered_results(executor: Executor, task: Callable, parts: list[Part], store
             emitted += 1
             fill()
             yield result, False
+
+
+def results_in_order(executor: Executor, task: Callable, items: list, done: Callable = lambda key: None) -> list:
+    """task(item) of every item, run on `executor`'s workers at once (a few large pieces, not a
+    stream: all of them are submitted), in item order; `done(k)` as item k's result arrives."""
+    results: dict[int, object] = {}
+    with executor.session(task, len(items)) as session:
+        for key, item in enumerate(items):
+            session.submit(key, item)
+        while len(results) < len(items):
+            try:
+                key, result = session.next_result()
+                interrupt.check()
+            except TaskFailed as exc:
+                raise TaskFailed(exc.key, f"piece {exc.key + 1} of {len(items)} could not be done: {exc.reason}") \
+                    from None
+            results[key] = result
+            done(key)
+    return [results[k] for k in range(len(items))]
+

@@ -93,35 +93,57 @@ def spreading_half(graph, classes: LoadClasses, chunks: int, reverse: bool,
         steps
 
 
-def synthesize_orbit(plan, say=lambda text: None) -> tuple[OrbitSchedule, list[dict]]:
-    """The plan's collective as an orbit schedule of one-byte blocks (sized per message by the
-    caller), verified on its orbit, and per half (collective, steps, rounds)."""
-    group, graph, network = plan.orbit, plan.graph, plan.topology.network()
-    classes = load_classes(group, network)
+def orbit_halves(plan) -> tuple[str, ...]:
+    """The halves an orbit synthesis makes one after the other: an allreduce's reduce-scatter then
+    allgather, else the collective itself; each an independent piece of work (trees_half)."""
+    return ("reduce-scatter", "allgather") if plan.collective == "allreduce" else (plan.collective,)
+
+
+def trees_half(plan, half: str, say=lambda text: None) -> tuple:
+    """One half's balanced trees of the representatives' chunks: (step, pair, chunk, origin, steps,
+    rounds), a function of the plan alone (so any worker makes the same arrays)."""
+    group, graph = plan.orbit, plan.graph
+    classes = load_classes(group, plan.topology.network())
     representatives = group.bases(np.arange(graph.ranks, dtype=np.int64))
-    halves = ("reduce-scatter", "allgather") if plan.collective == "allreduce" else (plan.collective,)
+    reverse = half == "reduce-scatter"
+    say(f"{half}: balanced trees of {_whose(representatives)} {plan.chunks} chunk(s) over {graph.ranks - 1:,} "
+        f"ranks, loads counted on {len(classes.repeat)} channel orbits")
+    step, pair, chunk, origin, steps = spreading_half(graph, classes, plan.chunks, reverse, representatives)
+    return step, pair, chunk, origin, steps, delivery_rounds(graph, classes, step, pair, steps)
+
+
+def trees_orbit(plan, halves: list[tuple]) -> tuple[OrbitSchedule, list[dict]]:
+    """The orbit schedule of one-byte blocks made of the halves' trees (trees_half, in orbit_halves'
+    order), not yet verified, and per half (collective, steps, rounds)."""
+    group, graph = plan.orbit, plan.graph
+    representatives = group.bases(np.arange(graph.ranks, dtype=np.int64))
     parts, arrays, offset = [], [], 0
-    for half in halves:
-        reverse = half == "reduce-scatter"
-        say(f"{half}: balanced trees of {_whose(representatives)} {plan.chunks} chunk(s) over {graph.ranks - 1:,} "
-            f"ranks, loads counted on {len(classes.repeat)} channel orbits")
-        step, pair, chunk, origin, steps = spreading_half(graph, classes, plan.chunks, reverse, representatives)
-        rounds = delivery_rounds(graph, classes, step, pair, steps)
+    for half, (step, pair, chunk, origin, steps, rounds) in zip(orbit_halves(plan), halves):
         parts.append({"collective": half, "steps": steps, "rounds": rounds, "representatives": len(representatives),
                       "how": TREES_HOW})
         arrays.append((step + offset, pair, chunk, origin,
-                       np.full(len(step), REDUCE if reverse else COPY, dtype=np.int64)))
+                       np.full(len(step), REDUCE if half == "reduce-scatter" else COPY, dtype=np.int64)))
         offset += steps
     step, pair, chunk, origin, op = (np.concatenate(a) for a in zip(*arrays))
     orbit = OrbitSchedule(plan.collective, "synthesized", plan.topology.spec, graph.ranks, plan.chunks,
                           np.ones(plan.chunks, dtype=np.int64), offset, step, graph.src[pair].astype(np.int64),
                           graph.dst[pair].astype(np.int64), chunk, op, graph.paths.select(pair), origin=origin,
                           representatives=representatives, _group=group)
+    return orbit, parts
+
+
+def synthesize_orbit(plan, say=lambda text: None) -> tuple[OrbitSchedule, list[dict]]:
+    """The plan's collective as an orbit schedule of one-byte blocks (sized per message by the
+    caller), verified on its orbit, and per half (collective, steps, rounds): the halves made here
+    one after the other (synth.synthesis.orbit_methods runs them on workers)."""
+    orbit, parts = trees_orbit(plan, [trees_half(plan, half, say) for half in orbit_halves(plan)])
     return verified(orbit, plan, say), parts
 
 
-def verified(orbit: OrbitSchedule, plan, say) -> OrbitSchedule:
-    report = verify_orbit(orbit, plan.topology)
+def verified(orbit: OrbitSchedule, plan, say, report=None) -> OrbitSchedule:
+    """The orbit schedule once its verification (`report`, made here where None) passes; a failure
+    is a bug of the synthesis, raised, never written."""
+    report = verify_orbit(orbit, plan.topology) if report is None else report
     if not report.ok:  # a bug of the synthesis, never written
         raise AssertionError(f"the {orbit.algorithm} {plan.collective} orbit schedule is wrong: {report.violation}")
     say(f"verified on the orbit: {report.block_sends:,} block deliveries in {report.transfers:,} transfers")
@@ -194,5 +216,6 @@ def orbit_record(plan, orbit: OrbitSchedule, parts: list[dict], sizes: list[int]
     }
 
 
-__all__ = ["orbit_refusal", "plan_group", "load_classes", "spreading_half", "synthesize_orbit", "verified", "sized",
+__all__ = ["orbit_refusal", "plan_group", "load_classes", "spreading_half", "orbit_halves", "trees_half", "trees_orbit",
+           "synthesize_orbit", "verified", "sized",
            "orbit_record", "generated_orbit"]

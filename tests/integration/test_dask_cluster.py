@@ -115,6 +115,22 @@ def test_a_whole_exchange_on_a_cluster_writes_the_local_file_byte_for_byte(clust
     assert json.loads(local[1])["summary"]["phases"] == 64
 
 
+def test_an_orbit_synthesis_on_a_cluster_writes_the_inline_file_byte_for_byte(cluster, tmp_path, run, monkeypatch):
+    """Issue 43 item 4: an orbit synthesis' pieces (each half's trees, the levels, each candidate's
+    verification) on the cluster's two workers: the file of one process, byte for byte."""
+    from synth.synthesis import limits
+
+    monkeypatch.setattr(limits, "MAX_SYMMETRIC_RANKS", 8)  # the orbit path on a small dragonfly (the client plans)
+    scheduler_file, _ = cluster
+    common = ("synthesize", "allreduce", "--network", "dragonfly:2,4,2:arrangement=relative", "--bytes", "1MiB")
+    code, _, err = run(*common, "--out", tmp_path / "inline.h5", "--quiet")
+    assert code == 0, err
+    code, _, err = run(*common, "--out", tmp_path / "dask.h5", "--executor", f"dask:{scheduler_file}")
+    assert code == 0, err
+    assert "3 piece(s) on dask" in err
+    assert (tmp_path / "dask.h5").read_bytes() == (tmp_path / "inline.h5").read_bytes()
+
+
 def test_an_analysis_without_routes_on_a_cluster_prints_what_the_local_pool_prints(cluster, run):
     scheduler_file, _ = cluster
     argv = ["route", TABLE_3_1[512], "--traffic", "a2a-opt", "--router", "random-msg", "--seed", "3", "--quiet"]

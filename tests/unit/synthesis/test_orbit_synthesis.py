@@ -368,3 +368,35 @@ def test_an_orbit_plan_over_too_many_neighbour_pairs_takes_the_lanes(orbit_limit
     assert _deliveries(full) == set(zip(step.tolist(), src.tolist(), dst.tolist(), block.tolist()))
     on_orbit, expanded = map_orbit(orbit, plan.topology), map_schedule(full, plan.topology, paths=full.paths)
     assert on_orbit.time(1e-6, 1e11, 1e6) == pytest.approx(expanded.time(1e-6, 1e11, 1e6), rel=1e-12)
+
+
+@pytest.mark.parametrize("spec", ["dragonfly:2,4,2:arrangement=relative", "xgft:3:4,3,2:1,4,3", "slimfly:4"])
+def test_an_orbit_synthesis_split_over_workers_is_the_same_file(orbit_limit, tmp_path, spec):
+    """Issue 43 item 4: the pieces (each half's trees, each other method, each verification) on two
+    local workers or on a Dask cluster's make the same file, byte for byte, as in one process."""
+    inline, local = tmp_path / "inline.h5", tmp_path / "local.h5"
+    common = ("synthesize", "allreduce", "--network", spec, "--bytes", "1MiB", "--quiet")
+    assert run(*common, "--out", inline)[0] == 0
+    code, stdout, _ = run(*common, "--out", local, "--executor", "local:2")
+    assert code == 0, stdout
+    assert inline.read_bytes() == local.read_bytes()
+
+
+def test_pieces_are_what_the_orbit_candidates_are_made_of(orbit_limit):
+    from synth.synthesis.orbit_methods import orbit_made, orbit_piece, orbit_work
+
+    plan = plan_synthesis("allreduce", parse_topology("dragonfly:2,4,2:arrangement=relative"))
+    pieces = orbit_work(plan)
+    assert pieces == ["trees of the reduce-scatter", "trees of the allgather", "levels"]
+    made = orbit_made(plan, pieces, [orbit_piece(plan, piece) for piece in pieces[::-1]][::-1])  # any order of work
+    whole, _ = synthesize_orbit(plan)
+    assert [p["collective"] for p in made[0][1]] == ["reduce-scatter", "allgather"]
+    for name in ("step", "src", "dst", "chunk", "op", "origin"):
+        assert np.array_equal(getattr(made[0][0], name), getattr(whole, name)), name
+
+
+def test_an_executor_is_for_orbit_syntheses(orbit_limit, tmp_path):
+    assert_user_error(run("synthesize", "broadcast", "--network", "torus:4,4", "--executor", "local:2", "--quiet"),
+                      "--executor")
+    assert_user_error(run("synthesize", "allgather", "--network", "torus:2,2", "--executor", "local:2", "--quiet"),
+                      "--executor")
