@@ -7,6 +7,7 @@ method it kept, then `synth verify` of the file it wrote.
 
     python tests/bench/bench_orbit_scale.py                                  # the default cases
     python tests/bench/bench_orbit_scale.py --networks torus:128,128 --collectives allgather
+    python tests/bench/bench_orbit_scale.py --collectives allreduce --executor local:2   # pieces on 2 workers
 
 Prints one Markdown row per case (tests/bench/RESULTS.md), with the best generated algorithm of the
 same run under the same cost model: on the torus the bucket allreduce (DeSensi24's baseline, the
@@ -91,6 +92,9 @@ def main() -> int:
                                               "xgft:3:32,32,32:1,32,32,slimfly:27")
     parser.add_argument("--collectives", default="allgather,reduce-scatter,allreduce")
     parser.add_argument("--bytes", default="256MiB")
+    parser.add_argument("--executor", metavar="WHERE",
+                        help="also run each case with `--executor WHERE` (issue 43 item 4): its wall time and peak "
+                             "beside the one-process run's, and whether the files are the same bytes")
     args = parser.parse_args()
     from synth.core.sizes import parse_size
     from synth.pricing.bounds import time_bound
@@ -100,9 +104,10 @@ def main() -> int:
     from synth.topology import parse_topology
 
     size = parse_size(args.bytes)
+    split = f" {args.executor}: synthesize, peak, same file |" if args.executor else ""
     print("| network | collective | ranks | synthesize | peak | method | steps | rounds | time / bound (us) | gap | "
-          "verify | best generated, same run: algorithm, time (us), gap |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          f"verify | best generated, same run: algorithm, time (us), gap |{split}")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if args.executor else ""))
     for network in re.split(r",(?=[a-z]+:)", args.networks):
         topology = parse_topology(network)
         with tempfile.TemporaryDirectory() as folder:
@@ -116,6 +121,15 @@ def main() -> int:
                 fronts = re.findall(r"front     (\S+): (\d+) steps: ([\d,]+) rounds \((\w+)", text)
                 kept = {"orbit levels": "levels", "orbit digit Bruck": "digit"}.get(found.group(5), "balanced")
                 rounds = " + ".join(r for _, _, r, how in fronts if how == kept)
+                pieces = ""
+                if args.executor:  # the same command with its pieces on the executor's workers
+                    other = os.path.join(folder, f"{name}-split.h5")
+                    split_seconds, split_peak, _ = run(["synthesize", name, "--network", network, "--bytes",
+                                                        args.bytes, "--out", other, "--quiet", "--executor",
+                                                        args.executor])
+                    with open(out, "rb") as a, open(other, "rb") as b:
+                        same = a.read() == b.read()
+                    pieces = f" {split_seconds:.0f} s, {split_peak:.2f} GB, {'yes' if same else 'NO'} |"
                 checked, _, verified = run(["verify", out])
                 assert verified.startswith("OK:"), verified
                 bound = time_bound(name, topology.network(), 1, 0, [0]).seconds(size, 1e-6, 100e9) * 1e6
@@ -132,7 +146,7 @@ def main() -> int:
                     generated = f"{algorithm}, {us:,.0f}"
                 print(f"| {network} | {name} | {int(ranks):,} | {seconds:.0f} s | {peak:.2f} GB | {found.group(5)} | "
                       f"{found.group(1)} | {rounds} | {found.group(2)} / {found.group(3)} | {found.group(4)}% | "
-                      f"{checked:.1f} s | {generated}, {gap(us, bound)} |", flush=True)
+                      f"{checked:.1f} s | {generated}, {gap(us, bound)} |{pieces}", flush=True)
     return 0
 
 
