@@ -122,17 +122,18 @@ def cmd_synthesize(args) -> int:
         if not wants_hdf5(args.out):
             raise SynthError(f"--out {args.out}: an orbit schedule is written as HDF5 (synth-orbit-schedule/1): "
                              "name the file .h5")
-    if args.query is not None:
-        with reproducible(args.reproducible):
-            return _query(args, request, say)
     executor = None
     if args.executor is not None:
         from synth.execute import parse_executor
 
-        if plan is None or plan.orbit is None:
+        if plan is None or plan.orbit is None or args.query is not None:
             raise SynthError("--executor: only an orbit synthesis (above 4,096 ranks) splits its work across workers; "
-                             f"{topology.spec}'s synthesis runs in this process")
+                             f"{topology.spec}'s {'query' if args.query is not None else 'synthesis'} runs in this "
+                             "process")
         executor = parse_executor(args.executor)
+    if args.query is not None:
+        with reproducible(args.reproducible):
+            return _query(args, request, say)
     with OutputSet() as outputs, reproducible(args.reproducible), executor or nullcontext():
         files = BandFiles(outputs, args.out, len(sizes)) if args.out is not None else None
         routes_target = outputs.reserve(args.routes_out, "--routes-out") if args.routes_out is not None else None

@@ -94,4 +94,3 @@ def results_in_order(executor: Executor, task: Callable, items: list, done: Call
             results[key] = result
             done(key)
     return [results[k] for k in range(len(items))]
-

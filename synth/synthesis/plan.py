@@ -8,8 +8,8 @@ read the plan; nothing here runs a method.
   (tori, HyperX, Kautz K(D,2)); its default chunks make the cut bound whole rounds;
 - orbit: above limits.MAX_SYMMETRIC_RANKS, where the family's symmetries (Topology.symmetries: the
   translations, a dragonfly's group rotation, an XGFT's level shifts, a Slim Fly's shifts, the
-  rotation of a router's terminals) act freely on the ranks, the balanced trees of one rank per orbit alone, made, verified, priced and stored on
-  the orbit (synth.synthesis.orbit_trees);
+  rotation of a router's terminals) act freely on the ranks, the orbit methods of one rank per
+  orbit's blocks alone, made, verified, priced and stored on the orbit (synth.synthesis.orbit_methods);
 - trees: no program (networks without translations above limits.MAX_EXACT_RANKS, or when asked):
   balanced trees, and above limits.MAX_TREE_DELIVERIES the relay trees alone;
 - an all-to-all(v): its pairs routed with every block in one phase (synth.synthesis.exchange), and
@@ -32,7 +32,7 @@ from synth.synthesis.exchange import ExchangeRouting, route_exchange
 from synth.synthesis.relay import rank_groups
 from synth.synthesis.symmetry import Symmetry, network_symmetry
 from synth.synthesis.transfers import (DIGITS, LANES, MAX_PAIRS, REACHES, count_node_pairs, digit_pairs,
-                                      forced_neighbour_paths, lane_pairs, pairs_graph, transfer_graph)
+                                       forced_neighbour_paths, lane_pairs, pairs_graph, transfer_graph)
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
 MODES = ("auto", "exact", "symmetric", "trees")  # the program's form (--method)
@@ -275,4 +275,3 @@ def least_whole_chunks(bandwidth, network, ranks: int) -> int:
         if abs(rounds * chunks - round(rounds * chunks)) <= 1e-9 * max(1.0, rounds * chunks):
             return chunks
     return ports
-

@@ -15,7 +15,7 @@ from helpers import TABLE_3_1, assert_user_error
 from synth.measure.evaluate import PhaseEvaluation
 from synth.execute import LocalExecutor, parse_executor
 from synth.execute.base import Executor, Session
-from synth.execute.ordered import WINDOW_PER_WORKER, Part, ordered_results
+from synth.execute.ordered import WINDOW_PER_WORKER, Part, ordered_results, results_in_order
 from synth.render.progress import Progress, duration
 
 ROUTE = ["route", TABLE_3_1[16], "--traffic", "a2a-opt", "--router", "dmodk"]
@@ -122,6 +122,21 @@ def test_the_local_pool_gives_results_in_order_whatever_order_they_finish_in():
 
     parts = [Part(i, i + 1, np.array([i])) for i in range(30)]
     assert [r for r, _ in ordered_results(LocalExecutor(2), slow_first, parts)] == list(range(30))
+
+
+def test_a_few_large_pieces_come_back_in_their_order_each_said_as_it_arrives():
+    """results_in_order (an orbit synthesis' pieces): everything submitted at once, results in item
+    order whichever finishes first, on a random-order session and on the local pool."""
+    executor = _RecordingExecutor(2)
+    arrived = []
+    assert results_in_order(executor, lambda x: x * x, list(range(9)), arrived.append) == [x * x for x in range(9)]
+    assert sorted(arrived) == list(range(9)) and arrived != list(range(9))  # said as they came, not in order
+
+    def slow_first(x):
+        time.sleep(0.2 if x == 0 else 0.0)
+        return -x
+
+    assert results_in_order(LocalExecutor(2), slow_first, [0, 1, 2]) == [0, -1, -2]
 
 
 # ----- progress -----------------------------------------------------------------------------------

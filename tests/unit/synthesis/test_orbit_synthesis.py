@@ -400,3 +400,8 @@ def test_an_executor_is_for_orbit_syntheses(orbit_limit, tmp_path):
                       "--executor")
     assert_user_error(run("synthesize", "allgather", "--network", "torus:2,2", "--executor", "local:2", "--quiet"),
                       "--executor")
+    assert_user_error(run("synthesize", "allgather", "--network", "torus:4,4", "--query", "4,8", "--executor",
+                          "local:2", "--quiet"), "--executor")
+    assert_user_error(run("synthesize", "allgather", "--network", "torus:4,4", "--executor", "ray", "--quiet"),
+                      "--executor")
+    assert not list(tmp_path.iterdir())
