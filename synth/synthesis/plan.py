@@ -150,8 +150,16 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
             # an orbit synthesis: the pairs of one differing digit (an XGFT's leaves, the pairs of every
             # pair are a billion), else every pair
             digits = digit_pairs(topology) if orbit and routes is None else None
-            graph = (pairs_graph(topology, 1, DIGITS, digits, router) if digits is not None else
-                     transfer_graph(topology, ranks_per_node, "all", router, routes=routes, limit=limit))
+            if digits is not None:
+                graph = pairs_graph(topology, 1, DIGITS, digits, router)
+            else:
+                every = count_node_pairs(network, "all") * ranks_per_node ** 2 + \
+                    network.num_terminals * ranks_per_node * (ranks_per_node - 1)
+                if every > limit:  # neither reach: said here (transfer_graph would suggest the neighbours)
+                    raise SynthError(f"{topology.spec}: its neighbour transfers do not join every rank, and its "
+                                     f"{every:,} rank pairs with all transfers are more than the {limit:,} a "
+                                     "synthesis takes: take a smaller network")
+                graph = transfer_graph(topology, ranks_per_node, "all", router, routes=routes, limit=limit)
     elif reach != LANES:
         if reach not in REACHES:
             raise SynthError(f"--transfers {reach}: expected one of {', '.join(REACHES)}")

@@ -66,6 +66,10 @@ def test_a_transfer_graph_is_counted_before_it_is_made_and_its_refusal_says_what
     assert "use --transfers neighbours" not in line
     line = assert_user_error(run("synthesize", "broadcast", "--network", "dragonfly:4,8,4", "--transfers", "all",
                                  "--quiet"), all_of=("--transfers neighbours",))
+    # neighbours that do not join every rank (a fat tree's leaves of one switch) are not advised either
+    line = assert_user_error(run("synthesize", "broadcast", "--network", "xgft:2:64,32:1,64", "--quiet"),
+                             all_of=("do not join every rank", "4,192,256 rank pairs", "smaller network"))
+    assert "use --transfers neighbours" not in line
 
 
 def limited(argv, limit: int, timeout: float = 300) -> tuple[int, str, str]:
