@@ -135,15 +135,20 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
                              f"symmetric method translates: an orbit synthesis takes them, but {why}")
     # an orbit synthesis takes more pairs: its trees are the representatives' alone (limits.MAX_ORBIT_PAIRS)
     limit = limits.MAX_ORBIT_PAIRS if orbit else MAX_PAIRS
-    if reach is None and orbit and routes is None and router is None and \
-            count_node_pairs(network, "neighbours") > limit:
-        # an orbit synthesis whose neighbour pairs are too many (a 30,618-rank Slim Fly's 27 M): one
+    neighbours = count_node_pairs(network, "neighbours")
+    if reach is None and routes is None and router is None and ranks_per_node == 1 and neighbours > limit:
+        # too many neighbour pairs (a 16,512-rank dragonfly's 3.2 M, a 30,618-rank Slim Fly's 27 M): one
         # router's terminals and every router lane (lane_pairs), along their forced one-hop paths
         lanes = lane_pairs(network)
-        paths = None if lanes is None or len(lanes[0]) > limit else forced_neighbour_paths(network, *lanes)
-        if paths is not None:
-            reach = LANES
-            graph = pairs_graph(topology, 1, LANES, lanes, topology.default_router, node_paths=paths)
+        if lanes is not None and len(lanes[0]) > limit:
+            raise SynthError(f"{topology.spec}: {neighbours:,} rank pairs with neighbours transfers and "
+                             f"{len(lanes[0]):,} with their lanes (a router's terminals, the k-th terminals of linked "
+                             f"routers), more than the {limit:,} a synthesis takes: take a smaller network")
+        paths = None if lanes is None else forced_neighbour_paths(network, *lanes)
+        joined = None if paths is None else pairs_graph(topology, 1, LANES, lanes, topology.default_router,
+                                                        node_paths=paths)
+        if joined is not None and joined.joins_every_rank():
+            reach, graph = LANES, joined
     if reach is None:  # neighbours where they join every rank, else every pair
         graph = transfer_graph(topology, ranks_per_node, "neighbours", router, routes=routes, limit=limit)
         if not graph.joins_every_rank():

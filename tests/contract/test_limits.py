@@ -61,8 +61,8 @@ def test_a_transfer_graph_is_counted_before_it_is_made_and_its_refusal_says_what
         for reach in ("all", "neighbours"):
             assert count_node_pairs(network, reach) == len(_node_pairs(network, reach)[0]), (spec, reach)
     # the default (neighbours) is already the fewest: the refusal does not advise it
-    line = assert_user_error(run("synthesize", "broadcast", "--network", "dragonfly:8,16,8", "--quiet"),
-                             all_of=("3,153,792 rank pairs", "smaller network"))
+    line = assert_user_error(run("synthesize", "broadcast", "--network", "slimfly:27", "--quiet"),
+                             all_of=("26,974,458 rank pairs", "1,867,698 with their lanes", "smaller network"))
     assert "use --transfers neighbours" not in line
     line = assert_user_error(run("synthesize", "broadcast", "--network", "dragonfly:4,8,4", "--transfers", "all",
                                  "--quiet"), all_of=("--transfers neighbours",))
