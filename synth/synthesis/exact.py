@@ -225,6 +225,8 @@ def _flow_balanced(option_paths: list[list[np.ndarray]], classes: LoadClasses) -
         common += shared
         varying.append([int(e[0]) for e in extra] if len(paths) > 1 else [])
 
+    SOURCE, SINK, classes_at = 0, 1, 2 + len(varying)
+
     def capacity(rounds: int) -> np.ndarray:  # crossings a class takes in `rounds` rounds
         return (rounds * classes.bandwidth) // classes.repeat
 
@@ -232,16 +234,19 @@ def _flow_balanced(option_paths: list[list[np.ndarray]], classes: LoadClasses) -
         room = capacity(rounds) - common
         if (room < 0).any():
             return None
+        # integer nodes (source 0, sink 1, delivery t at 2 + t, class c after them): a string's hash
+        # changes from process to process, and with it the flow networkx finds among equal ones, so
+        # the trees (and the files) of two runs differed
         graph = nx.DiGraph()
         for t, options in enumerate(varying):
             if options:
-                graph.add_edge("source", ("d", t), capacity=1)
-                for c in set(options):
-                    graph.add_edge(("d", t), ("c", c), capacity=1)
-                    graph.add_edge(("c", c), "sink", capacity=int(room[c]))
+                graph.add_edge(SOURCE, 2 + t, capacity=1)
+                for c in sorted(set(options)):
+                    graph.add_edge(2 + t, classes_at + c, capacity=1)
+                    graph.add_edge(classes_at + c, SINK, capacity=int(room[c]))
         if graph.number_of_nodes() == 0:
             return {}
-        value, flow = nx.maximum_flow(graph, "source", "sink")
+        value, flow = nx.maximum_flow(graph, SOURCE, SINK)
         return flow if value == sum(1 for o in varying if o) else None
 
     low = int(max(1, (-(-(common * classes.repeat) // classes.bandwidth)).max(initial=1)))
@@ -260,7 +265,7 @@ def _flow_balanced(option_paths: list[list[np.ndarray]], classes: LoadClasses) -
         if not options:
             picked.append(0)
             continue
-        sent = next(c for c, f in flow[("d", t)].items() if f > 0)[1]
+        sent = next(c for c, f in flow[2 + t].items() if f > 0) - classes_at
         picked.append(options.index(sent))
     return picked
 

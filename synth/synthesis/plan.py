@@ -32,7 +32,7 @@ from synth.synthesis.exchange import ExchangeRouting, route_exchange
 from synth.synthesis.relay import rank_groups
 from synth.synthesis.symmetry import Symmetry, network_symmetry
 from synth.synthesis.transfers import (DIGITS, LANES, MAX_PAIRS, REACHES, count_node_pairs, digit_pairs,
-                                       forced_neighbour_paths, lane_pairs, pairs_graph, transfer_graph)
+                                       forced_neighbour_paths, lane_pairs, pairs_graph, rank_pairs, transfer_graph)
 
 SYNTHESIZED = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", *EXCHANGES)
 MODES = ("auto", "exact", "symmetric", "trees")  # the program's form (--method)
@@ -135,8 +135,8 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
                              f"symmetric method translates: an orbit synthesis takes them, but {why}")
     # an orbit synthesis takes more pairs: its trees are the representatives' alone (limits.MAX_ORBIT_PAIRS)
     limit = limits.MAX_ORBIT_PAIRS if orbit else MAX_PAIRS
-    neighbours = count_node_pairs(network, "neighbours")
-    if reach is None and routes is None and router is None and ranks_per_node == 1 and neighbours > limit:
+    if reach is None and routes is None and router is None and ranks_per_node == 1 and \
+            (neighbours := count_node_pairs(network, "neighbours")) > limit:
         # too many neighbour pairs (a 16,512-rank dragonfly's 3.2 M, a 30,618-rank Slim Fly's 27 M): one
         # router's terminals and every router lane (lane_pairs), along their forced one-hop paths
         lanes = lane_pairs(network)
@@ -158,8 +158,7 @@ def plan_synthesis(collective_name: str, topology, *, ranks_per_node: int = 1, r
             if digits is not None:
                 graph = pairs_graph(topology, 1, DIGITS, digits, router)
             else:
-                every = count_node_pairs(network, "all") * ranks_per_node ** 2 + \
-                    network.num_terminals * ranks_per_node * (ranks_per_node - 1)
+                every = rank_pairs(network, "all", ranks_per_node)
                 if every > limit:  # neither reach: said here (transfer_graph would suggest the neighbours)
                     raise SynthError(f"{topology.spec}: its neighbour transfers do not join every rank, and its "
                                      f"{every:,} rank pairs with all transfers are more than the {limit:,} a "

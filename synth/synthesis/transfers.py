@@ -112,7 +112,7 @@ def transfer_graph(topology, ranks_per_node: int = 1, reach: str = "neighbours",
     n, q = network.num_terminals, ranks_per_node
     # counted before the pairs are made: the n x n masks alone would be gigabytes where the guard refuses
     counts = {r: count_node_pairs(network, r) for r in REACHES}
-    pairs = counts[reach] * q * q + n * q * (q - 1)
+    pairs = rank_pairs(network, reach, q, counts[reach])
     if pairs > limit:
         raise SynthError(f"{topology.spec}: {pairs:,} rank pairs with {reach} transfers, more than the {limit:,} a "
                          f"synthesis takes; {_what_helps(counts, reach, n, q, limit)}")
@@ -173,6 +173,14 @@ def _what_helps(counts: dict, reach: str, n: int, q: int, limit: int) -> str:
     if reach == "neighbours" or not fits("neighbours", q):
         return "neighbour transfers (at most one router-to-router link) are the fewest a synthesis takes: take a smaller network"
     return "take a smaller network"
+
+
+def rank_pairs(network, reach: str, ranks_per_node: int, node_pairs: int | None = None) -> int:
+    """The rank pairs of a transfer graph of `reach` (every rank of one node to every rank of the
+    other, and the pairs within a node), counted without making them."""
+    q = ranks_per_node
+    node_pairs = count_node_pairs(network, reach) if node_pairs is None else node_pairs
+    return node_pairs * q * q + network.num_terminals * q * (q - 1)
 
 
 def count_node_pairs(network, reach: str) -> int:
